@@ -1,0 +1,28 @@
+// Package screen is the trust boundary for persisted text: every string Hearth
+// writes to disk is first turned into a Text by this package, and storage's
+// write functions accept only Text, so a new write path cannot skip the screen.
+//
+// A value that looks like a secret (credentials, key material, provider tokens,
+// JWTs, URL passwords, the do-not-store marker) is refused with a *Refusal that
+// names the field and the pattern, never the secret itself.
+package screen
+
+import "fmt"
+
+// Text is a string that passed the screen. Its zero value is the empty string,
+// which is always safe.
+type Text struct{ s string }
+
+// String returns the screened value.
+func (t Text) String() string { return t.s }
+
+// Refusal reports that a value was refused. Field and Pattern are safe to show
+// to callers and to write to the audit; the refused value is never kept.
+type Refusal struct {
+	Field   string // the request field, e.g. "content" or "changes.anchors[2]"
+	Pattern string // the stable pattern name, e.g. "aws-access-key"
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("%s: refused: looks like a secret (pattern %s)", r.Field, r.Pattern)
+}
