@@ -1,0 +1,379 @@
+package options
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// FileName is the name of the options file inside the data directory.
+const FileName = "options.json"
+
+// AddonDataDir is the add-on's data directory; the Supervisor writes
+// AddonDataDir/FileName.
+const AddonDataDir = "/data"
+
+// MaxFileSize bounds the options file; a larger one is refused unread.
+const MaxFileSize = 1 << 20
+
+// Scope is a permission a client holds (SPEC R-A2).
+type Scope string
+
+// The five scopes. Each RPC needs exactly one of them.
+const (
+	ScopeRead   Scope = "read"
+	ScopeWrite  Scope = "write"
+	ScopeDelete Scope = "delete"
+	ScopeExport Scope = "export"
+	ScopeAdmin  Scope = "admin"
+)
+
+// Scopes lists every scope, in the order the documentation gives them.
+func Scopes() []Scope {
+	return []Scope{ScopeRead, ScopeWrite, ScopeDelete, ScopeExport, ScopeAdmin}
+}
+
+// Valid reports whether s is one of the five scopes.
+func (s Scope) Valid() bool {
+	switch s {
+	case ScopeRead, ScopeWrite, ScopeDelete, ScopeExport, ScopeAdmin:
+		return true
+	}
+	return false
+}
+
+// Client is one entry of the clients option (SPEC R-A1).
+type Client struct {
+	Name   string
+	Scopes []Scope
+	// IP identifies an address client by source address; the zero Addr
+	// when unset.
+	IP netip.Addr
+	// TokenSHA256 is the lower-case hex SHA-256 of a token made elsewhere;
+	// "" when unset. A client with no TokenSHA256 gets a generated token.
+	TokenSHA256 string
+}
+
+// HasScope reports whether c was configured with scope s. It does not apply
+// the address-client limit of SPEC R-A4; the interceptor does.
+func (c Client) HasScope(s Scope) bool {
+	for _, have := range c.Scopes {
+		if have == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ProjectLink is one entry of project_links: repository namespaces that
+// share the scope projects/<Name> (SPEC R-N3).
+type ProjectLink struct {
+	Name       string
+	Namespaces []string
+}
+
+// Namespace returns the link's namespace, projects/<Name>.
+func (p ProjectLink) Namespace() string { return "projects/" + p.Name }
+
+// Rename is one entry of namespace_renames: the owner prefix From
+// (github/<owner> or gitea/<owner>) becomes To at start (SPEC R-N6).
+type Rename struct {
+	From, To string
+}
+
+// ReviewAt is the local time of the nightly review, or Off.
+type ReviewAt struct {
+	Off          bool
+	Hour, Minute int
+}
+
+// String returns "off" or the time as "HH:MM", as written in options.json.
+func (r ReviewAt) String() string {
+	if r.Off {
+		return "off"
+	}
+	return fmt.Sprintf("%02d:%02d", r.Hour, r.Minute)
+}
+
+// ModelChains are the per-kind model chains of ollama_models. An empty chain
+// means ollama_model alone.
+type ModelChains struct {
+	Extraction, Review, Answer []string
+}
+
+// Options are Hearth's start-up options (SPEC §17), one field per key of
+// options.json. Empty lists and strings mean unset; Default gives the
+// defaults. Values are normalised as Parse leaves them (see the package
+// documentation).
+type Options struct {
+	// Clients may call Hearth (clients); never empty once valid.
+	Clients []Client
+
+	// GithubOwner narrows memory_namespace to GitHub remotes under this
+	// owner (github_owner); ForgeOwner does the same on ForgeHosts
+	// (forge_owner). Lower case; "" for every owner.
+	GithubOwner, ForgeOwner string
+
+	// ForgeHosts are Gitea/Forgejo hosts, "host" or "host:port", lower case
+	// (forge_hosts). Hubs are namespaces whose search and task match reach
+	// every repository namespace (hubs). OllamaDirectURLs are model servers
+	// used only while neither OllamaURL nor OllamaFallbackURL is live
+	// (ollama_direct_urls).
+	ForgeHosts, Hubs, OllamaDirectURLs []string
+
+	// ProjectLinks (project_links) and NamespaceRenames (namespace_renames).
+	ProjectLinks     []ProjectLink
+	NamespaceRenames []Rename
+
+	// ReviewAt is the local time of the nightly review (review_at).
+	ReviewAt ReviewAt
+
+	// CandidateExpiryDays (0 = off), AnchorSweepHours (1–168),
+	// ContextBudgetTokens ≤ HardContextLimitTokens, RetentionDeletedDays.
+	CandidateExpiryDays, AnchorSweepHours, ContextBudgetTokens, HardContextLimitTokens, RetentionDeletedDays int
+
+	// SummaryCandidates keeps a session close's summary as a candidate.
+	SummaryCandidates bool
+
+	// Model server and encoder base URLs, "" when unset: absolute http(s),
+	// no user info, no trailing '/'. One ending in /v1 is OpenAI-style.
+	OllamaURL, OllamaFallbackURL, EmbedURL string
+
+	// OllamaModel is the default model; EmbedModel the encoder's model.
+	OllamaModel, EmbedModel string
+
+	// OllamaModels are the per-kind chains (ollama_models); an empty chain
+	// means OllamaModel alone.
+	OllamaModels ModelChains
+
+	// OllamaTimeout is whole seconds (ollama_timeout_s); EmbedTimeout may be
+	// fractional (embed_timeout_s).
+	OllamaTimeout, EmbedTimeout time.Duration
+}
+
+// Default returns the options Hearth runs with when nothing is configured.
+// Each call returns fresh slices.
+func Default() Options {
+	return Options{
+		Clients: []Client{
+			{Name: "claude-code", Scopes: []Scope{ScopeRead, ScopeWrite, ScopeDelete}},
+			{Name: "codex", Scopes: []Scope{ScopeRead, ScopeWrite, ScopeDelete}},
+		},
+		ReviewAt:               ReviewAt{Hour: 3},
+		CandidateExpiryDays:    14,
+		AnchorSweepHours:       6,
+		ContextBudgetTokens:    4000,
+		HardContextLimitTokens: 8000,
+		RetentionDeletedDays:   30,
+		OllamaModel:            "qwen3.5:9b",
+		EmbedModel:             "qwen3-emb-0.6b",
+		OllamaTimeout:          120 * time.Second,
+		EmbedTimeout:           2 * time.Second,
+	}
+}
+
+// Path returns the options file of a data directory: DIR/options.json.
+func Path(dataDir string) string { return filepath.Join(dataDir, FileName) }
+
+// Load reads the options file at path with Parse. A missing file gives
+// Default() and no error. Errors are prefixed with path; an invalid option
+// is still an *Error under errors.As.
+func Load(path string) (Options, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Options{}, err
+	}
+	defer f.Close()
+	o, err := Parse(f)
+	if err != nil {
+		return Options{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return o, nil
+}
+
+// Parse reads an options.json document onto Default() and validates the
+// result. It returns an *Error (or several, joined) naming each option that
+// is unknown, of the wrong type or invalid; errors about the document as a
+// whole (not JSON, not an object, too large) are plain errors.
+func Parse(r io.Reader) (Options, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return Options{}, fmt.Errorf("options: %w", err)
+	}
+	if len(data) > MaxFileSize {
+		return Options{}, fmt.Errorf("options: larger than %d bytes", MaxFileSize)
+	}
+	o := Default()
+	if err := decodeFile(&o, data); err != nil {
+		return Options{}, err
+	}
+	if err := o.Validate(); err != nil {
+		return Options{}, err
+	}
+	return o, nil
+}
+
+// Set applies one override, as `hearth serve --option key=value` does: key
+// is an options.json key and value is read as JSON when it parses as JSON,
+// else as a bare string. For options that take a string, a bare number or
+// boolean is read as that text (ollama_model=7 names the model "7"); JSON
+// null restores the default; to give a string "null", quote it.
+//
+// Set checks the value's type and form but not the whole: call Validate
+// after the last override, since options depend on each other (the context
+// budget and its hard limit). On error o is unchanged.
+func (o *Options) Set(key, value string) error {
+	k := lookupKey(key)
+	if k == nil {
+		return unknownKeyError(key, key, keyNames())
+	}
+	raw := []byte(value)
+	if !json.Valid(raw) {
+		raw = quoteJSON(value)
+	} else if k.str {
+		if c := kindOf(raw); c != '"' && c != 'n' {
+			raw = quoteJSON(value)
+		}
+	}
+	return k.apply(o, raw)
+}
+
+// SetOverride applies one "key=value" override with Set, splitting at the
+// first '='.
+func (o *Options) SetOverride(kv string) error {
+	key, value, ok := strings.Cut(kv, "=")
+	if !ok || key == "" {
+		// The text is not echoed: it may be a URL carrying a password.
+		return errors.New("option override: want key=value")
+	}
+	return o.Set(key, value)
+}
+
+func quoteJSON(s string) []byte {
+	b, _ := json.Marshal(s) // a string always encodes
+	return b
+}
+
+// MarshalJSON encodes o in the shape of options.json: every key of SPEC
+// §17, in its order, with unset optional keys (empty strings, lists and
+// chains) left out, as the Supervisor leaves them out. Parse reads the
+// result back to an equal Options when o is valid.
+func (o Options) MarshalJSON() ([]byte, error) {
+	f := file{
+		GithubOwner:            o.GithubOwner,
+		ForgeHosts:             o.ForgeHosts,
+		ForgeOwner:             o.ForgeOwner,
+		Hubs:                   o.Hubs,
+		ReviewAt:               o.ReviewAt.String(),
+		CandidateExpiryDays:    o.CandidateExpiryDays,
+		SummaryCandidates:      o.SummaryCandidates,
+		AnchorSweepHours:       o.AnchorSweepHours,
+		ContextBudgetTokens:    o.ContextBudgetTokens,
+		HardContextLimitTokens: o.HardContextLimitTokens,
+		RetentionDeletedDays:   o.RetentionDeletedDays,
+		OllamaURL:              o.OllamaURL,
+		OllamaFallbackURL:      o.OllamaFallbackURL,
+		OllamaDirectURLs:       o.OllamaDirectURLs,
+		OllamaModel:            o.OllamaModel,
+		OllamaTimeoutS:         int64(o.OllamaTimeout / time.Second),
+		EmbedURL:               o.EmbedURL,
+		EmbedModel:             o.EmbedModel,
+		EmbedTimeoutS:          o.EmbedTimeout.Seconds(),
+	}
+	f.Clients = make([]fileClient, 0, len(o.Clients))
+	for _, c := range o.Clients {
+		fc := fileClient{Name: c.Name, Scopes: c.Scopes, TokenSHA256: c.TokenSHA256}
+		if fc.Scopes == nil {
+			fc.Scopes = []Scope{}
+		}
+		if c.IP.IsValid() {
+			fc.IP = c.IP.String()
+		}
+		f.Clients = append(f.Clients, fc)
+	}
+	for _, p := range o.ProjectLinks {
+		f.ProjectLinks = append(f.ProjectLinks, fileLink{Name: p.Name, Namespaces: nonNil(p.Namespaces)})
+	}
+	for _, r := range o.NamespaceRenames {
+		f.NamespaceRenames = append(f.NamespaceRenames, fileRename(r))
+	}
+	m := o.OllamaModels
+	if len(m.Extraction)+len(m.Review)+len(m.Answer) > 0 {
+		f.OllamaModels = &fileChains{Extraction: m.Extraction, Review: m.Review, Answer: m.Answer}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// file is the JSON shape of options.json, in SPEC §17 order.
+type file struct {
+	Clients                []fileClient `json:"clients"`
+	GithubOwner            string       `json:"github_owner,omitempty"`
+	ForgeHosts             []string     `json:"forge_hosts,omitempty"`
+	ForgeOwner             string       `json:"forge_owner,omitempty"`
+	ProjectLinks           []fileLink   `json:"project_links,omitempty"`
+	Hubs                   []string     `json:"hubs,omitempty"`
+	NamespaceRenames       []fileRename `json:"namespace_renames,omitempty"`
+	ReviewAt               string       `json:"review_at"`
+	CandidateExpiryDays    int          `json:"candidate_expiry_days"`
+	SummaryCandidates      bool         `json:"summary_candidates"`
+	AnchorSweepHours       int          `json:"anchor_sweep_hours"`
+	ContextBudgetTokens    int          `json:"context_budget_tokens"`
+	HardContextLimitTokens int          `json:"hard_context_limit_tokens"`
+	RetentionDeletedDays   int          `json:"retention_deleted_days"`
+	OllamaURL              string       `json:"ollama_url,omitempty"`
+	OllamaFallbackURL      string       `json:"ollama_fallback_url,omitempty"`
+	OllamaDirectURLs       []string     `json:"ollama_direct_urls,omitempty"`
+	OllamaModel            string       `json:"ollama_model"`
+	OllamaModels           *fileChains  `json:"ollama_models,omitempty"`
+	OllamaTimeoutS         int64        `json:"ollama_timeout_s"`
+	EmbedURL               string       `json:"embed_url,omitempty"`
+	EmbedModel             string       `json:"embed_model"`
+	EmbedTimeoutS          float64      `json:"embed_timeout_s"`
+}
+
+type fileClient struct {
+	Name        string  `json:"name"`
+	Scopes      []Scope `json:"scopes"`
+	IP          string  `json:"ip,omitempty"`
+	TokenSHA256 string  `json:"token_sha256,omitempty"`
+}
+
+type fileLink struct {
+	Name       string   `json:"name"`
+	Namespaces []string `json:"namespaces"`
+}
+
+type fileRename struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+type fileChains struct {
+	Extraction []string `json:"extraction,omitempty"`
+	Review     []string `json:"review,omitempty"`
+	Answer     []string `json:"answer,omitempty"`
+}
