@@ -1,0 +1,68 @@
+package storage_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
+	"github.com/ncruces/go-sqlite3"
+)
+
+func TestDB_Audit(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		db := storagetest.Open(t)
+		t0 := time.Date(2026, 4, 1, 8, 0, 0, 0, time.UTC)
+		db.Now = func() time.Time { return t0 }
+		if err := db.Audit(ctx, storage.AuditEntry{Client: "codex", Action: "refuse-screen", Namespace: "global", Detail: text(t, "content: aws-access-key")}); err != nil {
+			t.Fatal(err)
+		}
+		at := t0.Add(-time.Hour)
+		if err := db.Audit(ctx, storage.AuditEntry{At: at, Client: "?", Action: "refuse-auth"}); err != nil {
+			t.Fatal(err)
+		}
+		log, err := db.AuditLog(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != 2 {
+			t.Fatalf("got %d rows, want 2", len(log))
+		}
+		if log[0].Action != "refuse-auth" || !log[0].At.Equal(at) {
+			t.Errorf("first: got %+v, want the latest row (refuse-auth at %v)", log[0], at)
+		}
+		if got := log[1]; got.Action != "refuse-screen" || got.Client != "codex" || got.Namespace != "global" ||
+			got.Detail.String() != "content: aws-access-key" || !got.At.Equal(t0) {
+			t.Errorf("second: got %+v, want the refuse-screen row at %v", got, t0)
+		}
+		if log, _ := db.AuditLog(ctx, 1); len(log) != 1 {
+			t.Errorf("limit 1: got %d rows", len(log))
+		}
+	})
+
+	t.Run("ErrActionRequired", func(t *testing.T) {
+		db := storagetest.Open(t)
+		unchanged(t, db, storage.Invalid, "action", func() error {
+			return db.Audit(ctx, storage.AuditEntry{Client: "x"})
+		})
+	})
+
+	t.Run("ErrAppendOnly", func(t *testing.T) {
+		db := storagetest.Open(t)
+		storagetest.Store(t, db, rec(t, "global", "t", "c"))
+		before := snapshot(t, db)
+		for _, q := range []string{
+			`UPDATE audit SET detail = 'rewritten'`,
+			`DELETE FROM audit`,
+		} {
+			err := db.ExecRaw(ctx, q)
+			if !errors.Is(err, sqlite3.CONSTRAINT_TRIGGER) {
+				t.Errorf("%s: got %v, want a trigger abort", q, err)
+			}
+		}
+		if snapshot(t, db) != before {
+			t.Errorf("audit rows changed")
+		}
+	})
+}

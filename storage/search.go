@@ -1,0 +1,197 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Default limits when a query gives none.
+const (
+	DefaultSearchLimit   = 10
+	DefaultTimelineLimit = 20
+)
+
+// MinExcludePrefix is the shortest id prefix SearchQuery.Exclude honours;
+// shorter entries are ignored (SPEC R-K4).
+const MinExcludePrefix = 8
+
+// maxQueryTerms caps the terms a search sends to FTS5: a pasted page should
+// not turn into a thousand-way OR.
+const maxQueryTerms = 32
+
+// SearchQuery is a full-text search. Text is natural language, never FTS5
+// syntax. Namespaces and Types filter when not empty (empty means any).
+// Exclude drops records whose id starts with an entry of at least
+// MinExcludePrefix characters (case-insensitive). Limit <= 0 means
+// DefaultSearchLimit.
+type SearchQuery struct {
+	Text       string
+	Namespaces []string
+	Types      []string
+	Exclude    []string
+	Limit      int
+}
+
+// Hit is one search result. BM25 is FTS5's bm25 score with the title
+// weighted 3 to the content's 1: lower is better, and hits come best first.
+// Snippet is a fragment of the content around the matched words.
+type Hit struct {
+	Record  *Record
+	Snippet string
+	BM25    float64
+}
+
+// Search finds live records (active or candidate) that share at least one
+// meaningful word with q.Text, best first. Text is split into words, lower-cased
+// and stripped of stopwords; each word is quoted and the words are ORed, so no
+// text can be FTS5 syntax. Text with no meaningful word finds nothing.
+//
+// It returns Invalid (Field "types[i]") for an unknown type.
+func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
+	for i, t := range q.Types {
+		if !ValidType(t) {
+			return nil, errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
+		}
+	}
+	match := ftsQuery(q.Text)
+	if match == "" {
+		return nil, nil
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	var exclude []string
+	for _, p := range q.Exclude {
+		if len(p) >= MinExcludePrefix {
+			exclude = append(exclude, strings.ToUpper(p))
+		}
+	}
+
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	rows, err := tx.QueryContext(ctx, `
+		SELECT `+recordColumns+`,
+			snippet(records_fts, 1, '', '', '…', 24),
+			bm25(records_fts, 3.0, 1.0) AS rank
+		FROM records_fts
+		JOIN records AS r ON r.seq = records_fts.rowid
+		WHERE records_fts MATCH ?1
+			AND r.status IN ('active', 'candidate')
+			AND (?2 IS NULL OR r.namespace IN (SELECT value FROM json_each(?2)))
+			AND (?3 IS NULL OR r.type IN (SELECT value FROM json_each(?3)))
+			AND (?4 IS NULL OR NOT EXISTS (
+				SELECT 1 FROM json_each(?4) AS x WHERE substr(r.id, 1, length(x.value)) = x.value))
+		ORDER BY rank, r.id
+		LIMIT ?5`,
+		match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit,
+	)
+	if err != nil {
+		return nil, classify("search", err)
+	}
+	defer rows.Close()
+	var (
+		hits []Hit
+		recs []*Record
+	)
+	for rows.Next() {
+		var h Hit
+		h.Record, err = scanRecord(rows, &h.Snippet, &h.BM25)
+		if err != nil {
+			return nil, classify("search", err)
+		}
+		hits = append(hits, h)
+		recs = append(recs, h.Record)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("search", err)
+	}
+	if err := attachAnchorsTx(ctx, tx, recs); err != nil {
+		return nil, err
+	}
+	return hits, nil
+}
+
+// ftsQuery turns natural-language text into an FTS5 query: the distinct
+// lower-cased words (runs of letters and digits) that are not stopwords, each
+// in double quotes (a string, never an operator or column filter), joined by
+// OR. It returns "" when no word is left.
+func ftsQuery(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	var b strings.Builder
+	seen := make(map[string]bool)
+	for _, w := range words {
+		w = strings.ToLower(w)
+		if stopwords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		if b.Len() > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteString(`"` + w + `"`)
+		if len(seen) == maxQueryTerms {
+			break
+		}
+	}
+	return b.String()
+}
+
+// stopwords are English words too common to say what a question is about.
+// Negations (no, not, never) are kept: they matter in constraints.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`
+		a about am an and any are as at be been being but by can could
+		did do does doing don for from had has have having he her here his
+		how i if in into is it its just me my of on or our ours she should
+		so some such than that the their theirs them then there these they
+		this those to us was we were what when where which while who whom
+		whose why will with would you your yours s t ll re ve d m`) {
+		stopwords[w] = true
+	}
+}
+
+// TimelineQuery selects records by creation time. Namespaces filters when not
+// empty. Since is inclusive and Until exclusive; a zero time leaves that end
+// open. Limit <= 0 means DefaultTimelineLimit.
+type TimelineQuery struct {
+	Namespaces []string
+	Since      time.Time
+	Until      time.Time
+	Limit      int
+}
+
+// Timeline returns records that are not deleted (superseded and candidate
+// records included), newest first by creation time, then by id descending.
+func (db *DB) Timeline(ctx context.Context, q TimelineQuery) ([]*Record, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultTimelineLimit
+	}
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	return findRecordsTx(ctx, tx, `
+		WHERE r.status <> 'deleted'
+			AND (?1 IS NULL OR r.namespace IN (SELECT value FROM json_each(?1)))
+			AND (?2 IS NULL OR r.created_at >= ?2)
+			AND (?3 IS NULL OR r.created_at < ?3)
+		ORDER BY r.created_at DESC, r.id DESC
+		LIMIT ?4`,
+		jsonList(q.Namespaces), ms(q.Since), ms(q.Until), limit,
+	)
+}

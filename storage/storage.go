@@ -1,0 +1,296 @@
+// Package storage is Hearth's single-writer SQLite store: records with their
+// anchors, topics and supersession links, full-text search (FTS5), usage
+// counters, the append-only audit log and client token hashes.
+//
+// One writer connection, whose transactions begin IMMEDIATE, runs every
+// mutation; a pool of query-only connections serves reads from WAL snapshots.
+// A mutation, the reads it depends on, its audit row and its full-text index
+// update commit in one transaction. Write methods take free text only as
+// screen.Text, so nothing reaches disk without passing the screen.
+//
+// Errors that callers can act on are *Error values with a Code; ErrorCode
+// classifies any error, and everything else counts as Internal.
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ncruces/go-sqlite3/driver"
+	"github.com/ncruces/go-sqlite3/ext/fts5"
+	"github.com/oklog/ulid/v2"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Connection pragmas. busy_timeout comes first so that every later pragma
+// already waits for locks instead of failing with SQLITE_BUSY.
+var (
+	writerPragmas = []string{
+		"busy_timeout(5000)",
+		"journal_mode(wal)",
+		"synchronous(normal)",
+		"foreign_keys(on)",
+	}
+	// Readers never write: query_only makes that a property of the
+	// connection, so read transactions need not toggle it.
+	readerPragmas = []string{
+		"busy_timeout(5000)",
+		"journal_mode(wal)",
+		"foreign_keys(on)",
+		"query_only(1)",
+	}
+)
+
+// DB is the store: one writer connection and a pool of readers over one
+// SQLite file. It is safe for concurrent use.
+type DB struct {
+	path   string
+	writer *sql.DB
+	reader *sql.DB
+
+	// Now is the clock. It is read once per transaction, so every row a
+	// mutation writes carries the same time. Tests may replace it before use.
+	Now func() time.Time
+
+	idMu    sync.Mutex
+	entropy *ulid.MonotonicEntropy
+	lastMS  uint64 // time part of the last id made, so ids never go backwards
+}
+
+// Open opens (creating if needed) the database at path, with its parent
+// directory, checks that it runs in WAL mode and applies pending migrations.
+// Its errors are internal, but for an empty path (Invalid).
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errorf(Invalid, "path", "is required")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("storage: open: %w", err)
+	}
+	db := &DB{
+		path:    abs,
+		Now:     time.Now,
+		entropy: ulid.Monotonic(rand.Reader, 0),
+	}
+	if err := db.open(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) open(ctx context.Context) (err error) {
+	// FTS5 is not built into the driver: fts5.Register runs on every new
+	// connection of both pools.
+	db.writer, err = driver.Open(dsn(db.path, "immediate", writerPragmas), fts5.Register)
+	if err != nil {
+		return fmt.Errorf("storage: open writer: %w", err)
+	}
+	db.writer.SetMaxOpenConns(1)
+	db.writer.SetMaxIdleConns(1)
+	db.writer.SetConnMaxLifetime(0)
+	db.writer.SetConnMaxIdleTime(0)
+
+	// journal_mode(wal) fails silently where WAL is impossible (some network
+	// file systems): the pragma answers with the mode it kept.
+	var mode string
+	if err := db.writer.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return fmt.Errorf("storage: open: %w", err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("storage: open: journal_mode is %q, want \"wal\"", mode)
+	}
+	if err := db.migrate(ctx); err != nil {
+		return err
+	}
+	if err := db.loadLastID(ctx); err != nil {
+		return err
+	}
+
+	db.reader, err = driver.Open(dsn(db.path, "deferred", readerPragmas), fts5.Register)
+	if err != nil {
+		return fmt.Errorf("storage: open readers: %w", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	db.reader.SetMaxOpenConns(n)
+	db.reader.SetMaxIdleConns(n)
+	return nil
+}
+
+// dsn builds a file: URI for the driver. Pragmas run in the order given.
+func dsn(path, txlock string, pragmas []string) string {
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", txlock)
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Close closes the readers and then the writer. It is safe to call on a
+// partly opened DB.
+func (db *DB) Close() error {
+	var errs []error
+	if db.reader != nil {
+		errs = append(errs, db.reader.Close())
+	}
+	if db.writer != nil {
+		errs = append(errs, db.writer.Close())
+	}
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("storage: close: %w", err)
+		}
+	}
+	return nil
+}
+
+// migrate applies every embedded migration not yet recorded, in name order,
+// each in its own transaction together with its row in migrations.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.writer.ExecContext(ctx,
+		`CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("storage: migrations table: %w", err)
+	}
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("storage: migrations: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := db.migrateFile(ctx, name); err != nil {
+			return fmt.Errorf("storage: migration %s: %w", path.Base(name), err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) migrateFile(ctx context.Context, name string) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+
+	base := path.Base(name)
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM migrations WHERE name = ?`, base).Scan(&n); err != nil {
+		return err
+	} else if n != 0 {
+		return nil // already applied
+	}
+	buf, err := fs.ReadFile(migrationFS, name)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, string(buf)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`,
+		base, tx.now.UnixMilli()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// loadLastID seeds the id clock from the newest stored id, so ids keep
+// sorting by creation across a restart even if the wall clock stepped back.
+func (db *DB) loadLastID(ctx context.Context) error {
+	var last sql.NullString
+	if err := db.writer.QueryRowContext(ctx, `SELECT MAX(id) FROM records`).Scan(&last); err != nil {
+		return fmt.Errorf("storage: open: %w", err)
+	}
+	if last.Valid {
+		if id, err := ulid.ParseStrict(last.String); err == nil {
+			db.lastMS = id.Time()
+		}
+	}
+	return nil
+}
+
+// newID returns a new record id: a ULID whose time part never goes backwards
+// and whose entropy increases within one millisecond, so ids sort by creation.
+func (db *DB) newID(now time.Time) (string, error) {
+	db.idMu.Lock()
+	defer db.idMu.Unlock()
+	ms := max(ulid.Timestamp(now), db.lastMS)
+	id, err := ulid.New(ms, db.entropy)
+	if err != nil {
+		return "", fmt.Errorf("storage: new id: %w", err)
+	}
+	db.lastMS = ms
+	return id.String(), nil
+}
+
+// now reads the clock once, in UTC and at the millisecond precision rows keep.
+func (db *DB) now() time.Time {
+	return db.Now().UTC().Truncate(time.Millisecond)
+}
+
+// txn is a transaction with the time fixed when it began.
+type txn struct {
+	*sql.Tx
+	now time.Time
+}
+
+// begin starts a write transaction (BEGIN IMMEDIATE) on the writer.
+func (db *DB) begin(ctx context.Context) (*txn, error) {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("storage: begin: %w", err)
+	}
+	return &txn{Tx: tx, now: db.now()}, nil
+}
+
+// beginRead starts a read-only transaction on the reader pool: one
+// consistent snapshot for every statement of a read.
+func (db *DB) beginRead(ctx context.Context) (*txn, error) {
+	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("storage: begin read: %w", err)
+	}
+	return &txn{Tx: tx, now: db.now()}, nil
+}
+
+// commit commits tx, wrapping a failure as internal.
+func commit(op string, tx *txn) error {
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storage: %s: commit: %w", op, err)
+	}
+	return nil
+}
+
+// ms converts a time to the stored form: unix milliseconds, NULL for zero.
+func ms(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+// fromMS converts a stored time back; NULL becomes the zero time.
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}

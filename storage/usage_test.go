@@ -1,0 +1,68 @@
+package storage_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
+)
+
+func TestDB_CountReturned(t *testing.T) {
+	db := storagetest.Open(t)
+	t0 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	db.Now = func() time.Time { return now }
+	a := storagetest.Store(t, db, rec(t, "global", "a", "c"))
+	b := storagetest.Store(t, db, rec(t, "global", "b", "c"))
+
+	t.Run("OK", func(t *testing.T) {
+		before := ftsDigest(t, db)
+		if err := db.CountReturned(ctx, []string{a.ID, b.ID, a.ID, "01NOSUCHRECORD000000000000"}); err != nil {
+			t.Fatal(err)
+		}
+		now = t0.Add(time.Minute)
+		if err := db.CountReturned(ctx, []string{a.ID}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CountFetched(ctx, []string{b.ID}); err != nil {
+			t.Fatal(err)
+		}
+		ua, err := db.Usage(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ua.Returned != 2 || ua.Fetched != 0 || !ua.LastReturnedAt.Equal(t0.Add(time.Minute)) || !ua.LastFetchedAt.IsZero() {
+			t.Errorf("a: got %+v, want returned 2 (last %v), never fetched", ua, t0.Add(time.Minute))
+		}
+		ub, err := db.Usage(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ub.Returned != 1 || ub.Fetched != 1 || !ub.LastReturnedAt.Equal(t0) || !ub.LastFetchedAt.Equal(t0.Add(time.Minute)) {
+			t.Errorf("b: got %+v, want returned 1 at %v, fetched 1 at %v", ub, t0, t0.Add(time.Minute))
+		}
+		if got := get(t, db, a.ID); got.Revision != 1 || !got.UpdatedAt.Equal(t0) {
+			t.Errorf("record: got revision %d updated %v, want 1, %v (counting is not a mutation)", got.Revision, got.UpdatedAt, t0)
+		}
+		if ftsDigest(t, db) != before {
+			t.Errorf("counting touched the FTS index")
+		}
+	})
+
+	t.Run("OKNeverCounted", func(t *testing.T) {
+		c := storagetest.Store(t, db, rec(t, "global", "c", "c"))
+		u, err := db.Usage(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u != (storage.Usage{}) {
+			t.Errorf("got %+v, want zero usage", u)
+		}
+	})
+
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := db.Usage(ctx, "01NOSUCHRECORD000000000000")
+		wantErr(t, err, storage.NotFound, "id")
+	})
+}
