@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+)
+
+// HTTPStatus returns the HTTP status that answers a call failing with code.
+//
+// It is the one table from gRPC codes to HTTP statuses, used by REST replies
+// and by the http_status field of every error body (MCP included). The values
+// are those of grpc-gateway's runtime.HTTPStatusFromCode and connect-go's
+// table, written as literals so they can be compared to the specification.
+// Codes outside 0..16 answer 500.
+//
+// Exceptions to the table belong here, as explicit cases before the switch,
+// each with the requirement that asks for it (a later one: an expired session
+// receipt answers 410 Gone).
+func HTTPStatus(code codes.Code) int {
+	switch code {
+	case codes.OK:
+		return 200
+	case codes.Canceled:
+		return 499
+	case codes.Unknown:
+		return 500
+	case codes.InvalidArgument:
+		return 400
+	case codes.DeadlineExceeded:
+		return 504
+	case codes.NotFound:
+		return 404
+	case codes.AlreadyExists:
+		return 409
+	case codes.PermissionDenied:
+		return 403
+	case codes.ResourceExhausted:
+		return 429
+	case codes.FailedPrecondition:
+		// Deliberately not 412 Precondition Failed, which is about HTTP
+		// conditional headers.
+		return 400
+	case codes.Aborted:
+		return 409
+	case codes.OutOfRange:
+		return 400
+	case codes.Unimplemented:
+		return 501
+	case codes.Internal:
+		return 500
+	case codes.Unavailable:
+		return 503
+	case codes.DataLoss:
+		return 500
+	case codes.Unauthenticated:
+		return 401
+	default:
+		return 500
+	}
+}
+
+// codeNames holds the canonical names of google.rpc.Code, which differ from
+// codes.Code.String() in case and, for CANCELLED, in spelling.
+var codeNames = [...]string{
+	codes.OK:                 "OK",
+	codes.Canceled:           "CANCELLED",
+	codes.Unknown:            "UNKNOWN",
+	codes.InvalidArgument:    "INVALID_ARGUMENT",
+	codes.DeadlineExceeded:   "DEADLINE_EXCEEDED",
+	codes.NotFound:           "NOT_FOUND",
+	codes.AlreadyExists:      "ALREADY_EXISTS",
+	codes.PermissionDenied:   "PERMISSION_DENIED",
+	codes.ResourceExhausted:  "RESOURCE_EXHAUSTED",
+	codes.FailedPrecondition: "FAILED_PRECONDITION",
+	codes.Aborted:            "ABORTED",
+	codes.OutOfRange:         "OUT_OF_RANGE",
+	codes.Unimplemented:      "UNIMPLEMENTED",
+	codes.Internal:           "INTERNAL",
+	codes.Unavailable:        "UNAVAILABLE",
+	codes.DataLoss:           "DATA_LOSS",
+	codes.Unauthenticated:    "UNAUTHENTICATED",
+}
+
+// CodeName returns the canonical upper-snake name of code as google.rpc.Code
+// spells it, e.g. INVALID_ARGUMENT or CANCELLED. Codes outside 0..16 are
+// named UNKNOWN.
+func CodeName(code codes.Code) string {
+	if int(code) < len(codeNames) {
+		return codeNames[code]
+	}
+	return codeNames[codes.Unknown]
+}
+
+// HTTPError is a failure that the HTTP layer answers itself, with a status
+// outside the gRPC code table: 413 or 415 at the request boundary, 405 for a
+// wrong method. ErrorJSON renders it like any other error, with http_status
+// equal to Status.
+type HTTPError struct {
+	// Status is the HTTP status sent.
+	Status int
+	// Code is the gRPC code named in the body.
+	Code codes.Code
+	// Message is shown to the caller.
+	Message string
+}
+
+// Error returns the message.
+func (e *HTTPError) Error() string { return e.Message }
+
+// grpcStatus is implemented by the errors of package status.
+type grpcStatus interface {
+	error
+	GRPCStatus() *status.Status
+}
+
+// internalMessage replaces the text of an error that is not a gRPC status:
+// such an error never reached the server's error mapping, and its text may
+// carry anything.
+const internalMessage = "internal error"
+
+// fallbackBody is sent if an error body cannot be marshaled, which only a
+// broken build can cause.
+const fallbackBody = `{"error":{"code":"INTERNAL","http_status":500,"message":"internal error"}}`
+
+// ErrorJSON renders err as the JSON error body shared by REST and MCP, a
+// hearth.v1.ErrorResponse, and returns the HTTP status that goes with it.
+//
+// A gRPC status supplies code and message; the first hearth.v1.ErrorDetail in
+// its details supplies field, pattern, current_revision and record. An
+// *HTTPError supplies its own status, code and message. Any other error, and a
+// nil one, becomes INTERNAL with a fixed message. http_status always equals
+// the returned status.
+func ErrorJSON(err error) (httpStatus int, body []byte) {
+	e := &hearthv1.Error{}
+	var herr *HTTPError
+	switch {
+	case errors.As(err, &herr):
+		e.Code = CodeName(herr.Code)
+		e.Message = herr.Message
+		httpStatus = herr.Status
+	default:
+		// status.FromError would use the whole wrapped text as the message;
+		// the innermost status's own message is the one meant for callers.
+		st := status.New(codes.Internal, internalMessage)
+		if se, ok := errors.AsType[grpcStatus](err); ok {
+			if s := se.GRPCStatus(); s != nil && s.Code() != codes.OK {
+				st = s
+			}
+		}
+		e.Code = CodeName(st.Code())
+		e.Message = st.Message()
+		httpStatus = HTTPStatus(st.Code())
+		for _, d := range st.Details() {
+			if detail, ok := d.(*hearthv1.ErrorDetail); ok {
+				e.Field = detail.GetField()
+				e.Pattern = detail.GetPattern()
+				e.CurrentRevision = detail.GetCurrentRevision()
+				e.Record = detail.GetRecord()
+				break
+			}
+		}
+	}
+	e.HttpStatus = uint32(httpStatus)
+	body, merr := marshalOptions.Marshal(&hearthv1.ErrorResponse{Error: e})
+	if merr != nil {
+		return http.StatusInternalServerError, []byte(fallbackBody)
+	}
+	return httpStatus, body
+}
+
+// WriteError answers an HTTP request with ErrorJSON(err): the status, the
+// JSON body, and for 401 a WWW-Authenticate challenge for a bearer token.
+func WriteError(w http.ResponseWriter, err error) {
+	code, body := ErrorJSON(err)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	if code == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="hearth"`)
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
