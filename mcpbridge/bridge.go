@@ -1,0 +1,242 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hearth-memory/hearth/gateway"
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+)
+
+// ServerName is the serverInfo name the bridge reports.
+const ServerName = "hearth"
+
+// MaxDescription is the longest tool description or instructions text, in
+// bytes: Claude Code cuts at 2,048 characters (SPEC R-T11), and a byte count
+// is never below the character count.
+const MaxDescription = 2048
+
+// New returns the MCP endpoint: a stateless streamable-HTTP MCP server whose
+// tools are the hearth.v1 RPCs (see gateway.Routes), each call invoked over
+// conn. version is reported as serverInfo.version.
+//
+// The handler answers POST only (GET and DELETE, the SSE stream and session
+// end, get 405 with Allow: POST), always with application/json, and applies
+// gateway.Boundary itself, so it refuses browser requests even if mounted
+// without it. It fails when the descriptors do not make valid tools: an RPC
+// without a tool option, a duplicate name, a description over
+// MaxDescription.
+func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
+	routes, err := gateway.Routes()
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]server.ServerTool, 0, len(routes))
+	for _, r := range routes {
+		tool, err := toolFor(r)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, server.ServerTool{Tool: tool, Handler: callHandler(conn, r)})
+	}
+	s := server.NewMCPServer(ServerName, version,
+		server.WithInstructions(Instructions),
+		// The tool list is fixed for the process's life.
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+	)
+	s.AddTools(tools...)
+	streamable := server.NewStreamableHTTPServer(s,
+		server.WithStateLess(true),
+		server.WithHTTPContextFunc(withCaller),
+		// mcp-go refuses a request that arrives on a loopback connection
+		// with a non-loopback Host (DNS rebinding). LAN clients are never
+		// affected (their connection's local address is the LAN address),
+		// but a reverse proxy on the same host that keeps the Host header
+		// would be. Browsers, the only DNS-rebinding vector, send an Origin
+		// header on every POST, and gateway.Boundary refuses those.
+		server.WithDisableLocalhostProtection(true),
+		server.WithDisableStreaming(true),
+	)
+	return gateway.Boundary(postOnly(streamable)), nil
+}
+
+// toolFor builds the MCP tool of an RPC from its descriptors.
+func toolFor(r gateway.Route) (mcp.Tool, error) {
+	desc := hearthv1.Docs[string(r.Method.FullName())]
+	if len(desc) > MaxDescription {
+		return mcp.Tool{}, fmt.Errorf("mcpbridge: tool %s: description is %d bytes, over %d", r.Tool.GetName(), len(desc), MaxDescription)
+	}
+	schema, err := inputSchema(r.Method.Input())
+	if err != nil {
+		return mcp.Tool{}, fmt.Errorf("mcpbridge: tool %s: %w", r.Tool.GetName(), err)
+	}
+	t := r.Tool
+	return mcp.Tool{
+		Name:           t.GetName(),
+		Title:          t.GetTitle(),
+		Description:    desc,
+		RawInputSchema: schema,
+		// All four hints are always sent: a hint left out means
+		// destructive and open-world to a client.
+		Annotations: mcp.ToolAnnotation{
+			Title:           t.GetTitle(),
+			ReadOnlyHint:    proto.Bool(t.GetReadOnly()),
+			DestructiveHint: proto.Bool(t.GetDestructive()),
+			IdempotentHint:  proto.Bool(t.GetIdempotent()),
+			OpenWorldHint:   proto.Bool(t.GetOpenWorld()),
+		},
+	}, nil
+}
+
+// callHandler invokes r's RPC over conn with the tool call's arguments.
+//
+// Every outcome the caller can act on is a tool result, so the model sees
+// it: the RPC's response as the text of gateway.MarshalResult, or, with
+// isError, the text of gateway.ErrorJSON for a refused argument or a failed
+// RPC. The text is exactly the REST body. There is no structuredContent: it
+// would repeat the whole result a second time in the reply, and some replies
+// must fit a byte budget (memory_bootstrap: 2,000 bytes for the whole
+// JSON-RPC reply).
+func callHandler(conn *grpc.ClientConn, r gateway.Route) server.ToolHandlerFunc {
+	method := r.FullMethod()
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		in, err := decodeArguments(r, req.GetRawArguments())
+		if err != nil {
+			return errorResult(err), nil
+		}
+		out := r.NewResponse()
+		if err := conn.Invoke(outgoingContext(ctx), method, in, out); err != nil {
+			return errorResult(err), nil
+		}
+		body, err := gateway.MarshalResult(out)
+		if err != nil {
+			return errorResult(status.Error(codes.Internal, "internal error")), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(body))}}, nil
+	}
+}
+
+// decodeArguments decodes a tool call's arguments into r's request message.
+// Over HTTP mcp-go keeps the arguments' original bytes; anything else (an
+// in-process call) is re-encoded first.
+func decodeArguments(r gateway.Route, args any) (proto.Message, error) {
+	var data []byte
+	switch a := args.(type) {
+	case nil:
+	case json.RawMessage:
+		data = a
+	case []byte:
+		data = a
+	default:
+		var err error
+		if data, err = json.Marshal(a); err != nil {
+			return nil, status.Error(codes.InvalidArgument, "arguments are not a JSON object")
+		}
+	}
+	in := r.NewRequest()
+	if err := gateway.DecodeRequest(data, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// errorResult is the isError tool result for err, holding ErrorJSON's body.
+func errorResult(err error) *mcp.CallToolResult {
+	_, body := gateway.ErrorJSON(err)
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.NewTextContent(string(body))},
+		IsError: true,
+	}
+}
+
+// caller is what the bridge forwards about the HTTP caller.
+type caller struct {
+	authorization []string
+	addr          string
+}
+
+type callerKey struct{}
+
+// withCaller records the HTTP caller's Authorization header and address
+// (the host of r.RemoteAddr, never a client-sent X-Forwarded-For) for the
+// tool call.
+func withCaller(ctx context.Context, r *http.Request) context.Context {
+	var c caller
+	for _, v := range r.Header.Values("Authorization") {
+		if validMetadata(v) {
+			c.authorization = append(c.authorization, v)
+		}
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil && validMetadata(host) {
+		c.addr = host
+	}
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// outgoingContext sets the gRPC metadata of a call to exactly the caller's
+// authorization and x-forwarded-for, as the gateway sends them. The
+// interceptor trusts x-forwarded-for only on the in-process connection.
+func outgoingContext(ctx context.Context) context.Context {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	md := metadata.MD{}
+	for _, v := range c.authorization {
+		md.Append("authorization", v)
+	}
+	if c.addr != "" {
+		md.Set("x-forwarded-for", c.addr)
+	}
+	return metadata.NewOutgoingContext(ctx, md)
+}
+
+// validMetadata reports whether v is a valid gRPC metadata text value
+// (printable ASCII); grpc-go fails the whole call on anything else.
+func validMetadata(v string) bool {
+	for i := range len(v) {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// postOnly answers anything but POST with 405: the server is stateless and
+// JSON-only, so there is no SSE stream to GET and no session to DELETE. It
+// hides http.Flusher from mcp-go, which then never switches a reply to SSE.
+func postOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			gateway.WriteError(w, &gateway.HTTPError{
+				Status:  http.StatusMethodNotAllowed,
+				Code:    codes.Unimplemented,
+				Message: "the MCP endpoint takes POST only (stateless, JSON replies)",
+			})
+			return
+		}
+		next.ServeHTTP(jsonOnly{w}, r)
+	})
+}
+
+// jsonOnly is a ResponseWriter without Flush. mcp-go answers with SSE only
+// when it can flush; without it every reply is one application/json body
+// (a notification a tool sends mid-call is dropped, and Hearth's tools send
+// none).
+type jsonOnly struct {
+	w http.ResponseWriter
+}
+
+func (j jsonOnly) Header() http.Header         { return j.w.Header() }
+func (j jsonOnly) Write(p []byte) (int, error) { return j.w.Write(p) }
+func (j jsonOnly) WriteHeader(code int)        { j.w.WriteHeader(code) }
