@@ -1,0 +1,330 @@
+package screen
+
+import "strings"
+
+// maxKey and maxValue bound how far the assignment scanner looks around a
+// separator, which keeps the scan linear on hostile input.
+const (
+	maxKey   = 64
+	maxValue = 256
+)
+
+// findAssignment finds a credential assignment with a real-looking value
+// and returns the value's span; see eachAssignment.
+func findAssignment(s string) (int, int) {
+	credential := func(key string, inURL bool) bool { return hasStem(key) && credentialName(key, inURL) }
+	if start, end := eachAssignment(s, credential, realValue); start >= 0 {
+		return start, end
+	}
+	return findFlag(s)
+}
+
+// eachAssignment returns the span of the first value assigned to a key that
+// isKey accepts and that isValue accepts, or -1, -1. It walks the separators
+// = : := => == in s; for each it reads the key before it (optionally quoted,
+// e.g. "api_key": or 'password' =>; a one-word key may take the word before
+// it, as in "API key: …"), then reads the value (quoted, unquoted, or after
+// an HTTP auth scheme such as Bearer). isKey's inURL argument is set for a
+// key that follows ? or & (a query parameter in a URL in the text);
+// isValue's code argument is set for unquoted values.
+func eachAssignment(s string, isKey func(key string, inURL bool) bool, isValue func(v string, code bool) bool) (int, int) {
+	for i := 0; i < len(s); {
+		j := strings.IndexAny(s[i:], "=:")
+		if j < 0 {
+			break
+		}
+		p := i + j
+		v, ok := separator(s, p)
+		i = max(v, p+1)
+		if !ok || !keyBefore(s, p, isKey) {
+			continue
+		}
+		start, end, quoted := valueAt(s, v)
+		if isValue(s[start:end], !quoted) {
+			return start, end
+		}
+	}
+	return -1, -1
+}
+
+// separator reports whether the = or : at p separates a key from a value,
+// and where the value starts. It skips ::, ://, and the operators != <= >=
+// += and friends.
+func separator(s string, p int) (int, bool) {
+	next := func(k int) byte {
+		if k < len(s) {
+			return s[k]
+		}
+		return 0
+	}
+	if s[p] == ':' {
+		switch {
+		case next(p+1) == ':':
+			return p + 2, false
+		case next(p+1) == '/' && next(p+2) == '/':
+			return p + 3, false
+		case next(p+1) == '=':
+			return p + 2, true
+		}
+		return p + 1, true
+	}
+	if p > 0 && strings.IndexByte("!<>+-*/%|&^~", s[p-1]) >= 0 {
+		return p + 1, false
+	}
+	switch {
+	case next(p+1) == '>':
+		return p + 2, true
+	case next(p+1) == '=':
+		e := p + 1
+		for e < len(s) && s[e] == '=' {
+			e++
+		}
+		return e, true
+	}
+	return p + 1, true
+}
+
+// keyBefore reports whether isKey accepts the key just before the
+// separator at p.
+func keyBefore(s string, p int, isKey func(key string, inURL bool) bool) bool {
+	j := p
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	if j > 0 && isQuote(s[j-1]) {
+		j--
+		if j > 0 && s[j-1] == '\\' { // JSON inside a string: \"password\":
+			j--
+		}
+	}
+	k := j
+	for k > 0 && isKeyByte(s[k-1]) {
+		if k--; j-k > maxKey {
+			return false
+		}
+	}
+	key := s[k:j]
+	if key == "" || s[p] == ':' && k > 0 && s[k-1] == ':' {
+		return false // arn:aws:secretsmanager:…:secret:name is one token
+	}
+	if isKey(key, s[p] == '=' && k > 0 && (s[k-1] == '?' || s[k-1] == '&')) {
+		return true
+	}
+	// "API key: …", "Access token: …": a one-word key takes the word before.
+	if k >= 2 && s[k-1] == ' ' && isAlpha(s[k-2]) && !strings.ContainsAny(key, "_.-") {
+		w := k - 1
+		for w > 0 && isAlpha(s[w-1]) && k-w <= maxKey {
+			w--
+		}
+		return isKey(s[w:j], false)
+	}
+	return false
+}
+
+// valueAt reads the value that starts at or after i, skipping blanks. A
+// quoted value (", ', `, or JSON-escaped \") runs to its closing quote or the
+// end of the line; an unquoted one to a blank or one of , ; & ) ] } \ and the
+// quotes. An HTTP auth scheme (Bearer, Basic, Token, Bot) is skipped so that
+// the credential after it is judged.
+func valueAt(s string, i int) (start, end int, quoted bool) {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	if i < len(s) && s[i] == '\\' && i+1 < len(s) && isQuote(s[i+1]) {
+		i++
+	}
+	if i < len(s) && isQuote(s[i]) {
+		q := s[i]
+		start, end = i+1, i+1
+		for end < len(s) && end-start < maxValue && s[end] != q && s[end] != '\n' && s[end] != '\\' {
+			end++
+		}
+		if scheme := authScheme(s[start:end]); scheme > 0 {
+			start += scheme
+		}
+		return start, end, true
+	}
+	for {
+		start, end = i, i
+		for end < len(s) && end-start < maxValue && !isValueStop(s[end]) {
+			end++
+		}
+		// Authorization: Bearer abc… — judge what follows the scheme.
+		if n := authScheme(s[start:min(end+1, len(s))]); n == 0 || n != end+1-start {
+			return start, end, false
+		}
+		for i = end; i < len(s) && (s[i] == ' ' || s[i] == '\t'); i++ {
+		}
+	}
+}
+
+// authSchemes precede the credential in an Authorization header value.
+var authSchemes = []string{"bearer ", "basic ", "token ", "bot "}
+
+// authScheme returns the length of a leading "Bearer " (any case, with its
+// blanks), or 0.
+func authScheme(v string) int {
+	for _, a := range authSchemes {
+		if len(v) >= len(a) && strings.EqualFold(v[:len(a)], a) {
+			n := len(a)
+			for n < len(v) && v[n] == ' ' {
+				n++
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+// findFlag finds the command-line form --password value (with a blank, not
+// =, which findAssignment covers).
+func findFlag(s string) (int, int) {
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "--")
+		if j < 0 {
+			break
+		}
+		p := i + j
+		i = p + 2
+		if p > 0 && s[p-1] != ' ' && s[p-1] != '\t' && !isQuote(s[p-1]) && s[p-1] != '\n' {
+			continue
+		}
+		k := p + 2
+		for k < len(s) && k-p <= maxKey && (isAlnum(s[k]) || s[k] == '-' || s[k] == '_') {
+			k++
+		}
+		if k == p+2 || k >= len(s) || s[k] != ' ' || !hasStem(s[p+2:k]) || !credentialName(s[p+2:k], false) {
+			continue
+		}
+		// A value holding name=value pairs (--secret source=id,target=x) is
+		// judged pair by pair by eachAssignment.
+		start, end, quoted := valueAt(s, k)
+		if start < end && s[start] != '-' && !strings.Contains(strings.TrimRight(s[start:end], "="), "=") && realValue(s[start:end], !quoted) {
+			return start, end
+		}
+	}
+	return -1, -1
+}
+
+func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+
+func isKeyByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' }
+
+func isValueStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', '"', '\'', '`', ',', ';', '&', ')', ']', '}', '\\':
+		return true
+	}
+	return false
+}
+
+// stems is a cheap prefilter for credentialName: a credential name holds one
+// of them (ASCII case-insensitively).
+var stems = []string{"pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "sess"}
+
+func hasStem(name string) bool {
+	for _, st := range stems {
+		if indexFold(name, st) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialHeads are last words that make a name a credential.
+var credentialHeads = map[string]bool{
+	"password": true, "passwd": true, "passphrase": true,
+	"passwords": true, "secret": true, "secrets": true, "token": true,
+	"credential": true, "credentials": true, "authorization": true,
+	// compounds written as one word
+	"apikey": true, "accesskey": true, "secretkey": true, "privatekey": true,
+}
+
+// keyQualifiers make a following "key" a credential: api key, access key….
+var keyQualifiers = map[string]bool{
+	"api": true, "access": true, "secret": true, "private": true, "signing": true,
+	"encryption": true, "master": true, "app": true, "auth": true, "client": true,
+	"account": true, "session": true, "subscription": true,
+}
+
+// cursorWords make a following "token" a pagination cursor.
+var cursorWords = map[string]bool{
+	"page": true, "next": true, "prev": true, "previous": true,
+	"continuation": true, "cursor": true, "sync": true,
+}
+
+// urlHeads are credentials only as URL parameters, where they grant access
+// by themselves (presigned URLs, Firebase ?auth=, session ids).
+var urlHeads = map[string]bool{
+	"sig": true, "signature": true, "auth": true, "session": true,
+	"sessionid": true, "sessid": true, "jsessionid": true, "phpsessid": true,
+}
+
+// credentialSuffixes catch compounds written as one word: dbpassword,
+// pgpassword, accesstoken, clientsecret.
+var credentialSuffixes = []string{"password", "passwd", "secret", "token"}
+
+// credentialName reports whether a key or parameter name reads as a
+// credential, judged by its words (see "Names" in the package doc). inURL
+// adds the URL-only names.
+func credentialName(name string, inURL bool) bool {
+	ws := splitWords(name)
+	if len(ws) == 0 {
+		return false
+	}
+	head, prev := ws[len(ws)-1], ""
+	if len(ws) > 1 {
+		prev = ws[len(ws)-2]
+	}
+	switch {
+	case head == "token":
+		return !cursorWords[prev]
+	case credentialHeads[head]:
+		return true
+	case head == "key":
+		return keyQualifiers[prev]
+	case head == "pwd" || head == "pw":
+		return prev != "" // a bare PWD is the working directory
+	case head == "pass":
+		return prev != "" || inURL // a bare PASS: is test output
+	case inURL && urlHeads[head]:
+		return true
+	case inURL && head == "id" && prev == "session":
+		return true
+	}
+	for _, suf := range credentialSuffixes {
+		if rest, ok := strings.CutSuffix(head, suf); ok && rest != "" {
+			return !(suf == "token" && cursorWords[rest])
+		}
+	}
+	return false
+}
+
+// splitWords splits a name into lower-case words at punctuation and
+// camelCase boundaries: "X-Api-Key" → x api key, "APIKey" → api key,
+// "oauth2Token" → oauth2 token, "session_count" → session count.
+func splitWords(name string) []string {
+	var words []string
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			words = append(words, strings.ToLower(name[start:end]))
+			start = -1
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case !isAlnum(c):
+			flush(i)
+		case start < 0:
+			start = i
+		case isUpper(c) && (isLower(name[i-1]) || isDigit(name[i-1])),
+			isUpper(c) && isUpper(name[i-1]) && i+1 < len(name) && isLower(name[i+1]):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(name))
+	return words
+}
