@@ -1,0 +1,33 @@
+package server
+
+import (
+	"context"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/storage"
+)
+
+type adminService struct {
+	hearthv1.UnimplementedAdminServiceServer
+	*Server
+}
+
+var _ hearthv1.AdminServiceServer = (*adminService)(nil)
+
+func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*hearthv1.StatusResponse, error) {
+	st, err := a.db.Status(ctx)
+	if err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	}
+	resp := &hearthv1.StatusResponse{Version: a.version}
+	for _, c := range st.Counts {
+		resp.Counts = append(resp.Counts, &hearthv1.TypeStatusCount{Type: c.Type, Status: c.Status, Count: uint32(c.N)})
+		if c.Status != storage.StatusDeleted {
+			resp.Records += uint32(c.N)
+		}
+	}
+	for _, n := range st.Namespaces {
+		resp.Namespaces = append(resp.Namespaces, &hearthv1.NamespaceCount{Namespace: n.Namespace, Records: uint32(n.Records)})
+	}
+	return resp, nil
+}

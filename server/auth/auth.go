@@ -1,0 +1,263 @@
+// Package auth is Hearth's single authorization point: one gRPC interceptor
+// (unary and stream) that every call passes, whichever transport it came in
+// on. REST and MCP reach it through the in-process connection with the
+// original caller's Authorization header and source address.
+//
+// Each RPC declares the scope it needs through the hearth.v1.tool method
+// option. The method table is built from the descriptors at start; a method
+// missing from it is denied (fail closed). A caller is identified by a bearer
+// token (compared as SHA-256 digests in constant time) or, failing that, by
+// source address; an address client gets read at most.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net"
+	"net/netip"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// Scope is a permission a call may need.
+type Scope string
+
+// The five scopes.
+const (
+	Read   Scope = "read"
+	Write  Scope = "write"
+	Delete Scope = "delete"
+	Export Scope = "export"
+	Admin  Scope = "admin"
+	// Public marks a method anyone may call (health checks, reflection).
+	Public Scope = "public"
+)
+
+// Client is a configured caller.
+type Client struct {
+	Name   string
+	Scopes []Scope
+	// IP identifies an address client; the zero value means none.
+	IP netip.Addr
+	// TokenSHA256 is the SHA-256 digest of the client's bearer token; nil
+	// means the client has no token.
+	TokenSHA256 []byte
+}
+
+// Caller is the authenticated identity of a call, available to handlers
+// through FromContext.
+type Caller struct {
+	Name string
+	// ByToken is true for a token client, false for an address client. Only
+	// token clients write (SPEC R-A5).
+	ByToken bool
+	Scopes  []Scope
+	// Addr is the caller's source address, when known.
+	Addr netip.Addr
+}
+
+// Has reports whether the caller holds scope s.
+func (c Caller) Has(s Scope) bool {
+	for _, x := range c.Scopes {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+type callerKey struct{}
+
+// FromContext returns the caller the interceptor authenticated.
+func FromContext(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c, ok
+}
+
+// Refusal describes a refused call for the audit. It never carries a token.
+type Refusal struct {
+	Client string // the known client, or "" when unauthenticated
+	Method string
+	Code   codes.Code
+	Reason string
+}
+
+// Interceptor authorizes every call.
+type Interceptor struct {
+	methods map[string]Scope
+	tokens  []Client
+	addrs   map[netip.Addr]Client
+	// OnRefuse, when set, is called for every refused call (the audit).
+	OnRefuse func(ctx context.Context, r Refusal)
+}
+
+// New returns an interceptor for the given clients and method table (full
+// gRPC method name, e.g. /hearth.v1.MemoryService/Store, to scope).
+func New(clients []Client, methods map[string]Scope) *Interceptor {
+	in := &Interceptor{methods: methods, addrs: map[netip.Addr]Client{}}
+	for _, c := range clients {
+		if c.TokenSHA256 != nil {
+			in.tokens = append(in.tokens, c)
+		}
+		if c.IP.IsValid() {
+			in.addrs[c.IP.Unmap()] = c
+		}
+	}
+	return in
+}
+
+// Unary is the unary server interceptor.
+func (in *Interceptor) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, err := in.authorize(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+// Stream is the stream server interceptor.
+func (in *Interceptor) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, err := in.authorize(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	return handler(srv, &stream{ServerStream: ss, ctx: ctx})
+}
+
+type stream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *stream) Context() context.Context { return s.ctx }
+
+func (in *Interceptor) authorize(ctx context.Context, method string) (context.Context, error) {
+	need, ok := in.methods[method]
+	if !ok {
+		return nil, in.refuse(ctx, Refusal{Method: method, Code: codes.PermissionDenied, Reason: "method declares no scope"})
+	}
+	addr := SourceAddr(ctx)
+	if need == Public {
+		return ctx, nil
+	}
+	caller, err := in.identify(ctx, addr)
+	if err != nil {
+		return nil, in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error()})
+	}
+	if !caller.Has(need) {
+		return nil, in.refuse(ctx, Refusal{Client: caller.Name, Method: method, Code: codes.PermissionDenied,
+			Reason: "client " + caller.Name + " lacks scope " + string(need)})
+	}
+	return context.WithValue(ctx, callerKey{}, caller), nil
+}
+
+func (in *Interceptor) refuse(ctx context.Context, r Refusal) error {
+	if in.OnRefuse != nil {
+		in.OnRefuse(ctx, r)
+	}
+	if r.Code == codes.Unauthenticated {
+		return status.Error(codes.Unauthenticated, "unauthenticated: "+r.Reason)
+	}
+	return status.Error(r.Code, "permission denied: "+r.Reason)
+}
+
+type authError string
+
+func (e authError) Error() string { return string(e) }
+
+func (in *Interceptor) identify(ctx context.Context, addr netip.Addr) (Caller, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if vals := md.Get("authorization"); len(vals) > 0 {
+		token, ok := bearer(vals[0])
+		if !ok || len(vals) > 1 {
+			return Caller{}, authError("malformed authorization")
+		}
+		sum := sha256.Sum256([]byte(token))
+		var found *Client
+		// Compare against every client so timing does not reveal which one
+		// (or whether any) matched.
+		for i := range in.tokens {
+			if subtle.ConstantTimeCompare(sum[:], in.tokens[i].TokenSHA256) == 1 {
+				found = &in.tokens[i]
+			}
+		}
+		if found == nil {
+			return Caller{}, authError("unknown token")
+		}
+		return Caller{Name: found.Name, ByToken: true, Scopes: found.Scopes, Addr: addr}, nil
+	}
+	if addr.IsValid() {
+		if c, ok := in.addrs[addr]; ok {
+			var scopes []Scope
+			if hasScope(c.Scopes, Read) {
+				scopes = []Scope{Read} // an address client reads at most (R-A4)
+			}
+			return Caller{Name: c.Name, Scopes: scopes, Addr: addr}, nil
+		}
+	}
+	return Caller{}, authError("no credentials")
+}
+
+func hasScope(ss []Scope, s Scope) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func bearer(v string) (string, bool) {
+	const prefix = "bearer "
+	if len(v) <= len(prefix) || !strings.EqualFold(v[:len(prefix)], prefix) {
+		return "", false
+	}
+	t := strings.TrimSpace(v[len(prefix):])
+	return t, t != ""
+}
+
+// InProcessNetwork is the network name of the in-memory listener the gateway
+// and MCP bridge dial. Only calls arriving on it may name their caller's
+// source address in metadata.
+const InProcessNetwork = "bufconn"
+
+// SourceAddr returns the address of the original caller. For calls over the
+// in-process connection (REST and MCP) it is the last x-forwarded-for entry
+// that the gateway or bridge set; for every other peer forwarded metadata is
+// ignored and the peer's own address is used (SPEC R-A6).
+func SourceAddr(ctx context.Context) netip.Addr {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return netip.Addr{}
+	}
+	if p.Addr.Network() == InProcessNetwork {
+		md, _ := metadata.FromIncomingContext(ctx)
+		vals := md.Get("x-forwarded-for")
+		if len(vals) == 0 {
+			return netip.Addr{}
+		}
+		parts := strings.Split(vals[len(vals)-1], ",")
+		return parseAddr(strings.TrimSpace(parts[len(parts)-1]))
+	}
+	return parseAddr(p.Addr.String())
+}
+
+func parseAddr(s string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap()
+	}
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		s = host
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}

@@ -1,0 +1,534 @@
+package server
+
+import (
+	"context"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/hearth-memory/hearth/server/ranking"
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/screen"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+type memoryService struct {
+	hearthv1.UnimplementedMemoryServiceServer
+	*Server
+}
+
+var _ hearthv1.MemoryServiceServer = (*memoryService)(nil)
+
+// checkStoreRequest validates everything about a store but the screen.
+func checkStoreRequest(r *hearthv1.StoreRequest) error {
+	if err := checkNamespace("namespace", r.GetNamespace()); err != nil {
+		return err
+	}
+	if err := checkType("type", r.GetType()); err != nil {
+		return err
+	}
+	if err := checkTitle("title", r.GetTitle()); err != nil {
+		return err
+	}
+	if err := checkContent("content", r.GetContent()); err != nil {
+		return err
+	}
+	if r.Confidence != nil {
+		if err := checkConfidence("confidence", r.GetConfidence()); err != nil {
+			return err
+		}
+	}
+	if err := checkTopics("topics", r.GetTopics()); err != nil {
+		return err
+	}
+	if err := checkAnchors("anchors", r.GetAnchors()); err != nil {
+		return err
+	}
+	if r.GetSupersedes() != "" {
+		if err := checkID("supersedes", r.GetSupersedes()); err != nil {
+			return err
+		}
+	}
+	anchors := make([]*hearthv1.Anchor, len(r.GetAnchors()))
+	for i, a := range r.GetAnchors() {
+		anchors[i] = &hearthv1.Anchor{Anchor: a}
+	}
+	return checkRecordSize("content", &hearthv1.Record{
+		Namespace: r.GetNamespace(), Type: r.GetType(), Title: r.GetTitle(), Content: r.GetContent(),
+		Confidence: r.GetConfidence(), Topics: r.GetTopics(), Anchors: anchors, Supersedes: r.GetSupersedes(),
+		Source: storage.SourceStore, Writer: strings.Repeat("w", 64),
+	})
+}
+
+// screenRecord screens the free text of a record: title, content, topics and
+// anchors, with field names as the caller sent them (prefix "changes." for
+// updates).
+type screened struct {
+	title, content  screen.Text
+	topics, anchors []screen.Text
+}
+
+func screenAnchors(field string, as []string) ([]screen.Text, error) {
+	out := make([]screen.Text, len(as))
+	for i, a := range as {
+		t, err := screen.Anchor(fieldIndex(field, i), a)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*hearthv1.StoreResponse, error) {
+	who, err := writer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStoreRequest(r); err != nil {
+		return nil, m.fail(ctx, "store", r.GetNamespace(), "", err)
+	}
+	var sc screened
+	if sc.title, err = screen.Check("title", r.GetTitle()); err == nil {
+		if sc.content, err = screen.Check("content", r.GetContent()); err == nil {
+			if sc.topics, err = screen.CheckAll("topics", r.GetTopics()); err == nil {
+				sc.anchors, err = screenAnchors("anchors", r.GetAnchors())
+			}
+		}
+	}
+	if err != nil {
+		return nil, m.fail(ctx, "store", r.GetNamespace(), "", err)
+	}
+	conf := defaultConfidence
+	if r.Confidence != nil {
+		conf = r.GetConfidence()
+	}
+	rec, err := m.db.Store(ctx, storage.NewRecord{
+		Namespace:  r.GetNamespace(),
+		Type:       r.GetType(),
+		Title:      sc.title,
+		Content:    sc.content,
+		Confidence: conf,
+		Topics:     sc.topics,
+		Anchors:    sc.anchors,
+		Supersedes: r.GetSupersedes(),
+		Writer:     who,
+		Source:     storage.SourceStore,
+		Status:     storage.StatusActive,
+	})
+	if err != nil {
+		return nil, m.fail(ctx, "store", r.GetNamespace(), r.GetSupersedes(), err)
+	}
+	return &hearthv1.StoreResponse{Record: recordToProto(rec)}, nil
+}
+
+func checkGetRequest(r *hearthv1.GetRequest) error {
+	if len(r.GetIds()) == 0 {
+		return invalid("ids", "is required")
+	}
+	if len(r.GetIds()) > maxIDs {
+		return invalid("ids", "has %d ids; at most %d", len(r.GetIds()), maxIDs)
+	}
+	for i, id := range r.GetIds() {
+		if err := checkID(fieldIndex("ids", i), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memoryService) Get(ctx context.Context, r *hearthv1.GetRequest) (*hearthv1.GetResponse, error) {
+	if err := checkGetRequest(r); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	recs, err := m.db.Get(ctx, r.GetIds())
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	found := make(map[string]bool, len(recs))
+	for _, rec := range recs {
+		found[rec.ID] = true
+	}
+	resp := &hearthv1.GetResponse{}
+	seen := map[string]bool{}
+	for _, id := range r.GetIds() {
+		if !found[id] && !seen[id] {
+			resp.Missing = append(resp.Missing, id)
+		}
+		seen[id] = true
+	}
+	kept, err := budget.Fit(resp, "records", recordsToProto(recs), budget.Records, true)
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	if err := m.db.CountFetched(ctx, ids(recs[:kept])); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	return resp, nil
+}
+
+func ids(rs []*storage.Record) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// stringList reads a JSON array of strings from a ListValue.
+func stringList(field string, l *structpb.ListValue) ([]string, error) {
+	out := make([]string, 0, len(l.GetValues()))
+	for i, v := range l.GetValues() {
+		s, ok := v.GetKind().(*structpb.Value_StringValue)
+		if !ok {
+			return nil, invalid(fieldIndex(field, i), "must be a string")
+		}
+		out = append(out, s.StringValue)
+	}
+	return out, nil
+}
+
+func checkUpdateRequest(r *hearthv1.UpdateRequest) error {
+	if err := checkID("id", r.GetId()); err != nil {
+		return err
+	}
+	if r.GetRevision() == 0 {
+		return invalid("revision", "is required (the revision you last saw)")
+	}
+	c := r.GetChanges()
+	if c == nil {
+		return invalid("changes", "is required")
+	}
+	if c.Title == nil && c.Content == nil && c.Type == nil && c.Status == nil && c.Confidence == nil &&
+		c.Topics == nil && c.Anchors == nil && c.Supersedes == nil {
+		return invalid("changes", "changes nothing")
+	}
+	if c.Title != nil {
+		if err := checkTitle("changes.title", c.GetTitle()); err != nil {
+			return err
+		}
+	}
+	if c.Content != nil {
+		if err := checkContent("changes.content", c.GetContent()); err != nil {
+			return err
+		}
+	}
+	if c.Type != nil {
+		if err := checkType("changes.type", c.GetType()); err != nil {
+			return err
+		}
+	}
+	if c.Status != nil && c.GetStatus() != storage.StatusActive && c.GetStatus() != storage.StatusCandidate {
+		return invalid("changes.status", "can only move between active and candidate")
+	}
+	if c.Confidence != nil {
+		if err := checkConfidence("changes.confidence", c.GetConfidence()); err != nil {
+			return err
+		}
+	}
+	if c.Topics != nil {
+		ts, err := stringList("changes.topics", c.Topics)
+		if err != nil {
+			return err
+		}
+		if err := checkTopics("changes.topics", ts); err != nil {
+			return err
+		}
+	}
+	if c.Anchors != nil {
+		as, err := stringList("changes.anchors", c.Anchors)
+		if err != nil {
+			return err
+		}
+		if err := checkAnchors("changes.anchors", as); err != nil {
+			return err
+		}
+	}
+	if c.Supersedes != nil {
+		if err := checkID("changes.supersedes", c.GetSupersedes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memoryService) Update(ctx context.Context, r *hearthv1.UpdateRequest) (*hearthv1.UpdateResponse, error) {
+	who, err := writer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkUpdateRequest(r); err != nil {
+		return nil, m.fail(ctx, "update", "", r.GetId(), err)
+	}
+	ch, merged, err := m.changes(ctx, r)
+	if err != nil {
+		return nil, m.fail(ctx, "update", "", r.GetId(), err)
+	}
+	if merged != nil {
+		if err := checkRecordSize("changes", merged); err != nil {
+			return nil, m.fail(ctx, "update", "", r.GetId(), err)
+		}
+	}
+	rec, err := m.db.Update(ctx, r.GetId(), int(r.GetRevision()), ch, who)
+	if err != nil {
+		return nil, m.fail(ctx, "update", "", r.GetId(), err)
+	}
+	return &hearthv1.UpdateResponse{Record: recordToProto(rec)}, nil
+}
+
+// changes screens an update's changes and returns them with the record as it
+// would be after them (for the size check), or nil when the record is not at
+// the given revision (storage reports the conflict).
+func (m *memoryService) changes(ctx context.Context, r *hearthv1.UpdateRequest) (storage.Changes, *hearthv1.Record, error) {
+	c := r.GetChanges()
+	var ch storage.Changes
+	cur, err := m.db.Get(ctx, []string{r.GetId()})
+	if err != nil {
+		return ch, nil, err
+	}
+	var merged *hearthv1.Record
+	if len(cur) == 1 && cur[0].Revision == int(r.GetRevision()) {
+		merged = recordToProto(cur[0])
+	}
+	if c.Title != nil {
+		t, err := screen.Check("changes.title", c.GetTitle())
+		if err != nil {
+			return ch, nil, err
+		}
+		ch.Title = &t
+		if merged != nil {
+			merged.Title = c.GetTitle()
+		}
+	}
+	if c.Content != nil {
+		t, err := screen.Check("changes.content", c.GetContent())
+		if err != nil {
+			return ch, nil, err
+		}
+		ch.Content = &t
+		if merged != nil {
+			merged.Content = c.GetContent()
+		}
+	}
+	if c.Topics != nil {
+		list, _ := stringList("changes.topics", c.Topics)
+		t, err := screen.CheckAll("changes.topics", list)
+		if err != nil {
+			return ch, nil, err
+		}
+		ch.Topics = &t
+		if merged != nil {
+			merged.Topics = list
+		}
+	}
+	if c.Anchors != nil {
+		list, _ := stringList("changes.anchors", c.Anchors)
+		t, err := screenAnchors("changes.anchors", list)
+		if err != nil {
+			return ch, nil, err
+		}
+		ch.Anchors = &t
+		if merged != nil {
+			merged.Anchors = nil
+			for _, a := range list {
+				merged.Anchors = append(merged.Anchors, &hearthv1.Anchor{Anchor: a})
+			}
+		}
+	}
+	if c.Type != nil {
+		v := c.GetType()
+		ch.Type = &v
+	}
+	if c.Status != nil {
+		v := c.GetStatus()
+		ch.Status = &v
+	}
+	if c.Confidence != nil {
+		v := c.GetConfidence()
+		ch.Confidence = &v
+	}
+	if c.Supersedes != nil {
+		v := c.GetSupersedes()
+		ch.Supersedes = &v
+		if merged != nil {
+			merged.Supersedes = v
+		}
+	}
+	return ch, merged, nil
+}
+
+func checkForgetRequest(r *hearthv1.ForgetRequest) error {
+	if err := checkID("id", r.GetId()); err != nil {
+		return err
+	}
+	if r.Revision != nil && r.GetRevision() == 0 {
+		return invalid("revision", "must be a revision (1 or more) when given")
+	}
+	if utf8.RuneCountInString(r.GetReason()) > maxReasonChars {
+		return invalid("reason", "is longer than %d characters", maxReasonChars)
+	}
+	return nil
+}
+
+func (m *memoryService) Forget(ctx context.Context, r *hearthv1.ForgetRequest) (*hearthv1.ForgetResponse, error) {
+	who, err := writer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkForgetRequest(r); err != nil {
+		return nil, m.fail(ctx, "forget", "", r.GetId(), err)
+	}
+	reason, err := screen.Check("reason", r.GetReason())
+	if err != nil {
+		return nil, m.fail(ctx, "forget", "", r.GetId(), err)
+	}
+	rec, err := m.db.Forget(ctx, r.GetId(), int(r.GetRevision()), reason, who)
+	if err != nil {
+		return nil, m.fail(ctx, "forget", "", r.GetId(), err)
+	}
+	return &hearthv1.ForgetResponse{Record: recordToProto(rec)}, nil
+}
+
+const (
+	defaultSearchLimit = 10
+	maxSearchLimit     = 50
+	// poolSize is how deep each ranked list is read: max(limit, 20) (R-K3).
+	minPool = 20
+)
+
+func checkSearchRequest(r *hearthv1.SearchRequest) error {
+	q := r.GetQuery()
+	if strings.TrimSpace(q) == "" {
+		return invalid("query", "is required")
+	}
+	if !utf8.ValidString(q) {
+		return invalid("query", "is not valid UTF-8")
+	}
+	if utf8.RuneCountInString(q) > maxQueryChars {
+		return invalid("query", "is longer than %d characters", maxQueryChars)
+	}
+	if r.GetNamespace() != "" {
+		if err := checkNamespace("namespace", r.GetNamespace()); err != nil {
+			return err
+		}
+	}
+	if err := checkTopics("topics", r.GetTopics()); err != nil {
+		return err
+	}
+	for i, t := range r.GetTypes() {
+		if err := checkType(fieldIndex("types", i), t); err != nil {
+			return err
+		}
+	}
+	if r.GetLimit() > maxSearchLimit {
+		return invalid("limit", "must be at most %d", maxSearchLimit)
+	}
+	if r.MinCosine != nil && (math.IsNaN(r.GetMinCosine()) || r.GetMinCosine() < -1 || r.GetMinCosine() > 1) {
+		return invalid("min_cosine", "must be between -1 and 1")
+	}
+	if len(r.GetExclude()) > maxExclude {
+		return invalid("exclude", "has more than %d entries", maxExclude)
+	}
+	return nil
+}
+
+func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (*hearthv1.SearchResponse, error) {
+	if err := checkSearchRequest(r); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	limit := int(r.GetLimit())
+	if limit == 0 {
+		limit = defaultSearchLimit
+	}
+	scopes := chain(r.GetNamespace(), r.GetTopics())
+	hits, err := m.db.Search(ctx, storage.SearchQuery{
+		Text:       r.GetQuery(),
+		Namespaces: scopes,
+		Types:      r.GetTypes(),
+		Exclude:    r.GetExclude(),
+		Limit:      max(limit, minPool),
+	})
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	ranked := ranking.FTS(hits, scopes)
+	if len(ranked) > limit {
+		ranked = ranked[:limit]
+	}
+	out := make([]*hearthv1.SearchHit, len(ranked))
+	for i, h := range ranked {
+		out[i] = &hearthv1.SearchHit{
+			Id: h.Record.ID, Namespace: h.Record.Namespace, Type: h.Record.Type, Title: h.Record.Title,
+			Snippet: h.Snippet, Status: h.Record.Status, Score: h.Score, Why: h.Why,
+		}
+	}
+	resp := &hearthv1.SearchResponse{Ranking: ranking.ModeFTS}
+	kept, err := budget.Fit(resp, "hits", out, budget.Search, true)
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	// Hits dropped by the limit are not counted as left out: the caller asked
+	// for that many. Hits dropped by the budget are.
+	returned := make([]string, kept)
+	for i := range returned {
+		returned[i] = out[i].Id
+	}
+	if err := m.db.CountReturned(ctx, returned); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	return resp, nil
+}
+
+const (
+	defaultTimelineLimit = 20
+	maxTimelineLimit     = 100
+)
+
+func checkTimelineRequest(r *hearthv1.TimelineRequest) error {
+	if r.GetNamespace() != "" {
+		if err := checkNamespace("namespace", r.GetNamespace()); err != nil {
+			return err
+		}
+	}
+	if r.GetLimit() > maxTimelineLimit {
+		return invalid("limit", "must be at most %d", maxTimelineLimit)
+	}
+	if r.Since != nil && r.GetSince().CheckValid() != nil {
+		return invalid("since", "is not a valid time")
+	}
+	if r.Until != nil && r.GetUntil().CheckValid() != nil {
+		return invalid("until", "is not a valid time")
+	}
+	if r.Since != nil && r.Until != nil && !r.GetSince().AsTime().Before(r.GetUntil().AsTime()) {
+		return invalid("until", "must be after since")
+	}
+	return nil
+}
+
+func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineRequest) (*hearthv1.TimelineResponse, error) {
+	if err := checkTimelineRequest(r); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	limit := int(r.GetLimit())
+	if limit == 0 {
+		limit = defaultTimelineLimit
+	}
+	q := storage.TimelineQuery{Namespaces: chain(r.GetNamespace(), nil), Limit: limit}
+	if r.Since != nil {
+		q.Since = r.GetSince().AsTime()
+	}
+	if r.Until != nil {
+		q.Until = r.GetUntil().AsTime()
+	}
+	recs, err := m.db.Timeline(ctx, q)
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	resp := &hearthv1.TimelineResponse{}
+	if _, err := budget.Fit(resp, "records", recordsToProto(recs), budget.Records, true); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	return resp, nil
+}

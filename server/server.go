@@ -1,0 +1,118 @@
+// Package server implements Hearth's gRPC services over storage. Each
+// handler has the shape validate → screen → store → map error: a pure check
+// of the request naming the field at fault, the screen for every value that
+// will be persisted, one storage call, and toStatus for the one mapping from
+// domain errors to gRPC codes. Authorization happened before any handler ran,
+// in the interceptor of package auth.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/auth"
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/screen"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+)
+
+// MaxMessageBytes limits gRPC messages, as the HTTP boundary limits bodies (R-Q3).
+const MaxMessageBytes = 1 << 20
+
+// Config is what the services need beyond the store.
+type Config struct {
+	Version string
+	Log     *slog.Logger
+}
+
+// Server implements every hearth.v1 service.
+type Server struct {
+	db      *storage.DB
+	log     *slog.Logger
+	version string
+}
+
+// New returns a Server over db.
+func New(db *storage.DB, cfg Config) *Server {
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{db: db, log: log, version: cfg.Version}
+}
+
+// NewGRPC returns a grpc.Server with the authorization interceptor, the
+// message size limit, every hearth.v1 service, health and reflection.
+func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
+	g := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(in.Unary),
+		grpc.ChainStreamInterceptor(in.Stream),
+		grpc.MaxRecvMsgSize(MaxMessageBytes),
+	)
+	hearthv1.RegisterMemoryServiceServer(g, &memoryService{Server: s})
+	hearthv1.RegisterAdminServiceServer(g, &adminService{Server: s})
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(g, hs)
+	reflection.Register(g)
+	return g
+}
+
+// AuditRefusal writes an authorization refusal to the audit. It is the
+// interceptor's OnRefuse hook.
+func (s *Server) AuditRefusal(ctx context.Context, r auth.Refusal) {
+	client := r.Client
+	if client == "" {
+		client = "-"
+	}
+	e := storage.AuditEntry{Client: client, Action: "refuse.auth", Detail: screen.Redact(r.Method + ": " + r.Reason)}
+	if err := s.db.Audit(context.WithoutCancel(ctx), e); err != nil {
+		s.log.ErrorContext(ctx, "audit refusal", "err", err)
+	}
+}
+
+// writer returns the authenticated token client that may write, or an error.
+// Only a token client writes; its name is the record's writer (R-A5).
+func writer(ctx context.Context) (string, error) {
+	c, ok := auth.FromContext(ctx)
+	if !ok || !c.ByToken {
+		return "", status.Error(codes.PermissionDenied, "permission denied: only a token client writes")
+	}
+	return c.Name, nil
+}
+
+// client returns the authenticated client's name for the audit.
+func client(ctx context.Context) string {
+	if c, ok := auth.FromContext(ctx); ok {
+		return c.Name
+	}
+	return "-"
+}
+
+// fail audits a refusal that the request itself earned (a screened value, a
+// revision conflict) and maps err to a gRPC status. Other errors are only
+// mapped.
+func (s *Server) fail(ctx context.Context, action, ns, id string, err error) error {
+	var detail string
+	var ref *screen.Refusal
+	switch {
+	case errors.As(err, &ref):
+		action, detail = "refuse.screen", "field "+ref.Field+" pattern "+ref.Pattern
+	case storage.ErrorCode(err) == storage.Conflict:
+		action, detail = "refuse.conflict", "stale revision"
+	default:
+		return toStatus(ctx, s.log, err)
+	}
+	e := storage.AuditEntry{Client: client(ctx), Action: action, Namespace: ns, RecordID: id, Detail: screen.Redact(detail)}
+	if aerr := s.db.Audit(context.WithoutCancel(ctx), e); aerr != nil {
+		s.log.ErrorContext(ctx, "audit refusal", "err", aerr)
+	}
+	return toStatus(ctx, s.log, err)
+}

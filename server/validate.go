@@ -1,0 +1,212 @@
+package server
+
+import (
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/namespace"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// Limits on request values. A record must fit whole inside the records
+// budget, so that memory_get can always return it (R-B3).
+const (
+	maxTitleChars     = 200
+	maxContentBytes   = 6000
+	maxAnchors        = 16
+	maxAnchorChars    = 300
+	maxIDs            = 50
+	maxQueryChars     = 1000
+	maxReasonChars    = 500
+	maxExclude        = 100
+	defaultConfidence = 0.8
+	// maxRecordBytes leaves room for the memory_get envelope around one record.
+	maxRecordBytes = budget.Records*budget.BytesPerToken - 400
+)
+
+// ULID: 26 characters of Crockford base32.
+var idPattern = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
+
+func checkID(field, id string) error {
+	if id == "" {
+		return invalid(field, "is required")
+	}
+	if !idPattern.MatchString(id) {
+		return invalid(field, "is not a record id (26 characters, e.g. 01JD3M5ZK9Q8W7E6R5T4Y3X2V1)")
+	}
+	return nil
+}
+
+func checkNamespace(field, ns string) error {
+	if err := namespace.Validate(ns); err != nil {
+		return invalid(field, "%v", err)
+	}
+	return nil
+}
+
+func checkTopics(field string, topics []string) error {
+	if err := namespace.ValidateTopics(topics); err != nil {
+		return invalid(field, "%v", err)
+	}
+	return nil
+}
+
+func checkType(field, t string) error {
+	if !storage.ValidType(t) {
+		return invalid(field, "%q is not a type: decision, constraint, requirement, procedure, preference, note or summary", t)
+	}
+	return nil
+}
+
+func checkTitle(field, t string) error {
+	switch {
+	case strings.TrimSpace(t) == "":
+		return invalid(field, "is required")
+	case !utf8.ValidString(t):
+		return invalid(field, "is not valid UTF-8")
+	case utf8.RuneCountInString(t) > maxTitleChars:
+		return invalid(field, "is %d characters; at most %d", utf8.RuneCountInString(t), maxTitleChars)
+	}
+	return nil
+}
+
+func checkContent(field, c string) error {
+	switch {
+	case strings.TrimSpace(c) == "":
+		return invalid(field, "is required")
+	case !utf8.ValidString(c):
+		return invalid(field, "is not valid UTF-8")
+	case len(c) > maxContentBytes:
+		return invalid(field, "is %d bytes; at most %d (split it into several records)", len(c), maxContentBytes)
+	}
+	return nil
+}
+
+func checkConfidence(field string, c float64) error {
+	if math.IsNaN(c) || c <= 0 || c > 1 {
+		return invalid(field, "must be above 0 and at most 1")
+	}
+	return nil
+}
+
+var entityPattern = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+$`)
+var hostPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+
+// checkAnchor validates an anchor's form: entity:<entity_id>,
+// path:<relative path>, host:<name> or url:<absolute URL>. Screening of the
+// value (credentials in URLs) is the screen's job.
+func checkAnchor(field, a string) error {
+	if utf8.RuneCountInString(a) > maxAnchorChars {
+		return invalid(field, "is longer than %d characters", maxAnchorChars)
+	}
+	for _, r := range a {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return invalid(field, "must not contain spaces or control characters")
+		}
+	}
+	kind, val, ok := strings.Cut(a, ":")
+	if !ok || val == "" {
+		return invalid(field, "must be entity:<id>, path:<relative path>, host:<name> or url:<url>")
+	}
+	switch kind {
+	case "entity":
+		if !entityPattern.MatchString(val) {
+			return invalid(field, "entity id must look like domain.object_id")
+		}
+	case "path":
+		if strings.HasPrefix(val, "/") || strings.Contains(val, "\\") {
+			return invalid(field, "path must be relative to the repository, with forward slashes")
+		}
+		for _, seg := range strings.Split(val, "/") {
+			if seg == ".." {
+				return invalid(field, "path must not leave the repository (..)")
+			}
+		}
+	case "host":
+		if !hostPattern.MatchString(val) {
+			return invalid(field, "host must be a host name")
+		}
+	case "url":
+		u, err := url.Parse(val)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return invalid(field, "url must be an absolute URL")
+		}
+	default:
+		return invalid(field, "kind %q is not entity, path, host or url", kind)
+	}
+	return nil
+}
+
+func checkAnchors(field string, as []string) error {
+	if len(as) > maxAnchors {
+		return invalid(field, "has %d anchors; at most %d", len(as), maxAnchors)
+	}
+	for i, a := range as {
+		if err := checkAnchor(fieldIndex(field, i), a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fieldIndex(field string, i int) string {
+	return field + "[" + strconv.Itoa(i) + "]"
+}
+
+// checkRecordSize refuses a record whose JSON would not fit the records
+// budget on its own. It measures a draft with the longest values the server
+// fills in (id, times, revision, anchor states).
+func checkRecordSize(field string, r *hearthv1.Record) error {
+	draft := proto.Clone(r).(*hearthv1.Record)
+	draft.Id = strings.Repeat("0", 26)
+	draft.Revision = math.MaxUint32
+	draft.Status = "superseded"
+	draft.SupersededBy = strings.Repeat("0", 26)
+	draft.EffectiveConfidence = 0.123456789012345
+	draft.ProofCount, draft.RefutationCount = 99999, 99999
+	wide := timestamppb.New(time.Date(2099, 12, 31, 23, 59, 59, 999_000_000, time.UTC))
+	draft.CreatedAt, draft.UpdatedAt = wide, wide
+	draft.Anchors = nil
+	for _, a := range r.Anchors {
+		draft.Anchors = append(draft.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: "unavailable", CheckedAt: wide})
+	}
+	n, err := budget.Size(draft)
+	if err != nil {
+		return err
+	}
+	if n > maxRecordBytes {
+		return invalid(field, "the record would be %d bytes as JSON; at most %d fit the records budget (shorten it or split it)", n, maxRecordBytes)
+	}
+	return nil
+}
+
+// chain returns the scope chain searched for a namespace: the namespace, the
+// given topic namespaces, then global (SPEC R-N4).
+func chain(ns string, topics []string) []string {
+	if ns == "" {
+		ns = namespace.Global
+	}
+	out := []string{ns}
+	seen := map[string]bool{ns: true}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, t := range topics {
+		add("topics/" + t)
+	}
+	add(namespace.Global)
+	return out
+}
