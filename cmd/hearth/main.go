@@ -1,0 +1,162 @@
+// Command hearth is the Hearth memory server: one daemon serving gRPC, REST
+// (/api/) and MCP (/mcp) on one port over a SQLite store.
+//
+//	hearth serve --data DIR [--listen 127.0.0.1:8765] [--option key=value ...]
+//	hearth version
+//	hearth healthcheck [--url http://127.0.0.1:8765/healthz]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/version"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  hearth serve --data DIR [--listen ADDR] [--option key=value ...]
+  hearth version
+  hearth healthcheck [--url URL]
+`
+
+// run executes one subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		cfg, err := parseServeFlags(args[1:], stderr)
+		if err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			fmt.Fprintln(stderr, "hearth:", err)
+			return 2
+		}
+		if err := serve(ctx, cfg, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "hearth:", err)
+			return 1
+		}
+		return 0
+	case "version":
+		fmt.Fprintln(stdout, version.Version)
+		return 0
+	case "healthcheck":
+		return healthcheck(ctx, args[1:], stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "hearth: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+// Config is what `hearth serve` runs with, after flags and options.json.
+type Config struct {
+	DataDir string
+	Listen  string
+	Options options.Options
+}
+
+type optionFlags []string
+
+func (o *optionFlags) String() string     { return strings.Join(*o, ",") }
+func (o *optionFlags) Set(v string) error { *o = append(*o, v); return nil }
+
+// parseServeFlags reads the serve flags and DIR/options.json.
+func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg Config
+	var sets optionFlags
+	fs.StringVar(&cfg.DataDir, "data", "", "data directory (database, tokens, options.json)")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8765", "address for gRPC, REST and MCP")
+	fs.Var(&sets, "option", "override one option, key=value (value as JSON or a bare string); repeatable")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.DataDir == "" {
+		return cfg, errors.New("--data is required")
+	}
+	opts, err := options.Load(cfg.DataDir + "/options.json")
+	if err != nil {
+		return cfg, err
+	}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return cfg, fmt.Errorf("--option %q: want key=value", k)
+		}
+		if err := opts.Set(k, v); err != nil {
+			return cfg, err
+		}
+	}
+	if err := opts.Validate(); err != nil {
+		return cfg, err
+	}
+	cfg.Options = opts
+	return cfg, nil
+}
+
+func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	d := &Daemon{Config: cfg, Log: log}
+	if err := d.Open(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "hearth %s listening on %s (gRPC, REST /api/, MCP /mcp)\n", version.Version, d.Addr())
+	fmt.Fprintf(stdout, "client tokens are in %s (one file per client)\n", d.TokensDir())
+	<-ctx.Done()
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return d.Close(shutdown)
+}
+
+func healthcheck(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", "http://127.0.0.1:8765/healthz", "liveness URL")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *url, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth healthcheck:", err)
+		return 1
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth healthcheck:", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(stderr, "hearth healthcheck: status", resp.StatusCode)
+		return 1
+	}
+	return 0
+}
