@@ -27,8 +27,9 @@ var kinds = map[string]int{
 	"local":    1,
 }
 
-// Validate reports whether ns is a well-formed namespace. The error names what
-// is wrong but is not prefixed with a field name; callers add that.
+// Validate reports whether ns is a well-formed namespace. The error says what
+// is wrong without repeating the value (a caller's value may be a secret);
+// callers prefix the field name.
 func Validate(ns string) error {
 	if ns == "" {
 		return fmt.Errorf("is required")
@@ -42,14 +43,14 @@ func Validate(ns string) error {
 	parts := strings.Split(ns, "/")
 	want, ok := kinds[parts[0]]
 	if !ok {
-		return fmt.Errorf("%q must start with github/, gitea/, projects/, topics/, local/ or be global", ns)
+		return fmt.Errorf("must start with github/, gitea/, projects/, topics/ or local/, or be global")
 	}
 	if len(parts)-1 != want {
-		return fmt.Errorf("%q: %s/ takes %d segment(s) after it", ns, parts[0], want)
+		return fmt.Errorf("%s/ takes %d segment(s) after it", parts[0], want)
 	}
 	for _, seg := range parts[1:] {
 		if err := ValidateSegment(seg); err != nil {
-			return fmt.Errorf("%q: %w", ns, err)
+			return err
 		}
 	}
 	return nil
@@ -69,11 +70,11 @@ func ValidateSegment(seg string) error {
 			dots = false
 		case c == '.':
 		default:
-			return fmt.Errorf("segment %q may hold only a-z, 0-9, '.', '_' and '-'", seg)
+			return fmt.Errorf("segments may hold only a-z, 0-9, '.', '_' and '-'")
 		}
 	}
 	if dots {
-		return fmt.Errorf("segment %q is only dots", seg)
+		return fmt.Errorf("a segment is only dots")
 	}
 	return nil
 }
@@ -81,7 +82,7 @@ func ValidateSegment(seg string) error {
 // ValidateTopic checks one topic name (1–40 characters, one segment).
 func ValidateTopic(t string) error {
 	if len(t) < 1 || len(t) > MaxTopicLen {
-		return fmt.Errorf("%q must be 1–%d characters", t, MaxTopicLen)
+		return fmt.Errorf("must be 1–%d characters", MaxTopicLen)
 	}
 	return ValidateSegment(t)
 }
@@ -98,7 +99,7 @@ func ValidateTopics(topics []string) error {
 			return fmt.Errorf("[%d]: %w", i, err)
 		}
 		if seen[t] {
-			return fmt.Errorf("[%d]: %q repeated", i, t)
+			return fmt.Errorf("[%d]: repeated", i)
 		}
 		seen[t] = true
 	}

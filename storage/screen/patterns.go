@@ -20,6 +20,7 @@ const (
 	patAWSSecret   = "aws-secret-key"
 	patGoogle      = "google-api-key"
 	patNPM         = "npm-token"
+	patHearth      = "hearth-token"
 	patStripe      = "stripe-key"
 	patJWT         = "jwt"
 	patURLUserinfo = "url-userinfo"
@@ -169,6 +170,12 @@ var patterns = []pattern{
 		// npm access tokens: npm_ followed by 36 alphanumerics.
 		name: patNPM,
 		find: reFind(true, randomBody, `npm_([A-Za-z0-9]{36})\b`),
+	},
+	{
+		// Hearth's own client tokens: hearth_ followed by 32 random bytes in
+		// base64url (43 characters), as the server generates them.
+		name: patHearth,
+		find: reFind(true, nil, `hearth_[A-Za-z0-9_-]{43}`),
 	},
 	{
 		// Stripe secret and restricted keys, live and test mode. Publishable

@@ -1,0 +1,123 @@
+package auth_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/hearth-memory/hearth/server/auth"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// TestMethods_EveryRPCDeclaresAScope fails when a hearth.v1 RPC has no
+// scope in its tool option: such an RPC would be denied to everyone.
+func TestMethods_EveryRPCDeclaresAScope(t *testing.T) {
+	table, err := auth.Methods()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, sd := range auth.Services() {
+		for i := 0; i < sd.Methods().Len(); i++ {
+			m := sd.Methods().Get(i)
+			n++
+			s, ok := table[auth.MethodFullName(m)]
+			if !ok || s == "" || s == auth.Public {
+				t.Errorf("%s: scope %q, want one of read, write, delete, export, admin", auth.MethodFullName(m), s)
+			}
+			if auth.ToolOf(m).GetName() == "" {
+				t.Errorf("%s: no tool name", auth.MethodFullName(m))
+			}
+		}
+	}
+	if n < 7 {
+		t.Errorf("found %d RPCs; the descriptors are not registered", n)
+	}
+}
+
+type addr struct{ network, s string }
+
+func (a addr) Network() string { return a.network }
+func (a addr) String() string  { return a.s }
+
+func call(in *auth.Interceptor, method string, p net.Addr, md metadata.MD) (auth.Caller, error) {
+	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: p})
+	ctx = metadata.NewIncomingContext(ctx, md)
+	var got auth.Caller
+	_, err := in.Unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: method}, func(ctx context.Context, _ any) (any, error) {
+		got, _ = auth.FromContext(ctx)
+		return nil, nil
+	})
+	return got, err
+}
+
+func TestInterceptor_Unary(t *testing.T) {
+	sum := sha256.Sum256([]byte("hearth_secret-token"))
+	lan := netip.MustParseAddr("192.168.1.50")
+	in := auth.New([]auth.Client{
+		{Name: "agent", Scopes: []auth.Scope{auth.Read, auth.Write}, TokenSHA256: sum[:]},
+		{Name: "lan", Scopes: []auth.Scope{auth.Read, auth.Write, auth.Delete}, IP: lan},
+		{Name: "writer-only", Scopes: []auth.Scope{auth.Write}, IP: netip.MustParseAddr("192.168.1.51")},
+	}, map[string]auth.Scope{
+		"/x/Read":   auth.Read,
+		"/x/Write":  auth.Write,
+		"/x/Health": auth.Public,
+	})
+	var refused []auth.Refusal
+	in.OnRefuse = func(_ context.Context, r auth.Refusal) { refused = append(refused, r) }
+	tcp := func(a string) net.Addr { return addr{"tcp", a} }
+	bufconn := addr{auth.InProcessNetwork, "bufconn"}
+	bearer := metadata.Pairs("authorization", "Bearer hearth_secret-token")
+
+	cases := []struct {
+		name   string
+		method string
+		peer   net.Addr
+		md     metadata.MD
+		want   codes.Code
+		caller string
+	}{
+		{"OKToken", "/x/Write", tcp("10.0.0.9:5555"), bearer, codes.OK, "agent"},
+		{"OKTokenCaseInsensitiveScheme", "/x/Read", tcp("10.0.0.9:5555"), metadata.Pairs("authorization", "bearer hearth_secret-token"), codes.OK, "agent"},
+		{"ErrWrongToken", "/x/Read", tcp("192.168.1.50:1"), metadata.Pairs("authorization", "Bearer nope"), codes.Unauthenticated, ""},
+		{"ErrMalformedAuthorization", "/x/Read", tcp("10.0.0.9:1"), metadata.Pairs("authorization", "Basic abc"), codes.Unauthenticated, ""},
+		{"ErrNoCredentials", "/x/Read", tcp("10.0.0.9:1"), nil, codes.Unauthenticated, ""},
+		{"OKAddressReads", "/x/Read", tcp("192.168.1.50:40000"), nil, codes.OK, "lan"},
+		{"ErrAddressNeverWrites", "/x/Write", tcp("192.168.1.50:40000"), nil, codes.PermissionDenied, ""},
+		{"ErrAddressWithoutReadGetsNothing", "/x/Read", tcp("192.168.1.51:1"), nil, codes.PermissionDenied, ""},
+		{"OKMappedIPv6Address", "/x/Read", tcp("[::ffff:192.168.1.50]:1"), nil, codes.OK, "lan"},
+		{"ErrForwardedFromExternalPeerIgnored", "/x/Read", tcp("10.0.0.9:1"), metadata.Pairs("x-forwarded-for", "192.168.1.50"), codes.Unauthenticated, ""},
+		{"OKForwardedOverInProcess", "/x/Read", bufconn, metadata.Pairs("x-forwarded-for", "10.0.0.1, 192.168.1.50"), codes.OK, "lan"},
+		{"ErrForwardedOnlyLastEntryCounts", "/x/Read", bufconn, metadata.Pairs("x-forwarded-for", "192.168.1.50, 10.0.0.1"), codes.Unauthenticated, ""},
+		{"ErrUnknownMethodDenied", "/x/Unlisted", tcp("10.0.0.9:1"), bearer, codes.PermissionDenied, ""},
+		{"OKPublic", "/x/Health", tcp("10.0.0.9:1"), nil, codes.OK, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := call(in, c.method, c.peer, c.md)
+			if code := status.Code(err); code != c.want {
+				t.Fatalf("code = %v, want %v (%v)", code, c.want, err)
+			}
+			if got.Name != c.caller {
+				t.Errorf("caller = %q, want %q", got.Name, c.caller)
+			}
+			if c.caller == "lan" && (got.ByToken || len(got.Scopes) != 1 || got.Scopes[0] != auth.Read) {
+				t.Errorf("address client scopes = %v (by token %v), want read only", got.Scopes, got.ByToken)
+			}
+		})
+	}
+	if len(refused) == 0 {
+		t.Errorf("refusals were not reported for the audit")
+	}
+	for _, r := range refused {
+		if r.Reason == "" || r.Method == "" {
+			t.Errorf("refusal without reason or method: %+v", r)
+		}
+	}
+}

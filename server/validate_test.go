@@ -1,0 +1,71 @@
+package server
+
+import (
+	"testing"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// FuzzCheckRequests feeds arbitrary JSON to every request validator: none
+// may panic, and an accepted request must hold the limits they promise.
+func FuzzCheckRequests(f *testing.F) {
+	for _, s := range []string{
+		`{}`,
+		`{"namespace":"github/acme/api","type":"decision","title":"t","content":"c","topics":["a"],"anchors":["path:a/b.go","url:https://x.y/z?q=1"],"confidence":0.5}`,
+		`{"id":"01JD3M5ZK9Q8W7E6R5T4Y3X2V1","revision":3,"changes":{"topics":["a",1],"anchors":[],"status":"active"}}`,
+		`{"ids":["01JD3M5ZK9Q8W7E6R5T4Y3X2V1",""]}`,
+		`{"query":"how do we retry?","limit":50,"exclude":["01JD3M5Z"],"min_cosine":0.3}`,
+		`{"since":"2026-01-01T00:00:00Z","until":"2025-01-01T00:00:00Z"}`,
+		`{"anchors":["entity:light.kitchen","host:nas","path:../etc"]}`,
+	} {
+		f.Add(s)
+	}
+	opts := protojson.UnmarshalOptions{DiscardUnknown: true}
+	f.Fuzz(func(t *testing.T, s string) {
+		var store hearthv1.StoreRequest
+		if opts.Unmarshal([]byte(s), &store) == nil && checkStoreRequest(&store) == nil {
+			if len(store.GetContent()) > maxContentBytes || len(store.GetAnchors()) > maxAnchors {
+				t.Fatalf("accepted an oversized store: %s", s)
+			}
+		}
+		var get hearthv1.GetRequest
+		if opts.Unmarshal([]byte(s), &get) == nil && checkGetRequest(&get) == nil && len(get.GetIds()) > maxIDs {
+			t.Fatalf("accepted too many ids: %s", s)
+		}
+		var up hearthv1.UpdateRequest
+		if opts.Unmarshal([]byte(s), &up) == nil {
+			_ = checkUpdateRequest(&up)
+		}
+		var fo hearthv1.ForgetRequest
+		if opts.Unmarshal([]byte(s), &fo) == nil {
+			_ = checkForgetRequest(&fo)
+		}
+		var se hearthv1.SearchRequest
+		if opts.Unmarshal([]byte(s), &se) == nil && checkSearchRequest(&se) == nil && se.GetLimit() > maxSearchLimit {
+			t.Fatalf("accepted limit %d", se.GetLimit())
+		}
+		var tl hearthv1.TimelineRequest
+		if opts.Unmarshal([]byte(s), &tl) == nil {
+			_ = checkTimelineRequest(&tl)
+		}
+		for _, a := range []string{s, "url:" + s, "path:" + s, "entity:" + s, "host:" + s} {
+			_ = checkAnchor("anchors[0]", a)
+		}
+	})
+}
+
+func TestCheckAnchor(t *testing.T) {
+	ok := []string{"path:internal/x.go", "entity:light.kitchen", "host:nas.local", "url:https://example.com/a?b=c"}
+	for _, a := range ok {
+		if err := checkAnchor("anchors[0]", a); err != nil {
+			t.Errorf("checkAnchor(%q) = %v, want nil", a, err)
+		}
+	}
+	bad := []string{"", "path:", "path:/etc/passwd", "path:../x", "path:a\\b", "entity:Light", "host:a b", "url:/relative", "ftp", "file:x", "path:a b"}
+	for _, a := range bad {
+		if err := checkAnchor("anchors[0]", a); err == nil {
+			t.Errorf("checkAnchor(%q) = nil, want an error", a)
+		}
+	}
+}
