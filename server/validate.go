@@ -54,16 +54,27 @@ func checkNamespace(field, ns string) error {
 	return nil
 }
 
+// checkTopics names the element at fault, e.g. topics[2].
 func checkTopics(field string, topics []string) error {
-	if err := namespace.ValidateTopics(topics); err != nil {
-		return invalid(field, "%v", err)
+	if len(topics) > namespace.MaxTopics {
+		return invalid(field, "has %d topics; at most %d", len(topics), namespace.MaxTopics)
+	}
+	seen := make(map[string]bool, len(topics))
+	for i, t := range topics {
+		if err := namespace.ValidateTopic(t); err != nil {
+			return invalid(fieldIndex(field, i), "%v", err)
+		}
+		if seen[t] {
+			return invalid(fieldIndex(field, i), "repeats an earlier topic")
+		}
+		seen[t] = true
 	}
 	return nil
 }
 
 func checkType(field, t string) error {
 	if !storage.ValidType(t) {
-		return invalid(field, "%q is not a type: decision, constraint, requirement, procedure, preference, note or summary", t)
+		return invalid(field, "must be decision, constraint, requirement, procedure, preference, note or summary")
 	}
 	return nil
 }
@@ -142,7 +153,7 @@ func checkAnchor(field, a string) error {
 			return invalid(field, "url must be an absolute URL")
 		}
 	default:
-		return invalid(field, "kind %q is not entity, path, host or url", kind)
+		return invalid(field, "must start with entity:, path:, host: or url:")
 	}
 	return nil
 }
