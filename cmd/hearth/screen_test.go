@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hearth-memory/hearth/server/auth"
+)
+
+// Fake secrets of several patterns (made up, right shape). The test proves
+// none of them reaches the database, its WAL, the logs or an error.
+var (
+	secretAWS     = "AKIAQX7WZJ3N5R2T4V6Y"
+	secretGitHub  = "ghp_R8mK2xQ7vN4pL9sT3wY6zB1cF5hJ0dG8aE2u"
+	secretPEM     = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDx7Rk2mQp9VwLz3nY8cT4hJ6sB0aF5eG1iK2oU3pX9dQAAAJg=\n-----END OPENSSH PRIVATE KEY-----"
+	secretURLPass = "Pw9xTq2LmZ4v"
+	secretParam   = "Zq8Rt5Wm2Xn7Kp4V"
+	secretMarker  = "do-not-store"
+)
+
+// syncBuffer collects the daemon's log output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// injection puts one secret into one field of a valid request.
+type injection struct {
+	field   string // the field the error must name, e.g. changes.anchors[0]
+	value   any    // the value to set (a string, or a list for list fields)
+	secret  string // the secret span that must never be stored or echoed
+	pattern bool   // the screen (not format validation) must name a pattern
+	// dropped: the call succeeds but the field is refused and not stored
+	// (session notes, R-S4).
+	dropped bool
+}
+
+// writeCase is a valid request for one writing tool and the injections for
+// its free-text fields.
+type writeCase struct {
+	args   func(t *testing.T) map[string]any
+	inject []injection
+}
+
+// setField sets a dotted path (a.b) in args.
+func setField(args map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	m := args
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+func stripIndex(field string) string {
+	if i := strings.IndexByte(field, '['); i >= 0 {
+		return field[:i]
+	}
+	return field
+}
+
+// TestScreen_EveryWritePath holds R-S1..R-S4 and R-S6 for every RPC that
+// persists text: each one refuses secrets in each free-text field, naming the
+// field and pattern, writing nothing, and no secret reaches the database
+// files, the WAL, the logs or the error text. A writing RPC without a case
+// here fails the test.
+func TestScreen_EveryWritePath(t *testing.T) {
+	logs := &syncBuffer{}
+	dir := t.TempDir()
+	d := &Daemon{Config: Config{DataDir: dir, Listen: "127.0.0.1:0", Options: testOptions()}, Log: slog.New(slog.NewTextHandler(logs, nil))}
+	if err := d.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	td := &testDaemon{Daemon: d, url: "http://" + d.Addr(), tokens: map[string]string{}}
+	for _, name := range []string{"claude-code", "codex"} {
+		b, err := os.ReadFile(filepath.Join(d.TokensDir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		td.tokens[name] = strings.TrimSpace(string(b))
+	}
+	tok := td.tokens["claude-code"]
+	rest := restTransport{td}
+	ns := "github/acme/screen"
+	record := func(t *testing.T) (string, float64) {
+		r := rest.call(t, tok, "memory_store", storeArgs(ns, "Screen target", "A record to write against."))
+		if !r.ok {
+			t.Fatalf("store: %v", r)
+		}
+		return str(r.body, "record", "id"), num(r.body, "record", "revision")
+	}
+	text := []injection{
+		{field: "title", value: "key " + secretAWS, secret: secretAWS, pattern: true},
+		{field: "content", value: "export GITHUB_TOKEN=" + secretGitHub, secret: secretGitHub, pattern: true},
+		{field: "content", value: "the deploy key:\n" + secretPEM, secret: secretPEM[40:90], pattern: true},
+		{field: "content", value: "note " + secretMarker + " this", secret: secretMarker + " this", pattern: true},
+		{field: "anchors[0]", value: []string{"url:https://deploy:" + secretURLPass + "@ci.example.com/hook"}, secret: secretURLPass, pattern: true},
+		{field: "anchors[0]", value: []string{"url:https://ci.example.com/hook?access_token=" + secretParam}, secret: secretParam, pattern: true},
+		{field: "topics[0]", value: []string{secretGitHub}, secret: secretGitHub},
+	}
+	prefixed := func(prefix string, in []injection) []injection {
+		out := make([]injection, len(in))
+		for i, x := range in {
+			x.field = prefix + x.field
+			out[i] = x
+		}
+		return out
+	}
+	cases := map[string]writeCase{
+		"memory_store": {
+			args:   func(t *testing.T) map[string]any { return storeArgs(ns, "Clean title", "Clean content.") },
+			inject: text,
+		},
+		"memory_update": {
+			args: func(t *testing.T) map[string]any {
+				id, rev := record(t)
+				return map[string]any{"id": id, "revision": rev, "changes": map[string]any{"title": "Clean change"}}
+			},
+			inject: prefixed("changes.", text),
+		},
+		"memory_forget": {
+			args: func(t *testing.T) map[string]any {
+				id, _ := record(t)
+				return map[string]any{"id": id}
+			},
+			inject: []injection{{field: "reason", value: "leaked " + secretGitHub, secret: secretGitHub, pattern: true}},
+		},
+		"memory_evidence": {
+			args: func(t *testing.T) map[string]any {
+				id, _ := record(t)
+				return map[string]any{"id": id, "stance": "corroborates"}
+			},
+			inject: []injection{{field: "note", value: "checked with " + secretAWS, secret: secretAWS, pattern: true}},
+		},
+		"memory_session_close": {
+			args: func(t *testing.T) map[string]any {
+				return map[string]any{"session_id": "s-screen", "namespace": ns, "op_id": "op-" + strings.ReplaceAll(t.Name(), "/", "-"), "summary": "Worked on the screen."}
+			},
+			inject: []injection{
+				{field: "summary", value: "token " + secretGitHub, secret: secretGitHub, pattern: true},
+				{field: "notes", value: "the wifi password is on the fridge, " + secretMarker, secret: "wifi password is on the fridge", dropped: true},
+				{field: "notes", value: "aws " + secretAWS, secret: secretAWS, dropped: true},
+			},
+		},
+	}
+
+	var secrets []string
+	for _, sd := range auth.Services() {
+		for i := 0; i < sd.Methods().Len(); i++ {
+			tool := auth.ToolOf(sd.Methods().Get(i))
+			if tool.GetReadOnly() {
+				continue
+			}
+			t.Run(tool.GetName(), func(t *testing.T) {
+				c, ok := cases[tool.GetName()]
+				if !ok {
+					t.Fatalf("%s writes but has no screening case: add one", tool.GetName())
+				}
+				if r := rest.call(t, tok, tool.GetName(), c.args(t)); !r.ok {
+					t.Fatalf("the clean request fails: %v", r)
+				}
+				for _, in := range c.inject {
+					secrets = append(secrets, in.secret)
+					t.Run(in.field, func(t *testing.T) {
+						args := c.args(t)
+						setField(args, stripIndex(in.field), in.value)
+						before := rest.call(t, tok, "memory_status", map[string]any{})
+						for _, tr := range []transport{rest, mcpTransport{td: td}} {
+							r := tr.call(t, tok, tool.GetName(), args)
+							if strings.Contains(string(r.raw), in.secret) {
+								t.Errorf("%s: the reply echoes the secret: %s", tr.name(), r.raw)
+							}
+							if in.dropped {
+								if !r.ok || !strings.Contains(string(r.raw), `"notes_refused":true`) {
+									t.Errorf("%s: got %v, want success with notes_refused", tr.name(), r)
+								}
+								// A replay of the same op_id would answer from the
+								// receipt: give the MCP call its own.
+								args["op_id"] = args["op_id"].(string) + "-2"
+								continue
+							}
+							if r.ok || r.code != "INVALID_ARGUMENT" || r.http != 400 {
+								t.Fatalf("%s: got %v, want INVALID_ARGUMENT/400", tr.name(), r)
+							}
+							if got := str(r.body, "error", "field"); got != in.field {
+								t.Errorf("%s: field = %q, want %q", tr.name(), got, in.field)
+							}
+							if in.pattern && str(r.body, "error", "pattern") == "" {
+								t.Errorf("%s: no pattern named: %s", tr.name(), r.raw)
+							}
+						}
+						if in.dropped {
+							return
+						}
+						after := rest.call(t, tok, "memory_status", map[string]any{})
+						if !bytes.Equal(before.raw, after.raw) {
+							t.Errorf("a refused write changed the store:\nbefore %s\nafter  %s", before.raw, after.raw)
+						}
+					})
+				}
+			})
+		}
+	}
+
+	// A search for a secret is answered and leaves no trace (R-S5).
+	r := rest.call(t, tok, "memory_search", map[string]any{"namespace": ns, "query": "where is " + secretGitHub})
+	if !r.ok {
+		t.Errorf("secret query: %v", r)
+	}
+
+	// Refusals are audited by field and pattern, never by value (R-S2).
+	entries, err := d.db.AuditLog(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var screened int
+	for _, e := range entries {
+		if e.Action == "refuse.screen" {
+			screened++
+			if !strings.Contains(e.Detail.String(), "pattern ") {
+				t.Errorf("audit detail %q does not name the pattern", e.Detail.String())
+			}
+		}
+	}
+	if screened == 0 {
+		t.Errorf("no refuse.screen audit rows")
+	}
+
+	// Nothing secret on disk or in the logs: close the daemon first so the
+	// WAL is as it was written, then read every file of the data dir.
+	d.Close(context.Background())
+	var disk []byte
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && filepath.Dir(p) != d.TokensDir() {
+			b, _ := os.ReadFile(p)
+			disk = append(disk, b...)
+		}
+		return nil
+	})
+	log := logs.String()
+	for _, s := range secrets {
+		if bytes.Contains(disk, []byte(s)) {
+			t.Errorf("secret %.12q… found in the data files", s)
+		}
+		if strings.Contains(log, s) {
+			t.Errorf("secret %.12q… found in the logs", s)
+		}
+	}
+	for name, tk := range td.tokens {
+		if strings.Contains(log, tk) {
+			t.Errorf("token of %s found in the logs", name)
+		}
+		if bytes.Contains(disk, []byte(tk)) {
+			t.Errorf("token of %s found in the database files", name)
+		}
+	}
+	raw, _ := json.Marshal(entries)
+	if strings.Contains(string(raw), secretGitHub) {
+		t.Errorf("audit carries a secret")
+	}
+}
