@@ -22,8 +22,9 @@ import (
 // the hearth.v1 descriptors hold a service missing here, so a new service
 // cannot be forgotten.
 var registrations = map[protoreflect.FullName]func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
-	"hearth.v1.MemoryService": hearthv1.RegisterMemoryServiceHandler,
-	"hearth.v1.AdminService":  hearthv1.RegisterAdminServiceHandler,
+	"hearth.v1.MemoryService":  hearthv1.RegisterMemoryServiceHandler,
+	"hearth.v1.AdminService":   hearthv1.RegisterAdminServiceHandler,
+	"hearth.v1.SessionService": hearthv1.RegisterSessionServiceHandler,
 }
 
 // New returns the REST handler: a grpc-gateway ServeMux calling every

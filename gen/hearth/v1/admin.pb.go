@@ -9,6 +9,7 @@ package hearthv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -241,11 +242,420 @@ func (x *NamespaceCount) GetRecords() uint32 {
 	return 0
 }
 
+type UnusedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this namespace (default: every namespace).
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// At most this many records (1-100, default 20).
+	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnusedRequest) Reset() {
+	*x = UnusedRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnusedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnusedRequest) ProtoMessage() {}
+
+func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnusedRequest.ProtoReflect.Descriptor instead.
+func (*UnusedRequest) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *UnusedRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *UnusedRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// UnusedRecord is a compact line about an unused record.
+type UnusedRecord struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Namespace string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Type      string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	Title     string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When a search, recall or context packet last returned it; absent if never.
+	LastReturnedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_returned_at,json=lastReturnedAt,proto3" json:"last_returned_at,omitempty"`
+	// When memory_get last fetched it; absent if never.
+	LastFetchedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=last_fetched_at,json=lastFetchedAt,proto3" json:"last_fetched_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnusedRecord) Reset() {
+	*x = UnusedRecord{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnusedRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnusedRecord) ProtoMessage() {}
+
+func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnusedRecord.ProtoReflect.Descriptor instead.
+func (*UnusedRecord) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *UnusedRecord) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *UnusedRecord) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *UnusedRecord) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *UnusedRecord) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *UnusedRecord) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *UnusedRecord) GetLastReturnedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastReturnedAt
+	}
+	return nil
+}
+
+func (x *UnusedRecord) GetLastFetchedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastFetchedAt
+	}
+	return nil
+}
+
+type UnusedResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Records []*UnusedRecord        `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	// When usage counting started (the usage-start audit row).
+	CountingSince *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=counting_since,json=countingSince,proto3" json:"counting_since,omitempty"`
+	// False until counting has run 30 days; records is empty until then.
+	Ready           bool   `protobuf:"varint,3,opt,name=ready,proto3" json:"ready,omitempty"`
+	EstimatedTokens uint32 `protobuf:"varint,4,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
+	Truncated       bool   `protobuf:"varint,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	LeftOut         uint32 `protobuf:"varint,6,opt,name=left_out,json=leftOut,proto3" json:"left_out,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *UnusedResponse) Reset() {
+	*x = UnusedResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnusedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnusedResponse) ProtoMessage() {}
+
+func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnusedResponse.ProtoReflect.Descriptor instead.
+func (*UnusedResponse) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *UnusedResponse) GetRecords() []*UnusedRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *UnusedResponse) GetCountingSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CountingSince
+	}
+	return nil
+}
+
+func (x *UnusedResponse) GetReady() bool {
+	if x != nil {
+		return x.Ready
+	}
+	return false
+}
+
+func (x *UnusedResponse) GetEstimatedTokens() uint32 {
+	if x != nil {
+		return x.EstimatedTokens
+	}
+	return 0
+}
+
+func (x *UnusedResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *UnusedResponse) GetLeftOut() uint32 {
+	if x != nil {
+		return x.LeftOut
+	}
+	return 0
+}
+
+type AuditRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many rows (1-500, default 100).
+	Limit         uint32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRequest) Reset() {
+	*x = AuditRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRequest) ProtoMessage() {}
+
+func (x *AuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRequest.ProtoReflect.Descriptor instead.
+func (*AuditRequest) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AuditRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// AuditEntry is one audit row.
+type AuditEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=at,proto3" json:"at,omitempty"`
+	Client        string                 `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	Action        string                 `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	Namespace     string                 `protobuf:"bytes,4,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	RecordId      string                 `protobuf:"bytes,5,opt,name=record_id,json=recordId,proto3" json:"record_id,omitempty"`
+	Detail        string                 `protobuf:"bytes,6,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditEntry) Reset() {
+	*x = AuditEntry{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditEntry) ProtoMessage() {}
+
+func (x *AuditEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
+func (*AuditEntry) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AuditEntry) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *AuditEntry) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetRecordId() string {
+	if x != nil {
+		return x.RecordId
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+type AuditResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*AuditEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditResponse) Reset() {
+	*x = AuditResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditResponse) ProtoMessage() {}
+
+func (x *AuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditResponse.ProtoReflect.Descriptor instead.
+func (*AuditResponse) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *AuditResponse) GetEntries() []*AuditEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
 var File_hearth_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x14hearth/v1/tool.proto\"\x0f\n" +
+	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\"\x0f\n" +
 	"\rStatusRequest\"\xb3\x01\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
@@ -260,10 +670,45 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x05count\x18\x03 \x01(\rR\x05count\"H\n" +
 	"\x0eNamespaceCount\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x18\n" +
-	"\arecords\x18\x02 \x01(\rR\arecords2w\n" +
+	"\arecords\x18\x02 \x01(\rR\arecords\"C\n" +
+	"\rUnusedRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\"\xab\x02\n" +
+	"\fUnusedRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12D\n" +
+	"\x10last_returned_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastReturnedAt\x12B\n" +
+	"\x0flast_fetched_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\rlastFetchedAt\"\x80\x02\n" +
+	"\x0eUnusedResponse\x121\n" +
+	"\arecords\x18\x01 \x03(\v2\x17.hearth.v1.UnusedRecordR\arecords\x12A\n" +
+	"\x0ecounting_since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\rcountingSince\x12\x14\n" +
+	"\x05ready\x18\x03 \x01(\bR\x05ready\x12)\n" +
+	"\x10estimated_tokens\x18\x04 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
+	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12\x19\n" +
+	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"$\n" +
+	"\fAuditRequest\x12\x14\n" +
+	"\x05limit\x18\x01 \x01(\rR\x05limit\"\xbb\x01\n" +
+	"\n" +
+	"AuditEntry\x12*\n" +
+	"\x02at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x1c\n" +
+	"\tnamespace\x18\x04 \x01(\tR\tnamespace\x12\x1b\n" +
+	"\trecord_id\x18\x05 \x01(\tR\brecordId\x12\x16\n" +
+	"\x06detail\x18\x06 \x01(\tR\x06detail\"@\n" +
+	"\rAuditResponse\x12/\n" +
+	"\aentries\x18\x01 \x03(\v2\x15.hearth.v1.AuditEntryR\aentries2\xc2\x02\n" +
 	"\fAdminService\x12g\n" +
 	"\x06Status\x12\x18.hearth.v1.StatusRequest\x1a\x19.hearth.v1.StatusResponse\"(\xc2\xf3\x18$\n" +
-	"\rmemory_status\x12\rMemory status\x18\x01 \x010\x01B\x98\x01\n" +
+	"\rmemory_status\x12\rMemory status\x18\x01 \x010\x01\x12h\n" +
+	"\x06Unused\x12\x18.hearth.v1.UnusedRequest\x1a\x19.hearth.v1.UnusedResponse\")\xc2\xf3\x18%\n" +
+	"\rmemory_unused\x12\x0eUnused records\x18\x01 \x010\x01\x12_\n" +
+	"\x05Audit\x12\x17.hearth.v1.AuditRequest\x1a\x18.hearth.v1.AuditResponse\"#\xc2\xf3\x18\x1f\n" +
+	"\fmemory_audit\x12\tAudit log\x18\x05 \x010\x01B\x98\x01\n" +
 	"\rcom.hearth.v1B\n" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
@@ -280,23 +725,41 @@ func file_hearth_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hearth_v1_admin_proto_rawDescData
 }
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_hearth_v1_admin_proto_goTypes = []any{
-	(*StatusRequest)(nil),   // 0: hearth.v1.StatusRequest
-	(*StatusResponse)(nil),  // 1: hearth.v1.StatusResponse
-	(*TypeStatusCount)(nil), // 2: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),  // 3: hearth.v1.NamespaceCount
+	(*StatusRequest)(nil),         // 0: hearth.v1.StatusRequest
+	(*StatusResponse)(nil),        // 1: hearth.v1.StatusResponse
+	(*TypeStatusCount)(nil),       // 2: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 3: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 4: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 5: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 6: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 7: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 8: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 9: hearth.v1.AuditResponse
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	2, // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	3, // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
-	0, // 2: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	1, // 3: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	3, // [3:4] is the sub-list for method output_type
-	2, // [2:3] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	2,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	3,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	10, // 2: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	10, // 3: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	10, // 4: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	5,  // 5: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	10, // 6: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	10, // 7: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	8,  // 8: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 9: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	4,  // 10: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	7,  // 11: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 12: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	6,  // 13: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	9,  // 14: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	12, // [12:15] is the sub-list for method output_type
+	9,  // [9:12] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -311,7 +774,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

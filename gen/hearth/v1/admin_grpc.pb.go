@@ -20,6 +20,8 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	AdminService_Status_FullMethodName = "/hearth.v1.AdminService/Status"
+	AdminService_Unused_FullMethodName = "/hearth.v1.AdminService/Unused"
+	AdminService_Audit_FullMethodName  = "/hearth.v1.AdminService/Audit"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -31,6 +33,13 @@ type AdminServiceClient interface {
 	// Report the server's version and what memory holds: record counts by type
 	// and status, and namespaces with their record counts.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// List unused records: active records older than 30 days that no search,
+	// recall or context packet returned in 30 days, oldest first (a fetch by
+	// memory_get does not count; last_fetched_at shows it). Empty until usage counting has run for 30 days (see
+	// counting_since and ready).
+	Unused(ctx context.Context, in *UnusedRequest, opts ...grpc.CallOption) (*UnusedResponse, error)
+	// Read the newest audit rows (mutations and refusals), newest first.
+	Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (*AuditResponse, error)
 }
 
 type adminServiceClient struct {
@@ -51,6 +60,26 @@ func (c *adminServiceClient) Status(ctx context.Context, in *StatusRequest, opts
 	return out, nil
 }
 
+func (c *adminServiceClient) Unused(ctx context.Context, in *UnusedRequest, opts ...grpc.CallOption) (*UnusedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnusedResponse)
+	err := c.cc.Invoke(ctx, AdminService_Unused_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (*AuditResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuditResponse)
+	err := c.cc.Invoke(ctx, AdminService_Audit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -60,6 +89,13 @@ type AdminServiceServer interface {
 	// Report the server's version and what memory holds: record counts by type
 	// and status, and namespaces with their record counts.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// List unused records: active records older than 30 days that no search,
+	// recall or context packet returned in 30 days, oldest first (a fetch by
+	// memory_get does not count; last_fetched_at shows it). Empty until usage counting has run for 30 days (see
+	// counting_since and ready).
+	Unused(context.Context, *UnusedRequest) (*UnusedResponse, error)
+	// Read the newest audit rows (mutations and refusals), newest first.
+	Audit(context.Context, *AuditRequest) (*AuditResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -72,6 +108,12 @@ type UnimplementedAdminServiceServer struct{}
 
 func (UnimplementedAdminServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedAdminServiceServer) Unused(context.Context, *UnusedRequest) (*UnusedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Unused not implemented")
+}
+func (UnimplementedAdminServiceServer) Audit(context.Context, *AuditRequest) (*AuditResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Audit not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -112,6 +154,42 @@ func _AdminService_Status_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_Unused_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UnusedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Unused(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Unused_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Unused(ctx, req.(*UnusedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_Audit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuditRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Audit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Audit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Audit(ctx, req.(*AuditRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -122,6 +200,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _AdminService_Status_Handler,
+		},
+		{
+			MethodName: "Unused",
+			Handler:    _AdminService_Unused_Handler,
+		},
+		{
+			MethodName: "Audit",
+			Handler:    _AdminService_Audit_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

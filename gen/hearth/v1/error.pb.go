@@ -32,7 +32,11 @@ type ErrorDetail struct {
 	// On a revision conflict: the record's current revision.
 	CurrentRevision uint32 `protobuf:"varint,3,opt,name=current_revision,json=currentRevision,proto3" json:"current_revision,omitempty"`
 	// On a revision conflict: the record as it stands.
-	Record        *Record `protobuf:"bytes,4,opt,name=record,proto3" json:"record,omitempty"`
+	Record *Record `protobuf:"bytes,4,opt,name=record,proto3" json:"record,omitempty"`
+	// Why a FAILED_PRECONDITION failed, when the code alone does not say:
+	// "expired" for a session receipt past retention_deleted_days, which the
+	// HTTP layer answers with 410 Gone.
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -95,6 +99,13 @@ func (x *ErrorDetail) GetRecord() *Record {
 	return nil
 }
 
+func (x *ErrorDetail) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // Error is the JSON body of every failed REST call and MCP tool call.
 type Error struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -108,8 +119,10 @@ type Error struct {
 	Pattern         string  `protobuf:"bytes,5,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	CurrentRevision uint32  `protobuf:"varint,6,opt,name=current_revision,json=currentRevision,proto3" json:"current_revision,omitempty"`
 	Record          *Record `protobuf:"bytes,7,opt,name=record,proto3" json:"record,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The ErrorDetail reason, e.g. expired.
+	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Error) Reset() {
@@ -191,6 +204,13 @@ func (x *Error) GetRecord() *Record {
 	return nil
 }
 
+func (x *Error) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // ErrorResponse wraps Error as {"error": {...}}.
 type ErrorResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -240,12 +260,13 @@ var File_hearth_v1_error_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_error_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearth/v1/error.proto\x12\thearth.v1\x1a\x16hearth/v1/record.proto\"\x93\x01\n" +
+	"\x15hearth/v1/error.proto\x12\thearth.v1\x1a\x16hearth/v1/record.proto\"\xab\x01\n" +
 	"\vErrorDetail\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x18\n" +
 	"\apattern\x18\x02 \x01(\tR\apattern\x12)\n" +
 	"\x10current_revision\x18\x03 \x01(\rR\x0fcurrentRevision\x12)\n" +
-	"\x06record\x18\x04 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xdc\x01\n" +
+	"\x06record\x18\x04 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xf4\x01\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x1f\n" +
 	"\vhttp_status\x18\x02 \x01(\rR\n" +
@@ -254,7 +275,8 @@ const file_hearth_v1_error_proto_rawDesc = "" +
 	"\x05field\x18\x04 \x01(\tR\x05field\x12\x18\n" +
 	"\apattern\x18\x05 \x01(\tR\apattern\x12)\n" +
 	"\x10current_revision\x18\x06 \x01(\rR\x0fcurrentRevision\x12)\n" +
-	"\x06record\x18\a \x01(\v2\x11.hearth.v1.RecordR\x06record\"7\n" +
+	"\x06record\x18\a \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\"7\n" +
 	"\rErrorResponse\x12&\n" +
 	"\x05error\x18\x01 \x01(\v2\x10.hearth.v1.ErrorR\x05errorB\x98\x01\n" +
 	"\rcom.hearth.v1B\n" +

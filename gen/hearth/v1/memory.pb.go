@@ -44,7 +44,9 @@ type StoreRequest struct {
 	// The id of an active record in the same namespace that this one retires.
 	Supersedes string `protobuf:"bytes,8,opt,name=supersedes,proto3" json:"supersedes,omitempty"`
 	// Ignored: the writer is always the authenticated client's name.
-	Agent         string `protobuf:"bytes,9,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent string `protobuf:"bytes,9,opt,name=agent,proto3" json:"agent,omitempty"`
+	// A git remote URL to derive the namespace from, in place of `namespace`.
+	Remote        string `protobuf:"bytes,10,opt,name=remote,proto3" json:"remote,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -138,6 +140,13 @@ func (x *StoreRequest) GetSupersedes() string {
 func (x *StoreRequest) GetAgent() string {
 	if x != nil {
 		return x.Agent
+	}
+	return ""
+}
+
+func (x *StoreRequest) GetRemote() string {
+	if x != nil {
+		return x.Remote
 	}
 	return ""
 }
@@ -644,7 +653,9 @@ type SearchRequest struct {
 	// Drop hits whose id starts with one of these (8+ characters each).
 	Exclude []string `protobuf:"bytes,7,rep,name=exclude,proto3" json:"exclude,omitempty"`
 	// A per-prompt recall search: not recorded as a question asked.
-	Recall        bool `protobuf:"varint,8,opt,name=recall,proto3" json:"recall,omitempty"`
+	Recall bool `protobuf:"varint,8,opt,name=recall,proto3" json:"recall,omitempty"`
+	// A git remote URL to derive the namespace from, in place of `namespace`.
+	Remote        string `protobuf:"bytes,9,opt,name=remote,proto3" json:"remote,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -733,6 +744,13 @@ func (x *SearchRequest) GetRecall() bool {
 		return x.Recall
 	}
 	return false
+}
+
+func (x *SearchRequest) GetRemote() string {
+	if x != nil {
+		return x.Remote
+	}
+	return ""
 }
 
 type SearchHit struct {
@@ -925,14 +943,17 @@ func (x *SearchResponse) GetLeftOut() uint32 {
 }
 
 type TimelineRequest struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The namespace whose scope chain is listed (default global).
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Only records created at or after this time (RFC 3339).
 	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
 	// Only records created before this time (RFC 3339).
 	Until *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=until,proto3" json:"until,omitempty"`
 	// At most this many records (1-100, default 20).
-	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// A git remote URL to derive the namespace from, in place of `namespace`.
+	Remote        string `protobuf:"bytes,5,opt,name=remote,proto3" json:"remote,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -993,6 +1014,13 @@ func (x *TimelineRequest) GetLimit() uint32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *TimelineRequest) GetRemote() string {
+	if x != nil {
+		return x.Remote
+	}
+	return ""
 }
 
 type TimelineResponse struct {
@@ -1063,11 +1091,630 @@ func (x *TimelineResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+type NamespaceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A git remote URL, e.g. git@github.com:acme/api.git.
+	Remote string `protobuf:"bytes,1,opt,name=remote,proto3" json:"remote,omitempty"`
+	// A namespace to check, e.g. projects/platform.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NamespaceRequest) Reset() {
+	*x = NamespaceRequest{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NamespaceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NamespaceRequest) ProtoMessage() {}
+
+func (x *NamespaceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NamespaceRequest.ProtoReflect.Descriptor instead.
+func (*NamespaceRequest) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *NamespaceRequest) GetRemote() string {
+	if x != nil {
+		return x.Remote
+	}
+	return ""
+}
+
+func (x *NamespaceRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type NamespaceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The namespace records for this repository live in.
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The retrieval chain, first to last.
+	Scopes        []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NamespaceResponse) Reset() {
+	*x = NamespaceResponse{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NamespaceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NamespaceResponse) ProtoMessage() {}
+
+func (x *NamespaceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NamespaceResponse.ProtoReflect.Descriptor instead.
+func (*NamespaceResponse) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *NamespaceResponse) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *NamespaceResponse) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+type BootstrapRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The repository namespace; or give `remote`.
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// A git remote URL to derive the namespace from.
+	Remote string `protobuf:"bytes,2,opt,name=remote,proto3" json:"remote,omitempty"`
+	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
+	Topics []string `protobuf:"bytes,3,rep,name=topics,proto3" json:"topics,omitempty"`
+	// The agent's session id, if it has one.
+	SessionId     string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BootstrapRequest) Reset() {
+	*x = BootstrapRequest{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BootstrapRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BootstrapRequest) ProtoMessage() {}
+
+func (x *BootstrapRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BootstrapRequest.ProtoReflect.Descriptor instead.
+func (*BootstrapRequest) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *BootstrapRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *BootstrapRequest) GetRemote() string {
+	if x != nil {
+		return x.Remote
+	}
+	return ""
+}
+
+func (x *BootstrapRequest) GetTopics() []string {
+	if x != nil {
+		return x.Topics
+	}
+	return nil
+}
+
+func (x *BootstrapRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// BootstrapItem is one compact line of the session-start packet.
+type BootstrapItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Type  string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Title string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	// Why it is listed: candidate, durable or anchor-unavailable.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BootstrapItem) Reset() {
+	*x = BootstrapItem{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BootstrapItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BootstrapItem) ProtoMessage() {}
+
+func (x *BootstrapItem) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BootstrapItem.ProtoReflect.Descriptor instead.
+func (*BootstrapItem) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *BootstrapItem) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BootstrapItem) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *BootstrapItem) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *BootstrapItem) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type BootstrapResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The namespace the packet is for.
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The topics that were added to the chain.
+	Topics          []string         `protobuf:"bytes,2,rep,name=topics,proto3" json:"topics,omitempty"`
+	Items           []*BootstrapItem `protobuf:"bytes,3,rep,name=items,proto3" json:"items,omitempty"`
+	EstimatedTokens uint32           `protobuf:"varint,4,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
+	Truncated       bool             `protobuf:"varint,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	LeftOut         uint32           `protobuf:"varint,6,opt,name=left_out,json=leftOut,proto3" json:"left_out,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *BootstrapResponse) Reset() {
+	*x = BootstrapResponse{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BootstrapResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BootstrapResponse) ProtoMessage() {}
+
+func (x *BootstrapResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BootstrapResponse.ProtoReflect.Descriptor instead.
+func (*BootstrapResponse) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *BootstrapResponse) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *BootstrapResponse) GetTopics() []string {
+	if x != nil {
+		return x.Topics
+	}
+	return nil
+}
+
+func (x *BootstrapResponse) GetItems() []*BootstrapItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *BootstrapResponse) GetEstimatedTokens() uint32 {
+	if x != nil {
+		return x.EstimatedTokens
+	}
+	return 0
+}
+
+func (x *BootstrapResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *BootstrapResponse) GetLeftOut() uint32 {
+	if x != nil {
+		return x.LeftOut
+	}
+	return 0
+}
+
+type ContextRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What you are about to do, in a sentence or two.
+	Task string `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// The repository namespace; or give `remote`.
+	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// A git remote URL to derive the namespace from.
+	Remote string `protobuf:"bytes,3,opt,name=remote,proto3" json:"remote,omitempty"`
+	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
+	Topics []string `protobuf:"bytes,4,rep,name=topics,proto3" json:"topics,omitempty"`
+	// The packet's budget in tokens (default 4,000; at most 8,000).
+	BudgetTokens  *uint32 `protobuf:"varint,5,opt,name=budget_tokens,json=budgetTokens,proto3,oneof" json:"budget_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextRequest) Reset() {
+	*x = ContextRequest{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextRequest) ProtoMessage() {}
+
+func (x *ContextRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextRequest.ProtoReflect.Descriptor instead.
+func (*ContextRequest) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ContextRequest) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *ContextRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ContextRequest) GetRemote() string {
+	if x != nil {
+		return x.Remote
+	}
+	return ""
+}
+
+func (x *ContextRequest) GetTopics() []string {
+	if x != nil {
+		return x.Topics
+	}
+	return nil
+}
+
+func (x *ContextRequest) GetBudgetTokens() uint32 {
+	if x != nil && x.BudgetTokens != nil {
+		return *x.BudgetTokens
+	}
+	return 0
+}
+
+type ContextResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Records         []*Record              `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	EstimatedTokens uint32                 `protobuf:"varint,2,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
+	Truncated       bool                   `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	LeftOut         uint32                 `protobuf:"varint,4,opt,name=left_out,json=leftOut,proto3" json:"left_out,omitempty"`
+	// The budget the packet was packed into.
+	BudgetTokens uint32 `protobuf:"varint,5,opt,name=budget_tokens,json=budgetTokens,proto3" json:"budget_tokens,omitempty"`
+	// True when the budget asked for was above the limit and was lowered.
+	Clamped       bool `protobuf:"varint,6,opt,name=clamped,proto3" json:"clamped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextResponse) Reset() {
+	*x = ContextResponse{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextResponse) ProtoMessage() {}
+
+func (x *ContextResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextResponse.ProtoReflect.Descriptor instead.
+func (*ContextResponse) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ContextResponse) GetRecords() []*Record {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *ContextResponse) GetEstimatedTokens() uint32 {
+	if x != nil {
+		return x.EstimatedTokens
+	}
+	return 0
+}
+
+func (x *ContextResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *ContextResponse) GetLeftOut() uint32 {
+	if x != nil {
+		return x.LeftOut
+	}
+	return 0
+}
+
+func (x *ContextResponse) GetBudgetTokens() uint32 {
+	if x != nil {
+		return x.BudgetTokens
+	}
+	return 0
+}
+
+func (x *ContextResponse) GetClamped() bool {
+	if x != nil {
+		return x.Clamped
+	}
+	return false
+}
+
+type EvidenceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record the evidence is about.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// corroborates or contradicts.
+	Stance string `protobuf:"bytes,2,opt,name=stance,proto3" json:"stance,omitempty"`
+	// What you checked (optional, at most 500 characters).
+	Note          string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EvidenceRequest) Reset() {
+	*x = EvidenceRequest{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EvidenceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EvidenceRequest) ProtoMessage() {}
+
+func (x *EvidenceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EvidenceRequest.ProtoReflect.Descriptor instead.
+func (*EvidenceRequest) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *EvidenceRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *EvidenceRequest) GetStance() string {
+	if x != nil {
+		return x.Stance
+	}
+	return ""
+}
+
+func (x *EvidenceRequest) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+type EvidenceResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Record *Record                `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	// N for/M against, or asserted, unwitnessed.
+	Why           string `protobuf:"bytes,2,opt,name=why,proto3" json:"why,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EvidenceResponse) Reset() {
+	*x = EvidenceResponse{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EvidenceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EvidenceResponse) ProtoMessage() {}
+
+func (x *EvidenceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EvidenceResponse.ProtoReflect.Descriptor instead.
+func (*EvidenceResponse) Descriptor() ([]byte, []int) {
+	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *EvidenceResponse) GetRecord() *Record {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+func (x *EvidenceResponse) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
 var File_hearth_v1_memory_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\n" +
-	"\x16hearth/v1/memory.proto\x12\thearth.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/record.proto\x1a\x14hearth/v1/tool.proto\"\x8c\x02\n" +
+	"\x16hearth/v1/memory.proto\x12\thearth.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/record.proto\x1a\x14hearth/v1/tool.proto\"\xa4\x02\n" +
 	"\fStoreRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -1081,7 +1728,9 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\n" +
 	"supersedes\x18\b \x01(\tR\n" +
 	"supersedes\x12\x14\n" +
-	"\x05agent\x18\t \x01(\tR\x05agentB\r\n" +
+	"\x05agent\x18\t \x01(\tR\x05agent\x12\x16\n" +
+	"\x06remote\x18\n" +
+	" \x01(\tR\x06remoteB\r\n" +
 	"\v_confidence\":\n" +
 	"\rStoreResponse\x12)\n" +
 	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\x1e\n" +
@@ -1126,7 +1775,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xec\x01\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\x84\x02\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x16\n" +
@@ -1136,7 +1785,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\n" +
 	"min_cosine\x18\x06 \x01(\x01H\x00R\tminCosine\x88\x01\x01\x12\x18\n" +
 	"\aexclude\x18\a \x03(\tR\aexclude\x12\x16\n" +
-	"\x06recall\x18\b \x01(\bR\x06recallB\r\n" +
+	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
+	"\x06remote\x18\t \x01(\tR\x06remoteB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
@@ -1154,17 +1804,63 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\aranking\x18\x02 \x01(\tR\aranking\x12)\n" +
 	"\x10estimated_tokens\x18\x03 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\xa9\x01\n" +
+	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\xc1\x01\n" +
 	"\x0fTimelineRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
 	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\rR\x05limit\"\xa3\x01\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\x12\x16\n" +
+	"\x06remote\x18\x05 \x01(\tR\x06remote\"\xa3\x01\n" +
 	"\x10TimelineResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12)\n" +
 	"\x10estimated_tokens\x18\x02 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x04 \x01(\rR\aleftOut2\x81\x05\n" +
+	"\bleft_out\x18\x04 \x01(\rR\aleftOut\">\n" +
+	"\x10NamespaceRequest\x12\x16\n" +
+	"\x06remote\x18\x01 \x01(\tR\x06remote\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"I\n" +
+	"\x11NamespaceResponse\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\x7f\n" +
+	"\x10BootstrapRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
+	"\x06remote\x18\x02 \x01(\tR\x06remote\x12\x16\n" +
+	"\x06topics\x18\x03 \x03(\tR\x06topics\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\tR\tsessionId\"a\n" +
+	"\rBootstrapItem\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xdd\x01\n" +
+	"\x11BootstrapResponse\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
+	"\x06topics\x18\x02 \x03(\tR\x06topics\x12.\n" +
+	"\x05items\x18\x03 \x03(\v2\x18.hearth.v1.BootstrapItemR\x05items\x12)\n" +
+	"\x10estimated_tokens\x18\x04 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
+	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12\x19\n" +
+	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"\xae\x01\n" +
+	"\x0eContextRequest\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\tR\x04task\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x16\n" +
+	"\x06remote\x18\x03 \x01(\tR\x06remote\x12\x16\n" +
+	"\x06topics\x18\x04 \x03(\tR\x06topics\x12(\n" +
+	"\rbudget_tokens\x18\x05 \x01(\rH\x00R\fbudgetTokens\x88\x01\x01B\x10\n" +
+	"\x0e_budget_tokens\"\xe1\x01\n" +
+	"\x0fContextResponse\x12+\n" +
+	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12)\n" +
+	"\x10estimated_tokens\x18\x02 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12\x19\n" +
+	"\bleft_out\x18\x04 \x01(\rR\aleftOut\x12#\n" +
+	"\rbudget_tokens\x18\x05 \x01(\rR\fbudgetTokens\x12\x18\n" +
+	"\aclamped\x18\x06 \x01(\bR\aclamped\"M\n" +
+	"\x0fEvidenceRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06stance\x18\x02 \x01(\tR\x06stance\x12\x12\n" +
+	"\x04note\x18\x03 \x01(\tR\x04note\"O\n" +
+	"\x10EvidenceResponse\x12)\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x10\n" +
+	"\x03why\x18\x02 \x01(\tR\x03why2\xe9\b\n" +
 	"\rMemoryService\x12`\n" +
 	"\x05Store\x12\x17.hearth.v1.StoreRequest\x1a\x18.hearth.v1.StoreResponse\"$\xc2\xf3\x18 \n" +
 	"\fmemory_store\x12\x0eStore a memory\x18\x02\x12`\n" +
@@ -1178,7 +1874,15 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06Search\x12\x18.hearth.v1.SearchRequest\x1a\x19.hearth.v1.SearchResponse\"(\xc2\xf3\x18$\n" +
 	"\rmemory_search\x12\rSearch memory\x18\x01 \x010\x01\x12q\n" +
 	"\bTimeline\x12\x1a.hearth.v1.TimelineRequest\x1a\x1b.hearth.v1.TimelineResponse\",\xc2\xf3\x18(\n" +
-	"\x0fmemory_timeline\x12\x0fMemory timeline\x18\x01 \x010\x01B\x99\x01\n" +
+	"\x0fmemory_timeline\x12\x0fMemory timeline\x18\x01 \x010\x01\x12y\n" +
+	"\tNamespace\x12\x1b.hearth.v1.NamespaceRequest\x1a\x1c.hearth.v1.NamespaceResponse\"1\xc2\xf3\x18-\n" +
+	"\x10memory_namespace\x12\x13Resolve a namespace\x18\x01 \x010\x01\x12w\n" +
+	"\tBootstrap\x12\x1b.hearth.v1.BootstrapRequest\x1a\x1c.hearth.v1.BootstrapResponse\"/\xc2\xf3\x18+\n" +
+	"\x10memory_bootstrap\x12\x11Session bootstrap\x18\x01 \x010\x01\x12w\n" +
+	"\aContext\x12\x19.hearth.v1.ContextRequest\x1a\x1a.hearth.v1.ContextResponse\"5\xc2\xf3\x181\n" +
+	"\x0ememory_context\x12\x19Context packet for a task\x18\x01 \x010\x01\x12y\n" +
+	"\bEvidence\x12\x1a.hearth.v1.EvidenceRequest\x1a\x1b.hearth.v1.EvidenceResponse\"4\xc2\xf3\x180\n" +
+	"\x0fmemory_evidence\x12\x19Corroborate or contradict\x18\x020\x01B\x99\x01\n" +
 	"\rcom.hearth.v1B\vMemoryProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
@@ -1194,7 +1898,7 @@ func file_hearth_v1_memory_proto_rawDescGZIP() []byte {
 	return file_hearth_v1_memory_proto_rawDescData
 }
 
-var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_hearth_v1_memory_proto_goTypes = []any{
 	(*StoreRequest)(nil),          // 0: hearth.v1.StoreRequest
 	(*StoreResponse)(nil),         // 1: hearth.v1.StoreResponse
@@ -1210,39 +1914,59 @@ var file_hearth_v1_memory_proto_goTypes = []any{
 	(*SearchResponse)(nil),        // 11: hearth.v1.SearchResponse
 	(*TimelineRequest)(nil),       // 12: hearth.v1.TimelineRequest
 	(*TimelineResponse)(nil),      // 13: hearth.v1.TimelineResponse
-	(*Record)(nil),                // 14: hearth.v1.Record
-	(*structpb.ListValue)(nil),    // 15: google.protobuf.ListValue
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*NamespaceRequest)(nil),      // 14: hearth.v1.NamespaceRequest
+	(*NamespaceResponse)(nil),     // 15: hearth.v1.NamespaceResponse
+	(*BootstrapRequest)(nil),      // 16: hearth.v1.BootstrapRequest
+	(*BootstrapItem)(nil),         // 17: hearth.v1.BootstrapItem
+	(*BootstrapResponse)(nil),     // 18: hearth.v1.BootstrapResponse
+	(*ContextRequest)(nil),        // 19: hearth.v1.ContextRequest
+	(*ContextResponse)(nil),       // 20: hearth.v1.ContextResponse
+	(*EvidenceRequest)(nil),       // 21: hearth.v1.EvidenceRequest
+	(*EvidenceResponse)(nil),      // 22: hearth.v1.EvidenceResponse
+	(*Record)(nil),                // 23: hearth.v1.Record
+	(*structpb.ListValue)(nil),    // 24: google.protobuf.ListValue
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
 }
 var file_hearth_v1_memory_proto_depIdxs = []int32{
-	14, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
-	14, // 1: hearth.v1.GetResponse.records:type_name -> hearth.v1.Record
+	23, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
+	23, // 1: hearth.v1.GetResponse.records:type_name -> hearth.v1.Record
 	5,  // 2: hearth.v1.UpdateRequest.changes:type_name -> hearth.v1.RecordChanges
-	15, // 3: hearth.v1.RecordChanges.topics:type_name -> google.protobuf.ListValue
-	15, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
-	14, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
-	14, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
+	24, // 3: hearth.v1.RecordChanges.topics:type_name -> google.protobuf.ListValue
+	24, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
+	23, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
+	23, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
 	10, // 7: hearth.v1.SearchResponse.hits:type_name -> hearth.v1.SearchHit
-	16, // 8: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
-	16, // 9: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
-	14, // 10: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
-	0,  // 11: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
-	2,  // 12: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
-	4,  // 13: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
-	7,  // 14: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
-	9,  // 15: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
-	12, // 16: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
-	1,  // 17: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
-	3,  // 18: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
-	6,  // 19: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
-	8,  // 20: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
-	11, // 21: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
-	13, // 22: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
-	17, // [17:23] is the sub-list for method output_type
-	11, // [11:17] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	25, // 8: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
+	25, // 9: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
+	23, // 10: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
+	17, // 11: hearth.v1.BootstrapResponse.items:type_name -> hearth.v1.BootstrapItem
+	23, // 12: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
+	23, // 13: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
+	0,  // 14: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
+	2,  // 15: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
+	4,  // 16: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
+	7,  // 17: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
+	9,  // 18: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
+	12, // 19: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
+	14, // 20: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
+	16, // 21: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
+	19, // 22: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
+	21, // 23: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
+	1,  // 24: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
+	3,  // 25: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
+	6,  // 26: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
+	8,  // 27: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
+	11, // 28: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
+	13, // 29: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
+	15, // 30: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
+	18, // 31: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
+	20, // 32: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
+	22, // 33: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
+	24, // [24:34] is the sub-list for method output_type
+	14, // [14:24] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_memory_proto_init() }
@@ -1257,13 +1981,14 @@ func file_hearth_v1_memory_proto_init() {
 	file_hearth_v1_memory_proto_msgTypes[7].OneofWrappers = []any{}
 	file_hearth_v1_memory_proto_msgTypes[9].OneofWrappers = []any{}
 	file_hearth_v1_memory_proto_msgTypes[10].OneofWrappers = []any{}
+	file_hearth_v1_memory_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_memory_proto_rawDesc), len(file_hearth_v1_memory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,12 +19,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	MemoryService_Store_FullMethodName    = "/hearth.v1.MemoryService/Store"
-	MemoryService_Get_FullMethodName      = "/hearth.v1.MemoryService/Get"
-	MemoryService_Update_FullMethodName   = "/hearth.v1.MemoryService/Update"
-	MemoryService_Forget_FullMethodName   = "/hearth.v1.MemoryService/Forget"
-	MemoryService_Search_FullMethodName   = "/hearth.v1.MemoryService/Search"
-	MemoryService_Timeline_FullMethodName = "/hearth.v1.MemoryService/Timeline"
+	MemoryService_Store_FullMethodName     = "/hearth.v1.MemoryService/Store"
+	MemoryService_Get_FullMethodName       = "/hearth.v1.MemoryService/Get"
+	MemoryService_Update_FullMethodName    = "/hearth.v1.MemoryService/Update"
+	MemoryService_Forget_FullMethodName    = "/hearth.v1.MemoryService/Forget"
+	MemoryService_Search_FullMethodName    = "/hearth.v1.MemoryService/Search"
+	MemoryService_Timeline_FullMethodName  = "/hearth.v1.MemoryService/Timeline"
+	MemoryService_Namespace_FullMethodName = "/hearth.v1.MemoryService/Namespace"
+	MemoryService_Bootstrap_FullMethodName = "/hearth.v1.MemoryService/Bootstrap"
+	MemoryService_Context_FullMethodName   = "/hearth.v1.MemoryService/Context"
+	MemoryService_Evidence_FullMethodName  = "/hearth.v1.MemoryService/Evidence"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -62,6 +66,27 @@ type MemoryServiceClient interface {
 	// `until` (RFC 3339), within the 2,000-token records budget. Includes
 	// superseded records; never deleted ones.
 	Timeline(ctx context.Context, in *TimelineRequest, opts ...grpc.CallOption) (*TimelineResponse, error)
+	// Turn a git remote URL (https, ssh git@host:owner/repo.git, ssh://, git://)
+	// into Hearth's namespace for that repository, or check a namespace `name`,
+	// and return the scope chain reads use: the repository, its linked projects,
+	// then global.
+	Namespace(ctx context.Context, in *NamespaceRequest, opts ...grpc.CallOption) (*NamespaceResponse, error)
+	// Session-start packet for a repository: candidates awaiting review, the
+	// durable records of the scope chain (constraints, requirements,
+	// preferences, decisions, procedures) and records whose anchors are
+	// unavailable, as compact items (id, type, title, reason) within 500 tokens
+	// on the wire. Fetch detail with memory_get.
+	Bootstrap(ctx context.Context, in *BootstrapRequest, opts ...grpc.CallOption) (*BootstrapResponse, error)
+	// The records that best match a task description across the scope chain,
+	// whole, most relevant first, within a token budget (default 4,000; ask up
+	// to 8,000 with budget_tokens).
+	Context(ctx context.Context, in *ContextRequest, opts ...grpc.CallOption) (*ContextResponse, error)
+	// Record evidence about a record: `corroborates` (you confirmed it holds)
+	// or `contradicts` (you found it wrong), with an optional note. Each
+	// corroboration closes a third of the distance to 1.0; each contradiction
+	// halves the confidence. One stance per client per record: a later call
+	// replaces your earlier stance.
+	Evidence(ctx context.Context, in *EvidenceRequest, opts ...grpc.CallOption) (*EvidenceResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -132,6 +157,46 @@ func (c *memoryServiceClient) Timeline(ctx context.Context, in *TimelineRequest,
 	return out, nil
 }
 
+func (c *memoryServiceClient) Namespace(ctx context.Context, in *NamespaceRequest, opts ...grpc.CallOption) (*NamespaceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NamespaceResponse)
+	err := c.cc.Invoke(ctx, MemoryService_Namespace_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) Bootstrap(ctx context.Context, in *BootstrapRequest, opts ...grpc.CallOption) (*BootstrapResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BootstrapResponse)
+	err := c.cc.Invoke(ctx, MemoryService_Bootstrap_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) Context(ctx context.Context, in *ContextRequest, opts ...grpc.CallOption) (*ContextResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ContextResponse)
+	err := c.cc.Invoke(ctx, MemoryService_Context_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) Evidence(ctx context.Context, in *EvidenceRequest, opts ...grpc.CallOption) (*EvidenceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EvidenceResponse)
+	err := c.cc.Invoke(ctx, MemoryService_Evidence_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -167,6 +232,27 @@ type MemoryServiceServer interface {
 	// `until` (RFC 3339), within the 2,000-token records budget. Includes
 	// superseded records; never deleted ones.
 	Timeline(context.Context, *TimelineRequest) (*TimelineResponse, error)
+	// Turn a git remote URL (https, ssh git@host:owner/repo.git, ssh://, git://)
+	// into Hearth's namespace for that repository, or check a namespace `name`,
+	// and return the scope chain reads use: the repository, its linked projects,
+	// then global.
+	Namespace(context.Context, *NamespaceRequest) (*NamespaceResponse, error)
+	// Session-start packet for a repository: candidates awaiting review, the
+	// durable records of the scope chain (constraints, requirements,
+	// preferences, decisions, procedures) and records whose anchors are
+	// unavailable, as compact items (id, type, title, reason) within 500 tokens
+	// on the wire. Fetch detail with memory_get.
+	Bootstrap(context.Context, *BootstrapRequest) (*BootstrapResponse, error)
+	// The records that best match a task description across the scope chain,
+	// whole, most relevant first, within a token budget (default 4,000; ask up
+	// to 8,000 with budget_tokens).
+	Context(context.Context, *ContextRequest) (*ContextResponse, error)
+	// Record evidence about a record: `corroborates` (you confirmed it holds)
+	// or `contradicts` (you found it wrong), with an optional note. Each
+	// corroboration closes a third of the distance to 1.0; each contradiction
+	// halves the confidence. One stance per client per record: a later call
+	// replaces your earlier stance.
+	Evidence(context.Context, *EvidenceRequest) (*EvidenceResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -194,6 +280,18 @@ func (UnimplementedMemoryServiceServer) Search(context.Context, *SearchRequest) 
 }
 func (UnimplementedMemoryServiceServer) Timeline(context.Context, *TimelineRequest) (*TimelineResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Timeline not implemented")
+}
+func (UnimplementedMemoryServiceServer) Namespace(context.Context, *NamespaceRequest) (*NamespaceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Namespace not implemented")
+}
+func (UnimplementedMemoryServiceServer) Bootstrap(context.Context, *BootstrapRequest) (*BootstrapResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Bootstrap not implemented")
+}
+func (UnimplementedMemoryServiceServer) Context(context.Context, *ContextRequest) (*ContextResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Context not implemented")
+}
+func (UnimplementedMemoryServiceServer) Evidence(context.Context, *EvidenceRequest) (*EvidenceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Evidence not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -324,6 +422,78 @@ func _MemoryService_Timeline_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_Namespace_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NamespaceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).Namespace(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_Namespace_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).Namespace(ctx, req.(*NamespaceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_Bootstrap_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BootstrapRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).Bootstrap(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_Bootstrap_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).Bootstrap(ctx, req.(*BootstrapRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_Context_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ContextRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).Context(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_Context_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).Context(ctx, req.(*ContextRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_Evidence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EvidenceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).Evidence(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_Evidence_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).Evidence(ctx, req.(*EvidenceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -354,6 +524,22 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Timeline",
 			Handler:    _MemoryService_Timeline_Handler,
+		},
+		{
+			MethodName: "Namespace",
+			Handler:    _MemoryService_Namespace_Handler,
+		},
+		{
+			MethodName: "Bootstrap",
+			Handler:    _MemoryService_Bootstrap_Handler,
+		},
+		{
+			MethodName: "Context",
+			Handler:    _MemoryService_Context_Handler,
+		},
+		{
+			MethodName: "Evidence",
+			Handler:    _MemoryService_Evidence_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
