@@ -11,7 +11,13 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
-// HTTPStatus returns the HTTP status that answers a call failing with code.
+// ReasonExpired is the hearth.v1.ErrorDetail reason of a FAILED_PRECONDITION
+// whose subject has expired, such as a session receipt past
+// retention_deleted_days. HTTPStatus answers it with 410 Gone.
+const ReasonExpired = "expired"
+
+// HTTPStatus returns the HTTP status that answers a call failing with code
+// and the reason of its hearth.v1.ErrorDetail ("" when it has none).
 //
 // It is the one table from gRPC codes to HTTP statuses, used by REST replies
 // and by the http_status field of every error body (MCP included). The values
@@ -20,9 +26,13 @@ import (
 // Codes outside 0..16 answer 500.
 //
 // Exceptions to the table belong here, as explicit cases before the switch,
-// each with the requirement that asks for it (a later one: an expired session
-// receipt answers 410 Gone).
-func HTTPStatus(code codes.Code) int {
+// each with the requirement that asks for it.
+func HTTPStatus(code codes.Code, reason string) int {
+	// R-Z2: replaying a session close whose receipt has expired is refused
+	// as FAILED_PRECONDITION, answered 410 Gone.
+	if code == codes.FailedPrecondition && reason == ReasonExpired {
+		return 410
+	}
 	switch code {
 	case codes.OK:
 		return 200
@@ -132,7 +142,8 @@ const fallbackBody = `{"error":{"code":"INTERNAL","http_status":500,"message":"i
 // hearth.v1.ErrorResponse, and returns the HTTP status that goes with it.
 //
 // A gRPC status supplies code and message; the first hearth.v1.ErrorDetail in
-// its details supplies field, pattern, current_revision and record. An
+// its details supplies field, pattern, current_revision, record and reason
+// (which HTTPStatus reads with the code). An
 // *HTTPError supplies its own status, code and message. Any other error, and a
 // nil one, becomes INTERNAL with a fixed message. http_status always equals
 // the returned status.
@@ -155,16 +166,17 @@ func ErrorJSON(err error) (httpStatus int, body []byte) {
 		}
 		e.Code = CodeName(st.Code())
 		e.Message = st.Message()
-		httpStatus = HTTPStatus(st.Code())
 		for _, d := range st.Details() {
 			if detail, ok := d.(*hearthv1.ErrorDetail); ok {
 				e.Field = detail.GetField()
 				e.Pattern = detail.GetPattern()
 				e.CurrentRevision = detail.GetCurrentRevision()
 				e.Record = detail.GetRecord()
+				e.Reason = detail.GetReason()
 				break
 			}
 		}
+		httpStatus = HTTPStatus(st.Code(), e.Reason)
 	}
 	e.HttpStatus = uint32(httpStatus)
 	body, merr := marshalOptions.Marshal(&hearthv1.ErrorResponse{Error: e})

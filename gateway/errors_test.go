@@ -48,15 +48,47 @@ func TestHTTPStatus(t *testing.T) {
 		if !ok {
 			t.Fatalf("code %v missing from the spec table", c)
 		}
-		if got := gateway.HTTPStatus(c); got != want {
+		if got := gateway.HTTPStatus(c, ""); got != want {
 			t.Errorf("HTTPStatus(%v) = %d, want %d", c, got, want)
 		}
-		if got, rt := gateway.HTTPStatus(c), runtime.HTTPStatusFromCode(c); got != rt {
+		if got, rt := gateway.HTTPStatus(c, ""), runtime.HTTPStatusFromCode(c); got != rt {
 			t.Errorf("HTTPStatus(%v) = %d, grpc-gateway says %d", c, got, rt)
 		}
+		// The reason matters only where an exception names it.
+		if c != codes.FailedPrecondition {
+			if got := gateway.HTTPStatus(c, gateway.ReasonExpired); got != want {
+				t.Errorf("HTTPStatus(%v, expired) = %d, want %d", c, got, want)
+			}
+		}
+		if got := gateway.HTTPStatus(c, "some-other-reason"); got != want {
+			t.Errorf("HTTPStatus(%v, some-other-reason) = %d, want %d", c, got, want)
+		}
 	}
-	if got := gateway.HTTPStatus(codes.Code(99)); got != 500 {
+	if got := gateway.HTTPStatus(codes.Code(99), ""); got != 500 {
 		t.Errorf("HTTPStatus(99) = %d, want 500", got)
+	}
+}
+
+// TestHTTPStatus_Exceptions holds the table's exceptions, each with the
+// requirement that asks for it.
+func TestHTTPStatus_Exceptions(t *testing.T) {
+	tests := []struct {
+		name   string
+		code   codes.Code
+		reason string
+		want   int
+	}{
+		// R-Z2: a replayed session close whose receipt expired is 410 Gone.
+		{"ExpiredReceipt", codes.FailedPrecondition, gateway.ReasonExpired, 410},
+		{"FailedPreconditionNoReason", codes.FailedPrecondition, "", 400},
+		{"ExpiredIsCaseSensitive", codes.FailedPrecondition, "EXPIRED", 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := gateway.HTTPStatus(tt.code, tt.reason); got != tt.want {
+				t.Errorf("HTTPStatus(%v, %q) = %d, want %d", tt.code, tt.reason, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -95,6 +127,10 @@ func TestErrorJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	expired, err := status.New(codes.FailedPrecondition, "op_id: the receipt has expired").WithDetails(&hearthv1.ErrorDetail{Field: "op_id", Reason: gateway.ReasonExpired})
+	if err != nil {
+		t.Fatal(err)
+	}
 	screened, err := status.New(codes.InvalidArgument, "content looks like a secret").WithDetails(&hearthv1.ErrorDetail{Field: "content", Pattern: "aws-access-key"})
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +144,8 @@ func TestErrorJSON(t *testing.T) {
 	}{
 		{"Conflict", conflict.Err(), 409, &hearthv1.Error{Code: "ABORTED", HttpStatus: 409, Message: "revision 2 is not current", CurrentRevision: 3, Record: record}},
 		{"Screened", screened.Err(), 400, &hearthv1.Error{Code: "INVALID_ARGUMENT", HttpStatus: 400, Message: "content looks like a secret", Field: "content", Pattern: "aws-access-key"}},
+		{"Expired", expired.Err(), 410, &hearthv1.Error{Code: "FAILED_PRECONDITION", HttpStatus: 410, Message: "op_id: the receipt has expired", Field: "op_id", Reason: "expired"}},
+		{"FailedPrecondition", status.Error(codes.FailedPrecondition, "not now"), 400, &hearthv1.Error{Code: "FAILED_PRECONDITION", HttpStatus: 400, Message: "not now"}},
 		{"Unauthenticated", status.Error(codes.Unauthenticated, "unknown caller"), 401, &hearthv1.Error{Code: "UNAUTHENTICATED", HttpStatus: 401, Message: "unknown caller"}},
 		{"Canceled", status.Error(codes.Canceled, "context canceled"), 499, &hearthv1.Error{Code: "CANCELLED", HttpStatus: 499, Message: "context canceled"}},
 		{"WrappedStatus", fmt.Errorf("call: %w", status.Error(codes.NotFound, "no record")), 404, &hearthv1.Error{Code: "NOT_FOUND", HttpStatus: 404, Message: "no record"}},
@@ -138,7 +176,7 @@ func TestErrorJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := got["error"]
-		for _, key := range []string{"code", "http_status", "message", "field", "pattern", "current_revision"} {
+		for _, key := range []string{"code", "http_status", "message", "field", "pattern", "current_revision", "reason"} {
 			if _, ok := e[key]; !ok {
 				t.Errorf("key %q missing from %s", key, body)
 			}
