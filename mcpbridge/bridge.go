@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -48,7 +49,7 @@ func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		tools = append(tools, server.ServerTool{Tool: tool, Handler: callHandler(conn, r)})
+		tools = append(tools, server.ServerTool{Tool: tool, Handler: callHandler(conn, r, version)})
 	}
 	s := server.NewMCPServer(ServerName, version,
 		server.WithInstructions(Instructions),
@@ -108,8 +109,10 @@ func toolFor(r gateway.Route) (mcp.Tool, error) {
 // RPC. The text is exactly the REST body. There is no structuredContent: it
 // would repeat the whole result a second time in the reply, and some replies
 // must fit a byte budget (memory_bootstrap: 2,000 bytes for the whole
-// JSON-RPC reply).
-func callHandler(conn *grpc.ClientConn, r gateway.Route) server.ToolHandlerFunc {
+// JSON-RPC reply). The service meets that budget itself: every call carries
+// the wire metadata (see WireMetadata) with the size of its reply around the
+// text.
+func callHandler(conn *grpc.ClientConn, r gateway.Route, version string) server.ToolHandlerFunc {
 	method := r.FullMethod()
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := decodeArguments(r, req.GetRawArguments())
@@ -117,14 +120,14 @@ func callHandler(conn *grpc.ClientConn, r gateway.Route) server.ToolHandlerFunc 
 			return errorResult(err), nil
 		}
 		out := r.NewResponse()
-		if err := conn.Invoke(outgoingContext(ctx), method, in, out); err != nil {
+		if err := conn.Invoke(outgoingContext(ctx, replyOverhead(ctx, version)), method, in, out); err != nil {
 			return errorResult(err), nil
 		}
 		body, err := gateway.MarshalResult(out)
 		if err != nil {
 			return errorResult(status.Error(codes.Internal, "internal error")), nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(body))}}, nil
+		return textResult(ctx, version, string(body)), nil
 	}
 }
 
@@ -186,9 +189,10 @@ func withCaller(ctx context.Context, r *http.Request) context.Context {
 }
 
 // outgoingContext sets the gRPC metadata of a call to exactly the caller's
-// authorization and x-forwarded-for, as the gateway sends them. The
+// authorization and x-forwarded-for, as the gateway sends them, and the wire
+// metadata: an MCP reply of overhead bytes around the result's text. The
 // interceptor trusts x-forwarded-for only on the in-process connection.
-func outgoingContext(ctx context.Context) context.Context {
+func outgoingContext(ctx context.Context, overhead int) context.Context {
 	c, _ := ctx.Value(callerKey{}).(caller)
 	md := metadata.MD{}
 	for _, v := range c.authorization {
@@ -197,6 +201,8 @@ func outgoingContext(ctx context.Context) context.Context {
 	if c.addr != "" {
 		md.Set("x-forwarded-for", c.addr)
 	}
+	md.Set(WireMetadata, WireMCP)
+	md.Set(WireOverheadMetadata, strconv.Itoa(overhead))
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
@@ -225,7 +231,7 @@ func postOnly(next http.Handler) http.Handler {
 			})
 			return
 		}
-		next.ServeHTTP(jsonOnly{w}, r)
+		next.ServeHTTP(jsonOnly{w}, withRequestID(r))
 	})
 }
 
