@@ -1,0 +1,102 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+
+	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/namespace"
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// resolve turns a request's namespace (or git remote) and topics into the
+// home namespace and the scope chain reads use. Every scoped RPC calls it;
+// field errors name nsField, "remote" or "topics".
+//
+// A remote stands in for the namespace; given both, they must name the same
+// repository. With neither, home is global. The home namespace has
+// namespace_renames applied and meets github_owner / forge_owner; the chain
+// is home, its linked projects, the topics, then global (SPEC R-N1..R-N4).
+// Writes go to home alone. A hub's wider reach for search and task match is
+// hubReach(home).
+func (s *Server) resolve(nsField, ns, remote string, topics []string) (home string, scopes []string, err error) {
+	if remote != "" {
+		if home, err = s.scopes.FromRemote(remote); err != nil {
+			var ref *screen.Refusal
+			if errors.As(err, &ref) {
+				return "", nil, err
+			}
+			return "", nil, invalid("remote", "%v", err)
+		}
+	}
+	if ns != "" || remote == "" {
+		if ns == "" {
+			ns = namespace.Global
+		}
+		if err := checkNamespace(nsField, ns); err != nil {
+			return "", nil, err
+		}
+		named, err := s.scopes.Home(ns)
+		if err != nil {
+			return "", nil, invalid(nsField, "%v", err)
+		}
+		if remote != "" && named != home {
+			return "", nil, invalid("remote", "names %s but %s names %s; give one of them", home, nsField, named)
+		}
+		home = named
+	}
+	if err := checkTopics("topics", topics); err != nil {
+		return "", nil, err
+	}
+	return home, s.scopes.Chain(home, topics), nil
+}
+
+// hubReach reports whether search and task match from home reach every
+// repository namespace besides its chain: home is one of hubs (SPEC R-N5).
+// Callers set storage.SearchQuery.AllRepositories to it.
+func (s *Server) hubReach(home string) bool { return s.scopes.IsHub(home) }
+
+// rankingChain returns chain followed by the other namespaces hits came
+// from, in name order: a hub's reach ranks after its own scopes on equal
+// scores, and ranking never sees a namespace outside its chain.
+func rankingChain(chain []string, hits []storage.Hit) []string {
+	var more []string
+	for _, h := range hits {
+		if ns := h.Record.Namespace; !slices.Contains(chain, ns) && !slices.Contains(more, ns) {
+			more = append(more, ns)
+		}
+	}
+	if len(more) == 0 {
+		return chain
+	}
+	slices.Sort(more)
+	return append(slices.Clip(chain), more...)
+}
+
+// ApplyRenames applies the namespace_renames option at start, all renames
+// in one transaction, and logs what each moved (SPEC R-N6). It is safe at
+// every start: once a rename ran nothing is left under its from prefix, so
+// it moves nothing more and audits nothing more (and requests naming the
+// old prefix resolve to the new one, so none lands there again).
+func ApplyRenames(ctx context.Context, db *storage.DB, renames []options.Rename, log *slog.Logger) error {
+	if len(renames) == 0 {
+		return nil
+	}
+	rs := make([]storage.Rename, len(renames))
+	for i, r := range renames {
+		rs[i] = storage.Rename{From: r.From, To: r.To}
+	}
+	done, err := db.RenameNamespaces(ctx, rs)
+	if err != nil {
+		return err
+	}
+	for _, d := range done {
+		if len(d.Rows) > 0 {
+			log.InfoContext(ctx, "renamed namespaces", "from", d.From, "to", d.To, "records", d.Records())
+		}
+	}
+	return nil
+}
