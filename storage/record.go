@@ -351,7 +351,12 @@ func updateTx(ctx context.Context, tx *txn, id string, revision int, ch Changes,
 		if next.Confidence = *ch.Confidence; !validConfidence(next.Confidence) {
 			return nil, errorf(Invalid, "changes.confidence", "must be greater than 0 and at most 1")
 		} else if next.Confidence != cur.Confidence {
-			next.EffectiveConfidence = effectiveConfidence(next.Confidence, next.ProofCount, next.RefutationCount)
+			// The evidence stays; it now applies to the new assertion.
+			w, err := witnessTx(ctx, tx, id, cur.Writer, next.Confidence)
+			if err != nil {
+				return nil, err
+			}
+			next.EffectiveConfidence = w.effective
 			changed = append(changed, "confidence")
 		}
 	}
@@ -770,16 +775,3 @@ func jsonList(ss []string) any {
 }
 
 func validConfidence(c float64) bool { return c > 0 && c <= 1 } // false for NaN
-
-// effectiveConfidence derives a record's effective confidence (SPEC R-E2):
-// each corroboration closes a third of the distance to 1, then each
-// contradiction halves what is left. Unwitnessed, it is the asserted value.
-func effectiveConfidence(c float64, proofs, refutations int) float64 {
-	for range proofs {
-		c += (1 - c) / 3
-	}
-	for range refutations {
-		c /= 2
-	}
-	return c
-}

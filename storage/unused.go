@@ -1,0 +1,141 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// ActionUsageStart is the audit action of the row that marks when usage
+// counting began (SPEC R-K6).
+const ActionUsageStart = "usage-start"
+
+// UnusedAge is how long a record must have gone without use, and how long
+// counting must have run, before Unused lists it (SPEC R-K6).
+const UnusedAge = 30 * 24 * time.Hour
+
+// DefaultUnusedLimit is how many records Unused returns when asked for none.
+const DefaultUnusedLimit = 20
+
+// UnusedRecord is a compact line about a record nothing used: no search,
+// recall or context packet returned it in UnusedAge (SPEC R-K6: fetching it
+// by id does not count as use; LastFetchedAt is shown so a reader can tell).
+// The last times are zero when it never happened.
+type UnusedRecord struct {
+	ID             string
+	Namespace      string
+	Type           string
+	Title          string
+	CreatedAt      time.Time
+	LastReturnedAt time.Time
+	LastFetchedAt  time.Time
+}
+
+// StartUsage returns when usage counting began: the time of the audit row
+// "usage-start", which it writes at the clock's time (client SystemClient)
+// when there is none. The daemon calls it at every start, after setting the
+// clock, so the first start of a server that counts usage marks the moment;
+// later starts find the row and keep it.
+func (db *DB) StartUsage(ctx context.Context) (time.Time, error) {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer tx.Rollback()
+
+	since, err := usageStartTx(ctx, tx)
+	if err != nil || !since.IsZero() {
+		return since, err
+	}
+	if err := insertAuditTx(ctx, tx, AuditEntry{
+		Client: SystemClient, Action: ActionUsageStart, Detail: screen.Redact("usage counting started"),
+	}); err != nil {
+		return time.Time{}, err
+	}
+	if err := commit("start usage", tx); err != nil {
+		return time.Time{}, err
+	}
+	return tx.now, nil
+}
+
+// usageStartTx returns the time of the first usage-start row, or the zero
+// time when there is none. The row is written at the first start, so it sits
+// near the head of the log and the scan in seq order stops early.
+func usageStartTx(ctx context.Context, tx *txn) (time.Time, error) {
+	var at sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT at FROM audit WHERE action = ? ORDER BY seq LIMIT 1`,
+		ActionUsageStart).Scan(&at)
+	if err != nil && err != sql.ErrNoRows {
+		return time.Time{}, classify("usage start", err)
+	}
+	return fromMS(at), nil
+}
+
+// Unused lists active records created more than UnusedAge before now that no
+// search, recall or context packet returned in that time (memory_get
+// fetches do not count, as SPEC R-K6 defines it), oldest first (then by id), at most limit (<= 0 means
+// DefaultUnusedLimit). namespace filters when not empty. A zero now means
+// the clock's time.
+//
+// countingSince is when usage counting began (see StartUsage), zero when it
+// never did. ready is true once counting has run UnusedAge; until then the
+// list is empty, because a record not yet counted long enough is not known
+// to be unused.
+func (db *DB) Unused(ctx context.Context, namespace string, now time.Time, limit int) (recs []UnusedRecord, countingSince time.Time, ready bool, err error) {
+	if limit <= 0 {
+		limit = DefaultUnusedLimit
+	}
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	defer tx.Rollback()
+
+	if now.IsZero() {
+		now = tx.now
+	}
+	countingSince, err = usageStartTx(ctx, tx)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	cutoff := now.Add(-UnusedAge)
+	if countingSince.IsZero() || countingSince.After(cutoff) {
+		return nil, countingSince, false, nil
+	}
+
+	rows, err := tx.QueryContext(ctx, `
+		SELECT r.id, r.namespace, r.type, r.title, r.created_at, u.last_returned_at, u.last_fetched_at
+		FROM records AS r LEFT JOIN usage AS u ON u.record_id = r.id
+		WHERE r.status = 'active'
+			AND r.created_at < ?1
+			AND (u.last_returned_at IS NULL OR u.last_returned_at < ?1)
+			AND (?2 = '' OR r.namespace = ?2)
+		ORDER BY r.created_at, r.id
+		LIMIT ?3`,
+		cutoff.UnixMilli(), namespace, limit,
+	)
+	if err != nil {
+		return nil, time.Time{}, false, classify("unused", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			u                 UnusedRecord
+			created           int64
+			lastRet, lastFech sql.NullInt64
+		)
+		if err := rows.Scan(&u.ID, &u.Namespace, &u.Type, &u.Title, &created, &lastRet, &lastFech); err != nil {
+			return nil, time.Time{}, false, classify("unused", err)
+		}
+		u.CreatedAt = time.UnixMilli(created).UTC()
+		u.LastReturnedAt = fromMS(lastRet)
+		u.LastFetchedAt = fromMS(lastFech)
+		recs = append(recs, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, time.Time{}, false, classify("unused", err)
+	}
+	return recs, countingSince, true, nil
+}
