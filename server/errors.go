@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/hearth-memory/hearth/gateway"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -33,6 +34,7 @@ var storageCodes = map[storage.Code]codes.Code{
 	storage.NotFound: codes.NotFound,
 	storage.Conflict: codes.Aborted,
 	storage.Exists:   codes.AlreadyExists,
+	storage.Expired:  codes.FailedPrecondition, // with reason expired: 410 over HTTP (R-Z2)
 	storage.Internal: codes.Internal,
 }
 
@@ -62,6 +64,9 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 			break
 		}
 		d := &hearthv1.ErrorDetail{Field: se.Field}
+		if se.Code == storage.Expired {
+			d.Reason = gateway.ReasonExpired
+		}
 		msg := se.Message
 		if se.Field != "" {
 			msg = se.Field + ": " + msg

@@ -23,6 +23,9 @@ const (
 	Conflict Code = "conflict"
 	// Exists: a row with the same key already exists.
 	Exists Code = "exists"
+	// Expired: what the request names is past its retention, such as a
+	// session receipt that became a tombstone.
+	Expired Code = "expired"
 	// Internal: anything else (I/O, driver, bugs). Its message is not for clients.
 	Internal Code = "internal"
 )

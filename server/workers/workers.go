@@ -1,0 +1,304 @@
+// Package workers runs Hearth's background work off the durable job queue in
+// storage (SPEC R-J). A Workers value leases due jobs one at a time and
+// completes each in the same transaction as its effects, so a job's effects
+// are applied exactly once even when the process dies between lease and
+// completion: the lease of a dead process is released at the next start and
+// the job runs again. Failed attempts retry with exponential backoff up to
+// the job's attempt limit and then stay failed, with their last error.
+//
+// The Scheduler keeps one maintenance job queued for the next review_at
+// (local time); the job is durable, so a run missed while the machine was
+// off runs once at the next start. Maintenance expires old candidates and
+// purges what retention allows (storage.Maintenance).
+//
+// # Failpoint
+//
+// Config.Failpoint (the daemon reads it from the environment variable
+// HEARTH_FAILPOINT) exists for one test: with the value "job-after-lease"
+// the runner, right after leasing its first job, logs "failpoint
+// job-after-lease" with the job id and then holds the job without running
+// it until the workers stop, so a test can kill the process between lease
+// and completion. Unset, it does nothing; any other value fails New.
+package workers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// FailpointJobAfterLease is the one failpoint: hold the first leased job.
+const FailpointJobAfterLease = "job-after-lease"
+
+// Defaults for Config.
+const (
+	DefaultPoll  = time.Second
+	DefaultLease = 10 * time.Minute
+)
+
+// Handler runs one job. Slow work (a model call) happens in the handler,
+// outside any transaction; the Effects it returns run in the transaction
+// that marks the job done, so they commit with the completion or not at
+// all. An error fails the attempt.
+type Handler func(ctx context.Context, job *storage.Job) (Effects, error)
+
+// Effects writes a job's results inside its completion transaction. Nil
+// writes nothing.
+type Effects = func(ctx context.Context, tx *storage.Tx) error
+
+// Config is what Workers run with.
+type Config struct {
+	// DB is the store holding the queue. Required.
+	DB *storage.DB
+	// Options supply review_at, candidate_expiry_days and
+	// retention_deleted_days.
+	Options options.Options
+	// Location is the time zone of review_at; nil means time.Local (TZ).
+	Location *time.Location
+	// Now is the clock the scheduler reads; nil means DB.Now, the clock the
+	// queue's times are written with.
+	Now func() time.Time
+	// Log receives failures; nil means slog.Default().
+	Log *slog.Logger
+	// Owner names this process's leases; "" makes a unique one.
+	Owner string
+	// Poll is how often an idle runner looks for due jobs (DefaultPoll).
+	Poll time.Duration
+	// Lease is how long a job is held before another worker may take it
+	// (DefaultLease).
+	Lease time.Duration
+	// Failpoint is "" or FailpointJobAfterLease (see the package doc).
+	Failpoint string
+}
+
+// Workers is the queue runner with its handlers and the scheduler.
+type Workers struct {
+	db        *storage.DB
+	log       *slog.Logger
+	owner     string
+	poll      time.Duration
+	lease     time.Duration
+	failpoint string
+	now       func() time.Time
+	handlers  map[string]Handler
+	kinds     []string
+	sched     Scheduler
+
+	stop context.CancelFunc
+	done chan struct{}
+	mu   sync.Mutex // guards stop and done
+}
+
+// New returns Workers with the maintenance handler registered. It returns
+// an error for an unknown failpoint or a missing DB.
+func New(cfg Config) (*Workers, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("workers: DB is required")
+	}
+	if cfg.Failpoint != "" && cfg.Failpoint != FailpointJobAfterLease {
+		return nil, fmt.Errorf("workers: unknown failpoint %q (HEARTH_FAILPOINT)", cfg.Failpoint)
+	}
+	w := &Workers{
+		db:        cfg.DB,
+		log:       cfg.Log,
+		owner:     cfg.Owner,
+		poll:      cfg.Poll,
+		lease:     cfg.Lease,
+		failpoint: cfg.Failpoint,
+		now:       cfg.Now,
+		handlers:  map[string]Handler{},
+		sched:     Scheduler{At: cfg.Options.ReviewAt, Location: cfg.Location},
+	}
+	if w.log == nil {
+		w.log = slog.Default()
+	}
+	if w.owner == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		w.owner = fmt.Sprintf("pid%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	if w.poll <= 0 {
+		w.poll = DefaultPoll
+	}
+	if w.lease <= 0 {
+		w.lease = DefaultLease
+	}
+	if w.now == nil {
+		db := cfg.DB
+		w.now = func() time.Time { return db.Now() }
+	}
+	if w.sched.Location == nil {
+		w.sched.Location = time.Local
+	}
+	w.Handle(storage.KindMaintenance, Maintenance(cfg.Options))
+	return w, nil
+}
+
+// Handle registers h for jobs of kind, replacing any handler before it. Jobs
+// of kinds without a handler stay queued. Call it before Start.
+func (w *Workers) Handle(kind string, h Handler) {
+	w.handlers[kind] = h
+	if !slices.Contains(w.kinds, kind) {
+		w.kinds = append(w.kinds, kind)
+		slices.Sort(w.kinds)
+	}
+}
+
+// Owner returns the name this process's leases carry.
+func (w *Workers) Owner() string { return w.owner }
+
+// Start prepares the queue and starts the runner: it releases the leases of
+// earlier processes (their jobs run again), makes sure the next maintenance
+// run is queued, and then runs due jobs in the background until Stop.
+func (w *Workers) Start(ctx context.Context) error {
+	if err := w.Prepare(ctx); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stop != nil {
+		return errors.New("workers: already started")
+	}
+	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	w.stop, w.done = stop, make(chan struct{})
+	go w.loop(loopCtx, w.done)
+	return nil
+}
+
+// Prepare does Start's work but the background runner: it releases the
+// leases of earlier processes and schedules maintenance. Tests that drive
+// the runner with RunOnce call it instead of Start.
+func (w *Workers) Prepare(ctx context.Context) error {
+	n, err := w.db.ReleaseLeases(ctx, w.owner)
+	if err != nil {
+		return fmt.Errorf("workers: release leases: %w", err)
+	}
+	if n > 0 {
+		w.log.InfoContext(ctx, "released job leases of an earlier process", "jobs", n)
+	}
+	if err := w.sched.Ensure(ctx, w.db, w.now()); err != nil {
+		return fmt.Errorf("workers: schedule maintenance: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the runner and waits for it; a job in flight is abandoned with
+// its lease, which the next start releases. Stop is safe to call twice and
+// without Start.
+func (w *Workers) Stop() {
+	w.mu.Lock()
+	stop, done := w.stop, w.done
+	w.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	stop()
+	<-done
+}
+
+func (w *Workers) loop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for ctx.Err() == nil {
+			ran, err := w.RunOnce(ctx)
+			if err != nil && ctx.Err() == nil {
+				w.log.ErrorContext(ctx, "job queue", "err", err)
+			}
+			if !ran || err != nil {
+				break
+			}
+		}
+		t.Reset(w.poll)
+	}
+}
+
+// RunOnce leases one due job of a kind with a handler and runs it to
+// completion or failure. It reports whether there was a job. A handler's
+// failure is recorded on the job, not returned; the error is the queue's own.
+func (w *Workers) RunOnce(ctx context.Context) (ran bool, err error) {
+	job, err := w.db.LeaseJob(ctx, w.owner, w.kinds, w.lease)
+	if err != nil || job == nil {
+		return false, err
+	}
+	if w.failpoint == FailpointJobAfterLease {
+		w.log.WarnContext(ctx, "failpoint "+FailpointJobAfterLease+": holding a leased job", "job", job.ID, "kind", job.Kind)
+		<-ctx.Done()
+		return true, ctx.Err()
+	}
+	w.run(ctx, job)
+	return true, nil
+}
+
+// run runs job's handler and completes the job with its effects, or fails
+// the attempt. After a maintenance job the next run is scheduled.
+func (w *Workers) run(ctx context.Context, job *storage.Job) {
+	err := w.attempt(ctx, job)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Stopping: the lease is released at the next start.
+		return
+	case storage.ErrorCode(err) == storage.Conflict:
+		w.log.WarnContext(ctx, "job lease lost", "job", job.ID, "kind", job.Kind, "err", err)
+	default:
+		retry := Backoff(job.Attempts)
+		if ferr := w.db.FailJob(ctx, job, screen.Redact(err.Error()), retry); ferr != nil {
+			w.log.ErrorContext(ctx, "record job failure", "job", job.ID, "err", ferr)
+		} else {
+			w.log.WarnContext(ctx, "job failed", "job", job.ID, "kind", job.Kind, "attempt", job.Attempts,
+				"state", job.State, "err", screen.Redact(err.Error()).String())
+		}
+	}
+	if job.Kind == storage.KindMaintenance {
+		if err := w.sched.Ensure(ctx, w.db, w.now()); err != nil && ctx.Err() == nil {
+			w.log.ErrorContext(ctx, "schedule maintenance", "err", err)
+		}
+	}
+}
+
+// attempt runs the handler and the completion, turning a panic into an
+// error (the completion's transaction is rolled back by then).
+func (w *Workers) attempt(ctx context.Context, job *storage.Job) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	h := w.handlers[job.Kind]
+	if h == nil {
+		return fmt.Errorf("no handler for kind %q", job.Kind)
+	}
+	effects, err := h(ctx, job)
+	if err != nil {
+		return err
+	}
+	return w.db.CompleteJob(ctx, job, effects)
+}
+
+// Backoff is the wait before a failed job's next attempt: 30 s after the
+// first, doubling with each attempt, at most an hour.
+func Backoff(attempt int) time.Duration {
+	d := 30 * time.Second
+	for i := 1; i < attempt && d < time.Hour; i++ {
+		d *= 2
+	}
+	return min(d, time.Hour)
+}

@@ -1,0 +1,511 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// Job states (SPEC R-J1). Queued jobs wait for run_after; a leased job is
+// being worked on until its lease expires; done and failed are final.
+const (
+	JobQueued = "queued"
+	JobLeased = "leased"
+	JobDone   = "done"
+	JobFailed = "failed"
+)
+
+// Job kinds the server queues.
+const (
+	// KindExtraction reads a session close's summary and notes for
+	// candidate memories (SPEC R-Z4).
+	KindExtraction = "extraction"
+	// KindMaintenance is the run at review_at: candidate expiry and purge
+	// (SPEC R-J3, R-J4).
+	KindMaintenance = "maintenance"
+)
+
+// DefaultMaxAttempts is how often a job is tried when NewJob names no limit.
+const DefaultMaxAttempts = 5
+
+// maxLastErrorChars caps a job's last_error.
+const maxLastErrorChars = 500
+
+var kindPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+
+// NewJob is what EnqueueJob queues.
+type NewJob struct {
+	// Kind names the handler, e.g. "extraction" (lower case, digits, '-').
+	Kind string
+	// Payload is a JSON object that passed the screen; empty means {}.
+	Payload screen.Text
+	// Key, when set, makes the job unique: a second job with the same key is
+	// not queued, and EnqueueJob returns the first.
+	Key string
+	// RunAfter is the earliest time the job runs; zero means now.
+	RunAfter time.Time
+	// MaxAttempts limits the tries; 0 means DefaultMaxAttempts.
+	MaxAttempts int
+}
+
+// Job is one row of the durable queue.
+type Job struct {
+	ID          string
+	Kind        string
+	Key         string
+	Payload     string // a JSON object
+	State       string
+	Attempts    int // tries so far, counting the current lease
+	MaxAttempts int
+	LeaseOwner  string
+	LeaseExpiry time.Time // zero unless leased
+	RunAfter    time.Time
+	LastError   string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	FinishedAt  time.Time // when it became done or failed
+}
+
+func (nj *NewJob) validate() error {
+	switch {
+	case !kindPattern.MatchString(nj.Kind):
+		return errorf(Invalid, "kind", "must be 1-40 of a-z, 0-9 and '-', starting with a letter")
+	case nj.MaxAttempts < 0:
+		return errorf(Invalid, "max_attempts", "must not be negative")
+	case len(nj.Key) > 200:
+		return errorf(Invalid, "key", "is longer than 200 bytes")
+	}
+	if p := strings.TrimSpace(nj.Payload.String()); p != "" {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(p), &obj); err != nil {
+			return errorf(Invalid, "payload", "must be a JSON object")
+		}
+	}
+	return nil
+}
+
+// Tx is a write transaction in which a job's effects run: CompleteJob hands
+// one to the effects and commits it together with the job's completion, so
+// the effects and the job's done state are written together or not at all
+// (SPEC R-R6). A Tx is valid only until the function it was given to returns.
+type Tx struct {
+	db *DB
+	tx *txn
+}
+
+// Now returns the transaction's time, the time every row it writes carries.
+func (t *Tx) Now() time.Time { return t.tx.now }
+
+// Store writes a new record as DB.Store does, inside the transaction.
+func (t *Tx) Store(ctx context.Context, nr NewRecord) (*Record, error) {
+	if err := nr.validate(); err != nil {
+		return nil, err
+	}
+	return t.db.storeTx(ctx, t.tx, nr)
+}
+
+// EnqueueJob queues a job as DB.EnqueueJob does, inside the transaction.
+func (t *Tx) EnqueueJob(ctx context.Context, nj NewJob) (*Job, bool, error) {
+	if err := nj.validate(); err != nil {
+		return nil, false, err
+	}
+	return t.db.enqueueTx(ctx, t.tx, nj)
+}
+
+// EnqueueJob queues a job. With a Key already taken it queues nothing and
+// returns the existing job with created false.
+//
+// It returns Invalid for a bad kind (Field "kind"), a payload that is not a
+// JSON object (Field "payload"), a negative MaxAttempts or an overlong key.
+func (db *DB) EnqueueJob(ctx context.Context, nj NewJob) (job *Job, created bool, err error) {
+	if err := nj.validate(); err != nil {
+		return nil, false, err
+	}
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer tx.Rollback()
+
+	if job, created, err = db.enqueueTx(ctx, tx, nj); err != nil {
+		return nil, false, err
+	}
+	if err := commit("enqueue job", tx); err != nil {
+		return nil, false, err
+	}
+	return job, created, nil
+}
+
+// enqueueTx inserts a validated job, or returns the job holding its key.
+func (db *DB) enqueueTx(ctx context.Context, tx *txn, nj NewJob) (*Job, bool, error) {
+	if nj.Key != "" {
+		j, err := findJobTx(ctx, tx, `WHERE key = ?`, nj.Key)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(j) > 0 {
+			return j[0], false, nil
+		}
+	}
+	id, err := db.newID(tx.now)
+	if err != nil {
+		return nil, false, err
+	}
+	payload := strings.TrimSpace(nj.Payload.String())
+	if payload == "" {
+		payload = "{}"
+	}
+	maxAttempts := nj.MaxAttempts
+	if maxAttempts == 0 {
+		maxAttempts = DefaultMaxAttempts
+	}
+	runAfter := nj.RunAfter.UTC().Truncate(time.Millisecond)
+	if runAfter.IsZero() {
+		runAfter = tx.now
+	}
+	var key any
+	if nj.Key != "" {
+		key = nj.Key
+	}
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO jobs (id, kind, key, payload, state, max_attempts, run_after, created_at, updated_at)
+		VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
+		id, nj.Kind, key, payload, maxAttempts, runAfter.UnixMilli(), tx.now.UnixMilli(), tx.now.UnixMilli(),
+	); err != nil {
+		return nil, false, classify("enqueue job", err)
+	}
+	return &Job{
+		ID: id, Kind: nj.Kind, Key: nj.Key, Payload: payload, State: JobQueued, MaxAttempts: maxAttempts,
+		RunAfter: runAfter, CreatedAt: tx.now, UpdatedAt: tx.now,
+	}, true, nil
+}
+
+// leasable is the condition, over jobs, for a job a worker may take now
+// (?1): queued and due, or leased under a lease that has run out.
+const leasable = `((state = 'queued' AND run_after <= ?1) OR (state = 'leased' AND lease_expires_at <= ?1))
+	AND kind IN (SELECT value FROM json_each(?2))`
+
+// LeaseJob takes the next job of one of kinds that is due (queued with
+// run_after passed, or leased under an expired lease: its worker died),
+// oldest run_after first, for owner until the lease runs out. The job's
+// attempts count the lease. A job whose lease expired with no attempts left
+// becomes failed instead. It returns nil and no error when nothing is due.
+//
+// It returns Invalid for an empty owner (Field "owner"), no kinds (Field
+// "kinds") or a lease that is not positive (Field "lease").
+func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease time.Duration) (*Job, error) {
+	switch {
+	case owner == "":
+		return nil, errorf(Invalid, "owner", "is required")
+	case len(kinds) == 0:
+		return nil, errorf(Invalid, "kinds", "names no kind")
+	case lease <= 0:
+		return nil, errorf(Invalid, "lease", "must be positive")
+	}
+	kindsJSON := jsonList(kinds)
+	// A read first: an idle poll costs no write transaction.
+	var due bool
+	if err := db.reader.QueryRowContext(ctx,
+		`SELECT EXISTS (SELECT 1 FROM jobs WHERE `+leasable+`)`, db.now().UnixMilli(), kindsJSON,
+	).Scan(&due); err != nil {
+		return nil, classify("lease job", err)
+	}
+	if !due {
+		return nil, nil
+	}
+
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	var job *Job
+	for job == nil {
+		jobs, err := findJobTx(ctx, tx, `WHERE `+leasable+` ORDER BY run_after, id LIMIT 1`, tx.now.UnixMilli(), kindsJSON)
+		if err != nil {
+			return nil, err
+		}
+		if len(jobs) == 0 {
+			break
+		}
+		j := jobs[0]
+		if j.State == JobLeased && j.Attempts >= j.MaxAttempts {
+			msg := fmt.Sprintf("the lease of %s ran out on the last of %d attempts", j.LeaseOwner, j.MaxAttempts)
+			if err := finishTx(ctx, tx, j, JobFailed, lastError(j.LastError, msg)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE jobs SET state = 'leased', attempts = attempts + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ?
+			WHERE id = ?`,
+			owner, tx.now.Add(lease).UnixMilli(), tx.now.UnixMilli(), j.ID,
+		); err != nil {
+			return nil, classify("lease job", err)
+		}
+		j.State, j.Attempts, j.LeaseOwner, j.LeaseExpiry, j.UpdatedAt = JobLeased, j.Attempts+1, owner, tx.now.Add(lease), tx.now
+		job = j
+	}
+	if err := commit("lease job", tx); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// CompleteJob runs effects (nil for none) and marks job done in one
+// transaction, provided job still holds its lease: same owner, same attempt,
+// still leased. If effects fail, nothing is written and their error is
+// returned; the job stays leased for the caller to fail.
+//
+// It returns Conflict (Field "job") when the lease was lost (it ran out and
+// another worker took the job, or the job is no longer leased); then the
+// effects are not run.
+func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx context.Context, tx *Tx) error) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+
+	if err := holdsLeaseTx(ctx, tx, job); err != nil {
+		return err
+	}
+	if effects != nil {
+		if err := effects(ctx, &Tx{db: db, tx: tx}); err != nil {
+			return err
+		}
+	}
+	if err := finishTx(ctx, tx, job, JobDone, job.LastError); err != nil {
+		return err
+	}
+	if err := commit("complete job", tx); err != nil {
+		return err
+	}
+	job.State, job.LeaseOwner, job.LeaseExpiry, job.UpdatedAt, job.FinishedAt = JobDone, "", time.Time{}, tx.now, tx.now
+	return nil
+}
+
+// FailJob records a failed attempt of job, which must still hold its lease.
+// With attempts left the job goes back to queued and runs again after
+// retryIn; otherwise it becomes failed, and stays so, visible with its
+// last_error. cause is kept (cut to 500 characters) as last_error.
+//
+// It returns Conflict (Field "job") when the lease was lost.
+func (db *DB) FailJob(ctx context.Context, job *Job, cause screen.Text, retryIn time.Duration) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+
+	if err := holdsLeaseTx(ctx, tx, job); err != nil {
+		return err
+	}
+	msg := lastError(job.LastError, fmt.Sprintf("attempt %d: %s", job.Attempts, cause.String()))
+	if job.Attempts >= job.MaxAttempts {
+		if err := finishTx(ctx, tx, job, JobFailed, msg); err != nil {
+			return err
+		}
+	} else {
+		runAfter := tx.now.Add(max(retryIn, 0))
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL,
+				run_after = ?, last_error = ?, updated_at = ?
+			WHERE id = ?`,
+			runAfter.UnixMilli(), msg, tx.now.UnixMilli(), job.ID,
+		); err != nil {
+			return classify("fail job", err)
+		}
+	}
+	if err := commit("fail job", tx); err != nil {
+		return err
+	}
+	cur, err := db.Job(ctx, job.ID)
+	if err != nil {
+		return err
+	}
+	*job = *cur
+	return nil
+}
+
+// ReleaseLeases gives back every lease not held by owner: at start, the
+// leases of an earlier process, which can only have ended (a crash or a
+// kill), since one daemon owns its database. A released job is queued again
+// at once (its attempt counted); one with no attempts left becomes failed.
+// It returns how many jobs it released or failed.
+func (db *DB) ReleaseLeases(ctx context.Context, owner string) (int, error) {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+
+	jobs, err := findJobTx(ctx, tx, `WHERE state = 'leased' AND lease_owner <> ?`, owner)
+	if err != nil {
+		return 0, err
+	}
+	for _, j := range jobs {
+		msg := lastError(j.LastError, fmt.Sprintf("attempt %d: lease of %s released at start (the process ended)", j.Attempts, j.LeaseOwner))
+		if j.Attempts >= j.MaxAttempts {
+			if err := finishTx(ctx, tx, j, JobFailed, msg); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL,
+				run_after = MIN(run_after, ?), last_error = ?, updated_at = ?
+			WHERE id = ?`,
+			tx.now.UnixMilli(), msg, tx.now.UnixMilli(), j.ID,
+		); err != nil {
+			return 0, classify("release leases", err)
+		}
+	}
+	if err := commit("release leases", tx); err != nil {
+		return 0, err
+	}
+	return len(jobs), nil
+}
+
+// CancelJobs deletes the queued jobs of kind that were never tried, but the
+// one with key keep (none when keep is ""). With futureOnly, only jobs whose
+// run_after is still ahead go; due ones stay and run. It returns how many it
+// deleted. The scheduler uses it when review_at changed or was turned off.
+func (db *DB) CancelJobs(ctx context.Context, kind, keep string, futureOnly bool) (int, error) {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+
+	q := `DELETE FROM jobs WHERE kind = ? AND state = 'queued' AND attempts = 0 AND COALESCE(key, '') <> ?`
+	args := []any{kind, keep}
+	if keep == "" {
+		args[1] = "\x00" // matches no key
+	}
+	if futureOnly {
+		q += ` AND run_after > ?`
+		args = append(args, tx.now.UnixMilli())
+	}
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, classify("cancel jobs", err)
+	}
+	n, _ := res.RowsAffected()
+	if err := commit("cancel jobs", tx); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// Job returns the job id. It returns NotFound (Field "id") for an unknown job.
+func (db *DB) Job(ctx context.Context, id string) (*Job, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	jobs, err := findJobTx(ctx, tx, `WHERE id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return nil, errorf(NotFound, "id", "no job has this id")
+	}
+	return jobs[0], nil
+}
+
+// Jobs returns the jobs of kind (every kind when "") in state (every state
+// when ""), oldest first.
+func (db *DB) Jobs(ctx context.Context, kind, state string) ([]*Job, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	return findJobTx(ctx, tx, `WHERE (?1 = '' OR kind = ?1) AND (?2 = '' OR state = ?2) ORDER BY created_at, id`, kind, state)
+}
+
+// holdsLeaseTx returns Conflict (Field "job") unless job is still leased by
+// the same owner on the same attempt.
+func holdsLeaseTx(ctx context.Context, tx *txn, job *Job) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `
+		SELECT COUNT(*) FROM jobs WHERE id = ? AND state = 'leased' AND lease_owner = ? AND attempts = ?`,
+		job.ID, job.LeaseOwner, job.Attempts,
+	).Scan(&n); err != nil {
+		return classify("job lease", err)
+	}
+	if n == 0 {
+		return errorf(Conflict, "job", "the lease on job %s (attempt %d) was lost", job.ID, job.Attempts)
+	}
+	return nil
+}
+
+// finishTx moves a job to a final state, done or failed.
+func finishTx(ctx context.Context, tx *txn, job *Job, state, lastErr string) error {
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE jobs SET state = ?, lease_owner = '', lease_expires_at = NULL, last_error = ?,
+			updated_at = ?, done_at = ?
+		WHERE id = ?`,
+		state, lastErr, tx.now.UnixMilli(), tx.now.UnixMilli(), job.ID,
+	); err != nil {
+		return classify("finish job", err)
+	}
+	return nil
+}
+
+// lastError cuts msg (prefixed by an earlier error, if any, that it follows)
+// to maxLastErrorChars, keeping the newest text, and redacts it: a job's
+// error may quote anything.
+func lastError(prev, msg string) string {
+	if prev != "" && msg != "" {
+		msg = msg + "; before: " + prev
+	}
+	if utf8.RuneCountInString(msg) > maxLastErrorChars {
+		r := []rune(msg)
+		msg = string(r[:maxLastErrorChars-1]) + "…"
+	}
+	return screen.Redact(msg).String()
+}
+
+const jobColumns = `id, kind, COALESCE(key, ''), payload, state, attempts, max_attempts, lease_owner,
+	lease_expires_at, run_after, last_error, created_at, updated_at, done_at`
+
+// findJobTx returns the jobs matching where (a clause over jobs).
+func findJobTx(ctx context.Context, tx *txn, where string, args ...any) ([]*Job, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs `+where, args...)
+	if err != nil {
+		return nil, classify("find jobs", err)
+	}
+	defer rows.Close()
+	var out []*Job
+	for rows.Next() {
+		var (
+			j                          Job
+			lease, done                sql.NullInt64
+			runAfter, created, updated int64
+		)
+		if err := rows.Scan(&j.ID, &j.Kind, &j.Key, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.LeaseOwner,
+			&lease, &runAfter, &j.LastError, &created, &updated, &done); err != nil {
+			return nil, classify("find jobs", err)
+		}
+		j.LeaseExpiry = fromMS(lease)
+		j.FinishedAt = fromMS(done)
+		j.RunAfter = time.UnixMilli(runAfter).UTC()
+		j.CreatedAt = time.UnixMilli(created).UTC()
+		j.UpdatedAt = time.UnixMilli(updated).UTC()
+		out = append(out, &j)
+	}
+	return out, classify("find jobs", rows.Err())
+}

@@ -1,0 +1,163 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// ActionMaintenance is the audit action of a maintenance run.
+const ActionMaintenance = "maintenance"
+
+// Maintenance is what one maintenance run does (SPEC R-J3, R-J4).
+type Maintenance struct {
+	// CandidateExpiry forgets candidates created at least this long ago;
+	// 0 turns expiry off (candidate_expiry_days 0).
+	CandidateExpiry time.Duration
+	// Retention purges records forgotten at least this long ago, turns
+	// receipts closed at least this long ago into tombstones, and deletes
+	// jobs done that long ago (retention_deleted_days). Required.
+	Retention time.Duration
+}
+
+// MaintenanceReport counts what a maintenance run did.
+type MaintenanceReport struct {
+	// CandidatesExpired is how many candidates were forgotten.
+	CandidatesExpired int
+	// RecordsPurged is how many forgotten records were deleted, with their
+	// full-text rows, anchors, usage and evidence.
+	RecordsPurged int
+	// ReceiptsTombstoned is how many session receipts became tombstones.
+	ReceiptsTombstoned int
+	// JobsPurged is how many finished (done) jobs were deleted.
+	JobsPurged int
+}
+
+// String gives the counts as the audit row's detail.
+func (r MaintenanceReport) String() string {
+	return fmt.Sprintf("candidates expired %d, records purged %d, receipts tombstoned %d, jobs purged %d",
+		r.CandidatesExpired, r.RecordsPurged, r.ReceiptsTombstoned, r.JobsPurged)
+}
+
+// Maintain runs maintenance in its own transaction. Job handlers use
+// Tx.Maintain, so the run commits with the job's completion.
+//
+// It returns Invalid when Retention is not positive (Field "retention") or
+// CandidateExpiry is negative (Field "candidate_expiry").
+func (db *DB) Maintain(ctx context.Context, m Maintenance) (*MaintenanceReport, error) {
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	rep, err := maintainTx(ctx, tx, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := commit("maintain", tx); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// Maintain runs maintenance, as DB.Maintain does, inside the transaction.
+func (t *Tx) Maintain(ctx context.Context, m Maintenance) (*MaintenanceReport, error) {
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	return maintainTx(ctx, t.tx, m)
+}
+
+func (m *Maintenance) validate() error {
+	switch {
+	case m.Retention <= 0:
+		return errorf(Invalid, "retention", "must be positive")
+	case m.CandidateExpiry < 0:
+		return errorf(Invalid, "candidate_expiry", "must not be negative")
+	}
+	return nil
+}
+
+// maintainTx expires candidates, purges what retention allows and writes
+// one audit row with the counts. Candidates forgotten here carry this run's
+// time, so they are purged only by a run retention later.
+func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport, error) {
+	var rep MaintenanceReport
+	if m.CandidateExpiry > 0 {
+		cutoff := tx.now.Add(-m.CandidateExpiry).UnixMilli()
+		ids, err := idsTx(ctx, tx, `SELECT id FROM records WHERE status = 'candidate' AND created_at <= ? ORDER BY id`, cutoff)
+		if err != nil {
+			return nil, err
+		}
+		days := int(m.CandidateExpiry / (24 * time.Hour))
+		reason := screen.Redact(fmt.Sprintf("expired: a candidate older than %d days (candidate_expiry_days)", days))
+		for _, id := range ids {
+			if _, err := forgetTx(ctx, tx, id, 0, reason, SystemClient); err != nil {
+				return nil, err
+			}
+		}
+		rep.CandidatesExpired = len(ids)
+	}
+
+	cutoff := tx.now.Add(-m.Retention).UnixMilli()
+	// Anchors, usage and evidence go by their foreign keys' ON DELETE
+	// CASCADE and the full-text rows by the records_fts_delete trigger, all
+	// in this transaction.
+	res, err := tx.ExecContext(ctx, `DELETE FROM records WHERE status = 'deleted' AND updated_at <= ?`, cutoff)
+	if err != nil {
+		return nil, classify("purge records", err)
+	}
+	rep.RecordsPurged = rowsAffected(res)
+
+	res, err = tx.ExecContext(ctx, `
+		UPDATE receipts SET session_id = '', namespace = '', summary_id = '', summary_kept = 0,
+			notes_refused = 0, notes_refused_pattern = '', job_id = '', tombstoned_at = ?
+		WHERE tombstoned_at IS NULL AND closed_at <= ?`, tx.now.UnixMilli(), cutoff)
+	if err != nil {
+		return nil, classify("tombstone receipts", err)
+	}
+	rep.ReceiptsTombstoned = rowsAffected(res)
+
+	res, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE state = 'done' AND done_at <= ?`, cutoff)
+	if err != nil {
+		return nil, classify("purge jobs", err)
+	}
+	rep.JobsPurged = rowsAffected(res)
+
+	if err := insertAuditTx(ctx, tx, AuditEntry{
+		Client: SystemClient, Action: ActionMaintenance, Detail: screen.Redact(rep.String()),
+	}); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// idsTx returns the one-column string results of query.
+func idsTx(ctx context.Context, tx *txn, query string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, classify("select ids", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, classify("select ids", err)
+		}
+		out = append(out, id)
+	}
+	return out, classify("select ids", rows.Err())
+}
+
+// rowsAffected reads a result's row count; the driver always knows it.
+func rowsAffected(res interface{ RowsAffected() (int64, error) }) int {
+	n, _ := res.RowsAffected()
+	return int(n)
+}
