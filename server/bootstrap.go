@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"unicode"
+	"unicode/utf8"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/hearth-memory/hearth/storage"
+	"google.golang.org/protobuf/proto"
+)
+
+const (
+	// bootstrapWindow is how many items of the packet's list are read: more
+	// than 2,000 bytes can hold (about 25 at the shortest, 10 to 15 of
+	// usual titles), so that items passed over for their size leave room
+	// to try later, shorter ones.
+	bootstrapWindow = 32
+	// maxSessionIDBytes bounds bootstrap's session_id.
+	maxSessionIDBytes = 128
+)
+
+func checkBootstrapRequest(r *hearthv1.BootstrapRequest) error {
+	id := r.GetSessionId()
+	if len(id) > maxSessionIDBytes {
+		return invalid("session_id", "is longer than %d bytes", maxSessionIDBytes)
+	}
+	if !utf8.ValidString(id) {
+		return invalid("session_id", "is not valid UTF-8")
+	}
+	for _, c := range id {
+		if unicode.IsControl(c) {
+			return invalid("session_id", "must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// Bootstrap returns the session-start packet of a scope chain (SPEC R-B1,
+// R-B5, R-B6): candidates awaiting review, the chain's durable records and
+// records whose anchors are unavailable, as compact items, in the order
+// storage.DB.Bootstrap gives, within 2,000 bytes on the wire for the
+// transport that asked (budget.WireFrom): the REST body, or the whole
+// JSON-RPC reply over MCP. An item that does not fit is passed over (a later,
+// shorter one may fit) and counted in left_out with every item not read.
+// The first item is always there: when it does not fit as it is, its title
+// is shortened. A base (namespace and topics) that leaves no room for it is
+// refused. Bootstrap is not counted as use (R-K5).
+func (m *memoryService) Bootstrap(ctx context.Context, r *hearthv1.BootstrapRequest) (*hearthv1.BootstrapResponse, error) {
+	if err := checkBootstrapRequest(r); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	home, scopes, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), r.GetTopics())
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	list, err := m.db.Bootstrap(ctx, storage.BootstrapQuery{Namespaces: scopes, Limit: bootstrapWindow})
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	items := make([]*hearthv1.BootstrapItem, len(list.Items))
+	for i, it := range list.Items {
+		items[i] = &hearthv1.BootstrapItem{Id: it.ID, Type: it.Type, Title: it.Title, Reason: it.Reason}
+	}
+	resp := &hearthv1.BootstrapResponse{Namespace: home, Topics: r.GetTopics()}
+	o := budget.Options{
+		MaxBytes: budget.Bootstrap * budget.BytesPerToken,
+		Wire:     budget.WireFrom(ctx),
+		Skip:     true,
+		More:     list.Total - len(items),
+	}
+	if err := packBootstrap(resp, items, o); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	return resp, nil
+}
+
+// packBootstrap packs items into resp within o, the first always: when it
+// does not fit as it is, its title is shortened (on a word boundary, with an
+// ellipsis) to the longest that fits. When not even the first item with an
+// empty title fits, or the response alone when there are no items, it
+// returns the refusal of the base.
+func packBootstrap(resp *hearthv1.BootstrapResponse, items []*hearthv1.BootstrapItem, o budget.Options) error {
+	p, err := budget.Pack(resp, "items", items, o)
+	switch {
+	case err != nil:
+		return err
+	case len(items) == 0 && p.Fits(o), len(p.Kept) > 0 && p.Kept[0] == 0:
+		return nil
+	case len(items) == 0:
+		return baseRefusal(resp, nil, o)
+	}
+	first, title := items[0], items[0].Title
+	alone := o
+	alone.More += len(items) - 1
+	fits := func(n int) (bool, error) {
+		first.Title = budget.Shorten(title, n)
+		p, err := budget.Pack(resp, "items", items[:1], alone)
+		return len(p.Kept) == 1, err
+	}
+	// The longest title that fits: fits is monotone in n, so search it.
+	lo, hi := -1, len(title) // fits(lo) holds (or lo is -1), fits(hi) does not
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := fits(mid)
+		if err != nil {
+			return err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo < 0 {
+		first.Title = ""
+		return baseRefusal(resp, first, o)
+	}
+	first.Title = budget.Shorten(title, lo)
+	_, err = budget.Pack(resp, "items", items, o)
+	return err
+}
+
+// baseRefusal is the INVALID_ARGUMENT for a base that leaves no room for
+// first (or, with first nil, does not fit at all). It names topics when the
+// namespace alone would leave room, and namespace otherwise.
+func baseRefusal(resp *hearthv1.BootstrapResponse, first *hearthv1.BootstrapItem, o budget.Options) error {
+	var items []*hearthv1.BootstrapItem
+	if first != nil {
+		items = []*hearthv1.BootstrapItem{first}
+	}
+	if len(resp.GetTopics()) > 0 {
+		bare := proto.Clone(resp).(*hearthv1.BootstrapResponse)
+		bare.Topics = nil
+		p, err := budget.Pack(bare, "items", items, o)
+		if err != nil {
+			return err
+		}
+		if p.Fits(o) && len(p.Kept) == len(items) {
+			return invalid("topics", "leave no room for a single item in the %d-byte session-start packet on this transport; give fewer or shorter topics", o.MaxBytes)
+		}
+	}
+	return invalid("namespace", "leaves no room for a single item in the %d-byte session-start packet on this transport", o.MaxBytes)
+}

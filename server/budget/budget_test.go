@@ -1,0 +1,433 @@
+package budget_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hearth-memory/hearth/gateway"
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/mark3labs/mcp-go/mcp"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// mcpReply is the JSON-RPC reply mcp-go writes for a tool result whose text
+// is text, exactly: encoding/json with HTML escaping and a final newline.
+func mcpReply(tb testing.TB, id any, text string) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}
+	if err := json.NewEncoder(&b).Encode(mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), res)); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// wireOf is the Wire the bridge would send for a reply to id (nil: REST).
+func wireOf(tb testing.TB, id any) budget.Wire {
+	if id == nil {
+		return budget.Wire{}
+	}
+	return budget.Wire{MCP: true, Overhead: len(mcpReply(tb, id, ""))}
+}
+
+// received is what the caller receives for a response: the REST body, or
+// the reply to id over MCP.
+func received(tb testing.TB, id any, m proto.Message) []byte {
+	tb.Helper()
+	b, err := gateway.MarshalResult(m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if id == nil {
+		return b
+	}
+	return mcpReply(tb, id, string(b))
+}
+
+// nasty draws text that stresses every escape: quotes, backslashes, HTML
+// characters, control characters, line separators, multi-byte runes.
+func nasty(r *rand.Rand, n int) string {
+	pieces := []string{"word", "the", "cache", " ", " ", "\"", "\\", "<", ">", "&", "\n", "\t", "\x01", "\x1f",
+		"\u2028", "\u2029", "é", "日本", "🙂", "\u007f", "a_b", "--", "…"}
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	s := b.String()
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
+}
+
+func id26(r *rand.Rand) string {
+	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	b := make([]byte, 26)
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+func record(r *rand.Rand) *hearthv1.Record {
+	at := timestamppb.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.IntN(1e9)) * time.Millisecond))
+	rec := &hearthv1.Record{
+		Id: id26(r), Namespace: "github/acme/api", Type: "decision", Title: nasty(r, 1+r.IntN(200)),
+		Content: nasty(r, 1+r.IntN([]int{50, 400, 3000}[r.IntN(3)])), Status: "active", Revision: uint32(r.IntN(9) + 1),
+		Writer: "claude-code", Confidence: 0.8, EffectiveConfidence: r.Float64(), Source: "store",
+		CreatedAt: at, UpdatedAt: at,
+	}
+	for range r.IntN(3) {
+		rec.Anchors = append(rec.Anchors, &hearthv1.Anchor{Anchor: "path:" + nasty(r, 10), State: "unknown"})
+	}
+	return rec
+}
+
+// kind is one response type Pack fills, with an item generator.
+type kind struct {
+	name string
+	resp func(r *rand.Rand) proto.Message
+	list protoreflect.Name
+	item func(r *rand.Rand) proto.Message
+}
+
+var kinds = []kind{
+	{"bootstrap", func(r *rand.Rand) proto.Message {
+		return &hearthv1.BootstrapResponse{Namespace: "github/acme/" + strings.Repeat("x", r.IntN(140)), Topics: []string{"go", "db"}[:r.IntN(3)]}
+	}, "items", func(r *rand.Rand) proto.Message {
+		return &hearthv1.BootstrapItem{Id: id26(r), Type: "constraint", Title: nasty(r, 1+r.IntN(200)), Reason: "durable"}
+	}},
+	{"search", func(*rand.Rand) proto.Message { return &hearthv1.SearchResponse{Ranking: "fts"} }, "hits",
+		func(r *rand.Rand) proto.Message {
+			return &hearthv1.SearchHit{Id: id26(r), Namespace: "global", Type: "note", Title: nasty(r, 1+r.IntN(200)),
+				Snippet: budget.Snippet(nasty(r, r.IntN(400))), Status: "active", Score: r.Float64(), Why: "fts #1"}
+		}},
+	{"get", func(*rand.Rand) proto.Message {
+		return &hearthv1.GetResponse{Missing: []string{"01JD3M5ZK9Q8W7E6R5T4Y3X2V1"}}
+	}, "records",
+		func(r *rand.Rand) proto.Message { return record(r) }},
+	{"context", func(r *rand.Rand) proto.Message {
+		return &hearthv1.ContextResponse{BudgetTokens: uint32(r.IntN(8000)), Clamped: r.IntN(2) == 0}
+	}, "records", func(r *rand.Rand) proto.Message { return record(r) }},
+}
+
+// listOf returns the items in resp's list field.
+func listOf(resp proto.Message, list protoreflect.Name) []proto.Message {
+	r := resp.ProtoReflect()
+	l := r.Get(r.Descriptor().Fields().ByName(list)).List()
+	out := make([]proto.Message, l.Len())
+	for i := range out {
+		out[i] = l.Get(i).Message().Interface()
+	}
+	return out
+}
+
+// withItems returns a copy of resp whose list holds items.
+func withItems(resp proto.Message, list protoreflect.Name, items []proto.Message) proto.Message {
+	c := proto.Clone(resp)
+	r := c.ProtoReflect()
+	l := r.Mutable(r.Descriptor().Fields().ByName(list)).List()
+	l.Truncate(0)
+	for _, it := range items {
+		l.Append(protoreflect.ValueOfMessage(proto.Clone(it).ProtoReflect()))
+	}
+	return c
+}
+
+func uintField(m proto.Message, name protoreflect.Name) uint64 {
+	r := m.ProtoReflect()
+	return r.Get(r.Descriptor().Fields().ByName(name)).Uint()
+}
+
+func boolField(m proto.Message, name protoreflect.Name) bool {
+	r := m.ProtoReflect()
+	return r.Get(r.Descriptor().Fields().ByName(name)).Bool()
+}
+
+// slack is how far under the budget Pack may stop: it reserves room for
+// its reporting fields at their widest (left_out, estimated_tokens digits
+// and "false" over "true").
+const slack = 24
+
+// TestPack_Property packs random responses of every budgeted kind, with
+// items of mixed sizes and hostile text, over REST and over MCP with
+// random request ids, and checks every promise against the bytes a caller
+// really receives (the MCP reply as mcp-go writes it).
+func TestPack_Property(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	ids := []any{nil, nil, 1, int64(987654321), "req-<&>\"\\\u2028", 1.5, strings.Repeat("long-id-", 20)}
+	for iter := range 600 {
+		k := kinds[r.IntN(len(kinds))]
+		resp := k.resp(r)
+		items := make([]proto.Message, r.IntN(40))
+		for i := range items {
+			items[i] = k.item(r)
+		}
+		id := ids[r.IntN(len(ids))]
+		o := budget.Options{
+			MaxBytes:  []int{200, 2000, 3000, 8000, 16000}[r.IntN(5)] + r.IntN(500),
+			Wire:      wireOf(t, id),
+			KeepFirst: r.IntN(2) == 0,
+			Skip:      r.IntN(2) == 0,
+			More:      []int{0, 0, 3, 100000}[r.IntN(4)],
+		}
+		name := fmt.Sprintf("%d/%s/id=%v/%+v", iter, k.name, id, o)
+		p, err := budget.Pack(resp, k.list, items, o)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		body := received(t, id, resp)
+		json, _ := gateway.MarshalResult(resp)
+		if p.Wire != len(body) || p.JSON != len(json) {
+			t.Fatalf("%s: measured %d wire / %d JSON, received %d / %d", name, p.Wire, p.JSON, len(body), len(json))
+		}
+		firstOnly := len(p.Kept) == 1 && p.Kept[0] == 0 && o.KeepFirst
+		if len(body) > o.MaxBytes && !firstOnly && len(p.Kept) > 0 {
+			t.Fatalf("%s: %d bytes received, over the budget with %d items", name, len(body), len(p.Kept))
+		}
+		if got, want := uintField(resp, "estimated_tokens"), uint64(budget.Tokens(len(json))); got != want {
+			t.Errorf("%s: estimated_tokens %d, want %d", name, got, want)
+		}
+		leftOut := len(items) + o.More - len(p.Kept)
+		if p.LeftOut != leftOut || uintField(resp, "left_out") != uint64(leftOut) || boolField(resp, "truncated") != (leftOut > 0) {
+			t.Errorf("%s: left_out %d / %d, truncated %v; want %d", name, p.LeftOut, uintField(resp, "left_out"),
+				boolField(resp, "truncated"), leftOut)
+		}
+		var want []proto.Message
+		for i, k := range p.Kept {
+			if i > 0 && k <= p.Kept[i-1] {
+				t.Fatalf("%s: kept %v out of order", name, p.Kept)
+			}
+			if !o.Skip && k != i {
+				t.Fatalf("%s: kept %v, want a prefix without Skip", name, p.Kept)
+			}
+			want = append(want, items[k])
+		}
+		if got := listOf(resp, k.list); !slices.EqualFunc(got, want, proto.Equal) {
+			t.Fatalf("%s: the list does not hold the kept items", name)
+		}
+		// Nothing left out would have fitted: with it the response is over
+		// the budget (less the room Pack reserves for its own fields).
+		if len(body) > o.MaxBytes {
+			continue
+		}
+		for i := range items {
+			if slices.Contains(p.Kept, i) || (!o.Skip && i > len(p.Kept)) {
+				continue
+			}
+			var more []proto.Message
+			for j := range items {
+				if j == i || slices.Contains(p.Kept, j) {
+					more = append(more, items[j])
+				}
+			}
+			if n := len(received(t, id, withItems(resp, k.list, more))); n <= o.MaxBytes-slack {
+				t.Errorf("%s: item %d was left out, but the response with it is %d bytes", name, i, n)
+			}
+		}
+	}
+}
+
+func TestPack(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	items := make([]*hearthv1.BootstrapItem, 10)
+	for i := range items {
+		items[i] = &hearthv1.BootstrapItem{Id: id26(r), Type: "decision", Title: strings.Repeat("t", 10*i), Reason: "durable"}
+	}
+
+	t.Run("OKEverything", func(t *testing.T) {
+		resp := &hearthv1.BootstrapResponse{Namespace: "global"}
+		p, err := budget.Pack(resp, "items", items, budget.Options{MaxBytes: 4000})
+		if err != nil || len(p.Kept) != len(items) || resp.GetTruncated() || resp.GetLeftOut() != 0 {
+			t.Fatalf("got %+v, %v, resp %v", p, err, resp)
+		}
+	})
+
+	t.Run("OKSkip", func(t *testing.T) {
+		big := slices.Clone(items)
+		big[1] = &hearthv1.BootstrapItem{Id: id26(r), Type: "decision", Title: strings.Repeat("b", 850), Reason: "durable"}
+		resp := &hearthv1.BootstrapResponse{Namespace: "global"}
+		p, err := budget.Pack(resp, "items", big, budget.Options{MaxBytes: 1000, Skip: true, More: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Kept) < 2 || p.Kept[0] != 0 || p.Kept[1] != 2 {
+			t.Errorf("kept %v, want 0, 2, … (the big item passed over)", p.Kept)
+		}
+		if want := uint32(len(big) + 5 - len(p.Kept)); resp.GetLeftOut() != want || !resp.GetTruncated() {
+			t.Errorf("left_out %d truncated %v, want %d true", resp.GetLeftOut(), resp.GetTruncated(), want)
+		}
+	})
+
+	t.Run("OKKeepFirst", func(t *testing.T) {
+		resp := &hearthv1.GetResponse{}
+		huge := []*hearthv1.Record{{Id: "A", Content: strings.Repeat("x", 500)}, {Id: "B"}}
+		n, err := budget.Fit(resp, "records", huge, 10, true)
+		if err != nil || n != 1 || len(resp.GetRecords()) != 1 || resp.GetLeftOut() != 1 {
+			t.Errorf("keepFirst: kept %d (%v), resp %v", n, err, resp)
+		}
+		n, err = budget.Fit(resp, "records", huge, 10, false)
+		if err != nil || n != 0 || len(resp.GetRecords()) != 0 || resp.GetLeftOut() != 2 {
+			t.Errorf("no keepFirst: kept %d (%v), resp %v", n, err, resp)
+		}
+	})
+
+	t.Run("ErrNoList", func(t *testing.T) {
+		if _, err := budget.Pack(&hearthv1.BootstrapResponse{}, "topics", items, budget.Options{MaxBytes: 100}); err == nil {
+			t.Error("packing a string list: want an error")
+		}
+	})
+}
+
+func TestWireFrom(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		md   metadata.MD
+		want budget.Wire
+	}{
+		{"REST", nil, budget.Wire{}},
+		{"MCP", metadata.Pairs("x-hearth-wire", "mcp", "x-hearth-wire-overhead", "77"), budget.Wire{MCP: true, Overhead: 77}},
+		{"MCPNoOverhead", metadata.Pairs("x-hearth-wire", "mcp"), budget.Wire{MCP: true}},
+		{"MCPBadOverhead", metadata.Pairs("x-hearth-wire", "mcp", "x-hearth-wire-overhead", "-5"), budget.Wire{MCP: true}},
+		{"MCPHugeOverhead", metadata.Pairs("x-hearth-wire", "mcp", "x-hearth-wire-overhead", "99999999"), budget.Wire{MCP: true}},
+		{"Other", metadata.Pairs("x-hearth-wire", "carrier-pigeon", "x-hearth-wire-overhead", "7"), budget.Wire{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := metadata.NewIncomingContext(context.Background(), tt.md)
+			if got := budget.WireFrom(ctx); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestWire_Size holds Size to the reply mcp-go really writes.
+func TestWire_Size(t *testing.T) {
+	for _, text := range []string{"", `{"a":"<b>&\"\\\u2028"}`, "\x00\x01\x7f\xff\xfe🙂", `{"items":[]}`} {
+		for _, id := range []any{0, -12, "x\"y", "\u2029", 3.25} {
+			w := wireOf(t, id)
+			if got, want := w.Size([]byte(text)), len(mcpReply(t, id, text)); got != want {
+				t.Errorf("Size(%q) with id %v: got %d, want %d", text, id, got, want)
+			}
+		}
+		if got := (budget.Wire{}).Size([]byte(text)); got != len(text) {
+			t.Errorf("REST Size(%q): got %d", text, got)
+		}
+	}
+}
+
+// FuzzEscapedLen holds EscapedLen to encoding/json on any bytes, valid
+// UTF-8 or not.
+func FuzzEscapedLen(f *testing.F) {
+	for _, s := range []string{"", "plain", `"\`, "<>&", "\b\f\n\r\t\x00\x1f\x7f", "\u2028\u2029", "\xff\xc3", "日本🙂", "\xe2\x80"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err := json.Marshal(string(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := budget.EscapedLen(b); got != len(want)-2 {
+			t.Fatalf("EscapedLen(%q) = %d, want %d (%s)", b, got, len(want)-2, want)
+		}
+		// Additive over a split between characters.
+		for i := range len(b) + 1 {
+			if i < len(b) && !utf8.RuneStart(b[i]) {
+				continue
+			}
+			if budget.EscapedLen(b[:i])+budget.EscapedLen(b[i:]) != budget.EscapedLen(b) && utf8.Valid(b) {
+				t.Fatalf("EscapedLen(%q) is not additive at %d", b, i)
+			}
+		}
+	})
+}
+
+func TestShorten(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"the quick brown fox", 12, "the quick…"},
+		{"the quick brown fox", 13, "the quick…"},
+		{"the quick  brown fox", 16, "the quick…"},
+		{"supercalifragilistic", 10, "superca…"},
+		{"日本語のテキスト", 10, "日本…"},
+		{"  leading", 6, "  l…"},
+		{"abc", 2, ""},
+		{"abcd", 3, "…"},
+		{"a\nb c", 4, "a…"},
+	} {
+		if got := budget.Shorten(tt.s, tt.max); got != tt.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+		}
+	}
+}
+
+// FuzzShorten: the result is within max, valid UTF-8 from valid input, the
+// input itself when it fits, and otherwise a prefix cut at white space (or
+// inside a first word) followed by the ellipsis.
+func FuzzShorten(f *testing.F) {
+	for _, s := range []string{"the quick brown fox", "日本語 のテキスト", "", "  x", "word\tword\nword", "🙂🙂🙂 🙂"} {
+		f.Add(s, 7)
+	}
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max %= 300
+		got := budget.Shorten(s, max)
+		switch {
+		case len(s) <= max:
+			if got != s {
+				t.Fatalf("Shorten(%q, %d) = %q, want it unchanged", s, max, got)
+			}
+			return
+		case max < len(budget.Ellipsis):
+			if got != "" {
+				t.Fatalf("Shorten(%q, %d) = %q, want \"\"", s, max, got)
+			}
+			return
+		}
+		if len(got) > max || !strings.HasSuffix(got, budget.Ellipsis) {
+			t.Fatalf("Shorten(%q, %d) = %q: over max or no ellipsis", s, max, got)
+		}
+		head := strings.TrimSuffix(got, budget.Ellipsis)
+		if !strings.HasPrefix(s, head) || (utf8.ValidString(s) && !utf8.ValidString(got)) {
+			t.Fatalf("Shorten(%q, %d) = %q: not a clean prefix", s, max, got)
+		}
+		next, _ := utf8.DecodeRuneInString(s[len(head):])
+		atSpace := unicode.IsSpace(next)
+		noSpace := strings.IndexFunc(strings.TrimLeftFunc(s[:max-len(budget.Ellipsis)+1], unicode.IsSpace), unicode.IsSpace) < 0
+		if !atSpace && !noSpace && utf8.ValidString(s) {
+			t.Fatalf("Shorten(%q, %d) = %q: cut inside a word", s, max, got)
+		}
+	})
+}
+
+func TestSnippet(t *testing.T) {
+	if got := budget.Snippet("  one\n\n two\tthree  "); got != "one two three" {
+		t.Errorf("whitespace: got %q", got)
+	}
+	long := strings.Repeat("word ", 100)
+	got := budget.Snippet("…" + long + "…")
+	if len(got) > budget.MaxSnippetBytes || !strings.HasSuffix(got, "word…") || !strings.HasPrefix(got, "…word") {
+		t.Errorf("long: got %q (%d bytes)", got, len(got))
+	}
+	if got := budget.Snippet(strings.Repeat("x", 1000)); len(got) > budget.MaxSnippetBytes || !strings.HasSuffix(got, "…") {
+		t.Errorf("one long word: got %q", got)
+	}
+}

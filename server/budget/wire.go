@@ -1,0 +1,108 @@
+package budget
+
+import (
+	"context"
+	"strconv"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/metadata"
+)
+
+// Metadata the MCP bridge puts on every call it makes (package mcpbridge
+// spells the same names): the transport that will carry the reply, and the
+// size of that reply around the result's text. Only budgets read it.
+const (
+	// MetadataWire names the transport; WireMCP is the only value read.
+	MetadataWire = "x-hearth-wire"
+	// MetadataWireOverhead is the size in bytes of the call's JSON-RPC reply
+	// with an empty text: envelope, request id, content wrapper, newline.
+	MetadataWireOverhead = "x-hearth-wire-overhead"
+	// WireMCP is MetadataWire's value for a JSON-RPC reply over MCP.
+	WireMCP = "mcp"
+)
+
+// MaxOverhead is the largest envelope WireFrom believes; a larger claim
+// counts as none. It is far above any real one (~60 bytes and the id).
+const MaxOverhead = 1 << 16
+
+// Wire is how a response reaches its caller, and so how its bytes count.
+// The zero Wire is the REST body (and gRPC): the response's JSON itself.
+type Wire struct {
+	// MCP is set when the JSON travels as the text of the one content of a
+	// JSON-RPC reply, written by encoding/json with HTML escaping on: a
+	// JSON string, so '"' and '\' take 2 bytes, '<', '>', '&', control
+	// characters, U+2028, U+2029 and each invalid UTF-8 byte 6.
+	MCP bool
+	// Overhead is the size of that reply with an empty text.
+	Overhead int
+}
+
+// WireFrom reads the Wire of the call in ctx from its incoming metadata.
+// The claim is believed from any caller: a JSON-RPC reply is never smaller
+// than the JSON it carries, so claiming one can only shrink the caller's
+// own response.
+func WireFrom(ctx context.Context) Wire {
+	md, _ := metadata.FromIncomingContext(ctx)
+	v := md.Get(MetadataWire)
+	if len(v) == 0 || v[len(v)-1] != WireMCP {
+		return Wire{}
+	}
+	w := Wire{MCP: true}
+	if v := md.Get(MetadataWireOverhead); len(v) > 0 {
+		if n, err := strconv.Atoi(v[len(v)-1]); err == nil && n >= 0 && n <= MaxOverhead {
+			w.Overhead = n
+		}
+	}
+	return w
+}
+
+// Size returns the bytes the caller receives for a response whose JSON is b.
+func (w Wire) Size(b []byte) int {
+	if !w.MCP {
+		return len(b)
+	}
+	return w.Overhead + EscapedLen(b)
+}
+
+// fragment returns what a piece of a response's JSON (whole characters)
+// adds to Size.
+func (w Wire) fragment(b []byte) int {
+	if !w.MCP {
+		return len(b)
+	}
+	return EscapedLen(b)
+}
+
+// EscapedLen returns the length of b written as the inside of a JSON string
+// by encoding/json with HTML escaping on, as mcp-go writes a text content
+// (the quotes not counted). It is additive: the length of a concatenation is
+// the sum of the lengths of its parts, when they split between characters.
+func EscapedLen(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"', c == '\\', c == '\b', c == '\f', c == '\n', c == '\r', c == '\t':
+				n += 2
+			case c < 0x20, c == '<', c == '>', c == '&':
+				n += len(`\u0000`)
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += len(`\ufffd`)
+		case r == '\u2028', r == '\u2029':
+			n += len(`\u2028`)
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
