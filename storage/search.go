@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -33,6 +34,9 @@ type SearchQuery struct {
 	Types      []string
 	Exclude    []string
 	Limit      int
+	// AllRepositories admits every repository namespace (github/…, gitea/…,
+	// local/…) besides Namespaces: a hub's reach (SPEC R-N5).
+	AllRepositories bool
 }
 
 // Hit is one search result. BM25 is FTS5's bm25 score with the title
@@ -56,9 +60,20 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 			return nil, errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
 		}
 	}
-	match := ftsQuery(q.Text)
-	if match == "" {
+	words := ftsQuery(q.Text)
+	if words == "" {
 		return nil, nil
+	}
+	// Words match title and content only. A scope chain is ANDed in as the
+	// namespaces' index tokens (migration 0006), so FTS5 scores only rows in
+	// the chain; the exact namespace filter below stays the authority.
+	match := "{title content} : (" + words + ")"
+	if len(q.Namespaces) > 0 && !q.AllRepositories {
+		keys := make([]string, len(q.Namespaces))
+		for i, ns := range q.Namespaces {
+			keys[i] = `"` + scopeToken(ns) + `"`
+		}
+		match = "namespace : (" + strings.Join(keys, " OR ") + ") AND " + match
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -80,18 +95,19 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT `+recordColumns+`,
 			snippet(records_fts, 1, '', '', '…', 24),
-			bm25(records_fts, 3.0, 1.0) AS rank
+			bm25(records_fts, 3.0, 1.0, 0.0) AS rank
 		FROM records_fts
 		JOIN records AS r ON r.seq = records_fts.rowid
 		WHERE records_fts MATCH ?1
 			AND r.status IN ('active', 'candidate')
-			AND (?2 IS NULL OR r.namespace IN (SELECT value FROM json_each(?2)))
+			AND (?2 IS NULL OR r.namespace IN (SELECT value FROM json_each(?2))
+				OR (?6 AND (r.namespace GLOB 'github/*' OR r.namespace GLOB 'gitea/*' OR r.namespace GLOB 'local/*')))
 			AND (?3 IS NULL OR r.type IN (SELECT value FROM json_each(?3)))
 			AND (?4 IS NULL OR NOT EXISTS (
 				SELECT 1 FROM json_each(?4) AS x WHERE substr(r.id, 1, length(x.value)) = x.value))
 		ORDER BY rank, r.id
 		LIMIT ?5`,
-		match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit,
+		match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit, q.AllRepositories,
 	)
 	if err != nil {
 		return nil, classify("search", err)
@@ -117,6 +133,12 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		return nil, err
 	}
 	return hits, nil
+}
+
+// scopeToken is a namespace's single token in the full-text index, as the
+// triggers of migration 0006 write it: 'ns' || hex(namespace) || '0'.
+func scopeToken(ns string) string {
+	return "ns" + strings.ToUpper(hex.EncodeToString([]byte(ns))) + "0"
 }
 
 // ftsQuery turns natural-language text into an FTS5 query: the distinct

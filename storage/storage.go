@@ -61,6 +61,8 @@ type DB struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
+	// Prepared statements of each pool (stmtcache.go).
+	writerStmts, readerStmts *stmtCache
 
 	// Now is the clock. It is read once per transaction, so every row a
 	// mutation writes carries the same time. Tests may replace it before use.
@@ -105,6 +107,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 		return fmt.Errorf("storage: open writer: %w", err)
 	}
 	db.writer.SetMaxOpenConns(1)
+	db.writerStmts = newStmtCache(db.writer)
 	db.writer.SetMaxIdleConns(1)
 	db.writer.SetConnMaxLifetime(0)
 	db.writer.SetConnMaxIdleTime(0)
@@ -132,6 +135,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	db.reader.SetMaxOpenConns(n)
 	db.reader.SetMaxIdleConns(n)
+	db.readerStmts = newStmtCache(db.reader)
 	return nil
 }
 
@@ -151,9 +155,15 @@ func dsn(path, txlock string, pragmas []string) string {
 func (db *DB) Close() error {
 	var errs []error
 	if db.reader != nil {
+		if db.readerStmts != nil {
+			errs = append(errs, db.readerStmts.close())
+		}
 		errs = append(errs, db.reader.Close())
 	}
 	if db.writer != nil {
+		if db.writerStmts != nil {
+			errs = append(errs, db.writerStmts.close())
+		}
 		errs = append(errs, db.writer.Close())
 	}
 	for _, err := range errs {
@@ -202,7 +212,8 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, string(buf)); err != nil {
+	// A migration file holds several statements: never through the cache.
+	if _, err := tx.Tx.ExecContext(ctx, string(buf)); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`,
@@ -249,7 +260,8 @@ func (db *DB) now() time.Time {
 // txn is a transaction with the time fixed when it began.
 type txn struct {
 	*sql.Tx
-	now time.Time
+	now   time.Time
+	stmts *stmtCache
 }
 
 // begin starts a write transaction (BEGIN IMMEDIATE) on the writer.
@@ -258,7 +270,7 @@ func (db *DB) begin(ctx context.Context) (*txn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: begin: %w", err)
 	}
-	return &txn{Tx: tx, now: db.now()}, nil
+	return &txn{Tx: tx, now: db.now(), stmts: db.writerStmts}, nil
 }
 
 // beginRead starts a read-only transaction on the reader pool: one
@@ -268,7 +280,7 @@ func (db *DB) beginRead(ctx context.Context) (*txn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: begin read: %w", err)
 	}
-	return &txn{Tx: tx, now: db.now()}, nil
+	return &txn{Tx: tx, now: db.now(), stmts: db.readerStmts}, nil
 }
 
 // commit commits tx, wrapping a failure as internal.
