@@ -20,6 +20,9 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.33.0
 MCP_SDK_VERSION := 1.32.2
 NODE_SDK := $(TMP)/node/node_modules/@modelcontextprotocol/sdk/package.json
+# Headless Chromium for the page test (Debian's chromium package).
+CHROMIUM ?= $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
+INGRESS ?= 127.0.0.1:8099
 
 .PHONY: help
 help: ## Describe useful make targets
@@ -31,11 +34,11 @@ build: ## Build the hearth binary into .tmp/bin
 
 .PHONY: run
 run: build ## Build and start hearth on $(LISTEN) with data under $(DATA)
-	$(BIN)/hearth serve --data $(DATA) --listen $(LISTEN)
+	$(BIN)/hearth serve --data $(DATA) --listen $(LISTEN) --ingress-listen $(INGRESS)
 
 .PHONY: test
-test: $(NODE_SDK) ## Run every test (race detector on)
-	HEARTH_MCP_SDK=$(TMP)/node go test -race -timeout 15m ./...
+test: $(NODE_SDK) $(CHROMIUM) ## Run every test (race detector on)
+	HEARTH_MCP_SDK=$(TMP)/node HEARTH_CHROMIUM=$(CHROMIUM) go test -race -timeout 15m ./...
 
 .PHONY: shorttest
 shorttest: ## Run the tests without the Node MCP client
@@ -89,6 +92,12 @@ $(NODE_SDK):
 	@command -v npm >/dev/null || (echo "npm is needed for the MCP client test: apt-get install -y nodejs npm"; exit 1)
 	mkdir -p $(TMP)/node
 	cd $(TMP)/node && npm install --no-audit --no-fund --silent @modelcontextprotocol/sdk@$(MCP_SDK_VERSION)
+
+# Installed only when missing, and only where apt-get exists (Debian, CI).
+$(CHROMIUM):
+	@command -v apt-get >/dev/null || (echo "chromium is needed for the page test: install it, or set CHROMIUM=/path/to/chromium"; exit 1)
+	$$(test "$$(id -u)" = 0 || echo sudo) apt-get update
+	$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 
 .PHONY: clean
 clean: ## Remove build output and tools

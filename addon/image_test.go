@@ -106,7 +106,7 @@ func TestDockerfile(t *testing.T) {
 		if got := execForm(t, only(t, ins, "ENTRYPOINT").args); !reflect.DeepEqual(got, []string{"/hearth"}) {
 			t.Errorf("ENTRYPOINT %q", got)
 		}
-		want := []string{"serve", "--data", "/data", "--listen", "0.0.0.0:8765"}
+		want := []string{"serve", "--data", "/data", "--listen", "0.0.0.0:8765", "--ingress-listen", "0.0.0.0:8099"}
 		if got := execForm(t, only(t, ins, "CMD").args); !reflect.DeepEqual(got, want) {
 			t.Errorf("CMD %q, want %q", got, want)
 		}
@@ -131,7 +131,7 @@ func TestDockerfile(t *testing.T) {
 	// The CMD and HEALTHCHECK use only subcommands and flags the binary has.
 	t.Run("BinaryFlags", func(t *testing.T) {
 		lits := stringLiterals(t, filepath.Join(repoRoot, "cmd", "hearth"))
-		for _, want := range []string{"serve", "healthcheck", "data", "listen"} {
+		for _, want := range []string{"serve", "healthcheck", "data", "listen", "ingress-listen"} {
 			if !lits[want] {
 				t.Errorf("cmd/hearth has no %q: the Dockerfile uses it", want)
 			}

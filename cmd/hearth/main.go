@@ -1,7 +1,7 @@
 // Command hearth is the Hearth memory server: one daemon serving gRPC, REST
 // (/api/) and MCP (/mcp) on one port over a SQLite store.
 //
-//	hearth serve --data DIR [--listen 127.0.0.1:8765] [--option key=value ...]
+//	hearth serve --data DIR [--listen 127.0.0.1:8765] [--ingress-listen 127.0.0.1:8099] [--option key=value ...]
 //	hearth version
 //	hearth healthcheck [--url http://127.0.0.1:8765/healthz]
 package main
@@ -31,7 +31,7 @@ func main() {
 }
 
 const usage = `usage:
-  hearth serve --data DIR [--listen ADDR] [--option key=value ...]
+  hearth serve --data DIR [--listen ADDR] [--ingress-listen ADDR] [--option key=value ...]
   hearth version
   hearth healthcheck [--url URL]
 `
@@ -74,7 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type Config struct {
 	DataDir string
 	Listen  string
-	Options options.Options
+	// IngressListen is the page's own listener (SPEC R-T6); "" turns the
+	// page off. It serves the Supervisor's ingress proxy and loopback only.
+	IngressListen string
+	Options       options.Options
 }
 
 type optionFlags []string
@@ -90,6 +93,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	var sets optionFlags
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory (database, tokens, options.json)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8765", "address for gRPC, REST and MCP")
+	fs.StringVar(&cfg.IngressListen, "ingress-listen", "", "address for the dashboard page, e.g. 127.0.0.1:8099 (off when empty); it serves only Home Assistant's ingress proxy (172.30.32.2) and loopback")
 	fs.Var(&sets, "option", "override one option, key=value (value as JSON or a bare string); repeatable")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -128,6 +132,9 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "hearth %s listening on %s (gRPC, REST /api/, MCP /mcp)\n", version.Version, d.Addr())
 	fmt.Fprintf(stdout, "client tokens are in %s (one file per client)\n", d.TokensDir())
+	if a := d.IngressAddr(); a != "" {
+		fmt.Fprintf(stdout, "dashboard page on %s (ingress proxy and loopback only)\n", a)
+	}
 	<-ctx.Done()
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

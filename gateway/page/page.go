@@ -1,0 +1,455 @@
+// Package page is Hearth's dashboard, served on the ingress listener only
+// (SPEC §16, R-P): status tiles, records by type and status, namespaces,
+// audit rows per hour, model servers and encoder, the nightly review and
+// anchor sweep, unused records, the latest audit rows, and each client with
+// the ready commands to connect Claude Code and Codex.
+//
+// The page is a client of the gRPC services, over the daemon's in-process
+// connection, as a built-in client (ClientName) whose token lives in memory
+// only: it reads exactly what memory_status, memory_audit and memory_unused
+// report, through the same interceptor, and has no query path of its own.
+// Clients, their tokens and the model servers are configuration, handed in
+// by the daemon; generated tokens are read from the tokens directory on
+// every view.
+//
+// The page is one server-rendered HTML document: charts are inline SVG,
+// styles inline, links relative (never a leading '/', so it works under the
+// ingress path), no script, no form, no external asset. Guard keeps every
+// source but the Supervisor's ingress proxy and loopback out.
+package page
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// ClientName is the built-in client the page calls the services as. Client
+// names in options are lower-case letters, digits, '.', '_' and '-', so no
+// configured client can take this name.
+const ClientName = "hearth:page"
+
+// auditLimit is how many audit rows the page reads: memory_audit's maximum.
+const auditLimit = 500
+
+// latestAuditRows is how many audit rows the table shows.
+const latestAuditRows = 25
+
+// unusedLimit is how many unused records the page lists.
+const unusedLimit = 20
+
+// Client is one configured client, as the page shows it.
+type Client struct {
+	Name   string
+	Scopes []string
+	// IP is the address of an address client; the zero Addr for none.
+	IP netip.Addr
+	// Supplied is set when the admin supplied the token's SHA-256
+	// (token_sha256); otherwise a token client's token was generated and
+	// sits in the tokens directory.
+	Supplied bool
+}
+
+// Config is what the page needs. Nothing in it is read from the store.
+type Config struct {
+	// Conn reaches the gRPC services; Token authenticates the page as
+	// ClientName (scopes read and admin).
+	Conn  grpc.ClientConnInterface
+	Token string
+	// API is the address the API listener (MCP, REST, gRPC) is bound to.
+	API netip.AddrPort
+	// Clients are the configured clients; generated tokens are read from
+	// TokensDir/<name>.
+	Clients   []Client
+	TokensDir string
+	// Model servers and encoder, as configured ("" or empty when unset).
+	OllamaURL, OllamaFallbackURL string
+	OllamaDirectURLs             []string
+	OllamaModel                  string
+	EmbedURL, EmbedModel         string
+	// ReviewAt is the nightly review's local time ("HH:MM") or "off";
+	// AnchorSweepHours the sweep interval.
+	ReviewAt         string
+	AnchorSweepHours int
+	// Now is the clock (nil: time.Now); Interfaces lists the addresses a
+	// plain binary may be reached on (nil: InterfaceAddrs).
+	Now        func() time.Time
+	Interfaces func() []net.Addr
+	Log        *slog.Logger
+}
+
+// Handler renders the page. Serve it behind Guard.
+type Handler struct {
+	cfg   Config
+	admin hearthv1.AdminServiceClient
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New returns the page handler.
+func New(cfg Config) *Handler {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Interfaces == nil {
+		cfg.Interfaces = InterfaceAddrs
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Handler{cfg: cfg, admin: hearthv1.NewAdminServiceClient(cfg.Conn)}
+}
+
+//go:embed page.html
+var pageHTML string
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"statusColor": statusColor,
+}).Parse(pageHTML))
+
+// ServeHTTP renders the page from the services' answers. A failing call
+// shows its error in its section; the rest of the page still renders.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+h.cfg.Token)
+	v := h.build(ctx, peerAddr(r.RemoteAddr) == IngressProxy, r.Header.Get("X-Forwarded-Host"))
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, v); err != nil {
+		h.cfg.Log.ErrorContext(ctx, "render page", "err", err)
+		refuse(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	// The page shows tokens: never store it, never send it elsewhere, and
+	// let nothing but inline styles and data: images load.
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
+	w.Write(buf.Bytes())
+}
+
+// view is everything the template shows.
+type view struct {
+	Now     string
+	Version string
+
+	Tiles []tile
+
+	StatusErr  string
+	Types      typeChart
+	Namespaces nsChart
+	NSCount    int
+
+	AuditErr string
+	Hours    hourChart
+	HoursLen int
+	Audit    []auditRow
+
+	Models  []modelLine
+	Encoder modelLine
+
+	Review, Sweep jobLine
+
+	Unused unusedView
+
+	Endpoint endpoint
+	ViaProxy bool
+	Clients  []clientView
+}
+
+type tile struct {
+	Key, Label, Value, Note string
+}
+
+type auditRow struct {
+	At, Client, Action, Namespace, RecordID, Detail string
+}
+
+type modelLine struct {
+	Role, URL, Kind, Model, State string
+}
+
+type jobLine struct {
+	State, Detail, Schedule string
+}
+
+type unusedView struct {
+	State   string // "not ready", "none", or "" when Records lists some
+	Detail  string
+	Records []unusedRow
+}
+
+type unusedRow struct {
+	ID, Namespace, Type, Title, Created, LastReturned string
+}
+
+type clientView struct {
+	Name      string
+	Scopes    string
+	Kind      string
+	Token     string
+	TokenNote string
+	Claude    string
+	Export    string
+	Codex     string
+	Rotate    string
+}
+
+const timeLayout = "2006-01-02 15:04 MST"
+
+func (h *Handler) build(ctx context.Context, viaProxy bool, forwardedHost string) *view {
+	now := h.cfg.Now()
+	v := &view{Now: now.Format(timeLayout), HoursLen: chartHours, ViaProxy: viaProxy}
+
+	st, err := h.admin.Status(ctx, &hearthv1.StatusRequest{})
+	records, candidates, namespaces := "?", "?", "?"
+	if err != nil {
+		v.StatusErr = callError("memory_status", err)
+	} else {
+		v.Version = st.GetVersion()
+		v.Types = newTypeChart(st.GetCounts())
+		v.Namespaces = newNSChart(st.GetNamespaces())
+		v.NSCount = len(st.GetNamespaces())
+		var cand uint32
+		for _, c := range st.GetCounts() {
+			if c.GetStatus() == "candidate" {
+				cand += c.GetCount()
+			}
+		}
+		records, candidates, namespaces = itoa(st.GetRecords()), itoa(cand), itoa(v.NSCount)
+	}
+
+	audit, err := h.admin.Audit(ctx, &hearthv1.AuditRequest{Limit: auditLimit})
+	var rows []*hearthv1.AuditEntry
+	auditOK, complete := err == nil, false
+	if err != nil {
+		v.AuditErr = callError("memory_audit", err)
+	} else {
+		rows = audit.GetEntries()
+		complete = len(rows) < auditLimit
+		v.Hours = newHourChart(rows, now, complete)
+		for i, e := range rows {
+			if i == latestAuditRows {
+				break
+			}
+			v.Audit = append(v.Audit, auditRow{
+				At: e.GetAt().AsTime().In(now.Location()).Format(timeLayout), Client: e.GetClient(),
+				Action: e.GetAction(), Namespace: e.GetNamespace(), RecordID: e.GetRecordId(), Detail: e.GetDetail(),
+			})
+		}
+	}
+
+	v.Models, v.Encoder = h.models()
+	v.Review = h.review(rows, auditOK, complete, now.Location())
+	v.Sweep = jobLine{State: "not available yet",
+		Detail:   "Entity anchors are not checked against Home Assistant in this version.",
+		Schedule: "every " + itoa(h.cfg.AnchorSweepHours) + " h once available"}
+	v.Unused = h.unused(ctx, now.Location())
+
+	v.Endpoint = agentEndpoint(h.cfg.API, viaProxy, forwardedHost, h.cfg.Interfaces())
+	for _, c := range h.cfg.Clients {
+		v.Clients = append(v.Clients, h.client(c, v.Endpoint))
+	}
+
+	servers := 0
+	for _, m := range v.Models {
+		if m.URL != "" {
+			servers++
+		}
+	}
+	modelsTile, encoderTile := "none", "off"
+	if servers > 0 {
+		modelsTile = itoa(servers)
+	}
+	if h.cfg.EmbedURL != "" {
+		encoderTile = "on"
+	}
+	version := v.Version
+	if version == "" {
+		version = "?"
+	}
+	v.Tiles = []tile{
+		{Key: "records", Label: "records", Value: records, Note: "not deleted"},
+		{Key: "candidates", Label: "candidates", Value: candidates, Note: "awaiting review"},
+		{Key: "namespaces", Label: "namespaces", Value: namespaces, Note: "holding records"},
+		{Key: "clients", Label: "clients", Value: itoa(len(h.cfg.Clients)), Note: "configured"},
+		{Key: "models", Label: "model servers", Value: modelsTile, Note: "configured"},
+		{Key: "encoder", Label: "encoder", Value: encoderTile, Note: encoderNote(h.cfg.EmbedURL)},
+		{Key: "version", Label: "version", Value: version, Note: "hearth"},
+	}
+	return v
+}
+
+func encoderNote(url string) string {
+	if url == "" {
+		return "full-text search only"
+	}
+	return "configured"
+}
+
+// callError describes a failed call for the page: the tool and the gRPC
+// code and message (our messages carry no secrets).
+func callError(tool string, err error) string {
+	st := status.Convert(err)
+	return tool + " failed: " + st.Code().String() + ": " + st.Message()
+}
+
+func itoa[T ~int | ~uint32](n T) string { return strconv.FormatInt(int64(n), 10) }
+
+// models lists the configured model servers and the encoder. No model
+// client exists yet, so a configured server is shown as configured and not
+// probed.
+func (h *Handler) models() ([]modelLine, modelLine) {
+	const unprobed = "configured, not probed (no model client in this version)"
+	var out []modelLine
+	add := func(role, url string) {
+		if url != "" {
+			out = append(out, modelLine{Role: role, URL: url, Kind: serverKind(url), Model: h.cfg.OllamaModel, State: unprobed})
+		}
+	}
+	add("ollama_url", h.cfg.OllamaURL)
+	add("ollama_fallback_url", h.cfg.OllamaFallbackURL)
+	for _, u := range h.cfg.OllamaDirectURLs {
+		add("ollama_direct_urls", u)
+	}
+	if len(out) == 0 {
+		out = append(out, modelLine{Role: "model servers", State: "not configured: no enrichment; everything else works without a model"})
+	}
+	enc := modelLine{Role: "embed_url", State: "not configured: search is full text only"}
+	if h.cfg.EmbedURL != "" {
+		enc = modelLine{Role: "embed_url", URL: h.cfg.EmbedURL, Kind: serverKind(h.cfg.EmbedURL), Model: h.cfg.EmbedModel, State: unprobed}
+	}
+	return out, enc
+}
+
+// serverKind tells the two wire formats apart, as SPEC R-M2 does.
+func serverKind(url string) string {
+	if strings.HasSuffix(url, "/v1") {
+		return "OpenAI-style"
+	}
+	return "Ollama"
+}
+
+// maintenanceAction is the audit action the nightly maintenance writes when
+// it runs; its detail carries the counts.
+const maintenanceAction = "maintenance"
+
+// review reports the nightly maintenance from the newest "maintenance"
+// audit row. Without one, it has never run only if every audit row was read.
+func (h *Handler) review(rows []*hearthv1.AuditEntry, ok, complete bool, loc *time.Location) jobLine {
+	j := jobLine{Schedule: "daily at " + h.cfg.ReviewAt + " (local time)"}
+	if h.cfg.ReviewAt == "off" || h.cfg.ReviewAt == "" {
+		j.Schedule = "off (review_at)"
+	}
+	if !ok {
+		j.State = "unknown"
+		j.Detail = "The audit log could not be read."
+		return j
+	}
+	for _, e := range rows {
+		if e.GetAction() == maintenanceAction {
+			j.State = "last run " + e.GetAt().AsTime().In(loc).Format(timeLayout)
+			j.Detail = e.GetDetail()
+			return j
+		}
+	}
+	if complete {
+		j.State = "never run"
+		return j
+	}
+	j.State = "not among the latest " + itoa(auditLimit) + " audit rows"
+	return j
+}
+
+// unused lists unused records, or says why there are none to show.
+func (h *Handler) unused(ctx context.Context, loc *time.Location) unusedView {
+	resp, err := h.admin.Unused(ctx, &hearthv1.UnusedRequest{Limit: unusedLimit})
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		return unusedView{State: "not ready", Detail: "memory_unused is not available in this version."}
+	case err != nil:
+		return unusedView{State: "not ready", Detail: callError("memory_unused", err)}
+	case !resp.GetReady():
+		d := "Usage counting has not run for 30 days yet."
+		if resp.GetCountingSince() != nil {
+			since := resp.GetCountingSince().AsTime().In(loc)
+			d = "Usage counted since " + since.Format(timeLayout) + "; the list is ready on " +
+				since.Add(30*24*time.Hour).Format("2006-01-02") + "."
+		}
+		return unusedView{State: "not ready", Detail: d}
+	case len(resp.GetRecords()) == 0:
+		return unusedView{State: "none", Detail: "Every active record older than 30 days was returned in the last 30 days."}
+	}
+	var u unusedView
+	for _, r := range resp.GetRecords() {
+		row := unusedRow{ID: r.GetId(), Namespace: r.GetNamespace(), Type: r.GetType(), Title: r.GetTitle(),
+			Created: r.GetCreatedAt().AsTime().In(loc).Format("2006-01-02"), LastReturned: "never"}
+		if r.GetLastReturnedAt() != nil {
+			row.LastReturned = r.GetLastReturnedAt().AsTime().In(loc).Format("2006-01-02")
+		}
+		u.Records = append(u.Records, row)
+	}
+	if resp.GetTruncated() || resp.GetLeftOut() > 0 {
+		u.Detail = itoa(resp.GetLeftOut()) + " more not shown."
+	}
+	return u
+}
+
+// client describes how to connect one client: its token (read from the
+// tokens directory when generated) and the commands for Claude Code and
+// Codex with the agents' endpoint.
+func (h *Handler) client(c Client, ep endpoint) clientView {
+	cv := clientView{Name: c.Name, Scopes: strings.Join(c.Scopes, ", ")}
+	url := ep.URL()
+	token := ""
+	switch {
+	case c.Supplied:
+		cv.Kind = "token supplied by you (token_sha256)"
+		token = "<your token>"
+		cv.Rotate = "To change it, set a new token_sha256 for " + c.Name + " in the configuration and restart."
+	case c.IP.IsValid():
+		cv.Kind = "by address " + c.IP.String() + ", read only"
+		cv.Rotate = "Change or remove its ip in the configuration and restart."
+	default:
+		cv.Kind = "token generated by Hearth"
+		b, err := os.ReadFile(filepath.Join(h.cfg.TokensDir, c.Name))
+		if t := strings.TrimSpace(string(b)); err == nil && t != "" {
+			cv.Token, token = t, t
+		} else {
+			cv.TokenNote = "The token file tokens/" + c.Name + " in the data directory is missing or unreadable."
+			token = "<token>"
+		}
+		cv.Rotate = "Rotation arrives with the token RPC (admin scope) in a later version; until then this token stays valid."
+	}
+	if c.IP.IsValid() && c.Supplied {
+		cv.Kind += "; also by address " + c.IP.String() + ", read only"
+	}
+	if token == "" {
+		cv.Claude = "claude mcp add --transport http hearth " + url
+		cv.Codex = "[mcp_servers.hearth]\nurl = \"" + url + "\""
+		return cv
+	}
+	cv.Claude = "claude mcp add --transport http hearth " + url + " --header \"Authorization: Bearer " + token + "\""
+	cv.Export = "export HEARTH_TOKEN='" + token + "'"
+	cv.Codex = "[mcp_servers.hearth]\nurl = \"" + url + "\"\nbearer_token_env_var = \"HEARTH_TOKEN\""
+	return cv
+}

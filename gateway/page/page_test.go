@@ -1,0 +1,311 @@
+package page
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-memory/hearth/gateway/gatewaytest"
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// These tests drive the page against gatewaytest's stand-in backend, to put
+// the services into states a fresh daemon cannot be in (an RPC missing or
+// failing, 500 audit rows, unused records ready). The whole daemon, with
+// real storage, is tested in cmd/hearth (page_test.go).
+
+var testNow = time.Date(2026, 11, 30, 14, 20, 0, 0, time.UTC)
+
+type answers struct {
+	status *hearthv1.StatusResponse
+	audit  *hearthv1.AuditResponse
+	unused *hearthv1.UnusedResponse
+	errs   map[string]error // by method name, e.g. "Status"
+}
+
+func (a *answers) respond(method string, _ proto.Message) (proto.Message, error) {
+	name := method[strings.LastIndex(method, "/")+1:]
+	if err := a.errs[name]; err != nil {
+		return nil, err
+	}
+	switch name {
+	case "Status":
+		return a.status, nil
+	case "Audit":
+		return a.audit, nil
+	case "Unused":
+		return a.unused, nil
+	}
+	return nil, status.Error(codes.Unimplemented, "not in this test")
+}
+
+func baseAnswers() *answers {
+	return &answers{
+		status: &hearthv1.StatusResponse{
+			Version: "9.8.7", Records: 7,
+			Counts: []*hearthv1.TypeStatusCount{
+				{Type: "decision", Status: "active", Count: 5},
+				{Type: "note", Status: "candidate", Count: 2},
+				{Type: "note", Status: "deleted", Count: 1},
+			},
+			Namespaces: []*hearthv1.NamespaceCount{{Namespace: "github/acme/api", Records: 5}, {Namespace: "global", Records: 2}},
+		},
+		audit: &hearthv1.AuditResponse{Entries: []*hearthv1.AuditEntry{
+			{At: timestamppb.New(testNow.Add(-time.Hour)), Client: "codex", Action: "store", Namespace: "global", RecordId: "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", Detail: "<b>bold</b>"},
+			{At: timestamppb.New(testNow.Add(-10 * time.Hour)), Client: "hearth", Action: "maintenance", Detail: "reviewed 3 candidates, forgot 1"},
+		}},
+		unused: &hearthv1.UnusedResponse{CountingSince: timestamppb.New(testNow.Add(-48 * time.Hour))},
+		errs:   map[string]error{},
+	}
+}
+
+type rendered struct {
+	code int
+	hdr  http.Header
+	html string
+}
+
+func render(t *testing.T, a *answers, cfg Config) (rendered, *gatewaytest.Backend) {
+	t.Helper()
+	b := gatewaytest.New(t, a.respond)
+	cfg.Conn, cfg.Token = b.Conn, "hearth_pagetoken"
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return testNow }
+	}
+	if !cfg.API.IsValid() {
+		cfg.API = netip.MustParseAddrPort("127.0.0.1:8765")
+	}
+	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8099/", nil)
+	r.RemoteAddr = "127.0.0.1:50000"
+	w := httptest.NewRecorder()
+	Guard(IngressAllowed, New(cfg)).ServeHTTP(w, r)
+	body, _ := io.ReadAll(w.Result().Body)
+	return rendered{code: w.Code, hdr: w.Header(), html: string(body)}, b
+}
+
+func wantContains(t *testing.T, html string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(html, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+}
+
+// attrURL finds every attribute that can make a browser fetch something.
+var attrURL = regexp.MustCompile(`(?i)\s(src|href|action|formaction|srcset|poster|background|xlink:href|data|ping)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)`)
+
+// checkSelfContained fails unless html can render with no request: only
+// relative links, never a leading '/', no script, form, frame or CSS url().
+func checkSelfContained(t *testing.T, html string) {
+	t.Helper()
+	for _, m := range attrURL.FindAllStringSubmatch(html, -1) {
+		v := strings.Trim(m[2], `"'`)
+		switch {
+		case m[1] == "href" && v == "./":
+		case m[1] == "href" && v == "data:,":
+		default:
+			t.Errorf("attribute %s=%q: only href=\"./\" and the data: icon are expected", m[1], v)
+		}
+	}
+	lower := strings.ToLower(html)
+	for _, bad := range []string{"<script", "<form", "<iframe", "<object", "<embed", "<base", "url(", "@import", "<img", "<link rel=\"stylesheet\""} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+}
+
+func TestHandler_OK(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "claude-code"), []byte("hearth_abcDEF123-_x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		TokensDir: dir,
+		Clients: []Client{
+			{Name: "claude-code", Scopes: []string{"read", "write", "delete"}},
+			{Name: "codex", Scopes: []string{"read", "write"}}, // its token file is missing
+			{Name: "laptop", Scopes: []string{"read", "admin"}, Supplied: true},
+			{Name: "kitchen", Scopes: []string{"read", "write"}, IP: netip.MustParseAddr("192.168.1.20")},
+		},
+		OllamaURL: "http://10.0.0.5:11434", OllamaDirectURLs: []string{"http://10.0.0.6:8080/v1"}, OllamaModel: "qwen3.5:9b",
+		ReviewAt: "03:00", AnchorSweepHours: 6,
+	}
+	r, b := render(t, baseAnswers(), cfg)
+	if r.code != http.StatusOK {
+		t.Fatalf("status %d: %s", r.code, r.html)
+	}
+	t.Run("Headers", func(t *testing.T) {
+		for k, want := range map[string]string{
+			"Content-Type":  "text/html; charset=utf-8",
+			"Cache-Control": "no-store",
+		} {
+			if got := r.hdr.Get(k); got != want {
+				t.Errorf("%s = %q, want %q", k, got, want)
+			}
+		}
+		if csp := r.hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+			t.Errorf("Content-Security-Policy = %q", csp)
+		}
+	})
+	t.Run("AsThePageClient", func(t *testing.T) {
+		calls := b.Calls()
+		if len(calls) != 3 {
+			t.Fatalf("%d calls, want Status, Audit and Unused", len(calls))
+		}
+		for _, c := range calls {
+			if got := c.Metadata.Get("authorization"); len(got) != 1 || got[0] != "Bearer hearth_pagetoken" {
+				t.Errorf("%s: authorization %q", c.Method, got)
+			}
+		}
+		if a := calls[1].Request.(*hearthv1.AuditRequest); a.GetLimit() != auditLimit {
+			t.Errorf("audit limit %d, want %d", a.GetLimit(), auditLimit)
+		}
+	})
+	t.Run("Figures", func(t *testing.T) {
+		wantContains(t, r.html,
+			`id="tile-records"><b>7</b>`, `id="tile-candidates"><b>2</b>`, `id="tile-namespaces"><b>2</b>`,
+			`id="tile-clients"><b>4</b>`, `id="tile-models"><b>2</b>`, `id="tile-encoder"><b>off</b>`, `id="tile-version"><b>9.8.7</b>`,
+			"<title>decision active: 5</title>", "<title>note candidate: 2</title>", "<title>note deleted: 1</title>",
+			`data-namespace="github/acme/api" data-records="5"`, `data-namespace="global" data-records="2"`,
+			`data-total="2"`, // audit rows in the last 48 h
+		)
+	})
+	t.Run("Jobs", func(t *testing.T) {
+		wantContains(t, r.html, `id="review-state">last run 2026-11-30 04:20 UTC`, "reviewed 3 candidates, forgot 1",
+			"daily at 03:00 (local time)", `id="sweep-state">not available yet`, "every 6 h once available")
+	})
+	t.Run("Models", func(t *testing.T) {
+		wantContains(t, r.html, "<code>http://10.0.0.5:11434</code> <span class=\"pill\">Ollama</span>",
+			"<code>http://10.0.0.6:8080/v1</code> <span class=\"pill\">OpenAI-style</span>",
+			"configured, not probed", "not configured: search is full text only")
+	})
+	t.Run("Unused", func(t *testing.T) {
+		wantContains(t, r.html, `id="unused-state">not ready`, "Usage counted since 2026-11-28 14:20 UTC; the list is ready on 2026-12-28.")
+	})
+	t.Run("Clients", func(t *testing.T) {
+		wantContains(t, r.html,
+			`<code class="token">hearth_abcDEF123-_x</code>`,
+			`claude mcp add --transport http hearth http://127.0.0.1:8765/mcp --header &#34;Authorization: Bearer hearth_abcDEF123-_x&#34;`,
+			"export HEARTH_TOKEN=&#39;hearth_abcDEF123-_x&#39;",
+			"[mcp_servers.hearth]\nurl = &#34;http://127.0.0.1:8765/mcp&#34;\nbearer_token_env_var = &#34;HEARTH_TOKEN&#34;",
+			"The token file tokens/codex in the data directory is missing or unreadable.",
+			"token supplied by you (token_sha256)", "Bearer &lt;your token&gt;",
+			"by address 192.168.1.20, read only",
+			"claude mcp add --transport http hearth http://127.0.0.1:8765/mcp</pre>",
+			"Rotation arrives with the token RPC",
+		)
+		if strings.Contains(r.html, "hearth_pagetoken") {
+			t.Error("the page shows its own token")
+		}
+	})
+	t.Run("Escaped", func(t *testing.T) {
+		if strings.Contains(r.html, "<b>bold</b>") {
+			t.Error("audit detail is not escaped")
+		}
+		wantContains(t, r.html, "&lt;b&gt;bold&lt;/b&gt;")
+	})
+	t.Run("SelfContained", func(t *testing.T) { checkSelfContained(t, r.html) })
+}
+
+func TestHandler_States(t *testing.T) {
+	t.Run("UnusedUnimplemented", func(t *testing.T) {
+		a := baseAnswers()
+		a.errs["Unused"] = status.Error(codes.Unimplemented, "method Unused not implemented")
+		r, _ := render(t, a, Config{})
+		wantContains(t, r.html, `id="unused-state">not ready`, "memory_unused is not available in this version.")
+	})
+	t.Run("UnusedReady", func(t *testing.T) {
+		a := baseAnswers()
+		a.unused = &hearthv1.UnusedResponse{Ready: true, LeftOut: 4, Records: []*hearthv1.UnusedRecord{
+			{Id: "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", Namespace: "global", Type: "note", Title: "Old note", CreatedAt: timestamppb.New(testNow.AddDate(0, -3, 0))},
+		}}
+		r, _ := render(t, a, Config{})
+		wantContains(t, r.html, "<td class=\"wrap\">Old note</td>", "<td>2026-08-30</td><td>never</td>", "4 more not shown.")
+	})
+	t.Run("UnusedNone", func(t *testing.T) {
+		a := baseAnswers()
+		a.unused = &hearthv1.UnusedResponse{Ready: true}
+		r, _ := render(t, a, Config{})
+		wantContains(t, r.html, `id="unused-state">none`)
+	})
+	t.Run("NeverRun", func(t *testing.T) {
+		a := baseAnswers()
+		a.audit.Entries = a.audit.Entries[:1]
+		r, _ := render(t, a, Config{ReviewAt: "off"})
+		wantContains(t, r.html, `id="review-state">never run`, "off (review_at)")
+	})
+	t.Run("NotAmongLatest", func(t *testing.T) {
+		a := baseAnswers()
+		a.audit.Entries = nil
+		for i := 0; i < auditLimit; i++ {
+			a.audit.Entries = append(a.audit.Entries, entry(testNow.Add(-time.Duration(i)*time.Minute), "store"))
+		}
+		r, _ := render(t, a, Config{})
+		wantContains(t, r.html, `id="review-state">not among the latest 500 audit rows`,
+			"Only the latest 500 rows are read", `data-total="500"`)
+	})
+	t.Run("ErrCalls", func(t *testing.T) {
+		a := baseAnswers()
+		a.errs["Status"] = status.Error(codes.PermissionDenied, "permission denied: client hearth:page lacks scope read")
+		a.errs["Audit"] = status.Error(codes.Unavailable, "down")
+		r, _ := render(t, a, Config{})
+		if r.code != http.StatusOK {
+			t.Fatalf("status %d, want the page with errors in its sections", r.code)
+		}
+		wantContains(t, r.html, "memory_status failed: PermissionDenied: permission denied", "memory_audit failed: Unavailable: down",
+			`id="tile-records"><b>?</b>`, `id="review-state">unknown`)
+		checkSelfContained(t, r.html)
+	})
+	t.Run("EncoderConfigured", func(t *testing.T) {
+		r, _ := render(t, baseAnswers(), Config{EmbedURL: "http://10.0.0.5:11434", EmbedModel: "qwen3-emb-0.6b"})
+		wantContains(t, r.html, `id="tile-encoder"><b>on</b>`, "<code>http://10.0.0.5:11434</code>", "qwen3-emb-0.6b", `id="tile-models"><b>none</b>`)
+	})
+}
+
+// BenchmarkHandler renders the page from a full audit read (500 rows), every
+// type and status and more namespaces than the chart draws.
+func BenchmarkHandler(b *testing.B) {
+	a := baseAnswers()
+	a.audit.Entries = nil
+	for i := 0; i < auditLimit; i++ {
+		a.audit.Entries = append(a.audit.Entries, entry(testNow.Add(-time.Duration(i)*7*time.Minute), "store"))
+	}
+	for _, ty := range []string{"decision", "constraint", "requirement", "procedure", "preference", "note", "summary"} {
+		for _, st := range []string{"active", "candidate", "superseded", "deleted"} {
+			a.status.Counts = append(a.status.Counts, &hearthv1.TypeStatusCount{Type: ty, Status: st, Count: 40})
+		}
+	}
+	for i := 0; i < 30; i++ {
+		a.status.Namespaces = append(a.status.Namespaces, &hearthv1.NamespaceCount{Namespace: "github/acme/repo-" + strconv.Itoa(i), Records: uint32(i * 3)})
+	}
+	backend := gatewaytest.New(b, a.respond)
+	h := Guard(IngressAllowed, New(Config{
+		Conn: backend.Conn, Token: "t", API: netip.MustParseAddrPort("127.0.0.1:8765"),
+		Clients: []Client{{Name: "laptop", Scopes: []string{"read"}, Supplied: true}},
+		Now:     func() time.Time { return testNow },
+	}))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8099/", nil)
+		r.RemoteAddr = "127.0.0.1:50000"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+}
