@@ -10,6 +10,7 @@ import (
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/server/ranking"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/namespace"
 	"github.com/hearth-memory/hearth/storage/screen"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -21,10 +22,16 @@ type memoryService struct {
 
 var _ hearthv1.MemoryServiceServer = (*memoryService)(nil)
 
-// checkStoreRequest validates everything about a store but the screen.
+// checkStoreRequest validates everything about a store but the screen. A
+// remote in place of the namespace is resolved by resolve.
 func checkStoreRequest(r *hearthv1.StoreRequest) error {
-	if err := checkNamespace("namespace", r.GetNamespace()); err != nil {
-		return err
+	switch {
+	case r.GetNamespace() != "":
+		if err := checkNamespace("namespace", r.GetNamespace()); err != nil {
+			return err
+		}
+	case r.GetRemote() == "":
+		return invalid("namespace", "is required (or give remote, the repository's git remote URL)")
 	}
 	if err := checkType("type", r.GetType()); err != nil {
 		return err
@@ -55,8 +62,12 @@ func checkStoreRequest(r *hearthv1.StoreRequest) error {
 	for i, a := range r.GetAnchors() {
 		anchors[i] = &hearthv1.Anchor{Anchor: a}
 	}
+	ns := r.GetNamespace()
+	if ns == "" {
+		ns = strings.Repeat("n", namespace.MaxLen) // a remote's namespace, at its longest
+	}
 	return checkRecordSize("content", &hearthv1.Record{
-		Namespace: r.GetNamespace(), Type: r.GetType(), Title: r.GetTitle(), Content: r.GetContent(),
+		Namespace: ns, Type: r.GetType(), Title: r.GetTitle(), Content: r.GetContent(),
 		Confidence: r.GetConfidence(), Topics: r.GetTopics(), Anchors: anchors, Supersedes: r.GetSupersedes(),
 		Source: storage.SourceStore, Writer: strings.Repeat("w", 64),
 	})
@@ -90,6 +101,10 @@ func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*h
 	if err := checkStoreRequest(r); err != nil {
 		return nil, m.fail(ctx, "store", r.GetNamespace(), "", err)
 	}
+	home, _, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
+	if err != nil {
+		return nil, m.fail(ctx, "store", r.GetNamespace(), "", err)
+	}
 	var sc screened
 	if sc.title, err = screen.Check("title", r.GetTitle()); err == nil {
 		if sc.content, err = screen.Check("content", r.GetContent()); err == nil {
@@ -99,14 +114,14 @@ func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*h
 		}
 	}
 	if err != nil {
-		return nil, m.fail(ctx, "store", r.GetNamespace(), "", err)
+		return nil, m.fail(ctx, "store", home, "", err)
 	}
 	conf := defaultConfidence
 	if r.Confidence != nil {
 		conf = r.GetConfidence()
 	}
 	rec, err := m.db.Store(ctx, storage.NewRecord{
-		Namespace:  r.GetNamespace(),
+		Namespace:  home,
 		Type:       r.GetType(),
 		Title:      sc.title,
 		Content:    sc.content,
@@ -119,7 +134,7 @@ func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*h
 		Status:     storage.StatusActive,
 	})
 	if err != nil {
-		return nil, m.fail(ctx, "store", r.GetNamespace(), r.GetSupersedes(), err)
+		return nil, m.fail(ctx, "store", home, r.GetSupersedes(), err)
 	}
 	return &hearthv1.StoreResponse{Record: recordToProto(rec)}, nil
 }
@@ -409,14 +424,6 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 	if utf8.RuneCountInString(q) > maxQueryChars {
 		return invalid("query", "is longer than %d characters", maxQueryChars)
 	}
-	if r.GetNamespace() != "" {
-		if err := checkNamespace("namespace", r.GetNamespace()); err != nil {
-			return err
-		}
-	}
-	if err := checkTopics("topics", r.GetTopics()); err != nil {
-		return err
-	}
 	for i, t := range r.GetTypes() {
 		if err := checkType(fieldIndex("types", i), t); err != nil {
 			return err
@@ -442,18 +449,23 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	scopes := chain(r.GetNamespace(), r.GetTopics())
+	home, scopes, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), r.GetTopics())
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
 	hits, err := m.db.Search(ctx, storage.SearchQuery{
 		Text:       r.GetQuery(),
 		Namespaces: scopes,
 		Types:      r.GetTypes(),
 		Exclude:    r.GetExclude(),
 		Limit:      max(limit, minPool),
+		// A hub reaches every repository namespace (R-N5).
+		AllRepositories: m.hubReach(home),
 	})
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	ranked := ranking.FTS(hits, scopes)
+	ranked := ranking.FTS(hits, rankingChain(scopes, hits))
 	if len(ranked) > limit {
 		ranked = ranked[:limit]
 	}
@@ -461,7 +473,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	for i, h := range ranked {
 		out[i] = &hearthv1.SearchHit{
 			Id: h.Record.ID, Namespace: h.Record.Namespace, Type: h.Record.Type, Title: h.Record.Title,
-			Snippet: h.Snippet, Status: h.Record.Status, Score: h.Score, Why: h.Why,
+			Snippet: budget.Snippet(h.Snippet), Status: h.Record.Status, Score: h.Score, Why: h.Why,
 		}
 	}
 	resp := &hearthv1.SearchResponse{Ranking: ranking.ModeFTS}
@@ -487,11 +499,6 @@ const (
 )
 
 func checkTimelineRequest(r *hearthv1.TimelineRequest) error {
-	if r.GetNamespace() != "" {
-		if err := checkNamespace("namespace", r.GetNamespace()); err != nil {
-			return err
-		}
-	}
 	if r.GetLimit() > maxTimelineLimit {
 		return invalid("limit", "must be at most %d", maxTimelineLimit)
 	}
@@ -515,7 +522,11 @@ func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineReques
 	if limit == 0 {
 		limit = defaultTimelineLimit
 	}
-	q := storage.TimelineQuery{Namespaces: chain(r.GetNamespace(), nil), Limit: limit}
+	_, scopes, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	q := storage.TimelineQuery{Namespaces: scopes, Limit: limit}
 	if r.Since != nil {
 		q.Since = r.GetSince().AsTime()
 	}

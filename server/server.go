@@ -13,6 +13,8 @@ import (
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
+	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/scope"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 	"google.golang.org/grpc"
@@ -30,6 +32,7 @@ const MaxMessageBytes = 1 << 20
 type Config struct {
 	Version string
 	Log     *slog.Logger
+	Options options.Options
 }
 
 // Server implements every hearth.v1 service.
@@ -37,6 +40,9 @@ type Server struct {
 	db      *storage.DB
 	log     *slog.Logger
 	version string
+	opts    options.Options
+	// scopes resolves namespaces and scope chains; built once from opts.
+	scopes *scope.Resolver
 }
 
 // New returns a Server over db.
@@ -45,7 +51,7 @@ func New(db *storage.DB, cfg Config) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{db: db, log: log, version: cfg.Version}
+	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options)}
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the
@@ -58,6 +64,7 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 	)
 	hearthv1.RegisterMemoryServiceServer(g, &memoryService{Server: s})
 	hearthv1.RegisterAdminServiceServer(g, &adminService{Server: s})
+	hearthv1.RegisterSessionServiceServer(g, &sessionService{Server: s})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(g, hs)

@@ -200,24 +200,3 @@ func checkRecordSize(field string, r *hearthv1.Record) error {
 	}
 	return nil
 }
-
-// chain returns the scope chain searched for a namespace: the namespace, the
-// given topic namespaces, then global (SPEC R-N4).
-func chain(ns string, topics []string) []string {
-	if ns == "" {
-		ns = namespace.Global
-	}
-	out := []string{ns}
-	seen := map[string]bool{ns: true}
-	add := func(n string) {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	for _, t := range topics {
-		add("topics/" + t)
-	}
-	add(namespace.Global)
-	return out
-}

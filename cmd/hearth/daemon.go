@@ -2,20 +2,28 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/hearth-memory/hearth/gateway"
+	"github.com/hearth-memory/hearth/gateway/page"
 	"github.com/hearth-memory/hearth/mcpbridge"
 	"github.com/hearth-memory/hearth/server"
 	"github.com/hearth-memory/hearth/server/auth"
+	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/version"
+	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -29,6 +37,13 @@ import (
 type Daemon struct {
 	Config Config
 	Log    *slog.Logger
+	// Now, when set, is the store's clock (storage.DB.Now): tests move it to
+	// see time-based behaviour such as unused records.
+	Now func() time.Time
+	// IngressAllow, when set, replaces page.IngressAllowed as the rule for
+	// which TCP peers the ingress listener serves: tests narrow it to prove
+	// a refusal from a loopback address.
+	IngressAllow func(netip.Addr) bool
 
 	db     *storage.DB
 	grpc   *grpc.Server
@@ -37,6 +52,11 @@ type Daemon struct {
 	http   *http.Server
 	ln     net.Listener
 	tokens *server.Provisioned
+	// workers run the job queue and scheduled maintenance (SPEC R-J).
+	workers *workers.Workers
+
+	ingress   *http.Server
+	ingressLn net.Listener
 }
 
 // Open starts the daemon. On error, everything opened so far is closed.
@@ -52,6 +72,17 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.db, err = storage.Open(ctx, filepath.Join(d.Config.DataDir, "hearth.db")); err != nil {
 		return err
 	}
+	if d.Now != nil {
+		d.db.Now = d.Now
+	}
+	// namespace_renames move records before any request can see them (R-N6).
+	if err = server.ApplyRenames(ctx, d.db, d.Config.Options.NamespaceRenames, d.Log); err != nil {
+		return err
+	}
+	// The first start marks when usage counting began (R-K6); later starts keep it.
+	if _, err = d.db.StartUsage(ctx); err != nil {
+		return err
+	}
 	if d.tokens, err = server.ProvisionTokens(ctx, d.db, d.Config.Options.Clients, d.TokensDir()); err != nil {
 		return err
 	}
@@ -62,8 +93,19 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	srv := server.New(d.db, server.Config{Version: version.Version, Log: d.Log})
-	in := auth.New(d.tokens.Clients, methods)
+	srv := server.New(d.db, server.Config{Version: version.Version, Log: d.Log, Options: d.Config.Options})
+	clients := d.tokens.Clients
+	var pageToken string
+	if d.Config.IngressListen != "" {
+		// The page calls the services as a built-in client whose token
+		// exists only in this process: never written, never configurable.
+		if pageToken, err = server.NewToken(); err != nil {
+			return err
+		}
+		sum := sha256.Sum256([]byte(pageToken))
+		clients = append(slices.Clip(clients), auth.Client{Name: page.ClientName, Scopes: []auth.Scope{auth.Read, auth.Admin}, TokenSHA256: sum[:]})
+	}
+	in := auth.New(clients, methods)
 	in.OnRefuse = srv.AuditRefusal
 	d.grpc = srv.NewGRPC(in)
 
@@ -111,7 +153,76 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 			d.Log.Error("http serve", "err", err)
 		}
 	}()
+	// Background work starts once the server serves. HEARTH_FAILPOINT is
+	// for the crash test alone (see package workers); unset, it is inert.
+	if d.workers, err = workers.New(workers.Config{
+		DB: d.db, Options: d.Config.Options, Log: d.Log, Failpoint: os.Getenv("HEARTH_FAILPOINT"),
+	}); err != nil {
+		return err
+	}
+	if err = d.workers.Start(ctx); err != nil {
+		return err
+	}
+	if d.Config.IngressListen != "" {
+		return d.openIngress(pageToken)
+	}
 	return nil
+}
+
+// openIngress starts the page's own listener (SPEC R-T6, R-P). It serves
+// only the Supervisor's ingress proxy and loopback, judged by TCP peer.
+func (d *Daemon) openIngress(token string) (err error) {
+	allow := d.IngressAllow
+	if allow == nil {
+		allow = page.IngressAllowed
+	}
+	api, err := netip.ParseAddrPort(d.ln.Addr().String())
+	if err != nil {
+		return fmt.Errorf("api address: %w", err)
+	}
+	o := d.Config.Options
+	h := page.New(page.Config{
+		Conn: d.conn, Token: token, API: api, Clients: pageClients(o.Clients), TokensDir: d.TokensDir(),
+		OllamaURL: o.OllamaURL, OllamaFallbackURL: o.OllamaFallbackURL, OllamaDirectURLs: o.OllamaDirectURLs,
+		OllamaModel: o.OllamaModel, EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
+		ReviewAt: o.ReviewAt.String(), AnchorSweepHours: o.AnchorSweepHours,
+		Now: d.Now, Log: d.Log,
+	})
+	if d.ingressLn, err = net.Listen("tcp", d.Config.IngressListen); err != nil {
+		return fmt.Errorf("ingress listen: %w", err)
+	}
+	d.ingress = &http.Server{
+		Handler:           page.Guard(allow, h),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := d.ingress.Serve(d.ingressLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.Log.Error("ingress serve", "err", err)
+		}
+	}()
+	return nil
+}
+
+// pageClients copies the configured clients for the page.
+func pageClients(cs []options.Client) []page.Client {
+	out := make([]page.Client, 0, len(cs))
+	for _, c := range cs {
+		pc := page.Client{Name: c.Name, IP: c.IP, Supplied: c.TokenSHA256 != ""}
+		for _, s := range c.Scopes {
+			pc.Scopes = append(pc.Scopes, string(s))
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// IngressAddr returns the address the page listens on, or "" when off.
+func (d *Daemon) IngressAddr() string {
+	if d.ingressLn == nil {
+		return ""
+	}
+	return d.ingressLn.Addr().String()
 }
 
 // root sends gRPC (HTTP/2, application/grpc) to the gRPC server and
@@ -138,6 +249,11 @@ func (d *Daemon) TokensDir() string { return filepath.Join(d.Config.DataDir, "to
 // and closes the store.
 func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
+	if d.ingress != nil {
+		if err := d.ingress.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("ingress: %w", err))
+		}
+	}
 	if d.http != nil {
 		if err := d.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("http: %w", err))
@@ -148,6 +264,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	if d.grpc != nil {
 		d.grpc.GracefulStop()
+	}
+	if d.workers != nil {
+		d.workers.Stop()
 	}
 	if d.db != nil {
 		if err := d.db.Close(); err != nil {

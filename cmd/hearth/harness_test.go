@@ -296,3 +296,25 @@ func num(v any, path ...any) float64 { f, _ := get(v, path...).(float64); return
 func list(v any, path ...any) []any  { a, _ := get(v, path...).([]any); return a }
 
 func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// dialGRPC opens a plaintext gRPC client connection to addr.
+func dialGRPC(tb testing.TB, addr string) *grpc.ClientConn {
+	tb.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return conn
+}
+
+// freePort returns a TCP port that was free a moment ago.
+func freePort(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}

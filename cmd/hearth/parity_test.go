@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/hearth-memory/hearth/server/auth"
+	"github.com/hearth-memory/hearth/server/options"
 )
 
 // parityCases gives, for every tool, a function that prepares the state the
@@ -20,6 +22,7 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		t.Fatalf("seed: %v", seed)
 	}
 	seedID := str(seed.body, "record", "id")
+	closes := 0
 	fresh := func() string {
 		r := rest.call(t, tok, "memory_store", storeArgs(ns, "Parity twin", "A record for one mutating call."))
 		if !r.ok {
@@ -39,12 +42,46 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 			return map[string]any{"namespace": ns, "until": "2000-01-01T00:00:00Z"}
 		},
 		"memory_status": func() any { return map[string]any{} },
+		"memory_bootstrap": func() any {
+			return map[string]any{"namespace": ns, "topics": []string{"parity"}, "session_id": "parity-session"}
+		},
+		"memory_context": func() any {
+			return map[string]any{"namespace": ns, "task": "Change how the cache invalidation works", "budget_tokens": 2000}
+		},
+		"memory_audit": func() any { return map[string]any{"limit": 5} },
+		"memory_evidence": func() any {
+			return map[string]any{"id": fresh(), "stance": "contradicts", "note": "parity"}
+		},
+		"memory_unused": func() any { return map[string]any{"namespace": ns, "limit": 5} },
+		"memory_namespace": func() any {
+			return map[string]any{"remote": "git@github.com:Acme/Parity.git"}
+		},
+		"memory_session_close": func() any {
+			closes++ // each transport closes with its own op_id
+			return map[string]any{
+				"session_id": "parity-session", "namespace": ns, "op_id": fmt.Sprintf("parity-close-%d", closes),
+				"summary": "Compared the transports.", "notes": "Nothing else to note.",
+			}
+		},
 	}
 }
 
-// volatile keys differ between twin records by nature; estimated_tokens
-// follows from their lengths.
-var volatile = map[string]bool{"id": true, "created_at": true, "updated_at": true, "checked_at": true, "estimated_tokens": true}
+// parityOptions gives claude-code, the client every parity call uses, every
+// scope, so that export and admin tools are compared too.
+func parityOptions() options.Options {
+	o := testOptions()
+	for i := range o.Clients {
+		if o.Clients[i].Name == "claude-code" {
+			o.Clients[i].Scopes = []options.Scope{options.ScopeRead, options.ScopeWrite, options.ScopeDelete, options.ScopeExport, options.ScopeAdmin}
+		}
+	}
+	return o
+}
+
+// volatile keys differ between twin records (and twin session receipts) by
+// nature; estimated_tokens follows from their lengths.
+var volatile = map[string]bool{"id": true, "created_at": true, "updated_at": true, "checked_at": true, "estimated_tokens": true,
+	"op_id": true, "closed_at": true, "job_id": true, "summary_id": true}
 
 func mask(v any) any {
 	switch x := v.(type) {
@@ -67,7 +104,7 @@ func mask(v any) any {
 // TestParity_RESTAndMCP holds R-T9: for every tool the REST body and the MCP
 // result carry the same JSON. Read-only tools are compared byte for byte.
 func TestParity_RESTAndMCP(t *testing.T) {
-	td := startDaemon(t, testOptions())
+	td := startDaemon(t, parityOptions())
 	tok := td.tokens["claude-code"]
 	cases := parityCases(t, td)
 	for _, sd := range auth.Services() {

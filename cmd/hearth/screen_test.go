@@ -159,7 +159,7 @@ func TestScreen_EveryWritePath(t *testing.T) {
 		},
 		"memory_session_close": {
 			args: func(t *testing.T) map[string]any {
-				return map[string]any{"session_id": "s-screen", "namespace": ns, "op_id": "op-" + strings.ReplaceAll(t.Name(), "/", "-"), "summary": "Worked on the screen."}
+				return map[string]any{"session_id": "s-screen", "namespace": ns, "op_id": "op-" + strings.NewReplacer("/", "-", "#", "-", "[", "-", "]", "-", ".", "-").Replace(t.Name()), "summary": "Worked on the screen."}
 			},
 			inject: []injection{
 				{field: "summary", value: "token " + secretGitHub, secret: secretGitHub, pattern: true},
