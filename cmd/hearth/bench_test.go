@@ -1,0 +1,330 @@
+package main
+
+// Benchmarks for the foundation (run with `make bench`; the 100k-record set
+// with HEARTH_BENCH_RECORDS=100000). They report rates and percentiles as
+// custom metrics; nothing here asserts a time.
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/ncruces/go-sqlite3/driver"
+
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+func benchRecords() []int {
+	if s := os.Getenv("HEARTH_BENCH_RECORDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err == nil && n > 10000 {
+			return []int{10000, n}
+		}
+	}
+	return []int{10000}
+}
+
+// corpus makes developer-like text with a Zipf-distributed vocabulary, so
+// some words are in most records and most words in few, as in real notes.
+type corpus struct {
+	words []string
+	zipf  *rand.Zipf
+	rng   *rand.Rand
+}
+
+var common = strings.Fields(`service client server request retry timeout cache database
+query index build test deploy config option error log metric token budget namespace record
+search store update forget session agent model embed vector schema migration api route
+handler worker queue job lease backoff policy decision constraint requirement procedure
+preference billing payment invoice customer account user auth scope token release version
+branch merge commit review lint format vet proto grpc rest json yaml docker image kernel`)
+
+func newCorpus(seed uint64) *corpus {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	words := append([]string(nil), common...)
+	syll := []string{"ka", "lo", "mi", "ter", "sen", "dra", "vo", "pul", "qua", "zen", "rix", "mon", "tal", "bex", "nor"}
+	for len(words) < 20000 {
+		var b strings.Builder
+		for n := 2 + rng.IntN(3); n > 0; n-- {
+			b.WriteString(syll[rng.IntN(len(syll))])
+		}
+		words = append(words, b.String())
+	}
+	return &corpus{words: words, zipf: rand.NewZipf(rng, 1.1, 8, uint64(len(words)-1)), rng: rng}
+}
+
+func (c *corpus) word() string { return c.words[c.zipf.Uint64()] }
+
+func (c *corpus) sentence(n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = c.word()
+	}
+	return strings.Join(ws, " ")
+}
+
+// fill stores n records directly through storage (fast, one writer).
+func fill(tb testing.TB, db *storage.DB, n int, c *corpus) {
+	tb.Helper()
+	ctx := context.Background()
+	types := storage.Types
+	for i := 0; i < n; i++ {
+		title, _ := screen.Check("title", c.sentence(4+c.rng.IntN(6)))
+		content, _ := screen.Check("content", c.sentence(20+c.rng.IntN(120)))
+		_, err := db.Store(ctx, storage.NewRecord{
+			Namespace: fmt.Sprintf("github/acme/repo%d", i%50), Type: types[i%len(types)],
+			Title: title, Content: content, Confidence: 0.8,
+			Writer: "bench", Source: storage.SourceImport, Status: storage.StatusActive,
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// prefilled returns a daemon whose store holds n records; it is built once
+// per size and shared by the benchmarks of one run.
+var (
+	prefilledMu sync.Mutex
+	prefilledBy = map[int]*testDaemon{}
+)
+
+func prefilled(b *testing.B, n int) *testDaemon {
+	prefilledMu.Lock()
+	defer prefilledMu.Unlock()
+	if td, ok := prefilledBy[n]; ok {
+		return td
+	}
+	// Not tb.TempDir: the daemon outlives the sub-benchmark that made it.
+	dir, err := os.MkdirTemp("", "hearth-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := &Daemon{Config: Config{DataDir: dir, Listen: "127.0.0.1:0", Options: testOptions()}, Log: discardLog()}
+	if err := d.Open(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	fill(b, d.db, n, newCorpus(uint64(n)))
+	td := &testDaemon{Daemon: d, url: "http://" + d.Addr(), tokens: map[string]string{}}
+	for _, name := range []string{"claude-code", "codex"} {
+		raw, _ := os.ReadFile(filepath.Join(d.TokensDir(), name))
+		td.tokens[name] = strings.TrimSpace(string(raw))
+	}
+	td.conn = dialGRPC(b, d.Addr())
+	prefilledBy[n] = td
+	return td
+}
+
+// parallel runs b.N calls of f over k goroutines and reports calls per second.
+func parallel(b *testing.B, k int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for g := 0; g < k; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+}
+
+// BenchmarkStore measures one-record stores through each transport with 1
+// and 8 concurrent clients, next to the raw single-row insert rate of the
+// same driver in the same run (issue 2 target: the API at ≥ 50% of raw).
+func BenchmarkStore(b *testing.B) {
+	b.Run("raw-insert", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "raw.db")
+		db, err := sql.Open("sqlite3", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		if _, err := db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, title TEXT, content TEXT)`); err != nil {
+			b.Fatal(err)
+		}
+		c := newCorpus(1)
+		title, content := c.sentence(6), c.sentence(60)
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			if _, err := db.Exec(`INSERT INTO t (title, content) VALUES (?, ?)`, title, content); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+	})
+	for _, n := range benchRecords() {
+		td := prefilled(b, n)
+		tok := td.tokens["claude-code"]
+		c := newCorpus(7)
+		args := storeArgs("github/acme/bench", c.sentence(6), c.sentence(60))
+		for _, tr := range transports(td) {
+			for _, k := range []int{1, 8} {
+				b.Run(fmt.Sprintf("records=%d/%s/clients=%d", n, tr.name(), k), func(b *testing.B) {
+					parallel(b, k, func(int) {
+						if r := tr.call(b, tok, "memory_store", args); !r.ok {
+							b.Fatalf("store: %v", r)
+						}
+					})
+				})
+			}
+		}
+	}
+}
+
+// queries is a mixed set: natural-language questions, keyword pairs, rare
+// and common words, and words absent from the corpus.
+func queries(c *corpus, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		switch i % 5 {
+		case 0:
+			out[i] = "how do we handle " + c.word() + " " + c.word() + "?"
+		case 1:
+			out[i] = c.word() + " " + c.word()
+		case 2:
+			out[i] = "what is the " + c.sentence(3) + " policy for " + c.word()
+		case 3:
+			out[i] = c.words[len(common)+c.rng.IntN(len(c.words)-len(common))] // a rare word
+		default:
+			out[i] = "zzqx" + strconv.Itoa(i) // no match
+		}
+	}
+	return out
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[int(float64(len(s)-1)*p)]
+}
+
+// BenchmarkSearch measures memory_search over gRPC on a prefilled store
+// with a mixed query set, reporting p50 and p95 (target p50 ≤ 5 ms at 100k).
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range benchRecords() {
+		td := prefilled(b, n)
+		tok := td.tokens["claude-code"]
+		qs := queries(newCorpus(uint64(n)), 200)
+		g := grpcTransport{td: td}
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ns := fmt.Sprintf("github/acme/repo%d", i%50)
+				start := time.Now()
+				if r := g.call(b, tok, "memory_search", map[string]any{"namespace": ns, "query": qs[i%len(qs)]}); !r.ok {
+					b.Fatalf("search: %v", r)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(percentile(lat, 0.95).Microseconds())/1000, "p95-ms")
+		})
+	}
+}
+
+// BenchmarkBinary builds the hearth binary, prefills a data dir, then
+// measures binary size, time from start to a healthy /healthz, and the
+// resident memory of the idle process (targets: ≤ 30 MB, ≤ 30 MB RSS at
+// 100k records).
+func BenchmarkBinary(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "hearth")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range benchRecords() {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			data := filepath.Join(b.TempDir(), "data")
+			db, err := storage.Open(context.Background(), filepath.Join(data, "hearth.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			fill(b, db, n, newCorpus(3))
+			db.Close()
+			var startup, rss float64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s, r := startOnce(b, bin, data)
+				startup += s
+				rss += r
+			}
+			b.ReportMetric(float64(fi.Size())/(1<<20), "binary-MB")
+			b.ReportMetric(startup/float64(b.N), "start-ms")
+			b.ReportMetric(rss/float64(b.N), "idle-RSS-MB")
+		})
+	}
+}
+
+// startOnce starts the binary, waits for /healthz, lets it idle, reads its
+// RSS from /proc and stops it.
+func startOnce(b *testing.B, bin, data string) (startMS, rssMB float64) {
+	port := freePort(b)
+	cmd := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:"+port)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://127.0.0.1:" + port + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("hearth did not become healthy")
+		}
+		time.Sleep(2 * time.Millisecond) // polling for readiness, not waiting on time
+	}
+	startMS = float64(time.Since(start).Microseconds()) / 1000
+	time.Sleep(time.Second) // let start-up garbage be collected: idle means idle
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		if f := strings.Fields(string(line)); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			rssMB = kb / 1024
+		}
+	}
+	return startMS, rssMB
+}
