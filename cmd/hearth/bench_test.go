@@ -104,6 +104,17 @@ var (
 	prefilledBy = map[int]*testDaemon{}
 )
 
+// TestMain closes the daemons the benchmarks shared and removes their data.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, td := range prefilledBy {
+		td.conn.Close()
+		td.Close(context.Background())
+		os.RemoveAll(td.Config.DataDir)
+	}
+	os.Exit(code)
+}
+
 func prefilled(b *testing.B, n int) *testDaemon {
 	prefilledMu.Lock()
 	defer prefilledMu.Unlock()
@@ -115,17 +126,8 @@ func prefilled(b *testing.B, n int) *testDaemon {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := &Daemon{Config: Config{DataDir: dir, Listen: "127.0.0.1:0", Options: testOptions()}, Log: discardLog()}
-	if err := d.Open(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	fill(b, d.db, n, newCorpus(uint64(n)))
-	td := &testDaemon{Daemon: d, url: "http://" + d.Addr(), tokens: map[string]string{}}
-	for _, name := range []string{"claude-code", "codex"} {
-		raw, _ := os.ReadFile(filepath.Join(d.TokensDir(), name))
-		td.tokens[name] = strings.TrimSpace(string(raw))
-	}
-	td.conn = dialGRPC(b, d.Addr())
+	td := openDaemon(b, &Daemon{Config: Config{DataDir: dir, Options: testOptions()}}, false)
+	fill(b, td.db, n, newCorpus(uint64(n)))
 	prefilledBy[n] = td
 	return td
 }

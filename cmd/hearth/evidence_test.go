@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -13,8 +11,6 @@ import (
 
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // testClock is a clock tests move by hand. It is read by the daemon's
@@ -35,32 +31,7 @@ func (c *testClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 // daemon opens, so the usage-start mark is on that clock too.
 func startDaemonAt(tb testing.TB, opts options.Options, clock *testClock) *testDaemon {
 	tb.Helper()
-	dir := tb.TempDir()
-	d := &Daemon{
-		Config: Config{DataDir: dir, Listen: "127.0.0.1:0", Options: opts},
-		Log:    discardLog(),
-		Now:    clock.Now,
-	}
-	if err := d.Open(context.Background()); err != nil {
-		tb.Fatalf("open daemon: %v", err)
-	}
-	tb.Cleanup(func() { d.Close(context.Background()) })
-	td := &testDaemon{Daemon: d, url: "http://" + d.Addr(), tokens: map[string]string{}}
-	entries, _ := os.ReadDir(d.TokensDir())
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(d.TokensDir(), e.Name()))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		td.tokens[e.Name()] = strings.TrimSpace(string(b))
-	}
-	conn, err := grpc.NewClient(d.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { conn.Close() })
-	td.conn = conn
-	return td
+	return openDaemon(tb, &Daemon{Config: Config{DataDir: tb.TempDir(), Options: opts}, Now: clock.Now}, true)
 }
 
 // witnessOptions are the test options with two more writing agents, so

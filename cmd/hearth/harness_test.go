@@ -52,18 +52,29 @@ type testDaemon struct {
 	conn   *grpc.ClientConn
 }
 
-// startDaemon runs a whole daemon on 127.0.0.1:0 over a temp data dir.
+// startDaemon runs a whole daemon on 127.0.0.1:0 over a temp data dir; it
+// closes when the test ends.
 func startDaemon(tb testing.TB, opts options.Options) *testDaemon {
 	tb.Helper()
-	dir := tb.TempDir()
-	d := &Daemon{
-		Config: Config{DataDir: dir, Listen: "127.0.0.1:0", Options: opts},
-		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	return openDaemon(tb, &Daemon{Config: Config{DataDir: tb.TempDir(), Options: opts}}, true)
+}
+
+// openDaemon opens d (on 127.0.0.1:0 unless d.Config.Listen is set, with a
+// discarding log unless d.Log is set), reads its generated tokens and dials
+// it over gRPC. With autoClose the daemon and the connection close when the
+// test ends; without, the test closes them with closeDaemon (to open the
+// same data dir again).
+func openDaemon(tb testing.TB, d *Daemon, autoClose bool) *testDaemon {
+	tb.Helper()
+	if d.Config.Listen == "" {
+		d.Config.Listen = "127.0.0.1:0"
+	}
+	if d.Log == nil {
+		d.Log = discardLog()
 	}
 	if err := d.Open(context.Background()); err != nil {
 		tb.Fatalf("open daemon: %v", err)
 	}
-	tb.Cleanup(func() { d.Close(context.Background()) })
 	td := &testDaemon{Daemon: d, url: "http://" + d.Addr(), tokens: map[string]string{}}
 	entries, _ := os.ReadDir(d.TokensDir())
 	for _, e := range entries {
@@ -73,13 +84,23 @@ func startDaemon(tb testing.TB, opts options.Options) *testDaemon {
 		}
 		td.tokens[e.Name()] = strings.TrimSpace(string(b))
 	}
-	conn, err := grpc.NewClient(d.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		tb.Fatal(err)
+	td.conn = dialGRPC(tb, d.Addr())
+	if autoClose {
+		tb.Cleanup(func() {
+			td.conn.Close()
+			d.Close(context.Background())
+		})
 	}
-	tb.Cleanup(func() { conn.Close() })
-	td.conn = conn
 	return td
+}
+
+// closeDaemon closes a daemon opened without autoClose.
+func closeDaemon(tb testing.TB, td *testDaemon) {
+	tb.Helper()
+	td.conn.Close()
+	if err := td.Close(context.Background()); err != nil {
+		tb.Fatalf("close daemon: %v", err)
+	}
 }
 
 // result is one call's outcome, the same shape for every transport.

@@ -11,8 +11,6 @@ import (
 
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // nsOptions are the test options with a forge host, project links, a hub
@@ -293,36 +291,7 @@ func TestNamespace_Limits(t *testing.T) {
 // earlier daemon's data; close it with closeDaemon before opening dir again.
 func openDaemonAt(tb testing.TB, dir string, opts options.Options) *testDaemon {
 	tb.Helper()
-	d := &Daemon{
-		Config: Config{DataDir: dir, Listen: "127.0.0.1:0", Options: opts},
-		Log:    discardLog(),
-	}
-	if err := d.Open(context.Background()); err != nil {
-		tb.Fatalf("open daemon: %v", err)
-	}
-	td := &testDaemon{Daemon: d, url: "http://" + d.Addr(), tokens: map[string]string{}}
-	entries, _ := os.ReadDir(d.TokensDir())
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(d.TokensDir(), e.Name()))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		td.tokens[e.Name()] = strings.TrimSpace(string(b))
-	}
-	conn, err := grpc.NewClient(d.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	td.conn = conn
-	return td
-}
-
-func closeDaemon(tb testing.TB, td *testDaemon) {
-	tb.Helper()
-	td.conn.Close()
-	if err := td.Close(context.Background()); err != nil {
-		tb.Fatalf("close daemon: %v", err)
-	}
+	return openDaemon(tb, &Daemon{Config: Config{DataDir: dir, Options: opts}}, false)
 }
 
 // TestNamespace_RenamesAcrossStarts holds R-N6: a start with

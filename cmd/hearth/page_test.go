@@ -22,8 +22,6 @@ import (
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // adminToken is the token of the "laptop" client of pageOptions, supplied
@@ -45,31 +43,10 @@ func pageOptions() options.Options {
 // production rule).
 func startPageDaemon(tb testing.TB, dir string, opts options.Options, allow func(netip.Addr) bool) *testDaemon {
 	tb.Helper()
-	d := &Daemon{
-		Config:       Config{DataDir: dir, Listen: "127.0.0.1:0", IngressListen: "127.0.0.1:0", Options: opts},
-		Log:          discardLog(),
+	return openDaemon(tb, &Daemon{
+		Config:       Config{DataDir: dir, IngressListen: "127.0.0.1:0", Options: opts},
 		IngressAllow: allow,
-	}
-	if err := d.Open(context.Background()); err != nil {
-		tb.Fatalf("open daemon: %v", err)
-	}
-	tb.Cleanup(func() { d.Close(context.Background()) })
-	td := &testDaemon{Daemon: d, url: "http://" + d.Addr(), tokens: map[string]string{}}
-	entries, _ := os.ReadDir(d.TokensDir())
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(d.TokensDir(), e.Name()))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		td.tokens[e.Name()] = strings.TrimSpace(string(b))
-	}
-	conn, err := grpc.NewClient(d.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { conn.Close() })
-	td.conn = conn
-	return td
+	}, true)
 }
 
 func getPage(tb testing.TB, c *http.Client, url string, hdr map[string]string) (int, string) {

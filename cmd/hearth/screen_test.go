@@ -91,19 +91,10 @@ func stripIndex(field string) string {
 func TestScreen_EveryWritePath(t *testing.T) {
 	logs := &syncBuffer{}
 	dir := t.TempDir()
-	d := &Daemon{Config: Config{DataDir: dir, Listen: "127.0.0.1:0", Options: testOptions()}, Log: slog.New(slog.NewTextHandler(logs, nil))}
-	if err := d.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: testOptions()}, Log: slog.New(slog.NewTextHandler(logs, nil))}, false)
+	d := td.Daemon
+	defer td.conn.Close()
 	defer d.Close(context.Background())
-	td := &testDaemon{Daemon: d, url: "http://" + d.Addr(), tokens: map[string]string{}}
-	for _, name := range []string{"claude-code", "codex"} {
-		b, err := os.ReadFile(filepath.Join(d.TokensDir(), name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		td.tokens[name] = strings.TrimSpace(string(b))
-	}
 	tok := td.tokens["claude-code"]
 	rest := restTransport{td}
 	ns := "github/acme/screen"
