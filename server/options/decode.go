@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/namespace"
 )
 
 // key is one top-level option: how to read its JSON value onto Options and
@@ -37,14 +39,14 @@ func (k *key) apply(o *Options, raw []byte) error {
 // keys lists the options in SPEC §17 order.
 var keys = []key{
 	{name: "clients", decode: decodeClients, reset: func(o, d *Options) { o.Clients = d.Clients }},
-	{name: "github_owner", str: true, decode: stringOpt(func(o *Options) *string { return &o.GithubOwner }, asciiLower),
+	{name: "github_owner", str: true, decode: stringOpt(func(o *Options) *string { return &o.GithubOwner }, namespace.ASCIILower),
 		reset: func(o, d *Options) { o.GithubOwner = d.GithubOwner }},
-	{name: "forge_hosts", decode: stringsOpt(func(o *Options) *[]string { return &o.ForgeHosts }, asciiLower),
+	{name: "forge_hosts", decode: stringsOpt(func(o *Options) *[]string { return &o.ForgeHosts }, namespace.ASCIILower),
 		reset: func(o, d *Options) { o.ForgeHosts = d.ForgeHosts }},
-	{name: "forge_owner", str: true, decode: stringOpt(func(o *Options) *string { return &o.ForgeOwner }, asciiLower),
+	{name: "forge_owner", str: true, decode: stringOpt(func(o *Options) *string { return &o.ForgeOwner }, namespace.ASCIILower),
 		reset: func(o, d *Options) { o.ForgeOwner = d.ForgeOwner }},
 	{name: "project_links", decode: decodeProjectLinks, reset: func(o, d *Options) { o.ProjectLinks = d.ProjectLinks }},
-	{name: "hubs", decode: stringsOpt(func(o *Options) *[]string { return &o.Hubs }, asciiLower),
+	{name: "hubs", decode: stringsOpt(func(o *Options) *[]string { return &o.Hubs }, namespace.ASCIILower),
 		reset: func(o, d *Options) { o.Hubs = d.Hubs }},
 	{name: "namespace_renames", decode: decodeRenames, reset: func(o, d *Options) { o.NamespaceRenames = d.NamespaceRenames }},
 	{name: "review_at", str: true, decode: decodeReviewAt, reset: func(o, d *Options) { o.ReviewAt = d.ReviewAt }},
@@ -381,7 +383,7 @@ func decodeClients(o *Options, raw []byte, path string) error {
 				return nil
 			default: // token_sha256
 				s, err := decString(raw, path)
-				c.TokenSHA256 = asciiLower(s)
+				c.TokenSHA256 = namespace.ASCIILower(s)
 				return err
 			}
 		})
@@ -403,9 +405,9 @@ func decodeProjectLinks(o *Options, raw []byte, path string) error {
 			var err error
 			if k == "name" {
 				p.Name, err = decString(raw, path)
-				p.Name = asciiLower(p.Name)
+				p.Name = namespace.ASCIILower(p.Name)
 			} else {
-				p.Namespaces, err = decStrings(raw, path, asciiLower)
+				p.Namespaces, err = decStrings(raw, path, namespace.ASCIILower)
 			}
 			return err
 		})
@@ -426,9 +428,9 @@ func decodeRenames(o *Options, raw []byte, path string) error {
 		err := decObject(raw, path, []string{"from", "to"}, func(k string, raw []byte, path string) error {
 			s, err := decString(raw, path)
 			if k == "from" {
-				r.From = asciiLower(s)
+				r.From = namespace.ASCIILower(s)
 			} else {
-				r.To = asciiLower(s)
+				r.To = namespace.ASCIILower(s)
 			}
 			return err
 		})
@@ -522,23 +524,6 @@ func decodeEmbedTimeout(o *Options, raw []byte, path string) error {
 	}
 	o.EmbedTimeout = time.Duration(math.Round(f * float64(time.Second)))
 	return nil
-}
-
-// asciiLower lower-cases ASCII letters only, so that no Unicode letter
-// (the Kelvin sign, say) turns into an ASCII one.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if b[j] >= 'A' && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }
 
 // trimURL drops trailing slashes, so that ".../v1/" reads as ".../v1".

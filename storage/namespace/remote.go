@@ -182,7 +182,7 @@ func hostPort(s string, withPort bool) (string, error) {
 		if i := strings.LastIndexByte(s, ':'); i >= 0 {
 			host, port = s[:i], s[i:]
 		}
-		host = asciiLower(host)
+		host = ASCIILower(host)
 		if !hostName(host) {
 			return "", &RemoteError{Reason: "has an invalid host name (letters, digits, '-' and '.')"}
 		}
@@ -231,7 +231,7 @@ func fromPath(host, path string) (Remote, error) {
 	if len(parts) != 2 {
 		return refuse("must name exactly owner/repository after the host, not %d path segments", len(parts))
 	}
-	owner, repo := asciiLower(parts[0]), asciiLower(parts[1])
+	owner, repo := ASCIILower(parts[0]), ASCIILower(parts[1])
 	if err := ValidateSegment(owner); err != nil {
 		return refuse("the owner may hold only a-z, 0-9, '.', '_' and '-' and must not be empty or only dots")
 	}
@@ -251,7 +251,7 @@ func local(path string) (Remote, error) {
 	path = strings.TrimRight(path, "/")
 	path = strings.TrimSuffix(path, "/.git")
 	path = strings.TrimSuffix(path, ".git")
-	name := asciiLower(path[strings.LastIndexByte(path, '/')+1:])
+	name := ASCIILower(path[strings.LastIndexByte(path, '/')+1:])
 	suggest := "local/<name>"
 	if Validate("local/"+name) == nil {
 		suggest = "local/" + name
@@ -273,9 +273,9 @@ func schemeOK(s string) bool {
 	return true
 }
 
-// asciiLower lower-cases ASCII letters only, so that no other character
+// ASCIILower lower-cases ASCII letters only, so that no other character
 // folds into the a-z a namespace allows (the Kelvin sign into k).
-func asciiLower(s string) string {
+func ASCIILower(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= 'A' && c <= 'Z' {
 			b := []byte(s)
