@@ -146,7 +146,10 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	d.http = &http.Server{
 		Handler:   root(d.grpc, gateway.Boundary(mux)),
 		Protocols: &protocols,
-		ErrorLog:  slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
+		// A client that never finishes its headers must not hold a
+		// connection (and a goroutine) forever.
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
 	}
 	go func() {
 		if err := d.http.Serve(d.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
