@@ -1,0 +1,78 @@
+package ranking_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/hearth-memory/hearth/server/ranking"
+	"github.com/hearth-memory/hearth/storage"
+)
+
+func rec(id, ns string, conf, eff float64, proofs, refutations int) *storage.Record {
+	return &storage.Record{ID: id, Namespace: ns, Confidence: conf, EffectiveConfidence: eff, ProofCount: proofs, RefutationCount: refutations}
+}
+
+func TestEvidenceFactor(t *testing.T) {
+	cases := []struct {
+		name string
+		r    *storage.Record
+		want float64
+	}{
+		{"Unwitnessed", rec("a", "global", 0.6, 0.6, 0, 0), 1},
+		{"Corroborated", rec("a", "global", 0.6, 0.8222, 2, 0), 0.8222 / 0.6},
+		{"Contradicted", rec("a", "global", 0.6, 0.3, 0, 1), 0.5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ranking.EvidenceFactor(c.r); math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestFTS checks the reciprocal-rank score, the evidence factor reordering
+// hits and the tie-breaks: earlier scope first, then lower id.
+func TestFTS(t *testing.T) {
+	chain := []string{"github/acme/api", "projects/p", "global"}
+	hits := []storage.Hit{
+		{Record: rec("B", "global", 0.8, 0.8, 0, 0)},
+		{Record: rec("C", "github/acme/api", 0.8, 0.4, 0, 1)}, // halved: sinks
+		{Record: rec("A", "github/acme/api", 0.8, 0.8, 0, 0)},
+	}
+	got := ranking.FTS(hits, chain)
+	var ids []string
+	for _, h := range got {
+		ids = append(ids, h.Record.ID)
+	}
+	if want := "B,A,C"; join(ids) != want {
+		t.Fatalf("order = %s, want %s", join(ids), want)
+	}
+	if got[0].Score != math.Round(1.0/61*1e6)/1e6 || got[0].Why != "fts #1" {
+		t.Errorf("first: score %v why %q, want 1/61 and fts #1", got[0].Score, got[0].Why)
+	}
+	if got[2].Why != "fts #2, evidence x0.50" {
+		t.Errorf("contradicted why = %q", got[2].Why)
+	}
+
+	// Equal scores: the earlier scope wins, then the lower id.
+	tie := []storage.Hit{
+		{Record: rec("Z", "global", 0.8, 0.8 * 61 / 62, 0, 1)}, // 1/61 x 61/62 = 1/62
+		{Record: rec("Y", "github/acme/api", 0.8, 0.8, 0, 0)},
+	}
+	got = ranking.FTS(tie, chain)
+	if got[0].Score != got[1].Score || got[0].Record.ID != "Y" {
+		t.Errorf("tie: got %s (%v) then %s (%v), want Y first on equal scores", got[0].Record.ID, got[0].Score, got[1].Record.ID, got[1].Score)
+	}
+}
+
+func join(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}
