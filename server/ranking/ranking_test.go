@@ -57,7 +57,7 @@ func TestFTS(t *testing.T) {
 
 	// Equal scores: the earlier scope wins, then the lower id.
 	tie := []storage.Hit{
-		{Record: rec("Z", "global", 0.8, 0.8 * 61 / 62, 0, 1)}, // 1/61 x 61/62 = 1/62
+		{Record: rec("Z", "global", 0.8, 0.8*61/62, 0, 1)}, // 1/61 x 61/62 = 1/62
 		{Record: rec("Y", "github/acme/api", 0.8, 0.8, 0, 0)},
 	}
 	got = ranking.FTS(tie, chain)
