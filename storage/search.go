@@ -73,7 +73,7 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		for i, ns := range q.Namespaces {
 			keys[i] = `"` + scopeToken(ns) + `"`
 		}
-		match = "namespace : (" + strings.Join(keys, " OR ") + ") AND " + match
+		match = "fts_scope : (" + strings.Join(keys, " OR ") + ") AND " + match
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -136,7 +136,8 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 }
 
 // scopeToken is a namespace's single token in the full-text index, as the
-// triggers of migration 0006 write it: 'ns' || hex(namespace) || '0'.
+// generated column records.fts_scope (migration 0006) computes it:
+// 'ns' || hex(namespace) || '0'.
 func scopeToken(ns string) string {
 	return "ns" + strings.ToUpper(hex.EncodeToString([]byte(ns))) + "0"
 }

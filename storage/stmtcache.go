@@ -49,6 +49,10 @@ func (c *stmtCache) lookup(query string) *sql.Stmt {
 // leave a statement uncached.
 func (c *stmtCache) fill() {
 	c.mu.Lock()
+	if len(c.want) == 0 {
+		c.mu.Unlock()
+		return
+	}
 	want := c.want
 	c.want = map[string]bool{}
 	c.mu.Unlock()
