@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -210,10 +211,28 @@ func (nr *NewRecord) validate() error {
 	case nr.Status != StatusActive && nr.Status != StatusCandidate:
 		return errorf(Invalid, "status", "a new record is active or candidate")
 	}
+	if err := screenNamespace(nr.Namespace); err != nil {
+		return err
+	}
 	if _, err := texts("topics", nr.Topics); err != nil {
 		return err
 	}
 	if _, err := texts("anchors", nr.Anchors); err != nil {
+		return err
+	}
+	return nil
+}
+
+// screenNamespace refuses a namespace that screens as a secret. Namespaces
+// are plain strings in this package (their charset is narrow), but one like
+// projects/do-not-store must still never be written. It returns Invalid
+// naming the field and the pattern.
+func screenNamespace(ns string) error {
+	if _, err := screen.Check("namespace", ns); err != nil {
+		var ref *screen.Refusal
+		if errors.As(err, &ref) {
+			return errorf(Invalid, "namespace", "refused: looks like a secret (pattern %s)", ref.Pattern)
+		}
 		return err
 	}
 	return nil

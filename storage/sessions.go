@@ -103,6 +103,9 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 	case c.Namespace == "":
 		return nil, false, errorf(Invalid, "namespace", "is required")
 	}
+	if err := screenNamespace(c.Namespace); err != nil {
+		return nil, false, err
+	}
 	if c.Summary != nil {
 		s := *c.Summary
 		s.Namespace, s.Writer = c.Namespace, c.Client
