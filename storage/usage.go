@@ -56,13 +56,10 @@ func (db *DB) count(ctx context.Context, ids []string, query string) error {
 }
 
 func countTx(ctx context.Context, tx *txn, ids []string, query string) error {
-	stmt, err := tx.PrepareContext(ctx, query)
-	if err != nil {
-		return classify("count usage", err)
-	}
-	defer stmt.Close()
+	// Through the statement cache: the upsert compiles the usage triggers,
+	// which is worth doing once, not on every search.
 	for _, id := range ids {
-		if _, err := stmt.ExecContext(ctx, id, tx.now.UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, query, id, tx.now.UnixMilli()); err != nil {
 			return classify("count usage", err)
 		}
 	}
@@ -81,14 +78,13 @@ func (db *DB) Usage(ctx context.Context, id string) (Usage, error) {
 	var (
 		u                 Usage
 		lastRet, lastFech sql.NullInt64
-		known             bool
 	)
 	err = tx.QueryRowContext(ctx, `
-		SELECT u.record_id IS NOT NULL, COALESCE(u.returned, 0), COALESCE(u.fetched, 0),
+		SELECT COALESCE(u.returned, 0), COALESCE(u.fetched, 0),
 			u.last_returned_at, u.last_fetched_at
 		FROM records AS r LEFT JOIN usage AS u ON u.record_id = r.id
 		WHERE r.id = ?`, id,
-	).Scan(&known, &u.Returned, &u.Fetched, &lastRet, &lastFech)
+	).Scan(&u.Returned, &u.Fetched, &lastRet, &lastFech)
 	if err == sql.ErrNoRows {
 		return Usage{}, errorf(NotFound, "id", "no record has this id")
 	} else if err != nil {

@@ -75,6 +75,9 @@ END;
 
 CREATE TRIGGER bootstrap_rank_count_delete AFTER DELETE ON bootstrap_rank BEGIN
 	UPDATE bootstrap_counts SET n = n - 1 WHERE namespace = old.namespace AND section = old.section;
+	-- A namespace that no longer holds any record of the section leaves the
+	-- table, so renames and purges do not leave zero rows behind forever.
+	DELETE FROM bootstrap_counts WHERE namespace = old.namespace AND section = old.section AND n = 0;
 END;
 
 -- A record is (re)filed whenever something that places it changes: it
