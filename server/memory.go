@@ -98,12 +98,13 @@ func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*h
 	if err != nil {
 		return nil, err
 	}
+	// Until resolve has screened it, the caller's namespace is not audited.
 	if err := checkStoreRequest(r); err != nil {
-		return nil, m.fail(ctx, "store", r.GetNamespace(), "", err)
+		return nil, m.fail(ctx, "store", "", "", err)
 	}
 	home, _, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
 	if err != nil {
-		return nil, m.fail(ctx, "store", r.GetNamespace(), "", err)
+		return nil, m.fail(ctx, "store", "", "", err)
 	}
 	var sc screened
 	if sc.title, err = screen.Check("title", r.GetTitle()); err == nil {

@@ -44,11 +44,19 @@ func (s *Server) resolve(nsField, ns, remote string, topics []string) (home stri
 			return "", nil, invalid(nsField, "%v", err)
 		}
 		if remote != "" && named != home {
-			return "", nil, invalid("remote", "names %s but %s names %s; give one of them", home, nsField, named)
+			return "", nil, invalid("remote", "names a different repository than %s; give one of them", nsField)
+		}
+		// A named namespace is persisted and echoed like any text: it passes
+		// the screen too (a remote's namespace already has).
+		if _, err := screen.Check(nsField, named); err != nil {
+			return "", nil, err
 		}
 		home = named
 	}
 	if err := checkTopics("topics", topics); err != nil {
+		return "", nil, err
+	}
+	if _, err := screen.CheckAll("topics", topics); err != nil {
 		return "", nil, err
 	}
 	return home, s.scopes.Chain(home, topics), nil

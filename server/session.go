@@ -131,12 +131,13 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	// Until resolve has screened it, the caller's namespace is not audited.
 	if err := checkCloseRequest(r); err != nil {
-		return nil, s.fail(ctx, storage.ActionSessionClose, r.GetNamespace(), "", err)
+		return nil, s.fail(ctx, storage.ActionSessionClose, "", "", err)
 	}
 	home, _, err := s.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
 	if err != nil {
-		return nil, s.fail(ctx, storage.ActionSessionClose, r.GetNamespace(), "", err)
+		return nil, s.fail(ctx, storage.ActionSessionClose, "", "", err)
 	}
 	c := storage.SessionClose{
 		OpID:      r.GetOpId(),

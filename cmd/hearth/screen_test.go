@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -124,8 +125,9 @@ func TestScreen_EveryWritePath(t *testing.T) {
 	}
 	cases := map[string]writeCase{
 		"memory_store": {
-			args:   func(t *testing.T) map[string]any { return storeArgs(ns, "Clean title", "Clean content.") },
-			inject: text,
+			args: func(t *testing.T) map[string]any { return storeArgs(ns, "Clean title", "Clean content.") },
+			// A namespace's charset is narrow, but the marker fits in it.
+			inject: append(slices.Clip(text), injection{field: "namespace", value: "projects/" + secretMarker, secret: secretMarker, pattern: true}),
 		},
 		"memory_update": {
 			args: func(t *testing.T) map[string]any {
@@ -154,6 +156,7 @@ func TestScreen_EveryWritePath(t *testing.T) {
 			},
 			inject: []injection{
 				{field: "summary", value: "token " + secretGitHub, secret: secretGitHub, pattern: true},
+				{field: "namespace", value: "topics/" + secretMarker, secret: secretMarker, pattern: true},
 				{field: "notes", value: "the wifi password is on the fridge, " + secretMarker, secret: "wifi password is on the fridge", dropped: true},
 				{field: "notes", value: "aws " + secretAWS, secret: secretAWS, dropped: true},
 			},

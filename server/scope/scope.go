@@ -162,9 +162,9 @@ func (r *Resolver) Home(ns string) (string, error) {
 	owner, _, _ := strings.Cut(rest, "/")
 	switch {
 	case kind == KindGitHub && r.githubOwner != "" && owner != r.githubOwner:
-		return "", fmt.Errorf("%s is refused: github_owner limits Hearth to repositories of %s", ns, r.githubOwner)
+		return "", fmt.Errorf("is refused: github_owner limits Hearth to repositories of %s", r.githubOwner)
 	case kind == KindGitea && r.forgeOwner != "" && owner != r.forgeOwner:
-		return "", fmt.Errorf("%s is refused: forge_owner limits Hearth to repositories of %s", ns, r.forgeOwner)
+		return "", fmt.Errorf("is refused: forge_owner limits Hearth to repositories of %s", r.forgeOwner)
 	}
 	return ns, nil
 }
