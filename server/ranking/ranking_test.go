@@ -64,6 +64,16 @@ func TestFTS(t *testing.T) {
 	if got[0].Score != got[1].Score || got[0].Record.ID != "Y" {
 		t.Errorf("tie: got %s (%v) then %s (%v), want Y first on equal scores", got[0].Record.ID, got[0].Score, got[1].Record.ID, got[1].Score)
 	}
+
+	// Equal scores in the same scope: the lower id wins.
+	sameScope := []storage.Hit{
+		{Record: rec("N", "github/acme/api", 0.8, 0.8*61/62, 0, 1)},
+		{Record: rec("M", "github/acme/api", 0.8, 0.8, 0, 0)},
+	}
+	got = ranking.FTS(sameScope, chain)
+	if got[0].Score != got[1].Score || got[0].Record.ID != "M" {
+		t.Errorf("same-scope tie: got %s then %s, want M (the lower id) first", got[0].Record.ID, got[1].Record.ID)
+	}
 }
 
 func join(ss []string) string {
