@@ -3,6 +3,7 @@ package gateway
 import (
 	"mime"
 	"net/http"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -11,6 +12,9 @@ import (
 // MaxBodyBytes is the largest request body accepted (SPEC R-Q2), 1 MiB.
 const MaxBodyBytes = 1 << 20
 
+// BodyReadTimeout bounds how long a POST body may take to arrive.
+const BodyReadTimeout = 30 * time.Second
+
 // Boundary applies the request rules of SPEC §3 before next runs, without
 // reading the body:
 //
@@ -18,11 +22,14 @@ const MaxBodyBytes = 1 << 20
 //     only browsers send one, and no browser page may drive the API;
 //   - a POST whose Content-Type is not application/json (parameters such as
 //     charset allowed) gets 415;
-//   - a POST without a Content-Length (chunked, or an HTTP/2 request that
-//     omits it) gets 400; a malformed Content-Length never gets here, since
-//     net/http refuses it with its own plain-text 400;
+//   - a POST without a Content-Length header (chunked, an HTTP/1.1 request
+//     with no length at all, which net/http reads as empty, or an HTTP/2
+//     request that omits it) gets 400; a malformed Content-Length never gets
+//     here, since net/http refuses it with its own plain-text 400;
 //   - a Content-Length over MaxBodyBytes gets 413 RESOURCE_EXHAUSTED, the
-//     code gRPC gives an oversized message (R-Q3).
+//     code gRPC gives an oversized message (R-Q3);
+//   - a POST body must arrive within BodyReadTimeout, so a client that
+//     announces a length and stalls does not hold its connection forever.
 //
 // Every body is also wrapped in http.MaxBytesReader, so nothing reads past
 // the limit whatever the headers said. Error bodies are ErrorJSON with
@@ -42,7 +49,9 @@ func Boundary(next http.Handler) http.Handler {
 				})
 				return
 			}
-			if r.ContentLength < 0 {
+			// net/http reads an HTTP/1.1 request with no length at all as
+			// an empty body: only the missing header tells it apart.
+			if r.ContentLength < 0 || (r.ContentLength == 0 && len(r.Header.Values("Content-Length")) == 0) {
 				WriteError(w, status.Error(codes.InvalidArgument, "Content-Length is required (chunked bodies are refused)"))
 				return
 			}
@@ -50,6 +59,9 @@ func Boundary(next http.Handler) http.Handler {
 				WriteError(w, tooLarge())
 				return
 			}
+			// Not every ResponseWriter supports deadlines; then the server's
+			// own timeouts are all there is.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(BodyReadTimeout))
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)

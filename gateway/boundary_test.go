@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -59,6 +60,10 @@ func newPost(body io.ReadCloser, length int64) *http.Request {
 	r.Body = body
 	r.ContentLength = length
 	r.Header.Set("Content-Type", "application/json")
+	if length >= 0 {
+		// As a real client sends it: net/http keeps the header.
+		r.Header.Set("Content-Length", strconv.FormatInt(length, 10))
+	}
 	return r
 }
 

@@ -137,6 +137,7 @@ func TestDaemon_Boundary(t *testing.T) {
 		{"TextPlain", "POST /api/memory_search HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\n" + body, 415},
 		{"TextPlainMCP", "POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\n" + body, 415},
 		{"NoContentLength", "POST /api/memory_search HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nd\r\n" + body + "\r\n0\r\n\r\n", 400},
+		{"NoContentLengthAtAll", "POST /api/memory_search HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n", 400},
 		{"MalformedContentLength", "POST /api/memory_search HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 1x\r\n\r\n" + body, 400},
 		{"TooLarge", fmt.Sprintf("POST /api/memory_search HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", 1<<20+1), 413},
 		{"OK", "POST /api/memory_search HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nAuthorization: Bearer " + tok + "\r\nContent-Length: 13\r\n\r\n" + body, 200},
