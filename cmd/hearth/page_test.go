@@ -43,9 +43,13 @@ func pageOptions() options.Options {
 // production rule).
 func startPageDaemon(tb testing.TB, dir string, opts options.Options, allow func(netip.Addr) bool) *testDaemon {
 	tb.Helper()
+	// The page is checked as the Home Assistant admin sees it through the
+	// ingress proxy, tokens shown; TestPage_TokensOnlyThroughIngress covers
+	// the default rule.
 	return openDaemon(tb, &Daemon{
-		Config:       Config{DataDir: dir, IngressListen: "127.0.0.1:0", Options: opts},
-		IngressAllow: allow,
+		Config:         Config{DataDir: dir, IngressListen: "127.0.0.1:0", Options: opts},
+		IngressAllow:   allow,
+		PageShowTokens: func(netip.Addr) bool { return true },
 	}, true)
 }
 
@@ -520,4 +524,23 @@ func netLogRequests(tb testing.TB, path string) []netRequest {
 		}
 	}
 	return out
+}
+
+// TestPage_TokensOnlyThroughIngress runs the daemon with the production
+// page rules: a loopback visitor is served the page but sees no generated
+// token, only commands that read it from its file.
+func TestPage_TokensOnlyThroughIngress(t *testing.T) {
+	td := openDaemon(t, &Daemon{Config: Config{DataDir: t.TempDir(), IngressListen: "127.0.0.1:0", Options: testOptions()}}, true)
+	code, body := getPage(t, http.DefaultClient, "http://"+td.IngressAddr()+"/", nil)
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	for name, tok := range td.tokens {
+		if strings.Contains(body, tok) {
+			t.Errorf("the page shows %s's token to a loopback visitor", name)
+		}
+	}
+	if !strings.Contains(body, "$(cat "+filepath.Join(td.TokensDir(), "codex")+")") {
+		t.Errorf("the page does not tell a loopback visitor where codex's token is")
+	}
 }

@@ -77,7 +77,14 @@ type rendered struct {
 	html string
 }
 
+// render serves the page to the Supervisor's ingress proxy, as the Home
+// Assistant admin sees it; renderFrom serves it to another peer.
 func render(t *testing.T, a *answers, cfg Config) (rendered, *gatewaytest.Backend) {
+	t.Helper()
+	return renderFrom(t, a, cfg, IngressProxy.String()+":50000")
+}
+
+func renderFrom(t *testing.T, a *answers, cfg Config, remote string) (rendered, *gatewaytest.Backend) {
 	t.Helper()
 	b := gatewaytest.New(t, a.respond)
 	cfg.Conn, cfg.Token = b.Conn, "hearth_pagetoken"
@@ -88,7 +95,7 @@ func render(t *testing.T, a *answers, cfg Config) (rendered, *gatewaytest.Backen
 		cfg.API = netip.MustParseAddrPort("127.0.0.1:8765")
 	}
 	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8099/", nil)
-	r.RemoteAddr = "127.0.0.1:50000"
+	r.RemoteAddr = remote
 	w := httptest.NewRecorder()
 	Guard(IngressAllowed, New(cfg)).ServeHTTP(w, r)
 	body, _ := io.ReadAll(w.Result().Body)
@@ -308,4 +315,32 @@ func BenchmarkHandler(b *testing.B) {
 			b.Fatalf("status %d", w.Code)
 		}
 	}
+}
+
+// TestHandler_TokensOnlyToProxy: generated tokens are shown to the ingress
+// proxy only. A loopback peer (development) gets commands that read the
+// token from its 0600 file, and never the token itself.
+func TestHandler_TokensOnlyToProxy(t *testing.T) {
+	dir := t.TempDir()
+	const token = "hearth_abcDEF123-_x"
+	if err := os.WriteFile(filepath.Join(dir, "claude-code"), []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{TokensDir: dir, Clients: []Client{{Name: "claude-code", Scopes: []string{"read", "write"}}}, ReviewAt: "off", AnchorSweepHours: 6}
+	proxy, _ := render(t, baseAnswers(), cfg)
+	if !strings.Contains(proxy.html, token) {
+		t.Errorf("the ingress proxy does not see the token")
+	}
+	local, _ := renderFrom(t, baseAnswers(), cfg, "127.0.0.1:50000")
+	if local.code != http.StatusOK {
+		t.Fatalf("loopback: status %d", local.code)
+	}
+	if strings.Contains(local.html, token) {
+		t.Errorf("a loopback peer sees the token")
+	}
+	path := filepath.Join(dir, "claude-code")
+	wantContains(t, local.html,
+		"Bearer $(cat "+path+")",
+		"export HEARTH_TOKEN=&#34;$(cat "+path+")&#34;",
+	)
 }
