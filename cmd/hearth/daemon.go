@@ -44,6 +44,10 @@ type Daemon struct {
 	// which TCP peers the ingress listener serves: tests narrow it to prove
 	// a refusal from a loopback address.
 	IngressAllow func(netip.Addr) bool
+	// PageShowTokens, when set, replaces the page's rule for which peers see
+	// generated tokens (by default only the ingress proxy): tests widen it
+	// to check the page as the Home Assistant admin sees it.
+	PageShowTokens func(netip.Addr) bool
 
 	db     *storage.DB
 	grpc   *grpc.Server
@@ -146,9 +150,11 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	d.http = &http.Server{
 		Handler:   root(d.grpc, gateway.Boundary(mux)),
 		Protocols: &protocols,
-		// A client that never finishes its headers must not hold a
-		// connection (and a goroutine) forever.
+		// A client that never finishes its headers, or an idle keep-alive
+		// connection, must not hold a connection (and a goroutine) forever.
+		// Bodies have their own deadline (gateway.Boundary).
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
 	}
 	go func() {
@@ -189,7 +195,7 @@ func (d *Daemon) openIngress(token string) (err error) {
 		OllamaURL: o.OllamaURL, OllamaFallbackURL: o.OllamaFallbackURL, OllamaDirectURLs: o.OllamaDirectURLs,
 		OllamaModel: o.OllamaModel, EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
 		ReviewAt: o.ReviewAt.String(), AnchorSweepHours: o.AnchorSweepHours,
-		Now: d.Now, Log: d.Log,
+		Now: d.Now, Log: d.Log, ShowTokens: d.PageShowTokens,
 	})
 	if d.ingressLn, err = net.Listen("tcp", d.Config.IngressListen); err != nil {
 		return fmt.Errorf("ingress listen: %w", err)
@@ -252,21 +258,31 @@ func (d *Daemon) TokensDir() string { return filepath.Join(d.Config.DataDir, "to
 // and closes the store.
 func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
-	if d.ingress != nil {
-		if err := d.ingress.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("ingress: %w", err))
+	// Past ctx's deadline, connections still open are closed outright.
+	for name, srv := range map[string]*http.Server{"ingress": d.ingress, "http": d.http} {
+		if srv == nil {
+			continue
 		}
-	}
-	if d.http != nil {
-		if err := d.http.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("http: %w", err))
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			srv.Close()
 		}
 	}
 	if d.conn != nil {
 		d.conn.Close()
 	}
 	if d.grpc != nil {
-		d.grpc.GracefulStop()
+		stopped := make(chan struct{})
+		go func() {
+			d.grpc.GracefulStop()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-ctx.Done():
+			d.grpc.Stop()
+			<-stopped
+		}
 	}
 	if d.workers != nil {
 		d.workers.Stop()
