@@ -116,6 +116,9 @@ func TestDaemon_Lifecycle(t *testing.T) {
 				t.Errorf("old revision = %v, want 3", got)
 			}
 			se = call("memory_search", map[string]any{"namespace": ns, "query": "retry billing"})
+			if !se.ok || len(list(se.body, "hits")) == 0 {
+				t.Fatalf("search after supersede: %v, want the replacement", se)
+			}
 			for _, h := range list(se.body, "hits") {
 				if str(h, "id") == id {
 					t.Errorf("superseded record still found: %s", se.raw)
@@ -170,7 +173,6 @@ func TestDaemon_Auth(t *testing.T) {
 			if r := tr.call(t, td.tokens["reader"], "memory_search", map[string]any{"query": "x", "namespace": ns}); !r.ok {
 				t.Errorf("reader search: %v", r)
 			}
-			// codex lacks no scope it needs for forget, but nobody has admin.
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-memory/hearth/gateway"
 	"github.com/hearth-memory/hearth/server/version"
 )
 
@@ -61,8 +62,12 @@ func TestMCP_OfficialSDK(t *testing.T) {
 	if got.Server.Name != "hearth" || got.Server.Version != version.Version {
 		t.Errorf("server = %+v", got.Server)
 	}
-	if len(got.Tools) < 7 {
-		t.Errorf("tools = %d, want every tool", len(got.Tools))
+	routes, err := gateway.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Tools) != len(routes) {
+		t.Errorf("tools = %d, want every tool (%d)", len(got.Tools), len(routes))
 	}
 	for _, tool := range got.Tools {
 		for _, hint := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
@@ -78,6 +83,9 @@ func TestMCP_OfficialSDK(t *testing.T) {
 	json.Unmarshal([]byte(got.Store.Content[0].Text), &stored)
 	if stored.Record.Writer != "claude-code" {
 		t.Errorf("writer = %q", stored.Record.Writer)
+	}
+	if got.Search.IsError || len(got.Search.Content) != 1 {
+		t.Fatalf("search: %+v", got.Search)
 	}
 	var found struct{ Hits []struct{ ID string } }
 	json.Unmarshal([]byte(got.Search.Content[0].Text), &found)
