@@ -22,6 +22,9 @@ MCP_SDK_VERSION := 1.32.2
 NODE_SDK := $(TMP)/node/node_modules/@modelcontextprotocol/sdk/package.json
 # Headless Chromium for the page test (Debian's chromium package).
 CHROMIUM ?= $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
+# A stamp under .tmp stands for "chromium is installed": make never treats
+# the system binary itself as a target (.DELETE_ON_ERROR could remove it).
+CHROMIUM_STAMP := $(TMP)/chromium.stamp
 INGRESS ?= 127.0.0.1:8099
 
 .PHONY: help
@@ -37,7 +40,7 @@ run: build ## Build and start hearth on $(LISTEN) with data under $(DATA)
 	$(BIN)/hearth serve --data $(DATA) --listen $(LISTEN) --ingress-listen $(INGRESS)
 
 .PHONY: test
-test: $(NODE_SDK) $(CHROMIUM) ## Run every test (race detector on)
+test: $(NODE_SDK) $(CHROMIUM_STAMP) ## Run every test (race detector on)
 	HEARTH_MCP_SDK=$(TMP)/node HEARTH_CHROMIUM=$(CHROMIUM) go test -race -timeout 15m ./...
 
 .PHONY: shorttest
@@ -94,10 +97,14 @@ $(NODE_SDK):
 	cd $(TMP)/node && npm install --no-audit --no-fund --silent @modelcontextprotocol/sdk@$(MCP_SDK_VERSION)
 
 # Installed only when missing, and only where apt-get exists (Debian, CI).
-$(CHROMIUM):
-	@command -v apt-get >/dev/null || (echo "chromium is needed for the page test: install it, or set CHROMIUM=/path/to/chromium"; exit 1)
-	$$(test "$$(id -u)" = 0 || echo sudo) apt-get update
-	$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+$(CHROMIUM_STAMP):
+	@mkdir -p $(TMP)
+	@if ! test -x $(CHROMIUM); then \
+	  command -v apt-get >/dev/null || { echo "chromium is needed for the page test: install it, or set CHROMIUM=/path/to/chromium"; exit 1; }; \
+	  $$(test "$$(id -u)" = 0 || echo sudo) apt-get update; \
+	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	fi
+	@test -x $(CHROMIUM) && touch $@
 
 .PHONY: clean
 clean: ## Remove build output and tools
