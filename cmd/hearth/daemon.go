@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -162,10 +161,11 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 			d.Log.Error("http serve", "err", err)
 		}
 	}()
-	// Background work starts once the server serves. HEARTH_FAILPOINT is
-	// for the crash test alone (see package workers); unset, it is inert.
+	// Background work starts once the server serves. The failpoint is
+	// for the crash test alone and read only in binaries built with the
+	// failpoint tag (see package workers and failpoint_on.go).
 	if d.workers, err = workers.New(workers.Config{
-		DB: d.db, Options: d.Config.Options, Log: d.Log, Failpoint: os.Getenv("HEARTH_FAILPOINT"),
+		DB: d.db, Options: d.Config.Options, Log: d.Log, Failpoint: failpoint(),
 	}); err != nil {
 		return err
 	}

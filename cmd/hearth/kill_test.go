@@ -23,7 +23,8 @@ import (
 func buildHearth(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "hearth")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+	// The failpoint tag makes the binary read HEARTH_FAILPOINT.
+	cmd := exec.Command("go", "build", "-tags", "failpoint", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

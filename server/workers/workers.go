@@ -13,8 +13,9 @@
 //
 // # Failpoint
 //
-// Config.Failpoint (the daemon reads it from the environment variable
-// HEARTH_FAILPOINT) exists for one test: with the value "job-after-lease"
+// Config.Failpoint (a daemon built with the failpoint tag reads it from the
+// environment variable HEARTH_FAILPOINT; a normal build never sets it)
+// exists for one test: with the value "job-after-lease"
 // the runner, right after leasing its first job, logs "failpoint
 // job-after-lease" with the job id and then holds the job without running
 // it until the workers stop, so a test can kill the process between lease
