@@ -310,20 +310,8 @@ func (db *DB) FailJob(ctx context.Context, job *Job, cause screen.Text, retryIn 
 		return err
 	}
 	msg := lastError(job.LastError, fmt.Sprintf("attempt %d: %s", job.Attempts, cause.String()))
-	if job.Attempts >= job.MaxAttempts {
-		if err := finishTx(ctx, tx, job, JobFailed, msg); err != nil {
-			return err
-		}
-	} else {
-		runAfter := tx.now.Add(max(retryIn, 0))
-		if _, err := tx.ExecContext(ctx, `
-			UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL,
-				run_after = ?, last_error = ?, updated_at = ?
-			WHERE id = ?`,
-			runAfter.UnixMilli(), msg, tx.now.UnixMilli(), job.ID,
-		); err != nil {
-			return classify("fail job", err)
-		}
+	if err := retryOrFailTx(ctx, tx, job, msg, tx.now.Add(max(retryIn, 0))); err != nil {
+		return err
 	}
 	if err := commit("fail job", tx); err != nil {
 		return err
@@ -333,6 +321,24 @@ func (db *DB) FailJob(ctx context.Context, job *Job, cause screen.Text, retryIn 
 		return err
 	}
 	*job = *cur
+	return nil
+}
+
+// retryOrFailTx ends a failed attempt of j: with attempts left the job is
+// queued again to run at runAfter, otherwise it becomes failed. msg is kept
+// as last_error either way.
+func retryOrFailTx(ctx context.Context, tx *txn, j *Job, msg string, runAfter time.Time) error {
+	if j.Attempts >= j.MaxAttempts {
+		return finishTx(ctx, tx, j, JobFailed, msg)
+	}
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL,
+			run_after = ?, last_error = ?, updated_at = ?
+		WHERE id = ?`,
+		runAfter.UnixMilli(), msg, tx.now.UnixMilli(), j.ID,
+	); err != nil {
+		return classify("requeue job", err)
+	}
 	return nil
 }
 
@@ -354,19 +360,13 @@ func (db *DB) ReleaseLeases(ctx context.Context, owner string) (int, error) {
 	}
 	for _, j := range jobs {
 		msg := lastError(j.LastError, fmt.Sprintf("attempt %d: lease of %s released at start (the process ended)", j.Attempts, j.LeaseOwner))
-		if j.Attempts >= j.MaxAttempts {
-			if err := finishTx(ctx, tx, j, JobFailed, msg); err != nil {
-				return 0, err
-			}
-			continue
+		// A released job runs again at once (or when it was due, if later).
+		runAfter := j.RunAfter
+		if runAfter.After(tx.now) {
+			runAfter = tx.now
 		}
-		if _, err := tx.ExecContext(ctx, `
-			UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL,
-				run_after = MIN(run_after, ?), last_error = ?, updated_at = ?
-			WHERE id = ?`,
-			tx.now.UnixMilli(), msg, tx.now.UnixMilli(), j.ID,
-		); err != nil {
-			return 0, classify("release leases", err)
+		if err := retryOrFailTx(ctx, tx, j, msg, runAfter); err != nil {
+			return 0, err
 		}
 	}
 	if err := commit("release leases", tx); err != nil {
