@@ -206,68 +206,78 @@ func stringList(field string, l *structpb.ListValue) ([]string, error) {
 	return out, nil
 }
 
-func checkUpdateRequest(r *hearthv1.UpdateRequest) error {
+// updateLists are an update's list changes, parsed once from their JSON
+// arrays by checkUpdateRequest (nil when the list is not changed).
+type updateLists struct {
+	topics, anchors []string
+}
+
+// checkUpdateRequest validates an update and returns its parsed lists.
+func checkUpdateRequest(r *hearthv1.UpdateRequest) (updateLists, error) {
+	var lists updateLists
 	if err := checkID("id", r.GetId()); err != nil {
-		return err
+		return lists, err
 	}
 	if r.GetRevision() == 0 {
-		return invalid("revision", "is required (the revision you last saw)")
+		return lists, invalid("revision", "is required (the revision you last saw)")
 	}
 	c := r.GetChanges()
 	if c == nil {
-		return invalid("changes", "is required")
+		return lists, invalid("changes", "is required")
 	}
 	if c.Title == nil && c.Content == nil && c.Type == nil && c.Status == nil && c.Confidence == nil &&
 		c.Topics == nil && c.Anchors == nil && c.Supersedes == nil {
-		return invalid("changes", "changes nothing")
+		return lists, invalid("changes", "changes nothing")
 	}
 	if c.Title != nil {
 		if err := checkTitle("changes.title", c.GetTitle()); err != nil {
-			return err
+			return lists, err
 		}
 	}
 	if c.Content != nil {
 		if err := checkContent("changes.content", c.GetContent()); err != nil {
-			return err
+			return lists, err
 		}
 	}
 	if c.Type != nil {
 		if err := checkType("changes.type", c.GetType()); err != nil {
-			return err
+			return lists, err
 		}
 	}
 	if c.Status != nil && c.GetStatus() != storage.StatusActive && c.GetStatus() != storage.StatusCandidate {
-		return invalid("changes.status", "can only move between active and candidate")
+		return lists, invalid("changes.status", "can only move between active and candidate")
 	}
 	if c.Confidence != nil {
 		if err := checkConfidence("changes.confidence", c.GetConfidence()); err != nil {
-			return err
+			return lists, err
 		}
 	}
 	if c.Topics != nil {
 		ts, err := stringList("changes.topics", c.Topics)
 		if err != nil {
-			return err
+			return lists, err
 		}
 		if err := checkTopics("changes.topics", ts); err != nil {
-			return err
+			return lists, err
 		}
+		lists.topics = ts
 	}
 	if c.Anchors != nil {
 		as, err := stringList("changes.anchors", c.Anchors)
 		if err != nil {
-			return err
+			return lists, err
 		}
 		if err := checkAnchors("changes.anchors", as); err != nil {
-			return err
+			return lists, err
 		}
+		lists.anchors = as
 	}
 	if c.Supersedes != nil {
 		if err := checkID("changes.supersedes", c.GetSupersedes()); err != nil {
-			return err
+			return lists, err
 		}
 	}
-	return nil
+	return lists, nil
 }
 
 func (m *memoryService) Update(ctx context.Context, r *hearthv1.UpdateRequest) (*hearthv1.UpdateResponse, error) {
@@ -275,10 +285,11 @@ func (m *memoryService) Update(ctx context.Context, r *hearthv1.UpdateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	if err := checkUpdateRequest(r); err != nil {
+	lists, err := checkUpdateRequest(r)
+	if err != nil {
 		return nil, m.fail(ctx, "update", "", r.GetId(), err)
 	}
-	ch, merged, err := m.changes(ctx, r)
+	ch, merged, err := m.changes(ctx, r, lists)
 	if err != nil {
 		return nil, m.fail(ctx, "update", "", r.GetId(), err)
 	}
@@ -297,7 +308,7 @@ func (m *memoryService) Update(ctx context.Context, r *hearthv1.UpdateRequest) (
 // changes screens an update's changes and returns them with the record as it
 // would be after them (for the size check), or nil when the record is not at
 // the given revision (storage reports the conflict).
-func (m *memoryService) changes(ctx context.Context, r *hearthv1.UpdateRequest) (storage.Changes, *hearthv1.Record, error) {
+func (m *memoryService) changes(ctx context.Context, r *hearthv1.UpdateRequest, lists updateLists) (storage.Changes, *hearthv1.Record, error) {
 	c := r.GetChanges()
 	var ch storage.Changes
 	cur, err := m.db.Get(ctx, []string{r.GetId()})
@@ -329,7 +340,7 @@ func (m *memoryService) changes(ctx context.Context, r *hearthv1.UpdateRequest) 
 		}
 	}
 	if c.Topics != nil {
-		list, _ := stringList("changes.topics", c.Topics)
+		list := lists.topics
 		t, err := screen.CheckAll("changes.topics", list)
 		if err != nil {
 			return ch, nil, err
@@ -340,7 +351,7 @@ func (m *memoryService) changes(ctx context.Context, r *hearthv1.UpdateRequest) 
 		}
 	}
 	if c.Anchors != nil {
-		list, _ := stringList("changes.anchors", c.Anchors)
+		list := lists.anchors
 		t, err := screenAnchors("changes.anchors", list)
 		if err != nil {
 			return ch, nil, err

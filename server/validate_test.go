@@ -35,7 +35,7 @@ func FuzzCheckRequests(f *testing.F) {
 		}
 		var up hearthv1.UpdateRequest
 		if opts.Unmarshal([]byte(s), &up) == nil {
-			_ = checkUpdateRequest(&up)
+			_, _ = checkUpdateRequest(&up)
 		}
 		var fo hearthv1.ForgetRequest
 		if opts.Unmarshal([]byte(s), &fo) == nil {
