@@ -17,7 +17,6 @@ BENCH_COUNT ?= 1
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
-GRPC_GATEWAY_VERSION := v2.33.0
 MCP_SDK_VERSION := 1.32.2
 NODE_SDK := $(TMP)/node/node_modules/@modelcontextprotocol/sdk/package.json
 # Headless Chromium for the page test (Debian's chromium package).
@@ -60,7 +59,7 @@ fuzz: ## Run every fuzz target for FUZZ_TIME each
 	done
 
 .PHONY: generate
-generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway ## Regenerate gen/ from proto/
+generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc ## Regenerate gen/ from proto/
 	buf generate
 
 .PHONY: checkgenerate
@@ -76,7 +75,7 @@ lint: $(BIN)/buf ## gofmt, go vet, buf lint and buf format
 	buf format -d --exit-code
 
 .PHONY: tools
-tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway $(NODE_SDK) ## Install pinned tools into .tmp
+tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(NODE_SDK) ## Install pinned tools into .tmp
 
 $(BIN)/buf:
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -86,9 +85,6 @@ $(BIN)/protoc-gen-go:
 
 $(BIN)/protoc-gen-go-grpc:
 	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
-
-$(BIN)/protoc-gen-grpc-gateway:
-	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
 
 # The official MCP TypeScript SDK, for the end-to-end test with a real client.
 $(NODE_SDK):

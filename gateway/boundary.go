@@ -56,7 +56,7 @@ func Boundary(next http.Handler) http.Handler {
 				return
 			}
 			if r.ContentLength > MaxBodyBytes {
-				WriteError(w, tooLarge())
+				WriteError(w, TooLarge())
 				return
 			}
 			// Not every ResponseWriter supports deadlines; then the server's
@@ -70,8 +70,8 @@ func Boundary(next http.Handler) http.Handler {
 	})
 }
 
-// tooLarge is the error for a body over MaxBodyBytes.
-func tooLarge() error {
+// TooLarge is the error for a body over MaxBodyBytes: 413 RESOURCE_EXHAUSTED.
+func TooLarge() error {
 	return &HTTPError{
 		Status:  http.StatusRequestEntityTooLarge,
 		Code:    codes.ResourceExhausted,

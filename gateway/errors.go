@@ -4,20 +4,18 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
-// ReasonExpired is the hearth.v1.ErrorDetail reason of a FAILED_PRECONDITION
-// whose subject has expired, such as a session receipt past
-// retention_deleted_days. HTTPStatus answers it with 410 Gone.
-const ReasonExpired = "expired"
-
 // HTTPStatus returns the HTTP status that answers a call failing with code
-// and the reason of its hearth.v1.ErrorDetail ("" when it has none).
+// and the reason of its hearth.v1.ErrorDetail (REASON_UNSPECIFIED when it
+// has none).
 //
 // It is the one table from gRPC codes to HTTP statuses, used by REST replies
 // and by the http_status field of every error body (MCP included). The values
@@ -27,10 +25,10 @@ const ReasonExpired = "expired"
 //
 // Exceptions to the table belong here, as explicit cases before the switch,
 // each with the requirement that asks for it.
-func HTTPStatus(code codes.Code, reason string) int {
+func HTTPStatus(code codes.Code, reason hearthv1.Reason) int {
 	// R-Z2: replaying a session close whose receipt has expired is refused
 	// as FAILED_PRECONDITION, answered 410 Gone.
-	if code == codes.FailedPrecondition && reason == ReasonExpired {
+	if code == codes.FailedPrecondition && reason == hearthv1.Reason_REASON_EXPIRED {
 		return 410
 	}
 	switch code {
@@ -107,6 +105,20 @@ func CodeName(code codes.Code) string {
 	return codeNames[codes.Unknown]
 }
 
+// ReasonName returns how the JSON error body spells reason: its enum name in
+// lower case without the REASON_ prefix (REASON_EXPIRED is "expired"), and
+// "" for REASON_UNSPECIFIED or a number the enum does not name.
+func ReasonName(reason hearthv1.Reason) string {
+	if reason == hearthv1.Reason_REASON_UNSPECIFIED {
+		return ""
+	}
+	v := reason.Descriptor().Values().ByNumber(protoreflect.EnumNumber(reason))
+	if v == nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimPrefix(string(v.Name()), "REASON_"))
+}
+
 // HTTPError is a failure that the HTTP layer answers itself, with a status
 // outside the gRPC code table: 413 or 415 at the request boundary, 405 for a
 // wrong method. ErrorJSON renders it like any other error, with http_status
@@ -166,17 +178,19 @@ func ErrorJSON(err error) (httpStatus int, body []byte) {
 		}
 		e.Code = CodeName(st.Code())
 		e.Message = st.Message()
+		reason := hearthv1.Reason_REASON_UNSPECIFIED
 		for _, d := range st.Details() {
 			if detail, ok := d.(*hearthv1.ErrorDetail); ok {
 				e.Field = detail.GetField()
 				e.Pattern = detail.GetPattern()
 				e.CurrentRevision = detail.GetCurrentRevision()
 				e.Record = detail.GetRecord()
-				e.Reason = detail.GetReason()
+				reason = detail.GetReason()
+				e.Reason = ReasonName(reason)
 				break
 			}
 		}
-		httpStatus = HTTPStatus(st.Code(), e.Reason)
+		httpStatus = HTTPStatus(st.Code(), reason)
 	}
 	e.HttpStatus = uint32(httpStatus)
 	body, merr := marshalOptions.Marshal(&hearthv1.ErrorResponse{Error: e})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -48,23 +49,23 @@ func TestHTTPStatus(t *testing.T) {
 		if !ok {
 			t.Fatalf("code %v missing from the spec table", c)
 		}
-		if got := gateway.HTTPStatus(c, ""); got != want {
+		if got := gateway.HTTPStatus(c, hearthv1.Reason_REASON_UNSPECIFIED); got != want {
 			t.Errorf("HTTPStatus(%v) = %d, want %d", c, got, want)
 		}
-		if got, rt := gateway.HTTPStatus(c, ""), runtime.HTTPStatusFromCode(c); got != rt {
+		if got, rt := gateway.HTTPStatus(c, hearthv1.Reason_REASON_UNSPECIFIED), runtime.HTTPStatusFromCode(c); got != rt {
 			t.Errorf("HTTPStatus(%v) = %d, grpc-gateway says %d", c, got, rt)
 		}
 		// The reason matters only where an exception names it.
 		if c != codes.FailedPrecondition {
-			if got := gateway.HTTPStatus(c, gateway.ReasonExpired); got != want {
+			if got := gateway.HTTPStatus(c, hearthv1.Reason_REASON_EXPIRED); got != want {
 				t.Errorf("HTTPStatus(%v, expired) = %d, want %d", c, got, want)
 			}
 		}
-		if got := gateway.HTTPStatus(c, "some-other-reason"); got != want {
-			t.Errorf("HTTPStatus(%v, some-other-reason) = %d, want %d", c, got, want)
+		if got := gateway.HTTPStatus(c, hearthv1.Reason(42)); got != want {
+			t.Errorf("HTTPStatus(%v, reason 42) = %d, want %d", c, got, want)
 		}
 	}
-	if got := gateway.HTTPStatus(codes.Code(99), ""); got != 500 {
+	if got := gateway.HTTPStatus(codes.Code(99), hearthv1.Reason_REASON_UNSPECIFIED); got != 500 {
 		t.Errorf("HTTPStatus(99) = %d, want 500", got)
 	}
 }
@@ -75,20 +76,41 @@ func TestHTTPStatus_Exceptions(t *testing.T) {
 	tests := []struct {
 		name   string
 		code   codes.Code
-		reason string
+		reason hearthv1.Reason
 		want   int
 	}{
 		// R-Z2: a replayed session close whose receipt expired is 410 Gone.
-		{"ExpiredReceipt", codes.FailedPrecondition, gateway.ReasonExpired, 410},
-		{"FailedPreconditionNoReason", codes.FailedPrecondition, "", 400},
-		{"ExpiredIsCaseSensitive", codes.FailedPrecondition, "EXPIRED", 400},
+		{"ExpiredReceipt", codes.FailedPrecondition, hearthv1.Reason_REASON_EXPIRED, 410},
+		{"FailedPreconditionNoReason", codes.FailedPrecondition, hearthv1.Reason_REASON_UNSPECIFIED, 400},
+		{"UnknownReason", codes.FailedPrecondition, hearthv1.Reason(7), 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := gateway.HTTPStatus(tt.code, tt.reason); got != tt.want {
-				t.Errorf("HTTPStatus(%v, %q) = %d, want %d", tt.code, tt.reason, got, tt.want)
+				t.Errorf("HTTPStatus(%v, %v) = %d, want %d", tt.code, tt.reason, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestReasonName holds the JSON spelling of every declared reason: lower
+// case, no prefix; nothing for none or an undeclared number.
+func TestReasonName(t *testing.T) {
+	for n, name := range hearthv1.Reason_name {
+		r := hearthv1.Reason(n)
+		want := strings.ToLower(strings.TrimPrefix(name, "REASON_"))
+		if r == hearthv1.Reason_REASON_UNSPECIFIED {
+			want = ""
+		}
+		if got := gateway.ReasonName(r); got != want {
+			t.Errorf("ReasonName(%v) = %q, want %q", r, got, want)
+		}
+	}
+	if got := gateway.ReasonName(hearthv1.Reason_REASON_EXPIRED); got != "expired" {
+		t.Errorf("ReasonName(REASON_EXPIRED) = %q, want expired (R-Z2's body)", got)
+	}
+	if got := gateway.ReasonName(hearthv1.Reason(99)); got != "" {
+		t.Errorf("ReasonName(99) = %q, want \"\"", got)
 	}
 }
 
@@ -127,7 +149,7 @@ func TestErrorJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expired, err := status.New(codes.FailedPrecondition, "op_id: the receipt has expired").WithDetails(&hearthv1.ErrorDetail{Field: "op_id", Reason: gateway.ReasonExpired})
+	expired, err := status.New(codes.FailedPrecondition, "op_id: the receipt has expired").WithDetails(&hearthv1.ErrorDetail{Field: "op_id", Reason: hearthv1.Reason_REASON_EXPIRED})
 	if err != nil {
 		t.Fatal(err)
 	}

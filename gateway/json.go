@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -277,22 +276,4 @@ func join(prefix, name string) string {
 		return name
 	}
 	return prefix + "." + name
-}
-
-// requestDecoder is the Decoder of the gateway's marshaler. It uses
-// DecodeRequest, so the gateway accepts exactly what the MCP bridge accepts
-// (the runtime's own decoder ignores data after the first JSON value and
-// refuses null).
-func requestDecoder(r io.Reader) func(v any) error {
-	return func(v any) error {
-		m, ok := v.(proto.Message)
-		if !ok {
-			return status.Error(codes.Internal, internalMessage)
-		}
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return readError(err)
-		}
-		return DecodeRequest(data, m)
-	}
 }

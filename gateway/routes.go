@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -16,13 +17,21 @@ import (
 // apiPrefix is where the REST routes live: POST /api/<tool name>.
 const apiPrefix = "/api/"
 
-// Route is one RPC as REST and MCP offer it: the route POST /api/<name> and
-// the MCP tool <name>, both named by the RPC's hearth.v1.tool option.
+// Route is one RPC as every transport offers it: the gRPC method, the REST
+// route POST /api/<name>, the MCP tool <name>, and the scope the
+// authorization interceptor demands, all read from the RPC's hearth.v1.tool
+// option.
 type Route struct {
 	// Tool is the RPC's tool option: name, title, scope and annotation hints.
 	Tool *hearthv1.Tool
 	// Method describes the RPC, its request and its response.
 	Method protoreflect.MethodDescriptor
+}
+
+// Scope returns the scope a caller needs for the RPC; Routes never returns
+// a route whose scope is SCOPE_UNSPECIFIED.
+func (r Route) Scope() hearthv1.Scope {
+	return r.Tool.GetScope()
 }
 
 // FullMethod returns the gRPC method name, e.g. /hearth.v1.MemoryService/Store.
@@ -55,13 +64,23 @@ func newMessage(md protoreflect.MessageDescriptor) proto.Message {
 }
 
 // Routes returns every RPC of every service in package hearth.v1, read from
-// the registered descriptors, so a new RPC becomes a route and a tool without
-// code here. They come ordered by file, then in declaration order.
+// the registered descriptors: the one walk over them that the authorization
+// table, the REST routes and the MCP tools are all built from, so a new RPC
+// becomes a scope, a route and a tool without code anywhere else. They come
+// ordered by file, then in declaration order. The slice is shared: do not
+// modify it.
 //
-// It fails, so that the daemon does not start, when an RPC has no tool option
-// or no name (the interceptor would deny it anyway: fail closed, loudly),
-// when two RPCs share a name, or when an RPC streams.
+// It fails, so that the daemon does not start, when an RPC has no tool option,
+// no name or no scope (the interceptor would deny it anyway: fail closed,
+// loudly), when two RPCs share a name, or when an RPC streams.
 func Routes() ([]Route, error) {
+	return routes()
+}
+
+// routes walks the descriptors once per process: they are fixed at link time.
+var routes = sync.OnceValues(walk)
+
+func walk() ([]Route, error) {
 	var files []protoreflect.FileDescriptor
 	protoregistry.GlobalFiles.RangeFilesByPackage(hearthv1.File_hearth_v1_tool_proto.Package(),
 		func(fd protoreflect.FileDescriptor) bool {
@@ -82,6 +101,8 @@ func Routes() ([]Route, error) {
 				switch {
 				case tool == nil || tool.GetName() == "":
 					return nil, fmt.Errorf("gateway: RPC %s has no hearth.v1.tool option with a name", md.FullName())
+				case tool.GetScope() == hearthv1.Scope_SCOPE_UNSPECIFIED || hearthv1.Scope_name[int32(tool.GetScope())] == "":
+					return nil, fmt.Errorf("gateway: RPC %s declares no scope in its hearth.v1.tool option", md.FullName())
 				case md.IsStreamingClient() || md.IsStreamingServer():
 					return nil, fmt.Errorf("gateway: RPC %s streams and cannot be a route or tool", md.FullName())
 				case names[tool.GetName()] != "":

@@ -51,11 +51,20 @@ func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
 		}
 		tools = append(tools, server.ServerTool{Tool: tool, Handler: callHandler(conn, r, version)})
 	}
+	// mcp-go hands the JSON-RPC id it parsed (and will write back) to this
+	// hook before the tool runs; the reply's size depends on it.
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest) {
+		if c, ok := ctx.Value(callerKey{}).(*caller); ok {
+			c.id = id
+		}
+	})
 	s := server.NewMCPServer(ServerName, version,
 		server.WithInstructions(Instructions),
 		// The tool list is fixed for the process's life.
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
+		server.WithHooks(hooks),
 	)
 	s.AddTools(tools...)
 	streamable := server.NewStreamableHTTPServer(s,
@@ -120,7 +129,7 @@ func callHandler(conn *grpc.ClientConn, r gateway.Route, version string) server.
 			return errorResult(err), nil
 		}
 		out := r.NewResponse()
-		if err := conn.Invoke(outgoingContext(ctx, replyOverhead(ctx, version)), method, in, out); err != nil {
+		if err := conn.Invoke(outgoingContext(ctx, version), method, in, out); err != nil {
 			return errorResult(err), nil
 		}
 		body, err := gateway.MarshalResult(out)
@@ -164,10 +173,12 @@ func errorResult(err error) *mcp.CallToolResult {
 	}
 }
 
-// caller is what the bridge forwards about the HTTP caller.
+// caller is what the bridge forwards about the HTTP caller, and the
+// JSON-RPC id of its request once mcp-go has parsed it.
 type caller struct {
 	authorization []string
 	addr          string
+	id            any
 }
 
 type callerKey struct{}
@@ -185,15 +196,19 @@ func withCaller(ctx context.Context, r *http.Request) context.Context {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil && validMetadata(host) {
 		c.addr = host
 	}
-	return context.WithValue(ctx, callerKey{}, c)
+	return context.WithValue(ctx, callerKey{}, &c)
 }
 
 // outgoingContext sets the gRPC metadata of a call to exactly the caller's
-// authorization and x-forwarded-for, as the gateway sends them, and the wire
-// metadata: an MCP reply of overhead bytes around the result's text. The
-// interceptor trusts x-forwarded-for only on the in-process connection.
-func outgoingContext(ctx context.Context, overhead int) context.Context {
-	c, _ := ctx.Value(callerKey{}).(caller)
+// authorization and x-forwarded-for, as the REST gateway sends them, and the
+// wire metadata: an MCP reply of replyOverhead bytes around the result's
+// text. The interceptor trusts x-forwarded-for only on the in-process
+// connection.
+func outgoingContext(ctx context.Context, version string) context.Context {
+	var c caller
+	if p, ok := ctx.Value(callerKey{}).(*caller); ok {
+		c = *p
+	}
 	md := metadata.MD{}
 	for _, v := range c.authorization {
 		md.Append("authorization", v)
@@ -201,8 +216,8 @@ func outgoingContext(ctx context.Context, overhead int) context.Context {
 	if c.addr != "" {
 		md.Set("x-forwarded-for", c.addr)
 	}
-	md.Set(WireMetadata, WireMCP)
-	md.Set(WireOverheadMetadata, strconv.Itoa(overhead))
+	md.Set(gateway.WireMetadata, gateway.WireMCP)
+	md.Set(gateway.WireOverheadMetadata, strconv.Itoa(replyOverhead(ctx, c.id, version)))
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
@@ -231,7 +246,7 @@ func postOnly(next http.Handler) http.Handler {
 			})
 			return
 		}
-		next.ServeHTTP(jsonOnly{w}, withRequestID(r))
+		next.ServeHTTP(jsonOnly{w}, r)
 	})
 }
 

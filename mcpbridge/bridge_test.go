@@ -2,7 +2,6 @@ package mcpbridge_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/hearth-memory/hearth/gateway"
 	"github.com/hearth-memory/hearth/gateway/gatewaytest"
+	"github.com/hearth-memory/hearth/gateway/rest"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/mcpbridge"
 )
@@ -45,11 +45,11 @@ func newEnv(t *testing.T, respond gatewaytest.Responder) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rest, err := gateway.New(context.Background(), backend.Conn)
+	h, err := rest.New(backend.Conn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{backend: backend, mcp: m, rest: gateway.Boundary(rest)}
+	return &env{backend: backend, mcp: m, rest: gateway.Boundary(h)}
 }
 
 // rpcResponse is a JSON-RPC response.

@@ -41,7 +41,7 @@ func checkBootstrapRequest(r *hearthv1.BootstrapRequest) error {
 // R-B5, R-B6): candidates awaiting review, the chain's durable records and
 // records whose anchors are unavailable, as compact items, in the order
 // storage.DB.Bootstrap gives, within 2,000 bytes on the wire for the
-// transport that asked (budget.WireFrom): the REST body, or the whole
+// transport that asked (Config.Wire): the REST body, or the whole
 // JSON-RPC reply over MCP. An item that does not fit is passed over (a later,
 // shorter one may fit) and counted in left_out with every item not read.
 // The first item is always there: when it does not fit as it is, its title
@@ -66,11 +66,11 @@ func (m *memoryService) Bootstrap(ctx context.Context, r *hearthv1.BootstrapRequ
 	resp := &hearthv1.BootstrapResponse{Namespace: home, Topics: r.GetTopics()}
 	o := budget.Options{
 		MaxBytes: budget.Bootstrap * budget.BytesPerToken,
-		Wire:     budget.WireFrom(ctx),
+		Wire:     m.wire(ctx),
 		Skip:     true,
 		More:     list.Total - len(items),
 	}
-	if err := packBootstrap(resp, items, o); err != nil {
+	if err := packBootstrap(m.size, resp, items, o); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
 	return resp, nil
@@ -81,22 +81,22 @@ func (m *memoryService) Bootstrap(ctx context.Context, r *hearthv1.BootstrapRequ
 // ellipsis) to the longest that fits. When not even the first item with an
 // empty title fits, or the response alone when there are no items, it
 // returns the refusal of the base.
-func packBootstrap(resp *hearthv1.BootstrapResponse, items []*hearthv1.BootstrapItem, o budget.Options) error {
-	p, err := budget.Pack(resp, "items", items, o)
+func packBootstrap(sz *budget.Sizer, resp *hearthv1.BootstrapResponse, items []*hearthv1.BootstrapItem, o budget.Options) error {
+	p, err := budget.Pack(sz, resp, resp.SetItems, items, o)
 	switch {
 	case err != nil:
 		return err
 	case len(items) == 0 && p.Fits(o), len(p.Kept) > 0 && p.Kept[0] == 0:
 		return nil
 	case len(items) == 0:
-		return baseRefusal(resp, nil, o)
+		return baseRefusal(sz, resp, nil, o)
 	}
 	first, title := items[0], items[0].Title
 	alone := o
 	alone.More += len(items) - 1
 	fits := func(n int) (bool, error) {
 		first.Title = budget.Shorten(title, n)
-		p, err := budget.Pack(resp, "items", items[:1], alone)
+		p, err := budget.Pack(sz, resp, resp.SetItems, items[:1], alone)
 		return len(p.Kept) == 1, err
 	}
 	// The longest title that fits: fits is monotone in n, so search it.
@@ -115,17 +115,17 @@ func packBootstrap(resp *hearthv1.BootstrapResponse, items []*hearthv1.Bootstrap
 	}
 	if lo < 0 {
 		first.Title = ""
-		return baseRefusal(resp, first, o)
+		return baseRefusal(sz, resp, first, o)
 	}
 	first.Title = budget.Shorten(title, lo)
-	_, err = budget.Pack(resp, "items", items, o)
+	_, err = budget.Pack(sz, resp, resp.SetItems, items, o)
 	return err
 }
 
 // baseRefusal is the INVALID_ARGUMENT for a base that leaves no room for
 // first (or, with first nil, does not fit at all). It names topics when the
 // namespace alone would leave room, and namespace otherwise.
-func baseRefusal(resp *hearthv1.BootstrapResponse, first *hearthv1.BootstrapItem, o budget.Options) error {
+func baseRefusal(sz *budget.Sizer, resp *hearthv1.BootstrapResponse, first *hearthv1.BootstrapItem, o budget.Options) error {
 	var items []*hearthv1.BootstrapItem
 	if first != nil {
 		items = []*hearthv1.BootstrapItem{first}
@@ -133,7 +133,7 @@ func baseRefusal(resp *hearthv1.BootstrapResponse, first *hearthv1.BootstrapItem
 	if len(resp.GetTopics()) > 0 {
 		bare := proto.Clone(resp).(*hearthv1.BootstrapResponse)
 		bare.Topics = nil
-		p, err := budget.Pack(bare, "items", items, o)
+		p, err := budget.Pack(sz, bare, bare.SetItems, items, o)
 		if err != nil {
 			return err
 		}

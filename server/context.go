@@ -96,7 +96,7 @@ func (m *memoryService) Context(ctx context.Context, r *hearthv1.ContextRequest)
 		recs[i] = recordToProto(h.Record)
 	}
 	resp := &hearthv1.ContextResponse{BudgetTokens: uint32(tokens), Clamped: clamped}
-	p, err := budget.Pack(resp, "records", recs, budget.Options{MaxBytes: tokens * budget.BytesPerToken, Skip: true})
+	p, err := budget.Pack(m.size, resp, resp.SetRecords, recs, budget.Options{MaxBytes: tokens * budget.BytesPerToken, Skip: true})
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/hearth-memory/hearth/gateway"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -27,8 +26,8 @@ func invalid(field, format string, args ...any) error {
 }
 
 // storageCodes maps storage's error codes to gRPC codes. It is the one table
-// from domain errors to transport codes; gateway.HTTPStatus derives the HTTP
-// status and the MCP bridge reports the code name from the gRPC code.
+// from domain errors to transport codes; the transports derive the HTTP
+// status and the code name from the gRPC code (and the detail's reason).
 var storageCodes = map[storage.Code]codes.Code{
 	storage.Invalid:  codes.InvalidArgument,
 	storage.NotFound: codes.NotFound,
@@ -65,7 +64,7 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 		}
 		d := &hearthv1.ErrorDetail{Field: se.Field}
 		if se.Code == storage.Expired {
-			d.Reason = gateway.ReasonExpired
+			d.Reason = hearthv1.Reason_REASON_EXPIRED
 		}
 		msg := se.Message
 		if se.Field != "" {

@@ -24,7 +24,7 @@ var _ hearthv1.MemoryServiceServer = (*memoryService)(nil)
 
 // checkStoreRequest validates everything about a store but the screen. A
 // remote in place of the namespace is resolved by resolve.
-func checkStoreRequest(r *hearthv1.StoreRequest) error {
+func checkStoreRequest(sz *budget.Sizer, r *hearthv1.StoreRequest) error {
 	switch {
 	case r.GetNamespace() != "":
 		if err := checkNamespace("namespace", r.GetNamespace()); err != nil {
@@ -66,7 +66,7 @@ func checkStoreRequest(r *hearthv1.StoreRequest) error {
 	if ns == "" {
 		ns = strings.Repeat("n", namespace.MaxLen) // a remote's namespace, at its longest
 	}
-	return checkRecordSize("content", &hearthv1.Record{
+	return checkRecordSize(sz, "content", &hearthv1.Record{
 		Namespace: ns, Type: r.GetType(), Title: r.GetTitle(), Content: r.GetContent(),
 		Confidence: r.GetConfidence(), Topics: r.GetTopics(), Anchors: anchors, Supersedes: r.GetSupersedes(),
 		Source: storage.SourceStore, Writer: strings.Repeat("w", 64),
@@ -99,7 +99,7 @@ func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*h
 		return nil, err
 	}
 	// Until resolve has screened it, the caller's namespace is not audited.
-	if err := checkStoreRequest(r); err != nil {
+	if err := checkStoreRequest(m.size, r); err != nil {
 		return nil, m.fail(ctx, "store", "", "", err)
 	}
 	home, _, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
@@ -175,7 +175,7 @@ func (m *memoryService) Get(ctx context.Context, r *hearthv1.GetRequest) (*heart
 		}
 		seen[id] = true
 	}
-	kept, err := budget.Fit(resp, "records", recordsToProto(recs), budget.Records, true)
+	kept, err := budget.Fit(m.size, resp, resp.SetRecords, recordsToProto(recs), budget.Records, true)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
@@ -294,7 +294,7 @@ func (m *memoryService) Update(ctx context.Context, r *hearthv1.UpdateRequest) (
 		return nil, m.fail(ctx, "update", "", r.GetId(), err)
 	}
 	if merged != nil {
-		if err := checkRecordSize("changes", merged); err != nil {
+		if err := checkRecordSize(m.size, "changes", merged); err != nil {
 			return nil, m.fail(ctx, "update", "", r.GetId(), err)
 		}
 	}
@@ -489,7 +489,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 		}
 	}
 	resp := &hearthv1.SearchResponse{Ranking: ranking.ModeFTS}
-	kept, err := budget.Fit(resp, "hits", out, budget.Search, true)
+	kept, err := budget.Fit(m.size, resp, resp.SetHits, out, budget.Search, true)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
@@ -550,7 +550,7 @@ func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineReques
 		return nil, toStatus(ctx, m.log, err)
 	}
 	resp := &hearthv1.TimelineResponse{}
-	if _, err := budget.Fit(resp, "records", recordsToProto(recs), budget.Records, true); err != nil {
+	if _, err := budget.Fit(m.size, resp, resp.SetRecords, recordsToProto(recs), budget.Records, true); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
 	return resp, nil

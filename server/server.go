@@ -9,10 +9,12 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
+	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/scope"
 	"github.com/hearth-memory/hearth/storage"
@@ -23,6 +25,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // MaxMessageBytes limits gRPC messages, as the HTTP boundary limits bodies (R-Q3).
@@ -33,6 +36,12 @@ type Config struct {
 	Version string
 	Log     *slog.Logger
 	Options options.Options
+	// Marshal renders a response as its caller receives it (the transports'
+	// shared JSON); budgets measure with it. Required.
+	Marshal func(proto.Message) ([]byte, error)
+	// Wire says how the reply to the call in ctx travels, for the budget
+	// measured on the wire (R-B1); nil, or a nil result, is the JSON itself.
+	Wire func(ctx context.Context) budget.Wire
 }
 
 // Server implements every hearth.v1 service.
@@ -43,15 +52,28 @@ type Server struct {
 	opts    options.Options
 	// scopes resolves namespaces and scope chains; built once from opts.
 	scopes *scope.Resolver
+	// size measures responses for their budgets; wire says how a reply
+	// travels.
+	size *budget.Sizer
+	wire func(ctx context.Context) budget.Wire
 }
 
-// New returns a Server over db.
-func New(db *storage.DB, cfg Config) *Server {
+// New returns a Server over db. It fails without cfg.Marshal.
+func New(db *storage.DB, cfg Config) (*Server, error) {
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options)}
+	size, err := budget.NewSizer(cfg.Marshal)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	wire := cfg.Wire
+	if wire == nil {
+		wire = func(context.Context) budget.Wire { return nil }
+	}
+	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
+		size: size, wire: wire}, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
@@ -31,7 +32,7 @@ const (
 
 // checkCloseRequest validates everything about a close but the screen and
 // the namespace (which resolve checks).
-func checkCloseRequest(r *hearthv1.CloseRequest) error {
+func checkCloseRequest(sz *budget.Sizer, r *hearthv1.CloseRequest) error {
 	sid := r.GetSessionId()
 	switch {
 	case strings.TrimSpace(sid) == "":
@@ -57,7 +58,7 @@ func checkCloseRequest(r *hearthv1.CloseRequest) error {
 			return invalid("summary", "is %d bytes; at most %d", len(s), maxContentBytes)
 		}
 		if strings.TrimSpace(s) != "" {
-			if err := checkRecordSize("summary", &hearthv1.Record{
+			if err := checkRecordSize(sz, "summary", &hearthv1.Record{
 				Namespace: strings.Repeat("n", 160), Type: storage.TypeSummary, Title: summaryTitle(s), Content: s,
 				Status: storage.StatusCandidate, Source: storage.SourceSession, Writer: strings.Repeat("w", 64),
 			}); err != nil {
@@ -132,7 +133,7 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 		return nil, err
 	}
 	// Until resolve has screened it, the caller's namespace is not audited.
-	if err := checkCloseRequest(r); err != nil {
+	if err := checkCloseRequest(s.size, r); err != nil {
 		return nil, s.fail(ctx, storage.ActionSessionClose, "", "", err)
 	}
 	home, _, err := s.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)

@@ -26,7 +26,7 @@ func FuzzCheckCloseRequest(f *testing.F) {
 	opts := protojson.UnmarshalOptions{DiscardUnknown: true}
 	f.Fuzz(func(t *testing.T, s string) {
 		var r hearthv1.CloseRequest
-		if opts.Unmarshal([]byte(s), &r) != nil || checkCloseRequest(&r) != nil {
+		if opts.Unmarshal([]byte(s), &r) != nil || checkCloseRequest(testSizer(t), &r) != nil {
 			return
 		}
 		switch {
@@ -48,7 +48,7 @@ func TestCheckCloseRequest(t *testing.T) {
 	ok := func() *hearthv1.CloseRequest {
 		return &hearthv1.CloseRequest{SessionId: "s1", OpId: "op-12345", Summary: "Did X.", Notes: "n"}
 	}
-	if err := checkCloseRequest(ok()); err != nil {
+	if err := checkCloseRequest(testSizer(t), ok()); err != nil {
 		t.Fatalf("valid close: %v", err)
 	}
 	for _, tt := range []struct {
@@ -68,7 +68,7 @@ func TestCheckCloseRequest(t *testing.T) {
 	} {
 		r := ok()
 		tt.edit(r)
-		err := checkCloseRequest(r)
+		err := checkCloseRequest(testSizer(t), r)
 		fe, isField := err.(*fieldError)
 		if !isField || fe.field != tt.field {
 			t.Errorf("%+v: got %v, want an error naming %s", r, err, tt.field)

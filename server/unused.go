@@ -54,7 +54,7 @@ func (a *adminService) Unused(ctx context.Context, r *hearthv1.UnusedRequest) (*
 		}
 	}
 	resp := &hearthv1.UnusedResponse{CountingSince: ts(since), Ready: ready}
-	if _, err := budget.Fit(resp, "records", out, budget.Records, true); err != nil {
+	if _, err := budget.Fit(a.size, resp, resp.SetRecords, out, budget.Records, true); err != nil {
 		return nil, toStatus(ctx, a.log, err)
 	}
 	return resp, nil

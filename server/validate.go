@@ -177,7 +177,7 @@ func fieldIndex(field string, i int) string {
 // checkRecordSize refuses a record whose JSON would not fit the records
 // budget on its own. It measures a draft with the longest values the server
 // fills in (id, times, revision, anchor states).
-func checkRecordSize(field string, r *hearthv1.Record) error {
+func checkRecordSize(sz *budget.Sizer, field string, r *hearthv1.Record) error {
 	draft := proto.Clone(r).(*hearthv1.Record)
 	draft.Id = strings.Repeat("0", 26)
 	draft.Revision = math.MaxUint32
@@ -191,7 +191,7 @@ func checkRecordSize(field string, r *hearthv1.Record) error {
 	for _, a := range r.Anchors {
 		draft.Anchors = append(draft.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: "unavailable", CheckedAt: wide})
 	}
-	n, err := budget.Size(draft)
+	n, err := sz.Size(draft)
 	if err != nil {
 		return err
 	}

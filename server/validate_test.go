@@ -3,7 +3,9 @@ package server
 import (
 	"testing"
 
+	"github.com/hearth-memory/hearth/gateway"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/budget"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -22,9 +24,10 @@ func FuzzCheckRequests(f *testing.F) {
 		f.Add(s)
 	}
 	opts := protojson.UnmarshalOptions{DiscardUnknown: true}
+	sz := testSizer(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		var store hearthv1.StoreRequest
-		if opts.Unmarshal([]byte(s), &store) == nil && checkStoreRequest(&store) == nil {
+		if opts.Unmarshal([]byte(s), &store) == nil && checkStoreRequest(sz, &store) == nil {
 			if len(store.GetContent()) > maxContentBytes || len(store.GetAnchors()) > maxAnchors {
 				t.Fatalf("accepted an oversized store: %s", s)
 			}
@@ -68,4 +71,14 @@ func TestCheckAnchor(t *testing.T) {
 			t.Errorf("checkAnchor(%q) = nil, want an error", a)
 		}
 	}
+}
+
+// testSizer measures as the transports marshal.
+func testSizer(tb testing.TB) *budget.Sizer {
+	tb.Helper()
+	sz, err := budget.NewSizer(gateway.MarshalResult)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sz
 }

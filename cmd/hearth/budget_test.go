@@ -18,7 +18,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hearth-memory/hearth/mcpbridge"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
@@ -575,15 +574,6 @@ func equalMaps(a, b map[string]int) bool {
 		}
 	}
 	return true
-}
-
-// TestBudget_WireMetadata: the bridge and the budget package spell the wire
-// metadata alike.
-func TestBudget_WireMetadata(t *testing.T) {
-	if mcpbridge.WireMetadata != budget.MetadataWire || mcpbridge.WireOverheadMetadata != budget.MetadataWireOverhead ||
-		mcpbridge.WireMCP != budget.WireMCP {
-		t.Error("mcpbridge and server/budget disagree on the wire metadata")
-	}
 }
 
 // BenchmarkBudget measures memory_bootstrap and memory_context over gRPC on

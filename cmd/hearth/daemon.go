@@ -16,10 +16,13 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/gateway"
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/gateway/page"
+	"github.com/hearth-memory/hearth/gateway/rest"
 	"github.com/hearth-memory/hearth/mcpbridge"
 	"github.com/hearth-memory/hearth/server"
 	"github.com/hearth-memory/hearth/server/auth"
+	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/version"
 	"github.com/hearth-memory/hearth/server/workers"
@@ -92,11 +95,19 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if len(d.tokens.Generated) > 0 {
 		d.Log.Info("generated client tokens", "clients", strings.Join(d.tokens.Generated, ","), "dir", d.TokensDir())
 	}
-	methods, err := auth.Methods()
+	methods, err := methodTable()
 	if err != nil {
 		return err
 	}
-	srv := server.New(d.db, server.Config{Version: version.Version, Log: d.Log, Options: d.Config.Options})
+	srv, err := server.New(d.db, server.Config{
+		Version: version.Version, Log: d.Log, Options: d.Config.Options,
+		// Budgets measure replies as the transports render them.
+		Marshal: gateway.MarshalResult,
+		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
+	})
+	if err != nil {
+		return err
+	}
 	clients := d.tokens.Clients
 	var pageToken string
 	if d.Config.IngressListen != "" {
@@ -121,7 +132,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	rest, err := gateway.New(ctx, d.conn)
+	api, err := rest.New(d.conn)
 	if err != nil {
 		return err
 	}
@@ -137,7 +148,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 	})
-	mux.Handle("/api/", rest)
+	mux.Handle("/api/", api)
 	mux.Handle("/mcp", mcp)
 
 	if d.ln, err = net.Listen("tcp", d.Config.Listen); err != nil {
@@ -211,6 +222,20 @@ func (d *Daemon) openIngress(token string) (err error) {
 		}
 	}()
 	return nil
+}
+
+// methodTable returns the interceptor's method table, built from the same
+// walk over the descriptors as the REST routes and the MCP tools.
+func methodTable() (map[string]auth.Scope, error) {
+	routes, err := gateway.Routes()
+	if err != nil {
+		return nil, err
+	}
+	rpcs := make(map[string]hearthv1.Scope, len(routes))
+	for _, r := range routes {
+		rpcs[r.FullMethod()] = r.Scope()
+	}
+	return auth.Table(rpcs)
 }
 
 // pageClients copies the configured clients for the page.

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/gateway"
-	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/options"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -227,16 +226,24 @@ type grpcTransport struct {
 func (grpcTransport) name() string { return "grpc" }
 
 // methodOf finds the RPC whose tool option carries name.
-func methodOf(tb testing.TB, tool string) protoreflect.MethodDescriptor {
-	for _, sd := range auth.Services() {
-		for i := 0; i < sd.Methods().Len(); i++ {
-			if md := sd.Methods().Get(i); auth.ToolOf(md).GetName() == tool {
-				return md
-			}
+func methodOf(tb testing.TB, tool string) gateway.Route {
+	for _, r := range routes(tb) {
+		if r.Tool.GetName() == tool {
+			return r
 		}
 	}
 	tb.Fatalf("no RPC for tool %s", tool)
-	return nil
+	return gateway.Route{}
+}
+
+// routes returns every RPC as the transports offer it.
+func routes(tb testing.TB) []gateway.Route {
+	tb.Helper()
+	rs, err := gateway.Routes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rs
 }
 
 func newMessage(tb testing.TB, d protoreflect.MessageDescriptor) proto.Message {
@@ -250,7 +257,7 @@ func newMessage(tb testing.TB, d protoreflect.MessageDescriptor) proto.Message {
 func (c grpcTransport) call(tb testing.TB, token, tool string, args any) result {
 	tb.Helper()
 	md := methodOf(tb, tool)
-	req, resp := newMessage(tb, md.Input()), newMessage(tb, md.Output())
+	req, resp := newMessage(tb, md.Method.Input()), newMessage(tb, md.Method.Output())
 	b, _ := json.Marshal(args)
 	if err := protojson.Unmarshal(b, req); err != nil {
 		tb.Fatalf("grpc %s: arguments: %v", tool, err)
@@ -265,7 +272,7 @@ func (c grpcTransport) call(tb testing.TB, token, tool string, args any) result 
 		out.Set("authorization", "Bearer "+token)
 	}
 	ctx = metadata.NewOutgoingContext(ctx, out)
-	err := c.td.conn.Invoke(ctx, auth.MethodFullName(md), req, resp)
+	err := c.td.conn.Invoke(ctx, md.FullMethod(), req, resp)
 	if err != nil {
 		if _, ok := status.FromError(err); !ok {
 			tb.Fatalf("grpc %s: %v", tool, err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/options"
 )
 
@@ -107,9 +106,9 @@ func TestParity_RESTAndMCP(t *testing.T) {
 	td := startDaemon(t, parityOptions())
 	tok := td.tokens["claude-code"]
 	cases := parityCases(t, td)
-	for _, sd := range auth.Services() {
-		for i := 0; i < sd.Methods().Len(); i++ {
-			tool := auth.ToolOf(sd.Methods().Get(i))
+	for _, r := range routes(t) {
+		{
+			tool := r.Tool
 			t.Run(tool.GetName(), func(t *testing.T) {
 				args, ok := cases[tool.GetName()]
 				if !ok {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hearth-memory/hearth/server/auth"
 )
 
 // Fake secrets of several patterns (made up, right shape). The test proves
@@ -164,9 +163,9 @@ func TestScreen_EveryWritePath(t *testing.T) {
 	}
 
 	var secrets []string
-	for _, sd := range auth.Services() {
-		for i := 0; i < sd.Methods().Len(); i++ {
-			tool := auth.ToolOf(sd.Methods().Get(i))
+	for _, r := range routes(t) {
+		{
+			tool := r.Tool
 			if tool.GetReadOnly() {
 				continue
 			}

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -15,30 +17,40 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TestMethods_EveryRPCDeclaresAScope fails when a hearth.v1 RPC has no
-// scope in its tool option: such an RPC would be denied to everyone.
-func TestMethods_EveryRPCDeclaresAScope(t *testing.T) {
-	table, err := auth.Methods()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, sd := range auth.Services() {
-		for i := 0; i < sd.Methods().Len(); i++ {
-			m := sd.Methods().Get(i)
-			n++
-			s, ok := table[auth.MethodFullName(m)]
-			if !ok || s == "" || s == auth.Public {
-				t.Errorf("%s: scope %q, want one of read, write, delete, export, admin", auth.MethodFullName(m), s)
-			}
-			if auth.ToolOf(m).GetName() == "" {
-				t.Errorf("%s: no tool name", auth.MethodFullName(m))
+// TestTable: every declared scope maps to its auth scope, public methods are
+// there, and a missing or unknown scope fails start-up naming the RPC. That
+// every real RPC declares one is held by the daemon's contract test, which
+// walks the descriptors on its own.
+func TestTable(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		table, err := auth.Table(map[string]hearthv1.Scope{
+			"/x.S/R": hearthv1.Scope_SCOPE_READ, "/x.S/W": hearthv1.Scope_SCOPE_WRITE, "/x.S/D": hearthv1.Scope_SCOPE_DELETE,
+			"/x.S/E": hearthv1.Scope_SCOPE_EXPORT, "/x.S/A": hearthv1.Scope_SCOPE_ADMIN,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]auth.Scope{"/x.S/R": auth.Read, "/x.S/W": auth.Write, "/x.S/D": auth.Delete, "/x.S/E": auth.Export, "/x.S/A": auth.Admin,
+			"/grpc.health.v1.Health/Check": auth.Public}
+		for m, s := range want {
+			if table[m] != s {
+				t.Errorf("table[%s] = %q, want %q", m, table[m], s)
 			}
 		}
+	})
+	for name, scope := range map[string]hearthv1.Scope{"ErrUnspecified": hearthv1.Scope_SCOPE_UNSPECIFIED, "ErrUnknown": hearthv1.Scope(77)} {
+		t.Run(name, func(t *testing.T) {
+			_, err := auth.Table(map[string]hearthv1.Scope{"/x.S/R": hearthv1.Scope_SCOPE_READ, "/x.S/Bad": scope})
+			if err == nil || !strings.Contains(err.Error(), "/x.S/Bad") {
+				t.Errorf("got %v, want an error naming /x.S/Bad", err)
+			}
+		})
 	}
-	if n < 7 {
-		t.Errorf("found %d RPCs; the descriptors are not registered", n)
-	}
+	t.Run("ErrShadowsPublic", func(t *testing.T) {
+		if _, err := auth.Table(map[string]hearthv1.Scope{"/grpc.health.v1.Health/Check": hearthv1.Scope_SCOPE_ADMIN}); err == nil {
+			t.Error("an RPC named like a public method: want an error")
+		}
+	})
 }
 
 type addr struct{ network, s string }

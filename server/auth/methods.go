@@ -2,11 +2,9 @@ package auth
 
 import (
 	"fmt"
+	"slices"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // publicMethods need no credentials: health checks and reflection expose
@@ -27,61 +25,32 @@ var scopeNames = map[hearthv1.Scope]Scope{
 	hearthv1.Scope_SCOPE_ADMIN:  Admin,
 }
 
-// Services returns every service of the hearth.v1 package, as registered by
-// the generated code.
-func Services() []protoreflect.ServiceDescriptor {
-	var out []protoreflect.ServiceDescriptor
-	protoregistry.GlobalFiles.RangeFilesByPackage("hearth.v1", func(fd protoreflect.FileDescriptor) bool {
-		for i := 0; i < fd.Services().Len(); i++ {
-			out = append(out, fd.Services().Get(i))
-		}
-		return true
-	})
-	return out
-}
-
-// MethodFullName returns the gRPC method name, /pkg.Service/Method.
-func MethodFullName(m protoreflect.MethodDescriptor) string {
-	return fmt.Sprintf("/%s/%s", m.Parent().FullName(), m.Name())
-}
-
-// ToolOf returns the hearth.v1.tool option of m, or nil.
-func ToolOf(m protoreflect.MethodDescriptor) *hearthv1.Tool {
-	opts := m.Options()
-	if opts == nil || !proto.HasExtension(opts, hearthv1.E_Tool) {
-		return nil
-	}
-	t, _ := proto.GetExtension(opts, hearthv1.E_Tool).(*hearthv1.Tool)
-	return t
-}
-
-// Methods builds the method table from the descriptors: every hearth.v1 RPC
-// with the scope its tool option declares, plus the public methods. An RPC
-// without a valid scope is left out, so the interceptor denies it; Methods
-// reports such RPCs in its error so start-up can refuse to run.
-func Methods() (map[string]Scope, error) {
-	table := map[string]Scope{}
+// Table returns the interceptor's method table: every RPC of rpcs (full gRPC
+// method name, e.g. /hearth.v1.MemoryService/Store, to the scope its tool
+// option declares) plus the public methods. The caller builds rpcs from the
+// one walk over the descriptors that also makes the REST routes and the MCP
+// tools, so the three cannot disagree.
+//
+// It fails, naming them, when an RPC declares no scope or one Table does
+// not know, or when an RPC would shadow a public method: start-up must
+// refuse to run rather than deny (or open) a method silently.
+func Table(rpcs map[string]hearthv1.Scope) (map[string]Scope, error) {
+	table := make(map[string]Scope, len(rpcs)+len(publicMethods))
 	for _, m := range publicMethods {
 		table[m] = Public
 	}
-	var missing []string
-	for _, sd := range Services() {
-		for i := 0; i < sd.Methods().Len(); i++ {
-			md := sd.Methods().Get(i)
-			t := ToolOf(md)
-			var s Scope
-			if t != nil {
-				s = scopeNames[t.GetScope()]
-			}
-			if s == "" {
-				missing = append(missing, MethodFullName(md))
-				continue
-			}
-			table[MethodFullName(md)] = s
+	var bad []string
+	for method, declared := range rpcs {
+		s, ok := scopeNames[declared]
+		if _, public := table[method]; !ok || public {
+			bad = append(bad, method)
+			continue
 		}
+		table[method] = s
 	}
-	if len(missing) > 0 {
-		return table, fmt.Errorf("auth: RPCs without a scope (denied): %v", missing)
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return nil, fmt.Errorf("auth: RPCs without a valid scope: %v", bad)
 	}
 	return table, nil
 }

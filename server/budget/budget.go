@@ -1,28 +1,24 @@
 // Package budget keeps responses within their token budgets (SPEC §9). A
 // token is estimated as 4 bytes of the JSON the caller receives, so sizes
-// are measured on the response exactly as the REST gateway and the MCP
-// bridge marshal it (gateway.MarshalResult), never estimated from struct
-// sizes.
+// are measured on the response as the transports marshal it — a Sizer holds
+// that marshal function, handed in by whoever wires the transports — never
+// estimated from struct sizes.
 //
 // Most budgets hold on that JSON: the REST body, which is also the text an
-// MCP client hands its model. The bootstrap budget holds on the wire: the
-// whole REST body, or the whole JSON-RPC reply over MCP, where the JSON is a
-// string (escaped) inside an envelope. The bridge tells the service which
-// transport asked, and the envelope's size, in gRPC metadata (see Wire), and
-// Pack measures a response for that transport exactly.
+// MCP client hands its model. The bootstrap budget holds on the wire (a
+// Wire says how the transport that asked carries the JSON), so Pack can
+// measure a response for an MCP JSON-RPC reply exactly.
 //
 // Packing is whole items, best first: a response never carries part of an
-// item. Every packed response reports estimated_tokens (the tokens of its
-// JSON), truncated and left_out, where the message has those fields.
+// item. Every packed response reports estimated_tokens, truncated and
+// left_out through the Response interface its message satisfies.
 package budget
 
 import (
+	"errors"
 	"fmt"
-	"sync"
 
-	"github.com/hearth-memory/hearth/gateway"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -43,9 +39,54 @@ const (
 // Tokens returns the token estimate for n bytes, rounded up.
 func Tokens(n int) uint32 { return uint32((n + BytesPerToken - 1) / BytesPerToken) }
 
+// Response is a budgeted response message: it reports the tokens of its own
+// JSON, whether items were left out and how many. The generated hearth.v1
+// responses satisfy it, so a renamed field is a compile error.
+type Response interface {
+	proto.Message
+	GetEstimatedTokens() uint32
+	SetEstimatedTokens(uint32)
+	SetTruncated(bool)
+	SetLeftOut(uint32)
+}
+
+// Wire says how a response's JSON reaches its caller, and so how its bytes
+// count. A nil Wire means the JSON itself (REST, gRPC).
+type Wire interface {
+	// Size returns the bytes the caller receives for a response whose JSON
+	// is b.
+	Size(b []byte) int
+	// Fragment returns what a piece of that JSON (whole characters) adds to
+	// Size.
+	Fragment(b []byte) int
+}
+
+// Sizer measures responses as the transports marshal them.
+type Sizer struct {
+	marshal func(proto.Message) ([]byte, error)
+	// sep is the bytes the marshal function puts between two list elements.
+	sep int
+}
+
+// NewSizer returns a Sizer over marshal, the function that renders a
+// response as its caller receives it.
+func NewSizer(marshal func(proto.Message) ([]byte, error)) (*Sizer, error) {
+	if marshal == nil {
+		return nil, errors.New("budget: no marshal function")
+	}
+	// protojson varies its whitespace per build, but never within one: a
+	// list of two nulls shows what it puts between elements.
+	two := &structpb.ListValue{Values: []*structpb.Value{structpb.NewNullValue(), structpb.NewNullValue()}}
+	b, err := marshal(two)
+	if err != nil {
+		return nil, fmt.Errorf("budget: measure the list separator: %w", err)
+	}
+	return &Sizer{marshal: marshal, sep: len(b) - len("[nullnull]")}, nil
+}
+
 // Size returns the size in bytes of m's JSON as the caller receives it.
-func Size(m proto.Message) (int, error) {
-	b, err := gateway.MarshalResult(m)
+func (s *Sizer) Size(m proto.Message) (int, error) {
+	b, err := s.marshal(m)
 	return len(b), err
 }
 
@@ -53,7 +94,7 @@ func Size(m proto.Message) (int, error) {
 type Options struct {
 	// MaxBytes is the budget in bytes, measured by Wire.
 	MaxBytes int
-	// Wire is how the response travels; the zero Wire measures its JSON.
+	// Wire is how the response travels; nil measures its JSON.
 	Wire Wire
 	// KeepFirst keeps the first item even when it alone is over budget.
 	KeepFirst bool
@@ -79,49 +120,42 @@ type Packed struct {
 // Fits reports whether the packed response is within budget.
 func (p Packed) Fits(o Options) bool { return p.Wire <= o.MaxBytes }
 
-// Pack sets the repeated message field named list of resp to items, best
-// first, as many as fit in o.MaxBytes as o.Wire measures the response.
-// Items are packed whole. It sets estimated_tokens, truncated and left_out
-// where resp has them: estimated_tokens to the tokens of the final JSON,
-// left_out to the items not packed plus o.More, truncated when left_out is
-// not 0. Other fields of resp must be set before the call.
+// Pack sets resp's list to items through set (the response's generated
+// setter, e.g. resp.SetHits), best first, as many as fit in o.MaxBytes as
+// o.Wire measures the response. Items are packed whole. It sets
+// estimated_tokens to the tokens of the final JSON, left_out to the items
+// not packed plus o.More, and truncated when left_out is not 0. Other fields
+// of resp must be set before the call.
 //
 // The response can exceed the budget only when nothing else is possible:
 // its fields without items are already over (Packed.Fits says so), or the
 // first item is kept by o.KeepFirst.
-func Pack[T proto.Message](resp proto.Message, list protoreflect.Name, items []T, o Options) (Packed, error) {
-	r := resp.ProtoReflect()
-	fd := r.Descriptor().Fields().ByName(list)
-	if fd == nil || !fd.IsList() || fd.Message() == nil {
-		return Packed{}, fmt.Errorf("budget: %s has no message list %q", r.Descriptor().FullName(), list)
-	}
-	l := r.Mutable(fd).List()
-	l.Truncate(0)
+func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []T, o Options) (Packed, error) {
+	set(nil)
 	offered := len(items) + o.More
 
 	// Measure the response without items, its reporting fields at their
 	// widest (every item left out; "false" is longer than "true";
 	// estimated_tokens at the budget), then each item alone: the list adds
 	// the items' bytes and a separator between two.
-	setReport(r, uint32(offered), false, Tokens(o.MaxBytes))
-	base, err := measure(resp, o.Wire)
+	setReport(resp, uint32(offered), false, Tokens(o.MaxBytes))
+	base, err := s.measure(resp, o.Wire)
 	if err != nil {
 		return Packed{}, err
 	}
-	sep, err := separator()
-	if err != nil {
-		return Packed{}, err
-	}
-	var p Packed
+	var (
+		p    Packed
+		kept []T
+	)
 	size := base.wire
 	for i, it := range items {
-		b, err := gateway.MarshalResult(it)
+		b, err := s.marshal(it)
 		if err != nil {
 			return Packed{}, err
 		}
-		n := o.Wire.fragment(b)
+		n := fragment(o.Wire, b)
 		if len(p.Kept) > 0 {
-			n += sep
+			n += s.sep
 		}
 		if size+n > o.MaxBytes && !(o.KeepFirst && i == 0) {
 			if o.Skip {
@@ -131,15 +165,16 @@ func Pack[T proto.Message](resp proto.Message, list protoreflect.Name, items []T
 		}
 		size += n
 		p.Kept = append(p.Kept, i)
-		l.Append(protoreflect.ValueOfMessage(it.ProtoReflect()))
+		kept = append(kept, it)
 	}
+	set(kept)
 
 	// The real figures can only be smaller than the widest; confirm them on
 	// the marshaled response, and give back items should a measure have
 	// been wrong.
 	for {
 		p.LeftOut = offered - len(p.Kept)
-		m, err := report(resp, o.Wire, uint32(p.LeftOut))
+		m, err := s.report(resp, o.Wire, uint32(p.LeftOut))
 		if err != nil {
 			return Packed{}, err
 		}
@@ -148,85 +183,64 @@ func Pack[T proto.Message](resp proto.Message, list protoreflect.Name, items []T
 			return p, nil
 		}
 		p.Kept = p.Kept[:len(p.Kept)-1]
-		l.Truncate(len(p.Kept))
+		kept = kept[:len(p.Kept)]
+		set(kept)
 	}
 }
 
-// Fit packs items into the field list of resp, stopping at the first item
-// that does not fit, within maxTokens of JSON; with keepFirst the first item
-// is kept even if it alone exceeds the budget. It sets estimated_tokens,
+// Fit packs items into resp through set, stopping at the first item that
+// does not fit, within maxTokens of JSON; with keepFirst the first item is
+// kept even if it alone exceeds the budget. It sets estimated_tokens,
 // truncated and left_out (see Pack) and returns how many items it kept,
 // always the first ones.
-func Fit[T proto.Message](resp proto.Message, list protoreflect.Name, items []T, maxTokens int, keepFirst bool) (int, error) {
-	p, err := Pack(resp, list, items, Options{MaxBytes: maxTokens * BytesPerToken, KeepFirst: keepFirst})
+func Fit[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []T, maxTokens int, keepFirst bool) (int, error) {
+	p, err := Pack(s, resp, set, items, Options{MaxBytes: maxTokens * BytesPerToken, KeepFirst: keepFirst})
 	return len(p.Kept), err
 }
 
 // sizes is a response's measure: its JSON and on its wire.
 type sizes struct{ json, wire int }
 
-func measure(m proto.Message, w Wire) (sizes, error) {
-	b, err := gateway.MarshalResult(m)
+func (s *Sizer) measure(m proto.Message, w Wire) (sizes, error) {
+	b, err := s.marshal(m)
 	if err != nil {
 		return sizes{}, err
 	}
-	return sizes{json: len(b), wire: w.Size(b)}, nil
+	n := len(b)
+	if w != nil {
+		n = w.Size(b)
+	}
+	return sizes{json: len(b), wire: n}, nil
 }
 
-// setReport sets the reporting fields resp has.
-func setReport(r protoreflect.Message, leftOut uint32, truncated bool, tokens uint32) {
-	fields := r.Descriptor().Fields()
-	if fd := fields.ByName("left_out"); fd != nil {
-		r.Set(fd, protoreflect.ValueOfUint32(leftOut))
+// fragment returns what a piece of JSON adds to the response's size on w.
+func fragment(w Wire, b []byte) int {
+	if w == nil {
+		return len(b)
 	}
-	if fd := fields.ByName("truncated"); fd != nil {
-		r.Set(fd, protoreflect.ValueOfBool(truncated))
-	}
-	if fd := fields.ByName("estimated_tokens"); fd != nil {
-		r.Set(fd, protoreflect.ValueOfUint32(tokens))
-	}
+	return w.Fragment(b)
+}
+
+// setReport sets the reporting fields.
+func setReport(r Response, leftOut uint32, truncated bool, tokens uint32) {
+	r.SetLeftOut(leftOut)
+	r.SetTruncated(truncated)
+	r.SetEstimatedTokens(tokens)
 }
 
 // report sets the reporting fields for leftOut dropped items and returns the
 // response's final measure. estimated_tokens describes the JSON that carries
 // it, so it is set until it agrees with its own response: a change of one
 // digit moves the size by a byte, so this settles within a few rounds.
-func report(resp proto.Message, w Wire, leftOut uint32) (sizes, error) {
-	r := resp.ProtoReflect()
-	est := r.Descriptor().Fields().ByName("estimated_tokens")
-	tokens := uint32(0)
-	if est != nil {
-		tokens = uint32(r.Get(est).Uint())
-	}
+func (s *Sizer) report(resp Response, w Wire, leftOut uint32) (sizes, error) {
+	tokens := resp.GetEstimatedTokens()
 	for range 8 {
-		setReport(r, leftOut, leftOut > 0, tokens)
-		m, err := measure(resp, w)
-		if err != nil || est == nil || Tokens(m.json) == tokens {
+		setReport(resp, leftOut, leftOut > 0, tokens)
+		m, err := s.measure(resp, w)
+		if err != nil || Tokens(m.json) == tokens {
 			return m, err
 		}
 		tokens = Tokens(m.json)
 	}
-	return sizes{}, fmt.Errorf("budget: estimated_tokens of %s does not settle", r.Descriptor().FullName())
-}
-
-var (
-	sepOnce  sync.Once
-	sepBytes int
-	sepErr   error
-)
-
-// separator returns the bytes protojson puts between two list elements: a
-// comma, and a space in builds where protojson adds one (it varies its
-// whitespace per build, but never within one).
-func separator() (int, error) {
-	sepOnce.Do(func() {
-		two := &structpb.ListValue{Values: []*structpb.Value{structpb.NewNullValue(), structpb.NewNullValue()}}
-		b, err := gateway.MarshalResult(two)
-		if err != nil {
-			sepErr = err
-			return
-		}
-		sepBytes = len(b) - len("[nullnull]")
-	})
-	return sepBytes, sepErr
+	return sizes{}, fmt.Errorf("budget: estimated_tokens of %s does not settle", resp.ProtoReflect().Descriptor().FullName())
 }

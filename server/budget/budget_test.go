@@ -2,7 +2,6 @@ package budget_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -17,7 +16,6 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/mark3labs/mcp-go/mcp"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -38,9 +36,34 @@ func mcpReply(tb testing.TB, id any, text string) []byte {
 // wireOf is the Wire the bridge would send for a reply to id (nil: REST).
 func wireOf(tb testing.TB, id any) budget.Wire {
 	if id == nil {
-		return budget.Wire{}
+		return nil
 	}
-	return budget.Wire{MCP: true, Overhead: len(mcpReply(tb, id, ""))}
+	return gateway.Wire{MCP: true, Overhead: len(mcpReply(tb, id, ""))}
+}
+
+// sizer measures as the transports marshal.
+func sizer(tb testing.TB) *budget.Sizer {
+	tb.Helper()
+	s, err := budget.NewSizer(gateway.MarshalResult)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// packer packs items into a response of one kind through its setter.
+type packer func(s *budget.Sizer, resp proto.Message, items []proto.Message, o budget.Options) (budget.Packed, error)
+
+// packWith returns the packer of responses R whose list holds T, set by set.
+func packWith[R budget.Response, T proto.Message](set func(R, []T)) packer {
+	return func(s *budget.Sizer, resp proto.Message, items []proto.Message, o budget.Options) (budget.Packed, error) {
+		r := resp.(R)
+		typed := make([]T, len(items))
+		for i, it := range items {
+			typed[i] = it.(T)
+		}
+		return budget.Pack(s, r, func(ts []T) { set(r, ts) }, typed, o)
+	}
 }
 
 // received is what the caller receives for a response: the REST body, or
@@ -103,6 +126,7 @@ type kind struct {
 	resp func(r *rand.Rand) proto.Message
 	list protoreflect.Name
 	item func(r *rand.Rand) proto.Message
+	pack packer
 }
 
 var kinds = []kind{
@@ -110,19 +134,19 @@ var kinds = []kind{
 		return &hearthv1.BootstrapResponse{Namespace: "github/acme/" + strings.Repeat("x", r.IntN(140)), Topics: []string{"go", "db"}[:r.IntN(3)]}
 	}, "items", func(r *rand.Rand) proto.Message {
 		return &hearthv1.BootstrapItem{Id: id26(r), Type: "constraint", Title: nasty(r, 1+r.IntN(200)), Reason: "durable"}
-	}},
+	}, packWith((*hearthv1.BootstrapResponse).SetItems)},
 	{"search", func(*rand.Rand) proto.Message { return &hearthv1.SearchResponse{Ranking: "fts"} }, "hits",
 		func(r *rand.Rand) proto.Message {
 			return &hearthv1.SearchHit{Id: id26(r), Namespace: "global", Type: "note", Title: nasty(r, 1+r.IntN(200)),
 				Snippet: budget.Snippet(nasty(r, r.IntN(400))), Status: "active", Score: r.Float64(), Why: "fts #1"}
-		}},
+		}, packWith((*hearthv1.SearchResponse).SetHits)},
 	{"get", func(*rand.Rand) proto.Message {
 		return &hearthv1.GetResponse{Missing: []string{"01JD3M5ZK9Q8W7E6R5T4Y3X2V1"}}
 	}, "records",
-		func(r *rand.Rand) proto.Message { return record(r) }},
+		func(r *rand.Rand) proto.Message { return record(r) }, packWith((*hearthv1.GetResponse).SetRecords)},
 	{"context", func(r *rand.Rand) proto.Message {
 		return &hearthv1.ContextResponse{BudgetTokens: uint32(r.IntN(8000)), Clamped: r.IntN(2) == 0}
-	}, "records", func(r *rand.Rand) proto.Message { return record(r) }},
+	}, "records", func(r *rand.Rand) proto.Message { return record(r) }, packWith((*hearthv1.ContextResponse).SetRecords)},
 }
 
 // listOf returns the items in resp's list field.
@@ -169,6 +193,7 @@ const slack = 24
 // really receives (the MCP reply as mcp-go writes it).
 func TestPack_Property(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	sz := sizer(t)
 	ids := []any{nil, nil, 1, int64(987654321), "req-<&>\"\\\u2028", 1.5, strings.Repeat("long-id-", 20)}
 	for iter := range 600 {
 		k := kinds[r.IntN(len(kinds))]
@@ -186,7 +211,7 @@ func TestPack_Property(t *testing.T) {
 			More:      []int{0, 0, 3, 100000}[r.IntN(4)],
 		}
 		name := fmt.Sprintf("%d/%s/id=%v/%+v", iter, k.name, id, o)
-		p, err := budget.Pack(resp, k.list, items, o)
+		p, err := k.pack(sz, resp, items, o)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -244,6 +269,7 @@ func TestPack_Property(t *testing.T) {
 
 func TestPack(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
+	sz := sizer(t)
 	items := make([]*hearthv1.BootstrapItem, 10)
 	for i := range items {
 		items[i] = &hearthv1.BootstrapItem{Id: id26(r), Type: "decision", Title: strings.Repeat("t", 10*i), Reason: "durable"}
@@ -251,7 +277,7 @@ func TestPack(t *testing.T) {
 
 	t.Run("OKEverything", func(t *testing.T) {
 		resp := &hearthv1.BootstrapResponse{Namespace: "global"}
-		p, err := budget.Pack(resp, "items", items, budget.Options{MaxBytes: 4000})
+		p, err := budget.Pack(sz, resp, resp.SetItems, items, budget.Options{MaxBytes: 4000})
 		if err != nil || len(p.Kept) != len(items) || resp.GetTruncated() || resp.GetLeftOut() != 0 {
 			t.Fatalf("got %+v, %v, resp %v", p, err, resp)
 		}
@@ -261,7 +287,7 @@ func TestPack(t *testing.T) {
 		big := slices.Clone(items)
 		big[1] = &hearthv1.BootstrapItem{Id: id26(r), Type: "decision", Title: strings.Repeat("b", 850), Reason: "durable"}
 		resp := &hearthv1.BootstrapResponse{Namespace: "global"}
-		p, err := budget.Pack(resp, "items", big, budget.Options{MaxBytes: 1000, Skip: true, More: 5})
+		p, err := budget.Pack(sz, resp, resp.SetItems, big, budget.Options{MaxBytes: 1000, Skip: true, More: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,82 +302,13 @@ func TestPack(t *testing.T) {
 	t.Run("OKKeepFirst", func(t *testing.T) {
 		resp := &hearthv1.GetResponse{}
 		huge := []*hearthv1.Record{{Id: "A", Content: strings.Repeat("x", 500)}, {Id: "B"}}
-		n, err := budget.Fit(resp, "records", huge, 10, true)
+		n, err := budget.Fit(sz, resp, resp.SetRecords, huge, 10, true)
 		if err != nil || n != 1 || len(resp.GetRecords()) != 1 || resp.GetLeftOut() != 1 {
 			t.Errorf("keepFirst: kept %d (%v), resp %v", n, err, resp)
 		}
-		n, err = budget.Fit(resp, "records", huge, 10, false)
+		n, err = budget.Fit(sz, resp, resp.SetRecords, huge, 10, false)
 		if err != nil || n != 0 || len(resp.GetRecords()) != 0 || resp.GetLeftOut() != 2 {
 			t.Errorf("no keepFirst: kept %d (%v), resp %v", n, err, resp)
-		}
-	})
-
-	t.Run("ErrNoList", func(t *testing.T) {
-		if _, err := budget.Pack(&hearthv1.BootstrapResponse{}, "topics", items, budget.Options{MaxBytes: 100}); err == nil {
-			t.Error("packing a string list: want an error")
-		}
-	})
-}
-
-func TestWireFrom(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		md   metadata.MD
-		want budget.Wire
-	}{
-		{"REST", nil, budget.Wire{}},
-		{"MCP", metadata.Pairs("x-hearth-wire", "mcp", "x-hearth-wire-overhead", "77"), budget.Wire{MCP: true, Overhead: 77}},
-		{"MCPNoOverhead", metadata.Pairs("x-hearth-wire", "mcp"), budget.Wire{MCP: true}},
-		{"MCPBadOverhead", metadata.Pairs("x-hearth-wire", "mcp", "x-hearth-wire-overhead", "-5"), budget.Wire{MCP: true}},
-		{"MCPHugeOverhead", metadata.Pairs("x-hearth-wire", "mcp", "x-hearth-wire-overhead", "99999999"), budget.Wire{MCP: true}},
-		{"Other", metadata.Pairs("x-hearth-wire", "carrier-pigeon", "x-hearth-wire-overhead", "7"), budget.Wire{}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx := metadata.NewIncomingContext(context.Background(), tt.md)
-			if got := budget.WireFrom(ctx); got != tt.want {
-				t.Errorf("got %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestWire_Size holds Size to the reply mcp-go really writes.
-func TestWire_Size(t *testing.T) {
-	for _, text := range []string{"", `{"a":"<b>&\"\\\u2028"}`, "\x00\x01\x7f\xff\xfe🙂", `{"items":[]}`} {
-		for _, id := range []any{0, -12, "x\"y", "\u2029", 3.25} {
-			w := wireOf(t, id)
-			if got, want := w.Size([]byte(text)), len(mcpReply(t, id, text)); got != want {
-				t.Errorf("Size(%q) with id %v: got %d, want %d", text, id, got, want)
-			}
-		}
-		if got := (budget.Wire{}).Size([]byte(text)); got != len(text) {
-			t.Errorf("REST Size(%q): got %d", text, got)
-		}
-	}
-}
-
-// FuzzEscapedLen holds EscapedLen to encoding/json on any bytes, valid
-// UTF-8 or not.
-func FuzzEscapedLen(f *testing.F) {
-	for _, s := range []string{"", "plain", `"\`, "<>&", "\b\f\n\r\t\x00\x1f\x7f", "\u2028\u2029", "\xff\xc3", "日本🙂", "\xe2\x80"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		want, err := json.Marshal(string(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := budget.EscapedLen(b); got != len(want)-2 {
-			t.Fatalf("EscapedLen(%q) = %d, want %d (%s)", b, got, len(want)-2, want)
-		}
-		// Additive over a split between characters.
-		for i := range len(b) + 1 {
-			if i < len(b) && !utf8.RuneStart(b[i]) {
-				continue
-			}
-			if budget.EscapedLen(b[:i])+budget.EscapedLen(b[i:]) != budget.EscapedLen(b) && utf8.Valid(b) {
-				t.Fatalf("EscapedLen(%q) is not additive at %d", b, i)
-			}
 		}
 	})
 }

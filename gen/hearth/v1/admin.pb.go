@@ -4,6 +4,8 @@
 // 	protoc        (unknown)
 // source: hearth/v1/admin.proto
 
+//go:build !protoopaque
+
 package hearthv1
 
 import (
@@ -11,7 +13,6 @@ import (
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
-	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -23,7 +24,7 @@ const (
 )
 
 type StatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -53,13 +54,20 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
-func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{0}
+type StatusRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+}
+
+func (b0 StatusRequest_builder) Build() *StatusRequest {
+	m0 := &StatusRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	return m0
 }
 
 type StatusResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The server version, as /health reports it.
 	Version string `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
 	// Records that are not deleted.
@@ -97,11 +105,6 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
-func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{1}
-}
-
 func (x *StatusResponse) GetVersion() string {
 	if x != nil {
 		return x.Version
@@ -130,8 +133,48 @@ func (x *StatusResponse) GetNamespaces() []*NamespaceCount {
 	return nil
 }
 
+func (x *StatusResponse) SetVersion(v string) {
+	x.Version = v
+}
+
+func (x *StatusResponse) SetRecords(v uint32) {
+	x.Records = v
+}
+
+func (x *StatusResponse) SetCounts(v []*TypeStatusCount) {
+	x.Counts = v
+}
+
+func (x *StatusResponse) SetNamespaces(v []*NamespaceCount) {
+	x.Namespaces = v
+}
+
+type StatusResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The server version, as /health reports it.
+	Version string
+	// Records that are not deleted.
+	Records uint32
+	// Record counts by type and status (deleted included).
+	Counts []*TypeStatusCount
+	// Namespaces holding records that are not deleted.
+	Namespaces []*NamespaceCount
+}
+
+func (b0 StatusResponse_builder) Build() *StatusResponse {
+	m0 := &StatusResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Version = b.Version
+	x.Records = b.Records
+	x.Counts = b.Counts
+	x.Namespaces = b.Namespaces
+	return m0
+}
+
 type TypeStatusCount struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	Status        string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
 	Count         uint32                 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
@@ -164,11 +207,6 @@ func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use TypeStatusCount.ProtoReflect.Descriptor instead.
-func (*TypeStatusCount) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{2}
-}
-
 func (x *TypeStatusCount) GetType() string {
 	if x != nil {
 		return x.Type
@@ -190,8 +228,38 @@ func (x *TypeStatusCount) GetCount() uint32 {
 	return 0
 }
 
+func (x *TypeStatusCount) SetType(v string) {
+	x.Type = v
+}
+
+func (x *TypeStatusCount) SetStatus(v string) {
+	x.Status = v
+}
+
+func (x *TypeStatusCount) SetCount(v uint32) {
+	x.Count = v
+}
+
+type TypeStatusCount_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Type   string
+	Status string
+	Count  uint32
+}
+
+func (b0 TypeStatusCount_builder) Build() *TypeStatusCount {
+	m0 := &TypeStatusCount{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Type = b.Type
+	x.Status = b.Status
+	x.Count = b.Count
+	return m0
+}
+
 type NamespaceCount struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	Records       uint32                 `protobuf:"varint,2,opt,name=records,proto3" json:"records,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -223,11 +291,6 @@ func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use NamespaceCount.ProtoReflect.Descriptor instead.
-func (*NamespaceCount) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{3}
-}
-
 func (x *NamespaceCount) GetNamespace() string {
 	if x != nil {
 		return x.Namespace
@@ -242,8 +305,32 @@ func (x *NamespaceCount) GetRecords() uint32 {
 	return 0
 }
 
+func (x *NamespaceCount) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *NamespaceCount) SetRecords(v uint32) {
+	x.Records = v
+}
+
+type NamespaceCount_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Namespace string
+	Records   uint32
+}
+
+func (b0 NamespaceCount_builder) Build() *NamespaceCount {
+	m0 := &NamespaceCount{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Namespace = b.Namespace
+	x.Records = b.Records
+	return m0
+}
+
 type UnusedRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// Only this namespace (default: every namespace).
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// At most this many records (1-100, default 20).
@@ -277,11 +364,6 @@ func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use UnusedRequest.ProtoReflect.Descriptor instead.
-func (*UnusedRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{4}
-}
-
 func (x *UnusedRequest) GetNamespace() string {
 	if x != nil {
 		return x.Namespace
@@ -296,9 +378,35 @@ func (x *UnusedRequest) GetLimit() uint32 {
 	return 0
 }
 
+func (x *UnusedRequest) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *UnusedRequest) SetLimit(v uint32) {
+	x.Limit = v
+}
+
+type UnusedRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Only this namespace (default: every namespace).
+	Namespace string
+	// At most this many records (1-100, default 20).
+	Limit uint32
+}
+
+func (b0 UnusedRequest_builder) Build() *UnusedRequest {
+	m0 := &UnusedRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Namespace = b.Namespace
+	x.Limit = b.Limit
+	return m0
+}
+
 // UnusedRecord is a compact line about an unused record.
 type UnusedRecord struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
+	state     protoimpl.MessageState `protogen:"hybrid.v1"`
 	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Namespace string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	Type      string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
@@ -335,11 +443,6 @@ func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use UnusedRecord.ProtoReflect.Descriptor instead.
-func (*UnusedRecord) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *UnusedRecord) GetId() string {
@@ -391,8 +494,97 @@ func (x *UnusedRecord) GetLastFetchedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *UnusedRecord) SetId(v string) {
+	x.Id = v
+}
+
+func (x *UnusedRecord) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *UnusedRecord) SetType(v string) {
+	x.Type = v
+}
+
+func (x *UnusedRecord) SetTitle(v string) {
+	x.Title = v
+}
+
+func (x *UnusedRecord) SetCreatedAt(v *timestamppb.Timestamp) {
+	x.CreatedAt = v
+}
+
+func (x *UnusedRecord) SetLastReturnedAt(v *timestamppb.Timestamp) {
+	x.LastReturnedAt = v
+}
+
+func (x *UnusedRecord) SetLastFetchedAt(v *timestamppb.Timestamp) {
+	x.LastFetchedAt = v
+}
+
+func (x *UnusedRecord) HasCreatedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.CreatedAt != nil
+}
+
+func (x *UnusedRecord) HasLastReturnedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.LastReturnedAt != nil
+}
+
+func (x *UnusedRecord) HasLastFetchedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.LastFetchedAt != nil
+}
+
+func (x *UnusedRecord) ClearCreatedAt() {
+	x.CreatedAt = nil
+}
+
+func (x *UnusedRecord) ClearLastReturnedAt() {
+	x.LastReturnedAt = nil
+}
+
+func (x *UnusedRecord) ClearLastFetchedAt() {
+	x.LastFetchedAt = nil
+}
+
+type UnusedRecord_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Id        string
+	Namespace string
+	Type      string
+	Title     string
+	CreatedAt *timestamppb.Timestamp
+	// When a search, recall or context packet last returned it; absent if never.
+	LastReturnedAt *timestamppb.Timestamp
+	// When memory_get last fetched it; absent if never.
+	LastFetchedAt *timestamppb.Timestamp
+}
+
+func (b0 UnusedRecord_builder) Build() *UnusedRecord {
+	m0 := &UnusedRecord{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Id = b.Id
+	x.Namespace = b.Namespace
+	x.Type = b.Type
+	x.Title = b.Title
+	x.CreatedAt = b.CreatedAt
+	x.LastReturnedAt = b.LastReturnedAt
+	x.LastFetchedAt = b.LastFetchedAt
+	return m0
+}
+
 type UnusedResponse struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
+	state   protoimpl.MessageState `protogen:"hybrid.v1"`
 	Records []*UnusedRecord        `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
 	// When usage counting started (the usage-start audit row).
 	CountingSince *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=counting_since,json=countingSince,proto3" json:"counting_since,omitempty"`
@@ -428,11 +620,6 @@ func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use UnusedResponse.ProtoReflect.Descriptor instead.
-func (*UnusedResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *UnusedResponse) GetRecords() []*UnusedRecord {
@@ -477,8 +664,69 @@ func (x *UnusedResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+func (x *UnusedResponse) SetRecords(v []*UnusedRecord) {
+	x.Records = v
+}
+
+func (x *UnusedResponse) SetCountingSince(v *timestamppb.Timestamp) {
+	x.CountingSince = v
+}
+
+func (x *UnusedResponse) SetReady(v bool) {
+	x.Ready = v
+}
+
+func (x *UnusedResponse) SetEstimatedTokens(v uint32) {
+	x.EstimatedTokens = v
+}
+
+func (x *UnusedResponse) SetTruncated(v bool) {
+	x.Truncated = v
+}
+
+func (x *UnusedResponse) SetLeftOut(v uint32) {
+	x.LeftOut = v
+}
+
+func (x *UnusedResponse) HasCountingSince() bool {
+	if x == nil {
+		return false
+	}
+	return x.CountingSince != nil
+}
+
+func (x *UnusedResponse) ClearCountingSince() {
+	x.CountingSince = nil
+}
+
+type UnusedResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Records []*UnusedRecord
+	// When usage counting started (the usage-start audit row).
+	CountingSince *timestamppb.Timestamp
+	// False until counting has run 30 days; records is empty until then.
+	Ready           bool
+	EstimatedTokens uint32
+	Truncated       bool
+	LeftOut         uint32
+}
+
+func (b0 UnusedResponse_builder) Build() *UnusedResponse {
+	m0 := &UnusedResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Records = b.Records
+	x.CountingSince = b.CountingSince
+	x.Ready = b.Ready
+	x.EstimatedTokens = b.EstimatedTokens
+	x.Truncated = b.Truncated
+	x.LeftOut = b.LeftOut
+	return m0
+}
+
 type AuditRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// At most this many rows (1-500, default 100).
 	Limit         uint32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -510,11 +758,6 @@ func (x *AuditRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use AuditRequest.ProtoReflect.Descriptor instead.
-func (*AuditRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{7}
-}
-
 func (x *AuditRequest) GetLimit() uint32 {
 	if x != nil {
 		return x.Limit
@@ -522,9 +765,28 @@ func (x *AuditRequest) GetLimit() uint32 {
 	return 0
 }
 
+func (x *AuditRequest) SetLimit(v uint32) {
+	x.Limit = v
+}
+
+type AuditRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// At most this many rows (1-500, default 100).
+	Limit uint32
+}
+
+func (b0 AuditRequest_builder) Build() *AuditRequest {
+	m0 := &AuditRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Limit = b.Limit
+	return m0
+}
+
 // AuditEntry is one audit row.
 type AuditEntry struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	At            *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=at,proto3" json:"at,omitempty"`
 	Client        string                 `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
 	Action        string                 `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
@@ -558,11 +820,6 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
-func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AuditEntry) GetAt() *timestamppb.Timestamp {
@@ -607,8 +864,67 @@ func (x *AuditEntry) GetDetail() string {
 	return ""
 }
 
+func (x *AuditEntry) SetAt(v *timestamppb.Timestamp) {
+	x.At = v
+}
+
+func (x *AuditEntry) SetClient(v string) {
+	x.Client = v
+}
+
+func (x *AuditEntry) SetAction(v string) {
+	x.Action = v
+}
+
+func (x *AuditEntry) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *AuditEntry) SetRecordId(v string) {
+	x.RecordId = v
+}
+
+func (x *AuditEntry) SetDetail(v string) {
+	x.Detail = v
+}
+
+func (x *AuditEntry) HasAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.At != nil
+}
+
+func (x *AuditEntry) ClearAt() {
+	x.At = nil
+}
+
+type AuditEntry_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	At        *timestamppb.Timestamp
+	Client    string
+	Action    string
+	Namespace string
+	RecordId  string
+	Detail    string
+}
+
+func (b0 AuditEntry_builder) Build() *AuditEntry {
+	m0 := &AuditEntry{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.At = b.At
+	x.Client = b.Client
+	x.Action = b.Action
+	x.Namespace = b.Namespace
+	x.RecordId = b.RecordId
+	x.Detail = b.Detail
+	return m0
+}
+
 type AuditResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	Entries       []*AuditEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -639,16 +955,29 @@ func (x *AuditResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use AuditResponse.ProtoReflect.Descriptor instead.
-func (*AuditResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_admin_proto_rawDescGZIP(), []int{9}
-}
-
 func (x *AuditResponse) GetEntries() []*AuditEntry {
 	if x != nil {
 		return x.Entries
 	}
 	return nil
+}
+
+func (x *AuditResponse) SetEntries(v []*AuditEntry) {
+	x.Entries = v
+}
+
+type AuditResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Entries []*AuditEntry
+}
+
+func (b0 AuditResponse_builder) Build() *AuditResponse {
+	m0 := &AuditResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Entries = b.Entries
+	return m0
 }
 
 var File_hearth_v1_admin_proto protoreflect.FileDescriptor
@@ -712,18 +1041,6 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\rcom.hearth.v1B\n" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
-
-var (
-	file_hearth_v1_admin_proto_rawDescOnce sync.Once
-	file_hearth_v1_admin_proto_rawDescData []byte
-)
-
-func file_hearth_v1_admin_proto_rawDescGZIP() []byte {
-	file_hearth_v1_admin_proto_rawDescOnce.Do(func() {
-		file_hearth_v1_admin_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)))
-	})
-	return file_hearth_v1_admin_proto_rawDescData
-}
 
 var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_hearth_v1_admin_proto_goTypes = []any{

@@ -4,13 +4,14 @@
 // 	protoc        (unknown)
 // source: hearth/v1/error.proto
 
+//go:build !protoopaque
+
 package hearthv1
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
-	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -21,10 +22,58 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Reason names why a call failed where its gRPC code alone does not say.
+// The JSON error body (Error.reason) spells it in lower case without the
+// prefix: REASON_EXPIRED is "expired".
+type Reason int32
+
+const (
+	// No reason beyond the code.
+	Reason_REASON_UNSPECIFIED Reason = 0
+	// A FAILED_PRECONDITION whose subject has expired, such as a session
+	// receipt past retention_deleted_days. The HTTP layer answers it with 410
+	// Gone (R-Z2).
+	Reason_REASON_EXPIRED Reason = 1
+)
+
+// Enum value maps for Reason.
+var (
+	Reason_name = map[int32]string{
+		0: "REASON_UNSPECIFIED",
+		1: "REASON_EXPIRED",
+	}
+	Reason_value = map[string]int32{
+		"REASON_UNSPECIFIED": 0,
+		"REASON_EXPIRED":     1,
+	}
+)
+
+func (x Reason) Enum() *Reason {
+	p := new(Reason)
+	*p = x
+	return p
+}
+
+func (x Reason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Reason) Descriptor() protoreflect.EnumDescriptor {
+	return file_hearth_v1_error_proto_enumTypes[0].Descriptor()
+}
+
+func (Reason) Type() protoreflect.EnumType {
+	return &file_hearth_v1_error_proto_enumTypes[0]
+}
+
+func (x Reason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
 // ErrorDetail travels in a failed call's gRPC status details and is rendered
 // into the JSON error body that REST and MCP callers receive.
 type ErrorDetail struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The request field at fault, e.g. content or changes.anchors[1].
 	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
 	// The screen pattern that refused a value (never the value itself).
@@ -33,10 +82,8 @@ type ErrorDetail struct {
 	CurrentRevision uint32 `protobuf:"varint,3,opt,name=current_revision,json=currentRevision,proto3" json:"current_revision,omitempty"`
 	// On a revision conflict: the record as it stands.
 	Record *Record `protobuf:"bytes,4,opt,name=record,proto3" json:"record,omitempty"`
-	// Why a FAILED_PRECONDITION failed, when the code alone does not say:
-	// "expired" for a session receipt past retention_deleted_days, which the
-	// HTTP layer answers with 410 Gone.
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Why the call failed, when the code alone does not say.
+	Reason        Reason `protobuf:"varint,5,opt,name=reason,proto3,enum=hearth.v1.Reason" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -64,11 +111,6 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
-func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_error_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *ErrorDetail) GetField() string {
@@ -99,16 +141,74 @@ func (x *ErrorDetail) GetRecord() *Record {
 	return nil
 }
 
-func (x *ErrorDetail) GetReason() string {
+func (x *ErrorDetail) GetReason() Reason {
 	if x != nil {
 		return x.Reason
 	}
-	return ""
+	return Reason_REASON_UNSPECIFIED
+}
+
+func (x *ErrorDetail) SetField(v string) {
+	x.Field = v
+}
+
+func (x *ErrorDetail) SetPattern(v string) {
+	x.Pattern = v
+}
+
+func (x *ErrorDetail) SetCurrentRevision(v uint32) {
+	x.CurrentRevision = v
+}
+
+func (x *ErrorDetail) SetRecord(v *Record) {
+	x.Record = v
+}
+
+func (x *ErrorDetail) SetReason(v Reason) {
+	x.Reason = v
+}
+
+func (x *ErrorDetail) HasRecord() bool {
+	if x == nil {
+		return false
+	}
+	return x.Record != nil
+}
+
+func (x *ErrorDetail) ClearRecord() {
+	x.Record = nil
+}
+
+type ErrorDetail_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The request field at fault, e.g. content or changes.anchors[1].
+	Field string
+	// The screen pattern that refused a value (never the value itself).
+	Pattern string
+	// On a revision conflict: the record's current revision.
+	CurrentRevision uint32
+	// On a revision conflict: the record as it stands.
+	Record *Record
+	// Why the call failed, when the code alone does not say.
+	Reason Reason
+}
+
+func (b0 ErrorDetail_builder) Build() *ErrorDetail {
+	m0 := &ErrorDetail{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Field = b.Field
+	x.Pattern = b.Pattern
+	x.CurrentRevision = b.CurrentRevision
+	x.Record = b.Record
+	x.Reason = b.Reason
+	return m0
 }
 
 // Error is the JSON body of every failed REST call and MCP tool call.
 type Error struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The gRPC code name, e.g. INVALID_ARGUMENT, ABORTED, PERMISSION_DENIED.
 	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	// The HTTP status the REST route answers with.
@@ -119,7 +219,7 @@ type Error struct {
 	Pattern         string  `protobuf:"bytes,5,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	CurrentRevision uint32  `protobuf:"varint,6,opt,name=current_revision,json=currentRevision,proto3" json:"current_revision,omitempty"`
 	Record          *Record `protobuf:"bytes,7,opt,name=record,proto3" json:"record,omitempty"`
-	// The ErrorDetail reason, e.g. expired.
+	// The ErrorDetail reason in lower case without its prefix, e.g. expired.
 	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -148,11 +248,6 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Error.ProtoReflect.Descriptor instead.
-func (*Error) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_error_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Error) GetCode() string {
@@ -211,9 +306,84 @@ func (x *Error) GetReason() string {
 	return ""
 }
 
+func (x *Error) SetCode(v string) {
+	x.Code = v
+}
+
+func (x *Error) SetHttpStatus(v uint32) {
+	x.HttpStatus = v
+}
+
+func (x *Error) SetMessage(v string) {
+	x.Message = v
+}
+
+func (x *Error) SetField(v string) {
+	x.Field = v
+}
+
+func (x *Error) SetPattern(v string) {
+	x.Pattern = v
+}
+
+func (x *Error) SetCurrentRevision(v uint32) {
+	x.CurrentRevision = v
+}
+
+func (x *Error) SetRecord(v *Record) {
+	x.Record = v
+}
+
+func (x *Error) SetReason(v string) {
+	x.Reason = v
+}
+
+func (x *Error) HasRecord() bool {
+	if x == nil {
+		return false
+	}
+	return x.Record != nil
+}
+
+func (x *Error) ClearRecord() {
+	x.Record = nil
+}
+
+type Error_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The gRPC code name, e.g. INVALID_ARGUMENT, ABORTED, PERMISSION_DENIED.
+	Code string
+	// The HTTP status the REST route answers with.
+	HttpStatus uint32
+	// A message safe to show: it never carries a token or a screened value.
+	Message         string
+	Field           string
+	Pattern         string
+	CurrentRevision uint32
+	Record          *Record
+	// The ErrorDetail reason in lower case without its prefix, e.g. expired.
+	Reason string
+}
+
+func (b0 Error_builder) Build() *Error {
+	m0 := &Error{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Code = b.Code
+	x.HttpStatus = b.HttpStatus
+	x.Message = b.Message
+	x.Field = b.Field
+	x.Pattern = b.Pattern
+	x.CurrentRevision = b.CurrentRevision
+	x.Record = b.Record
+	x.Reason = b.Reason
+	return m0
+}
+
 // ErrorResponse wraps Error as {"error": {...}}.
 type ErrorResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -244,11 +414,6 @@ func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
-func (*ErrorResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_error_proto_rawDescGZIP(), []int{2}
-}
-
 func (x *ErrorResponse) GetError() *Error {
 	if x != nil {
 		return x.Error
@@ -256,17 +421,46 @@ func (x *ErrorResponse) GetError() *Error {
 	return nil
 }
 
+func (x *ErrorResponse) SetError(v *Error) {
+	x.Error = v
+}
+
+func (x *ErrorResponse) HasError() bool {
+	if x == nil {
+		return false
+	}
+	return x.Error != nil
+}
+
+func (x *ErrorResponse) ClearError() {
+	x.Error = nil
+}
+
+type ErrorResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Error *Error
+}
+
+func (b0 ErrorResponse_builder) Build() *ErrorResponse {
+	m0 := &ErrorResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Error = b.Error
+	return m0
+}
+
 var File_hearth_v1_error_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_error_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearth/v1/error.proto\x12\thearth.v1\x1a\x16hearth/v1/record.proto\"\xab\x01\n" +
+	"\x15hearth/v1/error.proto\x12\thearth.v1\x1a\x16hearth/v1/record.proto\"\xbe\x01\n" +
 	"\vErrorDetail\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x18\n" +
 	"\apattern\x18\x02 \x01(\tR\apattern\x12)\n" +
 	"\x10current_revision\x18\x03 \x01(\rR\x0fcurrentRevision\x12)\n" +
-	"\x06record\x18\x04 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xf4\x01\n" +
+	"\x06record\x18\x04 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12)\n" +
+	"\x06reason\x18\x05 \x01(\x0e2\x11.hearth.v1.ReasonR\x06reason\"\xf4\x01\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x1f\n" +
 	"\vhttp_status\x18\x02 \x01(\rR\n" +
@@ -278,39 +472,33 @@ const file_hearth_v1_error_proto_rawDesc = "" +
 	"\x06record\x18\a \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x16\n" +
 	"\x06reason\x18\b \x01(\tR\x06reason\"7\n" +
 	"\rErrorResponse\x12&\n" +
-	"\x05error\x18\x01 \x01(\v2\x10.hearth.v1.ErrorR\x05errorB\x98\x01\n" +
+	"\x05error\x18\x01 \x01(\v2\x10.hearth.v1.ErrorR\x05error*4\n" +
+	"\x06Reason\x12\x16\n" +
+	"\x12REASON_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eREASON_EXPIRED\x10\x01B\x98\x01\n" +
 	"\rcom.hearth.v1B\n" +
 	"ErrorProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var (
-	file_hearth_v1_error_proto_rawDescOnce sync.Once
-	file_hearth_v1_error_proto_rawDescData []byte
-)
-
-func file_hearth_v1_error_proto_rawDescGZIP() []byte {
-	file_hearth_v1_error_proto_rawDescOnce.Do(func() {
-		file_hearth_v1_error_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hearth_v1_error_proto_rawDesc), len(file_hearth_v1_error_proto_rawDesc)))
-	})
-	return file_hearth_v1_error_proto_rawDescData
-}
-
+var file_hearth_v1_error_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_hearth_v1_error_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_hearth_v1_error_proto_goTypes = []any{
-	(*ErrorDetail)(nil),   // 0: hearth.v1.ErrorDetail
-	(*Error)(nil),         // 1: hearth.v1.Error
-	(*ErrorResponse)(nil), // 2: hearth.v1.ErrorResponse
-	(*Record)(nil),        // 3: hearth.v1.Record
+	(Reason)(0),           // 0: hearth.v1.Reason
+	(*ErrorDetail)(nil),   // 1: hearth.v1.ErrorDetail
+	(*Error)(nil),         // 2: hearth.v1.Error
+	(*ErrorResponse)(nil), // 3: hearth.v1.ErrorResponse
+	(*Record)(nil),        // 4: hearth.v1.Record
 }
 var file_hearth_v1_error_proto_depIdxs = []int32{
-	3, // 0: hearth.v1.ErrorDetail.record:type_name -> hearth.v1.Record
-	3, // 1: hearth.v1.Error.record:type_name -> hearth.v1.Record
-	1, // 2: hearth.v1.ErrorResponse.error:type_name -> hearth.v1.Error
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	4, // 0: hearth.v1.ErrorDetail.record:type_name -> hearth.v1.Record
+	0, // 1: hearth.v1.ErrorDetail.reason:type_name -> hearth.v1.Reason
+	4, // 2: hearth.v1.Error.record:type_name -> hearth.v1.Record
+	2, // 3: hearth.v1.ErrorResponse.error:type_name -> hearth.v1.Error
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_error_proto_init() }
@@ -324,13 +512,14 @@ func file_hearth_v1_error_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_error_proto_rawDesc), len(file_hearth_v1_error_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_hearth_v1_error_proto_goTypes,
 		DependencyIndexes: file_hearth_v1_error_proto_depIdxs,
+		EnumInfos:         file_hearth_v1_error_proto_enumTypes,
 		MessageInfos:      file_hearth_v1_error_proto_msgTypes,
 	}.Build()
 	File_hearth_v1_error_proto = out.File

@@ -4,6 +4,8 @@
 // 	protoc        (unknown)
 // source: hearth/v1/memory.proto
 
+//go:build !protoopaque
+
 package hearthv1
 
 import (
@@ -12,7 +14,6 @@ import (
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
-	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -24,7 +25,7 @@ const (
 )
 
 type StoreRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// Where the record lives: github/<owner>/<repo>, gitea/<owner>/<repo>,
 	// projects/<name>, topics/<name>, global or local/<name>.
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -74,11 +75,6 @@ func (x *StoreRequest) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use StoreRequest.ProtoReflect.Descriptor instead.
-func (*StoreRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *StoreRequest) GetNamespace() string {
@@ -151,8 +147,103 @@ func (x *StoreRequest) GetRemote() string {
 	return ""
 }
 
+func (x *StoreRequest) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *StoreRequest) SetType(v string) {
+	x.Type = v
+}
+
+func (x *StoreRequest) SetTitle(v string) {
+	x.Title = v
+}
+
+func (x *StoreRequest) SetContent(v string) {
+	x.Content = v
+}
+
+func (x *StoreRequest) SetConfidence(v float64) {
+	x.Confidence = &v
+}
+
+func (x *StoreRequest) SetTopics(v []string) {
+	x.Topics = v
+}
+
+func (x *StoreRequest) SetAnchors(v []string) {
+	x.Anchors = v
+}
+
+func (x *StoreRequest) SetSupersedes(v string) {
+	x.Supersedes = v
+}
+
+func (x *StoreRequest) SetAgent(v string) {
+	x.Agent = v
+}
+
+func (x *StoreRequest) SetRemote(v string) {
+	x.Remote = v
+}
+
+func (x *StoreRequest) HasConfidence() bool {
+	if x == nil {
+		return false
+	}
+	return x.Confidence != nil
+}
+
+func (x *StoreRequest) ClearConfidence() {
+	x.Confidence = nil
+}
+
+type StoreRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Where the record lives: github/<owner>/<repo>, gitea/<owner>/<repo>,
+	// projects/<name>, topics/<name>, global or local/<name>.
+	Namespace string
+	// decision, constraint, requirement, procedure, preference, note or summary.
+	Type string
+	// A short title (at most 200 characters).
+	Title string
+	// The content (at most 16,000 characters).
+	Content string
+	// How sure the writer is, above 0 up to 1. Default 0.8.
+	Confidence *float64
+	// Up to 8 topic tags of 1-40 characters [a-z0-9._-].
+	Topics []string
+	// Things the record depends on: entity:<id>, path:<relative path>,
+	// host:<name>, url:<url>.
+	Anchors []string
+	// The id of an active record in the same namespace that this one retires.
+	Supersedes string
+	// Ignored: the writer is always the authenticated client's name.
+	Agent string
+	// A git remote URL to derive the namespace from, in place of `namespace`.
+	Remote string
+}
+
+func (b0 StoreRequest_builder) Build() *StoreRequest {
+	m0 := &StoreRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Namespace = b.Namespace
+	x.Type = b.Type
+	x.Title = b.Title
+	x.Content = b.Content
+	x.Confidence = b.Confidence
+	x.Topics = b.Topics
+	x.Anchors = b.Anchors
+	x.Supersedes = b.Supersedes
+	x.Agent = b.Agent
+	x.Remote = b.Remote
+	return m0
+}
+
 type StoreResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	Record        *Record                `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -183,11 +274,6 @@ func (x *StoreResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use StoreResponse.ProtoReflect.Descriptor instead.
-func (*StoreResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{1}
-}
-
 func (x *StoreResponse) GetRecord() *Record {
 	if x != nil {
 		return x.Record
@@ -195,8 +281,37 @@ func (x *StoreResponse) GetRecord() *Record {
 	return nil
 }
 
+func (x *StoreResponse) SetRecord(v *Record) {
+	x.Record = v
+}
+
+func (x *StoreResponse) HasRecord() bool {
+	if x == nil {
+		return false
+	}
+	return x.Record != nil
+}
+
+func (x *StoreResponse) ClearRecord() {
+	x.Record = nil
+}
+
+type StoreResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Record *Record
+}
+
+func (b0 StoreResponse_builder) Build() *StoreResponse {
+	m0 := &StoreResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Record = b.Record
+	return m0
+}
+
 type GetRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// Record ids (at most 50).
 	Ids           []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -228,11 +343,6 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
-func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{2}
-}
-
 func (x *GetRequest) GetIds() []string {
 	if x != nil {
 		return x.Ids
@@ -240,8 +350,27 @@ func (x *GetRequest) GetIds() []string {
 	return nil
 }
 
+func (x *GetRequest) SetIds(v []string) {
+	x.Ids = v
+}
+
+type GetRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Record ids (at most 50).
+	Ids []string
+}
+
+func (b0 GetRequest_builder) Build() *GetRequest {
+	m0 := &GetRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Ids = b.Ids
+	return m0
+}
+
 type GetResponse struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
+	state   protoimpl.MessageState `protogen:"hybrid.v1"`
 	Records []*Record              `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
 	// Ids that name no record.
 	Missing []string `protobuf:"bytes,2,rep,name=missing,proto3" json:"missing,omitempty"`
@@ -280,11 +409,6 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
-func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{3}
-}
-
 func (x *GetResponse) GetRecords() []*Record {
 	if x != nil {
 		return x.Records
@@ -320,8 +444,54 @@ func (x *GetResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+func (x *GetResponse) SetRecords(v []*Record) {
+	x.Records = v
+}
+
+func (x *GetResponse) SetMissing(v []string) {
+	x.Missing = v
+}
+
+func (x *GetResponse) SetEstimatedTokens(v uint32) {
+	x.EstimatedTokens = v
+}
+
+func (x *GetResponse) SetTruncated(v bool) {
+	x.Truncated = v
+}
+
+func (x *GetResponse) SetLeftOut(v uint32) {
+	x.LeftOut = v
+}
+
+type GetResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Records []*Record
+	// Ids that name no record.
+	Missing []string
+	// The size of this response in tokens (4 bytes of JSON each).
+	EstimatedTokens uint32
+	// True when records were left out to keep within the budget.
+	Truncated bool
+	// How many records were left out.
+	LeftOut uint32
+}
+
+func (b0 GetResponse_builder) Build() *GetResponse {
+	m0 := &GetResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Records = b.Records
+	x.Missing = b.Missing
+	x.EstimatedTokens = b.EstimatedTokens
+	x.Truncated = b.Truncated
+	x.LeftOut = b.LeftOut
+	return m0
+}
+
 type UpdateRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The revision you last saw.
 	Revision      uint32         `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
@@ -355,11 +525,6 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
-func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{4}
-}
-
 func (x *UpdateRequest) GetId() string {
 	if x != nil {
 		return x.Id
@@ -381,9 +546,51 @@ func (x *UpdateRequest) GetChanges() *RecordChanges {
 	return nil
 }
 
+func (x *UpdateRequest) SetId(v string) {
+	x.Id = v
+}
+
+func (x *UpdateRequest) SetRevision(v uint32) {
+	x.Revision = v
+}
+
+func (x *UpdateRequest) SetChanges(v *RecordChanges) {
+	x.Changes = v
+}
+
+func (x *UpdateRequest) HasChanges() bool {
+	if x == nil {
+		return false
+	}
+	return x.Changes != nil
+}
+
+func (x *UpdateRequest) ClearChanges() {
+	x.Changes = nil
+}
+
+type UpdateRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Id string
+	// The revision you last saw.
+	Revision uint32
+	Changes  *RecordChanges
+}
+
+func (b0 UpdateRequest_builder) Build() *UpdateRequest {
+	m0 := &UpdateRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Id = b.Id
+	x.Revision = b.Revision
+	x.Changes = b.Changes
+	return m0
+}
+
 // RecordChanges lists the fields to change; absent fields stay as they are.
 type RecordChanges struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
+	state   protoimpl.MessageState `protogen:"hybrid.v1"`
 	Title   *string                `protobuf:"bytes,1,opt,name=title,proto3,oneof" json:"title,omitempty"`
 	Content *string                `protobuf:"bytes,2,opt,name=content,proto3,oneof" json:"content,omitempty"`
 	Type    *string                `protobuf:"bytes,3,opt,name=type,proto3,oneof" json:"type,omitempty"`
@@ -423,11 +630,6 @@ func (x *RecordChanges) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use RecordChanges.ProtoReflect.Descriptor instead.
-func (*RecordChanges) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RecordChanges) GetTitle() string {
@@ -486,8 +688,160 @@ func (x *RecordChanges) GetSupersedes() string {
 	return ""
 }
 
+func (x *RecordChanges) SetTitle(v string) {
+	x.Title = &v
+}
+
+func (x *RecordChanges) SetContent(v string) {
+	x.Content = &v
+}
+
+func (x *RecordChanges) SetType(v string) {
+	x.Type = &v
+}
+
+func (x *RecordChanges) SetStatus(v string) {
+	x.Status = &v
+}
+
+func (x *RecordChanges) SetConfidence(v float64) {
+	x.Confidence = &v
+}
+
+func (x *RecordChanges) SetTopics(v *structpb.ListValue) {
+	x.Topics = v
+}
+
+func (x *RecordChanges) SetAnchors(v *structpb.ListValue) {
+	x.Anchors = v
+}
+
+func (x *RecordChanges) SetSupersedes(v string) {
+	x.Supersedes = &v
+}
+
+func (x *RecordChanges) HasTitle() bool {
+	if x == nil {
+		return false
+	}
+	return x.Title != nil
+}
+
+func (x *RecordChanges) HasContent() bool {
+	if x == nil {
+		return false
+	}
+	return x.Content != nil
+}
+
+func (x *RecordChanges) HasType() bool {
+	if x == nil {
+		return false
+	}
+	return x.Type != nil
+}
+
+func (x *RecordChanges) HasStatus() bool {
+	if x == nil {
+		return false
+	}
+	return x.Status != nil
+}
+
+func (x *RecordChanges) HasConfidence() bool {
+	if x == nil {
+		return false
+	}
+	return x.Confidence != nil
+}
+
+func (x *RecordChanges) HasTopics() bool {
+	if x == nil {
+		return false
+	}
+	return x.Topics != nil
+}
+
+func (x *RecordChanges) HasAnchors() bool {
+	if x == nil {
+		return false
+	}
+	return x.Anchors != nil
+}
+
+func (x *RecordChanges) HasSupersedes() bool {
+	if x == nil {
+		return false
+	}
+	return x.Supersedes != nil
+}
+
+func (x *RecordChanges) ClearTitle() {
+	x.Title = nil
+}
+
+func (x *RecordChanges) ClearContent() {
+	x.Content = nil
+}
+
+func (x *RecordChanges) ClearType() {
+	x.Type = nil
+}
+
+func (x *RecordChanges) ClearStatus() {
+	x.Status = nil
+}
+
+func (x *RecordChanges) ClearConfidence() {
+	x.Confidence = nil
+}
+
+func (x *RecordChanges) ClearTopics() {
+	x.Topics = nil
+}
+
+func (x *RecordChanges) ClearAnchors() {
+	x.Anchors = nil
+}
+
+func (x *RecordChanges) ClearSupersedes() {
+	x.Supersedes = nil
+}
+
+type RecordChanges_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Title   *string
+	Content *string
+	Type    *string
+	// active or candidate.
+	Status     *string
+	Confidence *float64
+	// A JSON array of strings replacing the topics ([] clears them).
+	Topics *structpb.ListValue
+	// A JSON array of strings replacing the anchors ([] clears them).
+	Anchors *structpb.ListValue
+	// The id of an active record in the same namespace that this one retires.
+	Supersedes *string
+}
+
+func (b0 RecordChanges_builder) Build() *RecordChanges {
+	m0 := &RecordChanges{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Title = b.Title
+	x.Content = b.Content
+	x.Type = b.Type
+	x.Status = b.Status
+	x.Confidence = b.Confidence
+	x.Topics = b.Topics
+	x.Anchors = b.Anchors
+	x.Supersedes = b.Supersedes
+	return m0
+}
+
 type UpdateResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	Record        *Record                `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -518,11 +872,6 @@ func (x *UpdateResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use UpdateResponse.ProtoReflect.Descriptor instead.
-func (*UpdateResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{6}
-}
-
 func (x *UpdateResponse) GetRecord() *Record {
 	if x != nil {
 		return x.Record
@@ -530,8 +879,37 @@ func (x *UpdateResponse) GetRecord() *Record {
 	return nil
 }
 
+func (x *UpdateResponse) SetRecord(v *Record) {
+	x.Record = v
+}
+
+func (x *UpdateResponse) HasRecord() bool {
+	if x == nil {
+		return false
+	}
+	return x.Record != nil
+}
+
+func (x *UpdateResponse) ClearRecord() {
+	x.Record = nil
+}
+
+type UpdateResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Record *Record
+}
+
+func (b0 UpdateResponse_builder) Build() *UpdateResponse {
+	m0 := &UpdateResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Record = b.Record
+	return m0
+}
+
 type ForgetRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Forget only if the record is still at this revision.
 	Revision *uint32 `protobuf:"varint,2,opt,name=revision,proto3,oneof" json:"revision,omitempty"`
@@ -566,11 +944,6 @@ func (x *ForgetRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ForgetRequest.ProtoReflect.Descriptor instead.
-func (*ForgetRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{7}
-}
-
 func (x *ForgetRequest) GetId() string {
 	if x != nil {
 		return x.Id
@@ -592,8 +965,51 @@ func (x *ForgetRequest) GetReason() string {
 	return ""
 }
 
+func (x *ForgetRequest) SetId(v string) {
+	x.Id = v
+}
+
+func (x *ForgetRequest) SetRevision(v uint32) {
+	x.Revision = &v
+}
+
+func (x *ForgetRequest) SetReason(v string) {
+	x.Reason = v
+}
+
+func (x *ForgetRequest) HasRevision() bool {
+	if x == nil {
+		return false
+	}
+	return x.Revision != nil
+}
+
+func (x *ForgetRequest) ClearRevision() {
+	x.Revision = nil
+}
+
+type ForgetRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Id string
+	// Forget only if the record is still at this revision.
+	Revision *uint32
+	// Why the record is forgotten (kept in the audit).
+	Reason string
+}
+
+func (b0 ForgetRequest_builder) Build() *ForgetRequest {
+	m0 := &ForgetRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Id = b.Id
+	x.Revision = b.Revision
+	x.Reason = b.Reason
+	return m0
+}
+
 type ForgetResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	Record        *Record                `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -624,11 +1040,6 @@ func (x *ForgetResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ForgetResponse.ProtoReflect.Descriptor instead.
-func (*ForgetResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{8}
-}
-
 func (x *ForgetResponse) GetRecord() *Record {
 	if x != nil {
 		return x.Record
@@ -636,8 +1047,37 @@ func (x *ForgetResponse) GetRecord() *Record {
 	return nil
 }
 
+func (x *ForgetResponse) SetRecord(v *Record) {
+	x.Record = v
+}
+
+func (x *ForgetResponse) HasRecord() bool {
+	if x == nil {
+		return false
+	}
+	return x.Record != nil
+}
+
+func (x *ForgetResponse) ClearRecord() {
+	x.Record = nil
+}
+
+type ForgetResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Record *Record
+}
+
+func (b0 ForgetResponse_builder) Build() *ForgetResponse {
+	m0 := &ForgetResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Record = b.Record
+	return m0
+}
+
 type SearchRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The question or keywords.
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// The namespace to search (its scope chain is read).
@@ -683,11 +1123,6 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
-func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SearchRequest) GetQuery() string {
@@ -753,8 +1188,94 @@ func (x *SearchRequest) GetRemote() string {
 	return ""
 }
 
+func (x *SearchRequest) SetQuery(v string) {
+	x.Query = v
+}
+
+func (x *SearchRequest) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *SearchRequest) SetTopics(v []string) {
+	x.Topics = v
+}
+
+func (x *SearchRequest) SetTypes(v []string) {
+	x.Types = v
+}
+
+func (x *SearchRequest) SetLimit(v uint32) {
+	x.Limit = v
+}
+
+func (x *SearchRequest) SetMinCosine(v float64) {
+	x.MinCosine = &v
+}
+
+func (x *SearchRequest) SetExclude(v []string) {
+	x.Exclude = v
+}
+
+func (x *SearchRequest) SetRecall(v bool) {
+	x.Recall = v
+}
+
+func (x *SearchRequest) SetRemote(v string) {
+	x.Remote = v
+}
+
+func (x *SearchRequest) HasMinCosine() bool {
+	if x == nil {
+		return false
+	}
+	return x.MinCosine != nil
+}
+
+func (x *SearchRequest) ClearMinCosine() {
+	x.MinCosine = nil
+}
+
+type SearchRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The question or keywords.
+	Query string
+	// The namespace to search (its scope chain is read).
+	Namespace string
+	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
+	Topics []string
+	// Only these record types.
+	Types []string
+	// At most this many hits (1-50, default 10).
+	Limit uint32
+	// Keep hits at least this similar (embedding ranking only).
+	MinCosine *float64
+	// Drop hits whose id starts with one of these (8+ characters each).
+	Exclude []string
+	// A per-prompt recall search: not recorded as a question asked.
+	Recall bool
+	// A git remote URL to derive the namespace from, in place of `namespace`.
+	Remote string
+}
+
+func (b0 SearchRequest_builder) Build() *SearchRequest {
+	m0 := &SearchRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Query = b.Query
+	x.Namespace = b.Namespace
+	x.Topics = b.Topics
+	x.Types = b.Types
+	x.Limit = b.Limit
+	x.MinCosine = b.MinCosine
+	x.Exclude = b.Exclude
+	x.Recall = b.Recall
+	x.Remote = b.Remote
+	return m0
+}
+
 type SearchHit struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
+	state     protoimpl.MessageState `protogen:"hybrid.v1"`
 	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Namespace string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	Type      string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
@@ -795,11 +1316,6 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
-func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SearchHit) GetId() string {
@@ -865,8 +1381,89 @@ func (x *SearchHit) GetWhy() string {
 	return ""
 }
 
+func (x *SearchHit) SetId(v string) {
+	x.Id = v
+}
+
+func (x *SearchHit) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *SearchHit) SetType(v string) {
+	x.Type = v
+}
+
+func (x *SearchHit) SetTitle(v string) {
+	x.Title = v
+}
+
+func (x *SearchHit) SetSnippet(v string) {
+	x.Snippet = v
+}
+
+func (x *SearchHit) SetStatus(v string) {
+	x.Status = v
+}
+
+func (x *SearchHit) SetScore(v float64) {
+	x.Score = v
+}
+
+func (x *SearchHit) SetCosine(v float64) {
+	x.Cosine = &v
+}
+
+func (x *SearchHit) SetWhy(v string) {
+	x.Why = v
+}
+
+func (x *SearchHit) HasCosine() bool {
+	if x == nil {
+		return false
+	}
+	return x.Cosine != nil
+}
+
+func (x *SearchHit) ClearCosine() {
+	x.Cosine = nil
+}
+
+type SearchHit_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Id        string
+	Namespace string
+	Type      string
+	Title     string
+	// Part of the content around the matched words.
+	Snippet string
+	Status  string
+	// Higher is better.
+	Score float64
+	// Cosine similarity to the query, under rrf ranking only.
+	Cosine *float64
+	// Why the hit ranks where it does.
+	Why string
+}
+
+func (b0 SearchHit_builder) Build() *SearchHit {
+	m0 := &SearchHit{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Id = b.Id
+	x.Namespace = b.Namespace
+	x.Type = b.Type
+	x.Title = b.Title
+	x.Snippet = b.Snippet
+	x.Status = b.Status
+	x.Score = b.Score
+	x.Cosine = b.Cosine
+	x.Why = b.Why
+	return m0
+}
+
 type SearchResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	Hits  []*SearchHit           `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
 	// fts (full text) or rrf (full text fused with embeddings).
 	Ranking         string `protobuf:"bytes,2,opt,name=ranking,proto3" json:"ranking,omitempty"`
@@ -900,11 +1497,6 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
-func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SearchResponse) GetHits() []*SearchHit {
@@ -942,8 +1534,51 @@ func (x *SearchResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+func (x *SearchResponse) SetHits(v []*SearchHit) {
+	x.Hits = v
+}
+
+func (x *SearchResponse) SetRanking(v string) {
+	x.Ranking = v
+}
+
+func (x *SearchResponse) SetEstimatedTokens(v uint32) {
+	x.EstimatedTokens = v
+}
+
+func (x *SearchResponse) SetTruncated(v bool) {
+	x.Truncated = v
+}
+
+func (x *SearchResponse) SetLeftOut(v uint32) {
+	x.LeftOut = v
+}
+
+type SearchResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Hits []*SearchHit
+	// fts (full text) or rrf (full text fused with embeddings).
+	Ranking         string
+	EstimatedTokens uint32
+	Truncated       bool
+	LeftOut         uint32
+}
+
+func (b0 SearchResponse_builder) Build() *SearchResponse {
+	m0 := &SearchResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Hits = b.Hits
+	x.Ranking = b.Ranking
+	x.EstimatedTokens = b.EstimatedTokens
+	x.Truncated = b.Truncated
+	x.LeftOut = b.LeftOut
+	return m0
+}
+
 type TimelineRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The namespace whose scope chain is listed (default global).
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Only records created at or after this time (RFC 3339).
@@ -983,11 +1618,6 @@ func (x *TimelineRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use TimelineRequest.ProtoReflect.Descriptor instead.
-func (*TimelineRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{12}
-}
-
 func (x *TimelineRequest) GetNamespace() string {
 	if x != nil {
 		return x.Namespace
@@ -1023,8 +1653,77 @@ func (x *TimelineRequest) GetRemote() string {
 	return ""
 }
 
+func (x *TimelineRequest) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *TimelineRequest) SetSince(v *timestamppb.Timestamp) {
+	x.Since = v
+}
+
+func (x *TimelineRequest) SetUntil(v *timestamppb.Timestamp) {
+	x.Until = v
+}
+
+func (x *TimelineRequest) SetLimit(v uint32) {
+	x.Limit = v
+}
+
+func (x *TimelineRequest) SetRemote(v string) {
+	x.Remote = v
+}
+
+func (x *TimelineRequest) HasSince() bool {
+	if x == nil {
+		return false
+	}
+	return x.Since != nil
+}
+
+func (x *TimelineRequest) HasUntil() bool {
+	if x == nil {
+		return false
+	}
+	return x.Until != nil
+}
+
+func (x *TimelineRequest) ClearSince() {
+	x.Since = nil
+}
+
+func (x *TimelineRequest) ClearUntil() {
+	x.Until = nil
+}
+
+type TimelineRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The namespace whose scope chain is listed (default global).
+	Namespace string
+	// Only records created at or after this time (RFC 3339).
+	Since *timestamppb.Timestamp
+	// Only records created before this time (RFC 3339).
+	Until *timestamppb.Timestamp
+	// At most this many records (1-100, default 20).
+	Limit uint32
+	// A git remote URL to derive the namespace from, in place of `namespace`.
+	Remote string
+}
+
+func (b0 TimelineRequest_builder) Build() *TimelineRequest {
+	m0 := &TimelineRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Namespace = b.Namespace
+	x.Since = b.Since
+	x.Until = b.Until
+	x.Limit = b.Limit
+	x.Remote = b.Remote
+	return m0
+}
+
 type TimelineResponse struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
+	state           protoimpl.MessageState `protogen:"hybrid.v1"`
 	Records         []*Record              `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
 	EstimatedTokens uint32                 `protobuf:"varint,2,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
 	Truncated       bool                   `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
@@ -1058,11 +1757,6 @@ func (x *TimelineResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use TimelineResponse.ProtoReflect.Descriptor instead.
-func (*TimelineResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{13}
-}
-
 func (x *TimelineResponse) GetRecords() []*Record {
 	if x != nil {
 		return x.Records
@@ -1091,8 +1785,44 @@ func (x *TimelineResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+func (x *TimelineResponse) SetRecords(v []*Record) {
+	x.Records = v
+}
+
+func (x *TimelineResponse) SetEstimatedTokens(v uint32) {
+	x.EstimatedTokens = v
+}
+
+func (x *TimelineResponse) SetTruncated(v bool) {
+	x.Truncated = v
+}
+
+func (x *TimelineResponse) SetLeftOut(v uint32) {
+	x.LeftOut = v
+}
+
+type TimelineResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Records         []*Record
+	EstimatedTokens uint32
+	Truncated       bool
+	LeftOut         uint32
+}
+
+func (b0 TimelineResponse_builder) Build() *TimelineResponse {
+	m0 := &TimelineResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Records = b.Records
+	x.EstimatedTokens = b.EstimatedTokens
+	x.Truncated = b.Truncated
+	x.LeftOut = b.LeftOut
+	return m0
+}
+
 type NamespaceRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// A git remote URL, e.g. git@github.com:acme/api.git.
 	Remote string `protobuf:"bytes,1,opt,name=remote,proto3" json:"remote,omitempty"`
 	// A namespace to check, e.g. projects/platform.
@@ -1126,11 +1856,6 @@ func (x *NamespaceRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use NamespaceRequest.ProtoReflect.Descriptor instead.
-func (*NamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{14}
-}
-
 func (x *NamespaceRequest) GetRemote() string {
 	if x != nil {
 		return x.Remote
@@ -1145,8 +1870,34 @@ func (x *NamespaceRequest) GetName() string {
 	return ""
 }
 
+func (x *NamespaceRequest) SetRemote(v string) {
+	x.Remote = v
+}
+
+func (x *NamespaceRequest) SetName(v string) {
+	x.Name = v
+}
+
+type NamespaceRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// A git remote URL, e.g. git@github.com:acme/api.git.
+	Remote string
+	// A namespace to check, e.g. projects/platform.
+	Name string
+}
+
+func (b0 NamespaceRequest_builder) Build() *NamespaceRequest {
+	m0 := &NamespaceRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Remote = b.Remote
+	x.Name = b.Name
+	return m0
+}
+
 type NamespaceResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The namespace records for this repository live in.
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// The retrieval chain, first to last.
@@ -1180,11 +1931,6 @@ func (x *NamespaceResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use NamespaceResponse.ProtoReflect.Descriptor instead.
-func (*NamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{15}
-}
-
 func (x *NamespaceResponse) GetNamespace() string {
 	if x != nil {
 		return x.Namespace
@@ -1199,8 +1945,34 @@ func (x *NamespaceResponse) GetScopes() []string {
 	return nil
 }
 
+func (x *NamespaceResponse) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *NamespaceResponse) SetScopes(v []string) {
+	x.Scopes = v
+}
+
+type NamespaceResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The namespace records for this repository live in.
+	Namespace string
+	// The retrieval chain, first to last.
+	Scopes []string
+}
+
+func (b0 NamespaceResponse_builder) Build() *NamespaceResponse {
+	m0 := &NamespaceResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Namespace = b.Namespace
+	x.Scopes = b.Scopes
+	return m0
+}
+
 type BootstrapRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The repository namespace; or give `remote`.
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// A git remote URL to derive the namespace from.
@@ -1238,11 +2010,6 @@ func (x *BootstrapRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use BootstrapRequest.ProtoReflect.Descriptor instead.
-func (*BootstrapRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{16}
-}
-
 func (x *BootstrapRequest) GetNamespace() string {
 	if x != nil {
 		return x.Namespace
@@ -1271,9 +2038,49 @@ func (x *BootstrapRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *BootstrapRequest) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *BootstrapRequest) SetRemote(v string) {
+	x.Remote = v
+}
+
+func (x *BootstrapRequest) SetTopics(v []string) {
+	x.Topics = v
+}
+
+func (x *BootstrapRequest) SetSessionId(v string) {
+	x.SessionId = v
+}
+
+type BootstrapRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The repository namespace; or give `remote`.
+	Namespace string
+	// A git remote URL to derive the namespace from.
+	Remote string
+	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
+	Topics []string
+	// The agent's session id, if it has one.
+	SessionId string
+}
+
+func (b0 BootstrapRequest_builder) Build() *BootstrapRequest {
+	m0 := &BootstrapRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Namespace = b.Namespace
+	x.Remote = b.Remote
+	x.Topics = b.Topics
+	x.SessionId = b.SessionId
+	return m0
+}
+
 // BootstrapItem is one compact line of the session-start packet.
 type BootstrapItem struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Type  string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	Title string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
@@ -1308,11 +2115,6 @@ func (x *BootstrapItem) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use BootstrapItem.ProtoReflect.Descriptor instead.
-func (*BootstrapItem) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{17}
-}
-
 func (x *BootstrapItem) GetId() string {
 	if x != nil {
 		return x.Id
@@ -1341,8 +2143,45 @@ func (x *BootstrapItem) GetReason() string {
 	return ""
 }
 
+func (x *BootstrapItem) SetId(v string) {
+	x.Id = v
+}
+
+func (x *BootstrapItem) SetType(v string) {
+	x.Type = v
+}
+
+func (x *BootstrapItem) SetTitle(v string) {
+	x.Title = v
+}
+
+func (x *BootstrapItem) SetReason(v string) {
+	x.Reason = v
+}
+
+type BootstrapItem_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Id    string
+	Type  string
+	Title string
+	// Why it is listed: candidate, durable or anchor-unavailable.
+	Reason string
+}
+
+func (b0 BootstrapItem_builder) Build() *BootstrapItem {
+	m0 := &BootstrapItem{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Id = b.Id
+	x.Type = b.Type
+	x.Title = b.Title
+	x.Reason = b.Reason
+	return m0
+}
+
 type BootstrapResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The namespace the packet is for.
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// The topics that were added to the chain.
@@ -1378,11 +2217,6 @@ func (x *BootstrapResponse) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use BootstrapResponse.ProtoReflect.Descriptor instead.
-func (*BootstrapResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BootstrapResponse) GetNamespace() string {
@@ -1427,8 +2261,58 @@ func (x *BootstrapResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+func (x *BootstrapResponse) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *BootstrapResponse) SetTopics(v []string) {
+	x.Topics = v
+}
+
+func (x *BootstrapResponse) SetItems(v []*BootstrapItem) {
+	x.Items = v
+}
+
+func (x *BootstrapResponse) SetEstimatedTokens(v uint32) {
+	x.EstimatedTokens = v
+}
+
+func (x *BootstrapResponse) SetTruncated(v bool) {
+	x.Truncated = v
+}
+
+func (x *BootstrapResponse) SetLeftOut(v uint32) {
+	x.LeftOut = v
+}
+
+type BootstrapResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The namespace the packet is for.
+	Namespace string
+	// The topics that were added to the chain.
+	Topics          []string
+	Items           []*BootstrapItem
+	EstimatedTokens uint32
+	Truncated       bool
+	LeftOut         uint32
+}
+
+func (b0 BootstrapResponse_builder) Build() *BootstrapResponse {
+	m0 := &BootstrapResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Namespace = b.Namespace
+	x.Topics = b.Topics
+	x.Items = b.Items
+	x.EstimatedTokens = b.EstimatedTokens
+	x.Truncated = b.Truncated
+	x.LeftOut = b.LeftOut
+	return m0
+}
+
 type ContextRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// What you are about to do, in a sentence or two.
 	Task string `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// The repository namespace; or give `remote`.
@@ -1468,11 +2352,6 @@ func (x *ContextRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ContextRequest.ProtoReflect.Descriptor instead.
-func (*ContextRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{19}
-}
-
 func (x *ContextRequest) GetTask() string {
 	if x != nil {
 		return x.Task
@@ -1508,8 +2387,66 @@ func (x *ContextRequest) GetBudgetTokens() uint32 {
 	return 0
 }
 
+func (x *ContextRequest) SetTask(v string) {
+	x.Task = v
+}
+
+func (x *ContextRequest) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *ContextRequest) SetRemote(v string) {
+	x.Remote = v
+}
+
+func (x *ContextRequest) SetTopics(v []string) {
+	x.Topics = v
+}
+
+func (x *ContextRequest) SetBudgetTokens(v uint32) {
+	x.BudgetTokens = &v
+}
+
+func (x *ContextRequest) HasBudgetTokens() bool {
+	if x == nil {
+		return false
+	}
+	return x.BudgetTokens != nil
+}
+
+func (x *ContextRequest) ClearBudgetTokens() {
+	x.BudgetTokens = nil
+}
+
+type ContextRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// What you are about to do, in a sentence or two.
+	Task string
+	// The repository namespace; or give `remote`.
+	Namespace string
+	// A git remote URL to derive the namespace from.
+	Remote string
+	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
+	Topics []string
+	// The packet's budget in tokens (default 4,000; at most 8,000).
+	BudgetTokens *uint32
+}
+
+func (b0 ContextRequest_builder) Build() *ContextRequest {
+	m0 := &ContextRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Task = b.Task
+	x.Namespace = b.Namespace
+	x.Remote = b.Remote
+	x.Topics = b.Topics
+	x.BudgetTokens = b.BudgetTokens
+	return m0
+}
+
 type ContextResponse struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
+	state           protoimpl.MessageState `protogen:"hybrid.v1"`
 	Records         []*Record              `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
 	EstimatedTokens uint32                 `protobuf:"varint,2,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
 	Truncated       bool                   `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
@@ -1545,11 +2482,6 @@ func (x *ContextResponse) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ContextResponse.ProtoReflect.Descriptor instead.
-func (*ContextResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ContextResponse) GetRecords() []*Record {
@@ -1594,8 +2526,58 @@ func (x *ContextResponse) GetClamped() bool {
 	return false
 }
 
+func (x *ContextResponse) SetRecords(v []*Record) {
+	x.Records = v
+}
+
+func (x *ContextResponse) SetEstimatedTokens(v uint32) {
+	x.EstimatedTokens = v
+}
+
+func (x *ContextResponse) SetTruncated(v bool) {
+	x.Truncated = v
+}
+
+func (x *ContextResponse) SetLeftOut(v uint32) {
+	x.LeftOut = v
+}
+
+func (x *ContextResponse) SetBudgetTokens(v uint32) {
+	x.BudgetTokens = v
+}
+
+func (x *ContextResponse) SetClamped(v bool) {
+	x.Clamped = v
+}
+
+type ContextResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Records         []*Record
+	EstimatedTokens uint32
+	Truncated       bool
+	LeftOut         uint32
+	// The budget the packet was packed into.
+	BudgetTokens uint32
+	// True when the budget asked for was above the limit and was lowered.
+	Clamped bool
+}
+
+func (b0 ContextResponse_builder) Build() *ContextResponse {
+	m0 := &ContextResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Records = b.Records
+	x.EstimatedTokens = b.EstimatedTokens
+	x.Truncated = b.Truncated
+	x.LeftOut = b.LeftOut
+	x.BudgetTokens = b.BudgetTokens
+	x.Clamped = b.Clamped
+	return m0
+}
+
 type EvidenceRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The record the evidence is about.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// corroborates or contradicts.
@@ -1631,11 +2613,6 @@ func (x *EvidenceRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use EvidenceRequest.ProtoReflect.Descriptor instead.
-func (*EvidenceRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{21}
-}
-
 func (x *EvidenceRequest) GetId() string {
 	if x != nil {
 		return x.Id
@@ -1657,8 +2634,41 @@ func (x *EvidenceRequest) GetNote() string {
 	return ""
 }
 
+func (x *EvidenceRequest) SetId(v string) {
+	x.Id = v
+}
+
+func (x *EvidenceRequest) SetStance(v string) {
+	x.Stance = v
+}
+
+func (x *EvidenceRequest) SetNote(v string) {
+	x.Note = v
+}
+
+type EvidenceRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The record the evidence is about.
+	Id string
+	// corroborates or contradicts.
+	Stance string
+	// What you checked (optional, at most 500 characters).
+	Note string
+}
+
+func (b0 EvidenceRequest_builder) Build() *EvidenceRequest {
+	m0 := &EvidenceRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Id = b.Id
+	x.Stance = b.Stance
+	x.Note = b.Note
+	return m0
+}
+
 type EvidenceResponse struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
+	state  protoimpl.MessageState `protogen:"hybrid.v1"`
 	Record *Record                `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
 	// N for/M against, or asserted, unwitnessed.
 	Why           string `protobuf:"bytes,2,opt,name=why,proto3" json:"why,omitempty"`
@@ -1691,11 +2701,6 @@ func (x *EvidenceResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use EvidenceResponse.ProtoReflect.Descriptor instead.
-func (*EvidenceResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_memory_proto_rawDescGZIP(), []int{22}
-}
-
 func (x *EvidenceResponse) GetRecord() *Record {
 	if x != nil {
 		return x.Record
@@ -1708,6 +2713,42 @@ func (x *EvidenceResponse) GetWhy() string {
 		return x.Why
 	}
 	return ""
+}
+
+func (x *EvidenceResponse) SetRecord(v *Record) {
+	x.Record = v
+}
+
+func (x *EvidenceResponse) SetWhy(v string) {
+	x.Why = v
+}
+
+func (x *EvidenceResponse) HasRecord() bool {
+	if x == nil {
+		return false
+	}
+	return x.Record != nil
+}
+
+func (x *EvidenceResponse) ClearRecord() {
+	x.Record = nil
+}
+
+type EvidenceResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Record *Record
+	// N for/M against, or asserted, unwitnessed.
+	Why string
+}
+
+func (b0 EvidenceResponse_builder) Build() *EvidenceResponse {
+	m0 := &EvidenceResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Record = b.Record
+	x.Why = b.Why
+	return m0
 }
 
 var File_hearth_v1_memory_proto protoreflect.FileDescriptor
@@ -1885,18 +2926,6 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x0fmemory_evidence\x12\x19Corroborate or contradict\x18\x020\x01B\x99\x01\n" +
 	"\rcom.hearth.v1B\vMemoryProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
-
-var (
-	file_hearth_v1_memory_proto_rawDescOnce sync.Once
-	file_hearth_v1_memory_proto_rawDescData []byte
-)
-
-func file_hearth_v1_memory_proto_rawDescGZIP() []byte {
-	file_hearth_v1_memory_proto_rawDescOnce.Do(func() {
-		file_hearth_v1_memory_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hearth_v1_memory_proto_rawDesc), len(file_hearth_v1_memory_proto_rawDesc)))
-	})
-	return file_hearth_v1_memory_proto_rawDescData
-}
 
 var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_hearth_v1_memory_proto_goTypes = []any{

@@ -4,6 +4,8 @@
 // 	protoc        (unknown)
 // source: hearth/v1/record.proto
 
+//go:build !protoopaque
+
 package hearthv1
 
 import (
@@ -11,7 +13,6 @@ import (
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
-	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -24,7 +25,7 @@ const (
 
 // A memory record.
 type Record struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// Time-sortable unique id (ULID). A prefix of 8+ characters can be given to
 	// `exclude` in memory_search.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -83,11 +84,6 @@ func (x *Record) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Record.ProtoReflect.Descriptor instead.
-func (*Record) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_record_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *Record) GetId() string {
@@ -223,9 +219,169 @@ func (x *Record) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Record) SetId(v string) {
+	x.Id = v
+}
+
+func (x *Record) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *Record) SetType(v string) {
+	x.Type = v
+}
+
+func (x *Record) SetTitle(v string) {
+	x.Title = v
+}
+
+func (x *Record) SetContent(v string) {
+	x.Content = v
+}
+
+func (x *Record) SetStatus(v string) {
+	x.Status = v
+}
+
+func (x *Record) SetRevision(v uint32) {
+	x.Revision = v
+}
+
+func (x *Record) SetWriter(v string) {
+	x.Writer = v
+}
+
+func (x *Record) SetConfidence(v float64) {
+	x.Confidence = v
+}
+
+func (x *Record) SetEffectiveConfidence(v float64) {
+	x.EffectiveConfidence = v
+}
+
+func (x *Record) SetProofCount(v uint32) {
+	x.ProofCount = v
+}
+
+func (x *Record) SetRefutationCount(v uint32) {
+	x.RefutationCount = v
+}
+
+func (x *Record) SetSupersedes(v string) {
+	x.Supersedes = v
+}
+
+func (x *Record) SetSupersededBy(v string) {
+	x.SupersededBy = v
+}
+
+func (x *Record) SetAnchors(v []*Anchor) {
+	x.Anchors = v
+}
+
+func (x *Record) SetTopics(v []string) {
+	x.Topics = v
+}
+
+func (x *Record) SetSource(v string) {
+	x.Source = v
+}
+
+func (x *Record) SetCreatedAt(v *timestamppb.Timestamp) {
+	x.CreatedAt = v
+}
+
+func (x *Record) SetUpdatedAt(v *timestamppb.Timestamp) {
+	x.UpdatedAt = v
+}
+
+func (x *Record) HasCreatedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.CreatedAt != nil
+}
+
+func (x *Record) HasUpdatedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.UpdatedAt != nil
+}
+
+func (x *Record) ClearCreatedAt() {
+	x.CreatedAt = nil
+}
+
+func (x *Record) ClearUpdatedAt() {
+	x.UpdatedAt = nil
+}
+
+type Record_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Time-sortable unique id (ULID). A prefix of 8+ characters can be given to
+	// `exclude` in memory_search.
+	Id string
+	// The namespace the record lives in, e.g. github/acme/api.
+	Namespace string
+	// decision, constraint, requirement, procedure, preference (durable), note or summary.
+	Type    string
+	Title   string
+	Content string
+	// active, candidate, superseded or deleted. Set by the server.
+	Status string
+	// Advanced by every mutation; memory_update applies only at the current revision.
+	Revision uint32
+	// The authenticated client that wrote the record.
+	Writer string
+	// The confidence the writer asserted, 0 to 1.
+	Confidence float64
+	// The confidence the evidence has earned; equals confidence while unwitnessed.
+	EffectiveConfidence float64
+	ProofCount          uint32
+	RefutationCount     uint32
+	// The id of the record this one retired.
+	Supersedes string
+	// The id of the record that retired this one.
+	SupersededBy string
+	Anchors      []*Anchor
+	Topics       []string
+	// store, extraction, import or session.
+	Source    string
+	CreatedAt *timestamppb.Timestamp
+	UpdatedAt *timestamppb.Timestamp
+}
+
+func (b0 Record_builder) Build() *Record {
+	m0 := &Record{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Id = b.Id
+	x.Namespace = b.Namespace
+	x.Type = b.Type
+	x.Title = b.Title
+	x.Content = b.Content
+	x.Status = b.Status
+	x.Revision = b.Revision
+	x.Writer = b.Writer
+	x.Confidence = b.Confidence
+	x.EffectiveConfidence = b.EffectiveConfidence
+	x.ProofCount = b.ProofCount
+	x.RefutationCount = b.RefutationCount
+	x.Supersedes = b.Supersedes
+	x.SupersededBy = b.SupersededBy
+	x.Anchors = b.Anchors
+	x.Topics = b.Topics
+	x.Source = b.Source
+	x.CreatedAt = b.CreatedAt
+	x.UpdatedAt = b.UpdatedAt
+	return m0
+}
+
 // An anchor ties a record to something in the world that can disappear.
 type Anchor struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// entity:<entity_id>, path:<relative path>, host:<name> or url:<url>.
 	Anchor string `protobuf:"bytes,1,opt,name=anchor,proto3" json:"anchor,omitempty"`
 	// unknown, available or unavailable.
@@ -261,11 +417,6 @@ func (x *Anchor) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use Anchor.ProtoReflect.Descriptor instead.
-func (*Anchor) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_record_proto_rawDescGZIP(), []int{1}
-}
-
 func (x *Anchor) GetAnchor() string {
 	if x != nil {
 		return x.Anchor
@@ -285,6 +436,50 @@ func (x *Anchor) GetCheckedAt() *timestamppb.Timestamp {
 		return x.CheckedAt
 	}
 	return nil
+}
+
+func (x *Anchor) SetAnchor(v string) {
+	x.Anchor = v
+}
+
+func (x *Anchor) SetState(v string) {
+	x.State = v
+}
+
+func (x *Anchor) SetCheckedAt(v *timestamppb.Timestamp) {
+	x.CheckedAt = v
+}
+
+func (x *Anchor) HasCheckedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.CheckedAt != nil
+}
+
+func (x *Anchor) ClearCheckedAt() {
+	x.CheckedAt = nil
+}
+
+type Anchor_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// entity:<entity_id>, path:<relative path>, host:<name> or url:<url>.
+	Anchor string
+	// unknown, available or unavailable.
+	State string
+	// When the state was last checked; absent while unknown.
+	CheckedAt *timestamppb.Timestamp
+}
+
+func (b0 Anchor_builder) Build() *Anchor {
+	m0 := &Anchor{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Anchor = b.Anchor
+	x.State = b.State
+	x.CheckedAt = b.CheckedAt
+	return m0
 }
 
 var File_hearth_v1_record_proto protoreflect.FileDescriptor
@@ -327,18 +522,6 @@ const file_hearth_v1_record_proto_rawDesc = "" +
 	"checked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAtB\x99\x01\n" +
 	"\rcom.hearth.v1B\vRecordProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
-
-var (
-	file_hearth_v1_record_proto_rawDescOnce sync.Once
-	file_hearth_v1_record_proto_rawDescData []byte
-)
-
-func file_hearth_v1_record_proto_rawDescGZIP() []byte {
-	file_hearth_v1_record_proto_rawDescOnce.Do(func() {
-		file_hearth_v1_record_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hearth_v1_record_proto_rawDesc), len(file_hearth_v1_record_proto_rawDesc)))
-	})
-	return file_hearth_v1_record_proto_rawDescData
-}
 
 var file_hearth_v1_record_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_hearth_v1_record_proto_goTypes = []any{

@@ -4,6 +4,8 @@
 // 	protoc        (unknown)
 // source: hearth/v1/session.proto
 
+//go:build !protoopaque
+
 package hearthv1
 
 import (
@@ -11,7 +13,6 @@ import (
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
-	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -23,7 +24,7 @@ const (
 )
 
 type CloseRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The agent's session id.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// The repository namespace; or give `remote`.
@@ -63,11 +64,6 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
-func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_session_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *CloseRequest) GetSessionId() string {
@@ -112,9 +108,63 @@ func (x *CloseRequest) GetNotes() string {
 	return ""
 }
 
+func (x *CloseRequest) SetSessionId(v string) {
+	x.SessionId = v
+}
+
+func (x *CloseRequest) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *CloseRequest) SetRemote(v string) {
+	x.Remote = v
+}
+
+func (x *CloseRequest) SetOpId(v string) {
+	x.OpId = v
+}
+
+func (x *CloseRequest) SetSummary(v string) {
+	x.Summary = v
+}
+
+func (x *CloseRequest) SetNotes(v string) {
+	x.Notes = v
+}
+
+type CloseRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The agent's session id.
+	SessionId string
+	// The repository namespace; or give `remote`.
+	Namespace string
+	// A git remote URL to derive the namespace from.
+	Remote string
+	// A unique id for this close (8-64 of A-Za-z0-9_-): the idempotency key.
+	OpId string
+	// What the session did and decided, in a few sentences.
+	Summary string
+	// Free notes from the session, for extraction.
+	Notes string
+}
+
+func (b0 CloseRequest_builder) Build() *CloseRequest {
+	m0 := &CloseRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.SessionId = b.SessionId
+	x.Namespace = b.Namespace
+	x.Remote = b.Remote
+	x.OpId = b.OpId
+	x.Summary = b.Summary
+	x.Notes = b.Notes
+	return m0
+}
+
 // Receipt is the stored result of a session close.
 type Receipt struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
+	state     protoimpl.MessageState `protogen:"hybrid.v1"`
 	OpId      string                 `protobuf:"bytes,1,opt,name=op_id,json=opId,proto3" json:"op_id,omitempty"`
 	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	Namespace string                 `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -156,11 +206,6 @@ func (x *Receipt) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Receipt.ProtoReflect.Descriptor instead.
-func (*Receipt) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_session_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Receipt) GetOpId() string {
@@ -226,8 +271,90 @@ func (x *Receipt) GetJobId() string {
 	return ""
 }
 
+func (x *Receipt) SetOpId(v string) {
+	x.OpId = v
+}
+
+func (x *Receipt) SetSessionId(v string) {
+	x.SessionId = v
+}
+
+func (x *Receipt) SetNamespace(v string) {
+	x.Namespace = v
+}
+
+func (x *Receipt) SetClosedAt(v *timestamppb.Timestamp) {
+	x.ClosedAt = v
+}
+
+func (x *Receipt) SetSummaryId(v string) {
+	x.SummaryId = v
+}
+
+func (x *Receipt) SetSummaryKept(v bool) {
+	x.SummaryKept = v
+}
+
+func (x *Receipt) SetNotesRefused(v bool) {
+	x.NotesRefused = v
+}
+
+func (x *Receipt) SetNotesRefusedPattern(v string) {
+	x.NotesRefusedPattern = v
+}
+
+func (x *Receipt) SetJobId(v string) {
+	x.JobId = v
+}
+
+func (x *Receipt) HasClosedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.ClosedAt != nil
+}
+
+func (x *Receipt) ClearClosedAt() {
+	x.ClosedAt = nil
+}
+
+type Receipt_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	OpId      string
+	SessionId string
+	Namespace string
+	ClosedAt  *timestamppb.Timestamp
+	// The summary candidate's id, when summary_candidates is on.
+	SummaryId string
+	// True when the summary was kept (as a candidate or for extraction).
+	SummaryKept bool
+	// True when the notes were refused (do-not-store or a screened secret).
+	NotesRefused bool
+	// Why the notes were refused: the screen pattern name.
+	NotesRefusedPattern string
+	// The extraction job queued for this close, if any.
+	JobId string
+}
+
+func (b0 Receipt_builder) Build() *Receipt {
+	m0 := &Receipt{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.OpId = b.OpId
+	x.SessionId = b.SessionId
+	x.Namespace = b.Namespace
+	x.ClosedAt = b.ClosedAt
+	x.SummaryId = b.SummaryId
+	x.SummaryKept = b.SummaryKept
+	x.NotesRefused = b.NotesRefused
+	x.NotesRefusedPattern = b.NotesRefusedPattern
+	x.JobId = b.JobId
+	return m0
+}
+
 type CloseResponse struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
+	state   protoimpl.MessageState `protogen:"hybrid.v1"`
 	Receipt *Receipt               `protobuf:"bytes,1,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	// True when this call replayed an earlier close with the same op_id.
 	Replayed      bool `protobuf:"varint,2,opt,name=replayed,proto3" json:"replayed,omitempty"`
@@ -260,11 +387,6 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
-func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_session_proto_rawDescGZIP(), []int{2}
-}
-
 func (x *CloseResponse) GetReceipt() *Receipt {
 	if x != nil {
 		return x.Receipt
@@ -277,6 +399,42 @@ func (x *CloseResponse) GetReplayed() bool {
 		return x.Replayed
 	}
 	return false
+}
+
+func (x *CloseResponse) SetReceipt(v *Receipt) {
+	x.Receipt = v
+}
+
+func (x *CloseResponse) SetReplayed(v bool) {
+	x.Replayed = v
+}
+
+func (x *CloseResponse) HasReceipt() bool {
+	if x == nil {
+		return false
+	}
+	return x.Receipt != nil
+}
+
+func (x *CloseResponse) ClearReceipt() {
+	x.Receipt = nil
+}
+
+type CloseResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Receipt *Receipt
+	// True when this call replayed an earlier close with the same op_id.
+	Replayed bool
+}
+
+func (b0 CloseResponse_builder) Build() *CloseResponse {
+	m0 := &CloseResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Receipt = b.Receipt
+	x.Replayed = b.Replayed
+	return m0
 }
 
 var File_hearth_v1_session_proto protoreflect.FileDescriptor
@@ -312,18 +470,6 @@ const file_hearth_v1_session_proto_rawDesc = "" +
 	"\x14memory_session_close\x12\x0fClose a session\x18\x020\x01B\x9a\x01\n" +
 	"\rcom.hearth.v1B\fSessionProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
-
-var (
-	file_hearth_v1_session_proto_rawDescOnce sync.Once
-	file_hearth_v1_session_proto_rawDescData []byte
-)
-
-func file_hearth_v1_session_proto_rawDescGZIP() []byte {
-	file_hearth_v1_session_proto_rawDescOnce.Do(func() {
-		file_hearth_v1_session_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hearth_v1_session_proto_rawDesc), len(file_hearth_v1_session_proto_rawDesc)))
-	})
-	return file_hearth_v1_session_proto_rawDescData
-}
 
 var file_hearth_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_hearth_v1_session_proto_goTypes = []any{

@@ -4,6 +4,8 @@
 // 	protoc        (unknown)
 // source: hearth/v1/tool.proto
 
+//go:build !protoopaque
+
 package hearthv1
 
 import (
@@ -11,7 +13,6 @@ import (
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	descriptorpb "google.golang.org/protobuf/types/descriptorpb"
 	reflect "reflect"
-	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -84,15 +85,10 @@ func (x Scope) Number() protoreflect.EnumNumber {
 	return protoreflect.EnumNumber(x)
 }
 
-// Deprecated: Use Scope.Descriptor instead.
-func (Scope) EnumDescriptor() ([]byte, []int) {
-	return file_hearth_v1_tool_proto_rawDescGZIP(), []int{0}
-}
-
 // Tool describes how an RPC is offered as an MCP tool and a REST route
 // (POST /api/<name>), and which scope it needs.
 type Tool struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The MCP tool name and REST path segment, e.g. memory_store.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// A short human title for the MCP tool.
@@ -131,11 +127,6 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 		return ms
 	}
 	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Tool.ProtoReflect.Descriptor instead.
-func (*Tool) Descriptor() ([]byte, []int) {
-	return file_hearth_v1_tool_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *Tool) GetName() string {
@@ -187,6 +178,64 @@ func (x *Tool) GetOpenWorld() bool {
 	return false
 }
 
+func (x *Tool) SetName(v string) {
+	x.Name = v
+}
+
+func (x *Tool) SetTitle(v string) {
+	x.Title = v
+}
+
+func (x *Tool) SetScope(v Scope) {
+	x.Scope = v
+}
+
+func (x *Tool) SetReadOnly(v bool) {
+	x.ReadOnly = v
+}
+
+func (x *Tool) SetDestructive(v bool) {
+	x.Destructive = v
+}
+
+func (x *Tool) SetIdempotent(v bool) {
+	x.Idempotent = v
+}
+
+func (x *Tool) SetOpenWorld(v bool) {
+	x.OpenWorld = v
+}
+
+type Tool_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The MCP tool name and REST path segment, e.g. memory_store.
+	Name string
+	// A short human title for the MCP tool.
+	Title string
+	// The scope a caller needs.
+	Scope Scope
+	// MCP annotation hints. All four are always sent.
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
+}
+
+func (b0 Tool_builder) Build() *Tool {
+	m0 := &Tool{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Name = b.Name
+	x.Title = b.Title
+	x.Scope = b.Scope
+	x.ReadOnly = b.ReadOnly
+	x.Destructive = b.Destructive
+	x.Idempotent = b.Idempotent
+	x.OpenWorld = b.OpenWorld
+	return m0
+}
+
 var file_hearth_v1_tool_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -233,18 +282,6 @@ const file_hearth_v1_tool_proto_rawDesc = "" +
 	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xb8\x8e\x03 \x01(\v2\x0f.hearth.v1.ToolR\x04toolB\x97\x01\n" +
 	"\rcom.hearth.v1B\tToolProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
-
-var (
-	file_hearth_v1_tool_proto_rawDescOnce sync.Once
-	file_hearth_v1_tool_proto_rawDescData []byte
-)
-
-func file_hearth_v1_tool_proto_rawDescGZIP() []byte {
-	file_hearth_v1_tool_proto_rawDescOnce.Do(func() {
-		file_hearth_v1_tool_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hearth_v1_tool_proto_rawDesc), len(file_hearth_v1_tool_proto_rawDesc)))
-	})
-	return file_hearth_v1_tool_proto_rawDescData
-}
 
 var file_hearth_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_hearth_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 1)

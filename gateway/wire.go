@@ -1,4 +1,4 @@
-package budget
+package gateway
 
 import (
 	"context"
@@ -8,25 +8,29 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
-// Metadata the MCP bridge puts on every call it makes (package mcpbridge
-// spells the same names): the transport that will carry the reply, and the
-// size of that reply around the result's text. Only budgets read it.
+// Wire metadata: every MCP tool call tells the service that its reply
+// travels as the text of a JSON-RPC reply, and how many bytes that reply
+// takes around the text, so that a budget measured on the wire
+// (memory_bootstrap: 2,000 bytes for the whole reply, R-B1) is met by the
+// service, which knows what it may leave out, rather than trimmed by the
+// bridge. The bridge sets these names on its outgoing calls; the service
+// reads them through WireFrom.
 const (
-	// MetadataWire names the transport; WireMCP is the only value read.
-	MetadataWire = "x-hearth-wire"
-	// MetadataWireOverhead is the size in bytes of the call's JSON-RPC reply
-	// with an empty text: envelope, request id, content wrapper, newline.
-	MetadataWireOverhead = "x-hearth-wire-overhead"
-	// WireMCP is MetadataWire's value for a JSON-RPC reply over MCP.
+	// WireMetadata names the transport the reply travels on.
+	WireMetadata = "x-hearth-wire"
+	// WireMCP is WireMetadata's value for the MCP bridge.
 	WireMCP = "mcp"
+	// WireOverheadMetadata is the size in bytes of the call's JSON-RPC reply
+	// with an empty text: envelope, request id, content wrapper, newline.
+	WireOverheadMetadata = "x-hearth-wire-overhead"
 )
 
-// MaxOverhead is the largest envelope WireFrom believes; a larger claim
+// MaxWireOverhead is the largest envelope WireFrom believes; a larger claim
 // counts as none. It is far above any real one (~60 bytes and the id).
-const MaxOverhead = 1 << 16
+const MaxWireOverhead = 1 << 16
 
-// Wire is how a response reaches its caller, and so how its bytes count.
-// The zero Wire is the REST body (and gRPC): the response's JSON itself.
+// Wire is how a reply reaches its caller, and so how its bytes count. The
+// zero Wire is the REST body (and gRPC): the reply's JSON itself.
 type Wire struct {
 	// MCP is set when the JSON travels as the text of the one content of a
 	// JSON-RPC reply, written by encoding/json with HTML escaping on: a
@@ -40,23 +44,23 @@ type Wire struct {
 // WireFrom reads the Wire of the call in ctx from its incoming metadata.
 // The claim is believed from any caller: a JSON-RPC reply is never smaller
 // than the JSON it carries, so claiming one can only shrink the caller's
-// own response.
+// own reply.
 func WireFrom(ctx context.Context) Wire {
 	md, _ := metadata.FromIncomingContext(ctx)
-	v := md.Get(MetadataWire)
+	v := md.Get(WireMetadata)
 	if len(v) == 0 || v[len(v)-1] != WireMCP {
 		return Wire{}
 	}
 	w := Wire{MCP: true}
-	if v := md.Get(MetadataWireOverhead); len(v) > 0 {
-		if n, err := strconv.Atoi(v[len(v)-1]); err == nil && n >= 0 && n <= MaxOverhead {
+	if v := md.Get(WireOverheadMetadata); len(v) > 0 {
+		if n, err := strconv.Atoi(v[len(v)-1]); err == nil && n >= 0 && n <= MaxWireOverhead {
 			w.Overhead = n
 		}
 	}
 	return w
 }
 
-// Size returns the bytes the caller receives for a response whose JSON is b.
+// Size returns the bytes the caller receives for a reply whose JSON is b.
 func (w Wire) Size(b []byte) int {
 	if !w.MCP {
 		return len(b)
@@ -64,9 +68,9 @@ func (w Wire) Size(b []byte) int {
 	return w.Overhead + EscapedLen(b)
 }
 
-// fragment returns what a piece of a response's JSON (whole characters)
-// adds to Size.
-func (w Wire) fragment(b []byte) int {
+// Fragment returns what a piece of a reply's JSON (whole characters) adds
+// to Size.
+func (w Wire) Fragment(b []byte) int {
 	if !w.MCP {
 		return len(b)
 	}

@@ -1,15 +1,10 @@
-package gateway_test
+package rest_test
 
 import (
-	"bufio"
 	"bytes"
-	"context"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +15,9 @@ import (
 
 	"github.com/hearth-memory/hearth/gateway"
 	"github.com/hearth-memory/hearth/gateway/gatewaytest"
+	"github.com/hearth-memory/hearth/gateway/rest"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // newGateway returns the REST handler, behind Boundary as the daemon mounts
@@ -28,7 +25,7 @@ import (
 func newGateway(t *testing.T, respond gatewaytest.Responder) (http.Handler, *gatewaytest.Backend) {
 	t.Helper()
 	backend := gatewaytest.New(t, respond)
-	h, err := gateway.New(context.Background(), backend.Conn)
+	h, err := rest.New(backend.Conn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,96 +43,6 @@ func post(h http.Handler, path, body string, header http.Header) *httptest.Respo
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, r)
 	return rec
-}
-
-func TestRoutes(t *testing.T) {
-	routes, err := gateway.Routes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(map[string]gateway.Route)
-	for _, r := range routes {
-		got[r.FullMethod()] = r
-	}
-	// Every RPC of every hearth.v1 service, as registered by the generated
-	// code, is a route (a new service is covered without editing this test).
-	var services []protoreflect.ServiceDescriptor
-	protoregistry.GlobalFiles.RangeFilesByPackage("hearth.v1", func(fd protoreflect.FileDescriptor) bool {
-		for i := 0; i < fd.Services().Len(); i++ {
-			services = append(services, fd.Services().Get(i))
-		}
-		return true
-	})
-	if len(services) < 3 {
-		t.Fatalf("found %d hearth.v1 services, want Memory, Admin and Session at least", len(services))
-	}
-	for _, sd := range services {
-		for i := 0; i < sd.Methods().Len(); i++ {
-			full := "/" + string(sd.FullName()) + "/" + string(sd.Methods().Get(i).Name())
-			r, ok := got[full]
-			if !ok {
-				t.Errorf("RPC %s has no route", full)
-				continue
-			}
-			if r.Tool.GetScope() == hearthv1.Scope_SCOPE_UNSPECIFIED {
-				t.Errorf("RPC %s declares no scope", full)
-			}
-			if r.Tool.GetTitle() == "" {
-				t.Errorf("RPC %s has no title", full)
-			}
-		}
-	}
-}
-
-// TestRoutes_GatewayYAML holds each rule of gateway.yaml to the RPC's tool
-// option: POST /api/<tool name> with body "*", so a REST route and its MCP
-// tool cannot drift apart.
-func TestRoutes_GatewayYAML(t *testing.T) {
-	f, err := os.Open("../proto/hearth/v1/gateway.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	type rule struct{ post, body string }
-	rules := make(map[string]*rule)
-	var current *rule
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "- "))
-		key, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		value = strings.TrimSpace(value)
-		switch strings.TrimSpace(key) {
-		case "selector":
-			current = &rule{}
-			rules[value] = current
-		case "post":
-			current.post = value
-		case "body":
-			current.body = strings.Trim(value, `"`)
-		case "get", "put", "patch", "delete", "custom":
-			t.Errorf("rule %v uses %s; every route is a POST", current, key)
-		}
-	}
-	routes, err := gateway.Routes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rules) != len(routes) {
-		t.Errorf("gateway.yaml has %d rules, the protos %d RPCs", len(rules), len(routes))
-	}
-	for _, r := range routes {
-		got, ok := rules[string(r.Method.FullName())]
-		if !ok {
-			t.Errorf("gateway.yaml has no rule for %s", r.Method.FullName())
-			continue
-		}
-		if got.post != r.Path() || got.body != "*" {
-			t.Errorf("rule for %s = post %s body %q, want post %s body \"*\"", r.Method.FullName(), got.post, got.body, r.Path())
-		}
-	}
 }
 
 func TestNew(t *testing.T) {
@@ -331,7 +238,7 @@ func TestNew(t *testing.T) {
 
 	t.Run("ErrUnreadableBody", func(t *testing.T) {
 		backend := gatewaytest.New(t, nil)
-		h, err := gateway.New(context.Background(), backend.Conn)
+		h, err := rest.New(backend.Conn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,4 +251,16 @@ func TestNew(t *testing.T) {
 			t.Errorf("status = %d", rec.Code)
 		}
 	})
+}
+
+func errorBody(t *testing.T, body []byte) *hearthv1.Error {
+	t.Helper()
+	var resp hearthv1.ErrorResponse
+	if err := protojson.Unmarshal(body, &resp); err != nil {
+		t.Fatalf("error body %s: %v", body, err)
+	}
+	if resp.GetError() == nil {
+		t.Fatalf("error body %s has no error", body)
+	}
+	return resp.GetError()
 }
