@@ -87,4 +87,3 @@ func FuzzEscapedLen(f *testing.F) {
 		}
 	})
 }
-

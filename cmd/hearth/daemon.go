@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/gateway"
-	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/gateway/page"
 	"github.com/hearth-memory/hearth/gateway/rest"
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/mcpbridge"
 	"github.com/hearth-memory/hearth/server"
 	"github.com/hearth-memory/hearth/server/auth"

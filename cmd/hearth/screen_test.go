@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // Fake secrets of several patterns (made up, right shape). The test proves
