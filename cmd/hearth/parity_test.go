@@ -107,31 +107,29 @@ func TestParity_RESTAndMCP(t *testing.T) {
 	tok := td.tokens["claude-code"]
 	cases := parityCases(t, td)
 	for _, r := range routes(t) {
-		{
-			tool := r.Tool
-			t.Run(tool.GetName(), func(t *testing.T) {
-				args, ok := cases[tool.GetName()]
-				if !ok {
-					t.Fatalf("no parity case for %s: add one", tool.GetName())
+		tool := r.Tool
+		t.Run(tool.GetName(), func(t *testing.T) {
+			args, ok := cases[tool.GetName()]
+			if !ok {
+				t.Fatalf("no parity case for %s: add one", tool.GetName())
+			}
+			r := restTransport{td}.call(t, tok, tool.GetName(), args())
+			m := mcpTransport{td: td}.call(t, tok, tool.GetName(), args())
+			if !r.ok || !m.ok {
+				t.Fatalf("rest %v / mcp %v", r, m)
+			}
+			if tool.GetReadOnly() {
+				if !bytes.Equal(r.raw, m.raw) {
+					t.Errorf("bytes differ:\nrest %s\nmcp  %s", r.raw, m.raw)
 				}
-				r := restTransport{td}.call(t, tok, tool.GetName(), args())
-				m := mcpTransport{td: td}.call(t, tok, tool.GetName(), args())
-				if !r.ok || !m.ok {
-					t.Fatalf("rest %v / mcp %v", r, m)
-				}
-				if tool.GetReadOnly() {
-					if !bytes.Equal(r.raw, m.raw) {
-						t.Errorf("bytes differ:\nrest %s\nmcp  %s", r.raw, m.raw)
-					}
-					return
-				}
-				rj, _ := json.Marshal(mask(r.body))
-				mj, _ := json.Marshal(mask(m.body))
-				if !bytes.Equal(rj, mj) {
-					t.Errorf("JSON differs:\nrest %s\nmcp  %s", rj, mj)
-				}
-			})
-		}
+				return
+			}
+			rj, _ := json.Marshal(mask(r.body))
+			mj, _ := json.Marshal(mask(m.body))
+			if !bytes.Equal(rj, mj) {
+				t.Errorf("JSON differs:\nrest %s\nmcp  %s", rj, mj)
+			}
+		})
 	}
 	// Errors share one body too.
 	bad := map[string]any{"namespace": "Not A Namespace", "type": "decision", "title": "t", "content": "c"}

@@ -163,60 +163,58 @@ func TestScreen_EveryWritePath(t *testing.T) {
 
 	var secrets []string
 	for _, r := range routes(t) {
-		{
-			tool := r.Tool
-			if tool.GetReadOnly() {
-				continue
+		tool := r.Tool
+		if tool.GetReadOnly() {
+			continue
+		}
+		t.Run(tool.GetName(), func(t *testing.T) {
+			c, ok := cases[tool.GetName()]
+			if !ok {
+				t.Fatalf("%s writes but has no screening case: add one", tool.GetName())
 			}
-			t.Run(tool.GetName(), func(t *testing.T) {
-				c, ok := cases[tool.GetName()]
-				if !ok {
-					t.Fatalf("%s writes but has no screening case: add one", tool.GetName())
-				}
-				if r := rest.call(t, tok, tool.GetName(), c.args(t)); !r.ok {
-					t.Fatalf("the clean request fails: %v", r)
-				}
-				for _, in := range c.inject {
-					secrets = append(secrets, in.secret)
-					t.Run(in.field, func(t *testing.T) {
-						args := c.args(t)
-						setField(args, stripIndex(in.field), in.value)
-						before := rest.call(t, tok, "memory_status", map[string]any{})
-						for _, tr := range []transport{rest, mcpTransport{td: td}} {
-							r := tr.call(t, tok, tool.GetName(), args)
-							if strings.Contains(string(r.raw), in.secret) {
-								t.Errorf("%s: the reply echoes the secret: %s", tr.name(), r.raw)
-							}
-							if in.dropped {
-								if !r.ok || !strings.Contains(string(r.raw), `"notes_refused":true`) {
-									t.Errorf("%s: got %v, want success with notes_refused", tr.name(), r)
-								}
-								// A replay of the same op_id would answer from the
-								// receipt: give the MCP call its own.
-								args["op_id"] = args["op_id"].(string) + "-2"
-								continue
-							}
-							if r.ok || r.code != "INVALID_ARGUMENT" || r.http != 400 {
-								t.Fatalf("%s: got %v, want INVALID_ARGUMENT/400", tr.name(), r)
-							}
-							if got := str(r.body, "error", "field"); got != in.field {
-								t.Errorf("%s: field = %q, want %q", tr.name(), got, in.field)
-							}
-							if in.pattern && str(r.body, "error", "pattern") == "" {
-								t.Errorf("%s: no pattern named: %s", tr.name(), r.raw)
-							}
+			if r := rest.call(t, tok, tool.GetName(), c.args(t)); !r.ok {
+				t.Fatalf("the clean request fails: %v", r)
+			}
+			for _, in := range c.inject {
+				secrets = append(secrets, in.secret)
+				t.Run(in.field, func(t *testing.T) {
+					args := c.args(t)
+					setField(args, stripIndex(in.field), in.value)
+					before := rest.call(t, tok, "memory_status", map[string]any{})
+					for _, tr := range []transport{rest, mcpTransport{td: td}} {
+						r := tr.call(t, tok, tool.GetName(), args)
+						if strings.Contains(string(r.raw), in.secret) {
+							t.Errorf("%s: the reply echoes the secret: %s", tr.name(), r.raw)
 						}
 						if in.dropped {
-							return
+							if !r.ok || !strings.Contains(string(r.raw), `"notes_refused":true`) {
+								t.Errorf("%s: got %v, want success with notes_refused", tr.name(), r)
+							}
+							// A replay of the same op_id would answer from the
+							// receipt: give the MCP call its own.
+							args["op_id"] = args["op_id"].(string) + "-2"
+							continue
 						}
-						after := rest.call(t, tok, "memory_status", map[string]any{})
-						if !bytes.Equal(before.raw, after.raw) {
-							t.Errorf("a refused write changed the store:\nbefore %s\nafter  %s", before.raw, after.raw)
+						if r.ok || r.code != "INVALID_ARGUMENT" || r.http != 400 {
+							t.Fatalf("%s: got %v, want INVALID_ARGUMENT/400", tr.name(), r)
 						}
-					})
-				}
-			})
-		}
+						if got := str(r.body, "error", "field"); got != in.field {
+							t.Errorf("%s: field = %q, want %q", tr.name(), got, in.field)
+						}
+						if in.pattern && str(r.body, "error", "pattern") == "" {
+							t.Errorf("%s: no pattern named: %s", tr.name(), r.raw)
+						}
+					}
+					if in.dropped {
+						return
+					}
+					after := rest.call(t, tok, "memory_status", map[string]any{})
+					if !bytes.Equal(before.raw, after.raw) {
+						t.Errorf("a refused write changed the store:\nbefore %s\nafter  %s", before.raw, after.raw)
+					}
+				})
+			}
+		})
 	}
 
 	// A search for a secret is answered and leaves no trace (R-S5).
