@@ -7,8 +7,7 @@ import (
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
-	"github.com/hearth-memory/hearth/server/ranking"
-	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/server/retrieval"
 )
 
 const (
@@ -75,24 +74,14 @@ func (m *memoryService) Context(ctx context.Context, r *hearthv1.ContextRequest)
 	if err := checkContextRequest(r); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	home, scopes, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), r.GetTopics())
+	res, err := m.retrieve(ctx, retrieval.Query{Text: r.GetTask(), Depth: contextPool},
+		r.GetNamespace(), r.GetRemote(), r.GetTopics())
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
 	tokens, clamped := m.contextBudget(r.BudgetTokens)
-	hits, err := m.db.Search(ctx, storage.SearchQuery{
-		Text:       r.GetTask(),
-		Namespaces: scopes,
-		Limit:      contextPool,
-		// A hub reaches every repository namespace (R-N5).
-		AllRepositories: m.hubReach(home),
-	})
-	if err != nil {
-		return nil, toStatus(ctx, m.log, err)
-	}
-	ranked := ranking.FTS(hits, rankingChain(scopes, hits))
-	recs := make([]*hearthv1.Record, len(ranked))
-	for i, h := range ranked {
+	recs := make([]*hearthv1.Record, len(res.Hits))
+	for i, h := range res.Hits {
 		recs[i] = recordToProto(h.Record)
 	}
 	resp := &hearthv1.ContextResponse{BudgetTokens: uint32(tokens), Clamped: clamped}
@@ -104,7 +93,7 @@ func (m *memoryService) Context(ctx context.Context, r *hearthv1.ContextRequest)
 	for i, k := range p.Kept {
 		returned[i] = recs[k].GetId()
 	}
-	if err := m.db.CountReturned(ctx, returned); err != nil {
+	if err := m.pipeline.Returned(ctx, returned); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
 	return resp, nil

@@ -8,7 +8,7 @@ import (
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
-	"github.com/hearth-memory/hearth/server/ranking"
+	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/namespace"
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -461,23 +461,16 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	home, scopes, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), r.GetTopics())
+	res, err := m.retrieve(ctx, retrieval.Query{
+		Text:    r.GetQuery(),
+		Types:   r.GetTypes(),
+		Exclude: r.GetExclude(),
+		Depth:   max(limit, minPool),
+	}, r.GetNamespace(), r.GetRemote(), r.GetTopics())
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	hits, err := m.db.Search(ctx, storage.SearchQuery{
-		Text:       r.GetQuery(),
-		Namespaces: scopes,
-		Types:      r.GetTypes(),
-		Exclude:    r.GetExclude(),
-		Limit:      max(limit, minPool),
-		// A hub reaches every repository namespace (R-N5).
-		AllRepositories: m.hubReach(home),
-	})
-	if err != nil {
-		return nil, toStatus(ctx, m.log, err)
-	}
-	ranked := ranking.FTS(hits, rankingChain(scopes, hits))
+	ranked := res.Hits
 	if len(ranked) > limit {
 		ranked = ranked[:limit]
 	}
@@ -488,7 +481,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 			Snippet: budget.Snippet(h.Snippet), Status: h.Record.Status, Score: h.Score, Why: h.Why,
 		}
 	}
-	resp := &hearthv1.SearchResponse{Ranking: ranking.ModeFTS}
+	resp := &hearthv1.SearchResponse{Ranking: res.Mode}
 	kept, err := budget.Fit(m.size, resp, resp.SetHits, out, budget.Search, true)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
@@ -499,7 +492,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	for i := range returned {
 		returned[i] = out[i].Id
 	}
-	if err := m.db.CountReturned(ctx, returned); err != nil {
+	if err := m.pipeline.Returned(ctx, returned); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
 	return resp, nil

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/namespace"
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -62,26 +62,17 @@ func (s *Server) resolve(nsField, ns, remote string, topics []string) (home stri
 	return home, s.scopes.Chain(home, topics), nil
 }
 
-// hubReach reports whether search and task match from home reach every
-// repository namespace besides its chain: home is one of hubs (SPEC R-N5).
-// Callers set storage.SearchQuery.AllRepositories to it.
-func (s *Server) hubReach(home string) bool { return s.scopes.IsHub(home) }
-
-// rankingChain returns chain followed by the other namespaces hits came
-// from, in name order: a hub's reach ranks after its own scopes on equal
-// scores, and ranking never sees a namespace outside its chain.
-func rankingChain(chain []string, hits []storage.Hit) []string {
-	var more []string
-	for _, h := range hits {
-		if ns := h.Record.Namespace; !slices.Contains(chain, ns) && !slices.Contains(more, ns) {
-			more = append(more, ns)
-		}
+// retrieve resolves a search's or a context packet's namespace (or remote)
+// and topics into its scope chain and runs the retrieval pipeline over it:
+// the one path both take from request to ranking. A hub's chain reaches
+// every repository namespace (SPEC R-N5).
+func (s *Server) retrieve(ctx context.Context, q retrieval.Query, ns, remote string, topics []string) (retrieval.Result, error) {
+	home, chain, err := s.resolve("namespace", ns, remote, topics)
+	if err != nil {
+		return retrieval.Result{}, err
 	}
-	if len(more) == 0 {
-		return chain
-	}
-	slices.Sort(more)
-	return append(slices.Clip(chain), more...)
+	q.Chain, q.AllRepositories = chain, s.scopes.IsHub(home)
+	return s.pipeline.Run(ctx, q)
 }
 
 // ApplyRenames applies the namespace_renames option at start, all renames

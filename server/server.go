@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/server/scope"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -56,6 +57,8 @@ type Server struct {
 	// travels.
 	size *budget.Sizer
 	wire func(ctx context.Context) budget.Wire
+	// pipeline ranks searches and context packets.
+	pipeline *retrieval.Pipeline
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -73,7 +76,7 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 		wire = func(context.Context) budget.Wire { return nil }
 	}
 	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire}, nil
+		size: size, wire: wire, pipeline: retrieval.New(db)}, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hearth-memory/hearth/storage"
 )
@@ -22,6 +23,13 @@ const (
 
 // K is the reciprocal-rank-fusion constant.
 const K = 60
+
+// List is one ranked list: its name, as `why` reports it ("fts"), and its
+// hits, best first.
+type List struct {
+	Name string
+	Hits []storage.Hit
+}
 
 // Hit is a ranked search hit.
 type Hit struct {
@@ -41,23 +49,57 @@ func EvidenceFactor(r *storage.Record) float64 {
 	return r.EffectiveConfidence / r.Confidence
 }
 
-// FTS ranks full-text hits, given best first, within the scope chain. Equal
-// scores go to the earlier scope, then the lower id.
+// FTS ranks full-text hits, given best first, within the scope chain: Fuse
+// over the one list "fts".
 func FTS(hits []storage.Hit, chain []string) []Hit {
+	return Fuse(chain, List{Name: ModeFTS, Hits: hits})
+}
+
+// Fuse ranks the records of every list by reciprocal rank fusion within the
+// scope chain: each list a record is in adds 1/(K + its position), and the
+// sum is multiplied by the record's evidence factor. A hit's snippet is the
+// first list's that has one; its why names each list and position in list
+// order, then the evidence factor when it is not 1. Equal scores go to the
+// earlier scope of chain, then the lower id.
+func Fuse(chain []string, lists ...List) []Hit {
 	scope := make(map[string]int, len(chain))
 	for i, ns := range chain {
 		if _, ok := scope[ns]; !ok {
 			scope[ns] = i
 		}
 	}
-	out := make([]Hit, len(hits))
-	for i, h := range hits {
-		f := EvidenceFactor(h.Record)
-		why := "fts #" + strconv.Itoa(i+1)
-		if f != 1 {
-			why += ", evidence x" + strconv.FormatFloat(f, 'f', 2, 64)
+	type fused struct {
+		hit Hit
+		sum float64
+		why []string
+	}
+	var order []string
+	byID := make(map[string]*fused)
+	for _, l := range lists {
+		for i, h := range l.Hits {
+			f, ok := byID[h.Record.ID]
+			if !ok {
+				f = &fused{hit: Hit{Record: h.Record}}
+				byID[h.Record.ID] = f
+				order = append(order, h.Record.ID)
+			}
+			if f.hit.Snippet == "" {
+				f.hit.Snippet = h.Snippet
+			}
+			f.sum += 1 / float64(K+i+1)
+			f.why = append(f.why, l.Name+" #"+strconv.Itoa(i+1))
 		}
-		out[i] = Hit{Record: h.Record, Snippet: h.Snippet, Score: round(f/float64(K+i+1), 6), Why: why}
+	}
+	out := make([]Hit, len(order))
+	for i, id := range order {
+		f := byID[id]
+		factor := EvidenceFactor(f.hit.Record)
+		if factor != 1 {
+			f.why = append(f.why, "evidence x"+strconv.FormatFloat(factor, 'f', 2, 64))
+		}
+		f.hit.Score = round(f.sum*factor, 6)
+		f.hit.Why = strings.Join(f.why, ", ")
+		out[i] = f.hit
 	}
 	slices.SortStableFunc(out, func(a, b Hit) int {
 		switch {
@@ -69,13 +111,7 @@ func FTS(hits []storage.Hit, chain []string) []Hit {
 		if d := scope[a.Record.Namespace] - scope[b.Record.Namespace]; d != 0 {
 			return d
 		}
-		switch {
-		case a.Record.ID < b.Record.ID:
-			return -1
-		case a.Record.ID > b.Record.ID:
-			return 1
-		}
-		return 0
+		return strings.Compare(a.Record.ID, b.Record.ID)
 	})
 	return out
 }

@@ -86,3 +86,49 @@ func join(ss []string) string {
 	}
 	return out
 }
+
+// TestFuse checks reciprocal rank fusion over two lists: the sums, the
+// evidence factor on the sum, the why naming each list, the snippet taken
+// from the first list that has one, and records held by one list only.
+func TestFuse(t *testing.T) {
+	chain := []string{"github/acme/api", "global"}
+	a := rec("A", "github/acme/api", 0.8, 0.8, 0, 0)
+	b := rec("B", "global", 0.8, 0.4, 0, 1) // contradicted: x0.50
+	c := rec("C", "global", 0.8, 0.8, 0, 0)
+	fts := ranking.List{Name: "fts", Hits: []storage.Hit{{Record: a, Snippet: "from fts"}, {Record: b, Snippet: "b"}}}
+	cos := ranking.List{Name: "cosine", Hits: []storage.Hit{{Record: c}, {Record: a}, {Record: b}}}
+	got := ranking.Fuse(chain, fts, cos)
+
+	want := map[string]struct {
+		score float64
+		why   string
+	}{
+		"A": {1.0/61 + 1.0/62, "fts #1, cosine #2"},
+		"B": {(1.0/62 + 1.0/63) * 0.5, "fts #2, cosine #3, evidence x0.50"},
+		"C": {1.0 / 61, "cosine #1"},
+	}
+	if len(got) != 3 {
+		t.Fatalf("got %d hits, want 3", len(got))
+	}
+	for _, h := range got {
+		w := want[h.Record.ID]
+		if math.Abs(h.Score-w.score) > 1e-6 || h.Why != w.why {
+			t.Errorf("%s: score %v why %q, want %v %q", h.Record.ID, h.Score, h.Why, w.score, w.why)
+		}
+	}
+	if ids := []string{got[0].Record.ID, got[1].Record.ID, got[2].Record.ID}; join(ids) != "A,C,B" {
+		t.Errorf("order = %s, want A,C,B", join(ids))
+	}
+	if got[0].Snippet != "from fts" {
+		t.Errorf("A's snippet = %q, want the fts list's", got[0].Snippet)
+	}
+
+	// One list alone is exactly FTS.
+	one := ranking.Fuse(chain, fts)
+	ftsOnly := ranking.FTS(fts.Hits, chain)
+	for i := range one {
+		if one[i] != ftsOnly[i] {
+			t.Errorf("Fuse of one list [%d] = %+v, FTS gives %+v", i, one[i], ftsOnly[i])
+		}
+	}
+}
