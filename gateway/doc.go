@@ -1,15 +1,12 @@
-// Package gateway exposes every Hearth RPC as REST (POST /api/<tool name>)
-// through grpc-gateway, and owns the one JSON form of results and errors that
-// REST and the MCP bridge share.
+// Package gateway is the HTTP contract every Hearth transport shares: the
+// one walk over the proto descriptors that names each RPC's route, MCP tool
+// and scope (Routes); the JSON form of requests, results and errors
+// (DecodeRequest, MarshalResult, ErrorJSON, with the one gRPC-code to HTTP
+// status table HTTPStatus); the request rules of SPEC §3 (Boundary); and
+// the wire metadata by which a reply's transport reaches the budgets (Wire).
 //
-// The gateway reaches the gRPC server over a client connection, never
-// in-process, so every REST call passes the same authorization interceptor as
-// a gRPC call. Boundary enforces the request rules of SPEC §3 (no Origin,
-// application/json, Content-Length up to 1 MiB) before any body is read.
-//
-// Results are protojson with proto field names and default values emitted;
-// errors are a hearth.v1.ErrorResponse whose code and http_status come from
-// one table (HTTPStatus). MarshalResult, ErrorJSON and DecodeRequest are the
-// only encoders and decoder of request and response JSON, so a REST body and
-// an MCP tool result for the same call are the same bytes.
+// The transports build on it and never on each other: gateway/rest serves
+// REST through grpc-gateway, mcpbridge serves MCP, gateway/page serves the
+// dashboard. So a REST body and an MCP tool result for the same call are the
+// same bytes.
 package gateway

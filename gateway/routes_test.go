@@ -48,4 +48,3 @@ func TestRoutes(t *testing.T) {
 		}
 	}
 }
-

@@ -119,7 +119,7 @@ func toolFor(r gateway.Route) (mcp.Tool, error) {
 // would repeat the whole result a second time in the reply, and some replies
 // must fit a byte budget (memory_bootstrap: 2,000 bytes for the whole
 // JSON-RPC reply). The service meets that budget itself: every call carries
-// the wire metadata (see WireMetadata) with the size of its reply around the
+// the wire metadata (see gateway.WireMetadata) with the size of its reply around the
 // text.
 func callHandler(conn *grpc.ClientConn, r gateway.Route, version string) server.ToolHandlerFunc {
 	method := r.FullMethod()

@@ -7,7 +7,7 @@
 // decodes the arguments with gateway.DecodeRequest and invokes the RPC over a
 // gRPC client connection, so it passes the server's interceptors with the
 // caller's Authorization header and address, and with the wire metadata a
-// budget on the whole reply needs (see WireMetadata). A result is the text of
+// budget on the whole reply needs (see gateway.WireMetadata). A result is the text of
 // gateway.MarshalResult and an error the text of gateway.ErrorJSON: the same
 // bytes a REST caller gets. The bridge holds no business logic.
 package mcpbridge

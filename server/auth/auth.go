@@ -4,8 +4,9 @@
 // original caller's Authorization header and source address.
 //
 // Each RPC declares the scope it needs through the hearth.v1.tool method
-// option. The method table is built from the descriptors at start; a method
-// missing from it is denied (fail closed). A caller is identified by a bearer
+// option. The method table (Table) is built at start from the same walk over
+// the descriptors that makes the REST routes and MCP tools; a method missing
+// from it is denied (fail closed). A caller is identified by a bearer
 // token (compared as SHA-256 digests in constant time) or, failing that, by
 // source address; an address client gets read at most.
 package auth
