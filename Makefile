@@ -17,6 +17,11 @@ BENCH_COUNT ?= 1
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+GRPC_GATEWAY_VERSION := v2.33.0
+# google/api/{annotations,http}.proto ship in no v2-era Go module; this one
+# has them under third_party/googleapis (see ../shared/STACK.md).
+GOOGLEAPIS_MODULE := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
+PROTODEPS := $(TMP)/protodeps
 MCP_SDK_VERSION := 1.32.2
 NODE_SDK := $(TMP)/node/node_modules/@modelcontextprotocol/sdk/package.json
 # Headless Chromium for the page test (Debian's chromium package).
@@ -59,7 +64,7 @@ fuzz: ## Run every fuzz target for FUZZ_TIME each
 	done
 
 .PHONY: generate
-generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc ## Regenerate gen/ from proto/
+generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(PROTODEPS)/.stamp ## Regenerate gen/ from proto/
 	buf generate
 
 .PHONY: checkgenerate
@@ -68,14 +73,14 @@ checkgenerate: generate ## Fail when gen/ differs from what proto/ generates
 	@test -z "$$(git status --porcelain -- gen/)" || (git status --porcelain -- gen/; echo "gen/ has untracked files"; exit 1)
 
 .PHONY: lint
-lint: $(BIN)/buf ## gofmt, go vet, buf lint and buf format
+lint: $(BIN)/buf $(PROTODEPS)/.stamp ## gofmt, go vet, buf lint and buf format
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'); echo "gofmt needed"; exit 1)
 	go vet ./...
 	buf lint
 	buf format -d --exit-code
 
 .PHONY: tools
-tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(NODE_SDK) ## Install pinned tools into .tmp
+tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(NODE_SDK) ## Install pinned tools into .tmp
 
 $(BIN)/buf:
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -85,6 +90,20 @@ $(BIN)/protoc-gen-go:
 
 $(BIN)/protoc-gen-go-grpc:
 	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+
+$(BIN)/protoc-gen-openapiv2:
+	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
+
+# The proto files ours import (HTTP rules and OpenAPI field options), copied
+# from the Go module cache into a buf module of their own; never generated
+# into gen/, whose Go packages already exist in those modules.
+$(PROTODEPS)/.stamp:
+	rm -rf $(PROTODEPS) && mkdir -p $(PROTODEPS)/google/api $(PROTODEPS)/protoc-gen-openapiv2/options
+	v1=$$(go mod download -json $(GOOGLEAPIS_MODULE) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	v2=$$(go mod download -json github.com/grpc-ecosystem/grpc-gateway/v2@$(GRPC_GATEWAY_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	cp $$v1/third_party/googleapis/google/api/annotations.proto $$v1/third_party/googleapis/google/api/http.proto $(PROTODEPS)/google/api/ && \
+	cp $$v2/protoc-gen-openapiv2/options/annotations.proto $$v2/protoc-gen-openapiv2/options/openapiv2.proto $(PROTODEPS)/protoc-gen-openapiv2/options/
+	chmod -R u+w $(PROTODEPS) && touch $@
 
 # The official MCP TypeScript SDK, for the end-to-end test with a real client.
 $(NODE_SDK):

@@ -181,12 +181,22 @@ func ErrorJSON(err error) (httpStatus int, body []byte) {
 		reason := hearthv1.Reason_REASON_UNSPECIFIED
 		for _, d := range st.Details() {
 			if detail, ok := d.(*hearthv1.ErrorDetail); ok {
-				e.Field = detail.GetField()
-				e.Pattern = detail.GetPattern()
-				e.CurrentRevision = detail.GetCurrentRevision()
+				// Only the fields that apply are set: an unset optional
+				// field stays out of the JSON.
+				if v := detail.GetField(); v != "" {
+					e.Field = &v
+				}
+				if v := detail.GetPattern(); v != "" {
+					e.Pattern = &v
+				}
+				if v := detail.GetCurrentRevision(); v != 0 {
+					e.CurrentRevision = &v
+				}
 				e.Record = detail.GetRecord()
 				reason = detail.GetReason()
-				e.Reason = ReasonName(reason)
+				if v := ReasonName(reason); v != "" {
+					e.Reason = &v
+				}
 				break
 			}
 		}

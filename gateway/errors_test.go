@@ -164,9 +164,9 @@ func TestErrorJSON(t *testing.T) {
 		wantStatus int
 		want       *hearthv1.Error
 	}{
-		{"Conflict", conflict.Err(), 409, &hearthv1.Error{Code: "ABORTED", HttpStatus: 409, Message: "revision 2 is not current", CurrentRevision: 3, Record: record}},
-		{"Screened", screened.Err(), 400, &hearthv1.Error{Code: "INVALID_ARGUMENT", HttpStatus: 400, Message: "content looks like a secret", Field: "content", Pattern: "aws-access-key"}},
-		{"Expired", expired.Err(), 410, &hearthv1.Error{Code: "FAILED_PRECONDITION", HttpStatus: 410, Message: "op_id: the receipt has expired", Field: "op_id", Reason: "expired"}},
+		{"Conflict", conflict.Err(), 409, &hearthv1.Error{Code: "ABORTED", HttpStatus: 409, Message: "revision 2 is not current", CurrentRevision: proto.Uint32(3), Record: record}},
+		{"Screened", screened.Err(), 400, &hearthv1.Error{Code: "INVALID_ARGUMENT", HttpStatus: 400, Message: "content looks like a secret", Field: proto.String("content"), Pattern: proto.String("aws-access-key")}},
+		{"Expired", expired.Err(), 410, &hearthv1.Error{Code: "FAILED_PRECONDITION", HttpStatus: 410, Message: "op_id: the receipt has expired", Field: proto.String("op_id"), Reason: proto.String("expired")}},
 		{"FailedPrecondition", status.Error(codes.FailedPrecondition, "not now"), 400, &hearthv1.Error{Code: "FAILED_PRECONDITION", HttpStatus: 400, Message: "not now"}},
 		{"Unauthenticated", status.Error(codes.Unauthenticated, "unknown caller"), 401, &hearthv1.Error{Code: "UNAUTHENTICATED", HttpStatus: 401, Message: "unknown caller"}},
 		{"Canceled", status.Error(codes.Canceled, "context canceled"), 499, &hearthv1.Error{Code: "CANCELLED", HttpStatus: 499, Message: "context canceled"}},
@@ -190,21 +190,33 @@ func TestErrorJSON(t *testing.T) {
 	}
 
 	t.Run("Shape", func(t *testing.T) {
-		// Every key is present (EmitDefaultValues), in proto names, with
-		// numbers as JSON numbers; record is absent when unset.
+		// code, http_status and message are always there, in proto names,
+		// with numbers as JSON numbers; the fields that do not apply to an
+		// error (field, pattern, current_revision, record, reason) are
+		// absent, not empty.
 		_, body := gateway.ErrorJSON(status.Error(codes.NotFound, "no record"))
 		var got map[string]map[string]any
 		if err := json.Unmarshal(body, &got); err != nil {
 			t.Fatal(err)
 		}
 		e := got["error"]
-		for _, key := range []string{"code", "http_status", "message", "field", "pattern", "current_revision", "reason"} {
+		for _, key := range []string{"code", "http_status", "message"} {
 			if _, ok := e[key]; !ok {
 				t.Errorf("key %q missing from %s", key, body)
 			}
 		}
-		if _, ok := e["record"]; ok {
-			t.Errorf("record present in %s", body)
+		for _, key := range []string{"field", "pattern", "current_revision", "record", "reason"} {
+			if _, ok := e[key]; ok {
+				t.Errorf("key %q present in %s, though it does not apply", key, body)
+			}
+		}
+		_, body = gateway.ErrorJSON(screened.Err())
+		var screenedBody map[string]map[string]any
+		if err := json.Unmarshal(body, &screenedBody); err != nil {
+			t.Fatal(err)
+		}
+		if e := screenedBody["error"]; e["field"] != "content" || e["pattern"] != "aws-access-key" || e["reason"] != nil || e["current_revision"] != nil {
+			t.Errorf("a screened value's error = %s, want field and pattern alone", body)
 		}
 		if n, ok := e["http_status"].(float64); !ok || n != 404 {
 			t.Errorf("http_status = %#v, want the number 404", e["http_status"])

@@ -336,7 +336,7 @@ func TestNew_InputSchema(t *testing.T) {
 		t.Errorf("memory_store topics = %+v", p)
 	}
 	// Properties keep the proto's field order: essentials first.
-	if i, j := bytes.Index(schemas["memory_store"], []byte(`"namespace"`)), bytes.Index(schemas["memory_store"], []byte(`"agent"`)); i < 0 || j < i {
+	if i, j := bytes.Index(schemas["memory_store"], []byte(`"namespace"`)), bytes.Index(schemas["memory_store"], []byte(`"remote"`)); i < 0 || j < i {
 		t.Error("memory_store properties not in field order")
 	}
 
@@ -348,7 +348,8 @@ func TestNew_InputSchema(t *testing.T) {
 	if p := changes.Properties["topics"]; p.Type != "array" || p.Items == nil || p.Items.Type != "string" {
 		t.Errorf("changes.topics (ListValue) = %+v, want an array of strings", p)
 	}
-	if p := update.Properties["revision"]; p.Type != "integer" || p.Minimum == nil || *p.Minimum != 0 {
+	// The option's minimum (1) replaces the unsigned type's 0.
+	if p := update.Properties["revision"]; p.Type != "integer" || p.Minimum == nil || *p.Minimum != 1 {
 		t.Errorf("memory_update revision = %+v", p)
 	}
 
@@ -358,6 +359,10 @@ func TestNew_InputSchema(t *testing.T) {
 	}
 	if p := get("memory_search").Properties["recall"]; p.Type != "boolean" {
 		t.Errorf("memory_search recall = %+v", p)
+	}
+	// A deprecated field (accepted for compatibility, ignored) is not offered.
+	if _, ok := store.Properties["agent"]; ok {
+		t.Error("memory_store offers agent, which the server ignores")
 	}
 	if p := get("memory_status"); p.Type != "object" || len(p.Properties) != 0 {
 		t.Errorf("memory_status schema = %+v", p)

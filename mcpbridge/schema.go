@@ -3,11 +3,20 @@ package mcpbridge
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strconv"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
+
+// maxBytesExtension is the OpenAPI extension by which a field bounds a
+// string in bytes of UTF-8 (JSON Schema's maxLength counts characters).
+const maxBytesExtension = "x-max-bytes"
 
 // object is a JSON object that keeps its keys in the order given, so that a
 // schema lists properties in field order (the proto puts essentials first)
@@ -17,6 +26,18 @@ type object []member
 type member struct {
 	key   string
 	value any
+}
+
+// set returns o with key set to value: replaced where o has it, appended
+// otherwise.
+func (o object) set(key string, value any) object {
+	for i := range o {
+		if o[i].key == key {
+			o[i].value = value
+			return o
+		}
+	}
+	return append(o, member{key, value})
 }
 
 // MarshalJSON writes the members in order.
@@ -45,9 +66,13 @@ func (o object) MarshalJSON() ([]byte, error) {
 
 // inputSchema derives a tool's JSON Schema from its request message: proto
 // field names (as the REST body and gateway.DecodeRequest use them), JSON
-// types as protojson reads them, and descriptions from the proto comments.
-// No property is required: proto3 has no required fields, and the server
-// validates and names what is missing.
+// types as protojson reads them, descriptions from the proto comments, and
+// the constraints each field's openapiv2_field option declares — required,
+// lengths, item counts, bounds, patterns, closed sets, defaults — which are
+// the very values the server's validators read, so the schema promises what
+// the server enforces. A limit in bytes, which JSON Schema cannot state, is
+// said in the description. Deprecated fields (accepted and ignored for
+// compatibility) are not offered.
 func inputSchema(md protoreflect.MessageDescriptor) (json.RawMessage, error) {
 	return json.Marshal(messageSchema(md, nil))
 }
@@ -63,33 +88,112 @@ func messageSchema(md protoreflect.MessageDescriptor, stack []protoreflect.FullN
 	}
 	stack = append(stack, md.FullName())
 	props := object{}
+	var required []string
 	fields := md.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
+		if fo, ok := fd.Options().(*descriptorpb.FieldOptions); ok && fo.GetDeprecated() {
+			continue
+		}
 		props = append(props, member{string(fd.Name()), fieldSchema(fd, stack)})
+		required = append(required, argOf(fd).GetRequired()...)
 	}
-	return object{
+	s := object{
 		{"type", "object"},
 		{"properties", props},
-		{"additionalProperties", false},
 	}
+	if len(required) > 0 {
+		s = append(s, member{"required", required})
+	}
+	return append(s, member{"additionalProperties", false})
+}
+
+// argOf returns fd's openapiv2_field option, or nil.
+func argOf(fd protoreflect.FieldDescriptor) *options.JSONSchema {
+	o, _ := proto.GetExtension(fd.Options(), options.E_Openapiv2Field).(*options.JSONSchema)
+	return o
+}
+
+// constrain adds the constraints of fd's option to s, the schema of one
+// value (for a list, of each item), and returns the list's own constraints
+// and a sentence for the description.
+func constrain(fd protoreflect.FieldDescriptor, s object) (value, list object, note string) {
+	o := argOf(fd)
+	if o == nil {
+		return s, nil, ""
+	}
+	if o.GetMinLength() > 0 {
+		s = s.set("minLength", o.GetMinLength())
+	}
+	if o.GetMaxLength() > 0 {
+		s = s.set("maxLength", o.GetMaxLength())
+	}
+	if o.GetPattern() != "" {
+		s = s.set("pattern", o.GetPattern())
+	}
+	if len(o.GetEnum()) > 0 {
+		s = s.set("enum", o.GetEnum())
+	}
+	switch {
+	case o.GetExclusiveMinimum():
+		s = s.set("exclusiveMinimum", o.GetMinimum())
+	case o.GetMinimum() != 0:
+		s = s.set("minimum", o.GetMinimum())
+	}
+	switch {
+	case o.GetExclusiveMaximum():
+		s = s.set("exclusiveMaximum", o.GetMaximum())
+	case o.GetMaximum() != 0:
+		s = s.set("maximum", o.GetMaximum())
+	}
+	if d := o.GetDefault(); d != "" {
+		if n, err := strconv.ParseFloat(d, 64); err == nil && fd.Kind() != protoreflect.StringKind {
+			s = s.set("default", n)
+		} else {
+			s = s.set("default", d)
+		}
+	}
+	if o.GetMinItems() > 0 {
+		list = append(list, member{"minItems", o.GetMinItems()})
+	}
+	if o.GetMaxItems() > 0 {
+		list = append(list, member{"maxItems", o.GetMaxItems()})
+	}
+	if n := o.GetExtensions()[maxBytesExtension].GetNumberValue(); n > 0 {
+		note = fmt.Sprintf("At most %d bytes of UTF-8.", int64(n))
+	}
+	return s, list, note
 }
 
 // fieldSchema describes one field, with its proto comment (or, for a
 // message field without one, its message's comment) as the description.
 func fieldSchema(fd protoreflect.FieldDescriptor, stack []protoreflect.FullName) object {
 	var s object
+	var note string
 	switch {
 	case fd.IsMap():
 		s = object{{"type", "object"}, {"additionalProperties", singularSchema(fd.MapValue(), stack)}}
-	case fd.IsList():
-		s = object{{"type", "array"}, {"items", singularSchema(fd, stack)}}
+	case fd.IsList() || isListValue(fd):
+		item := singularSchema(fd, stack)
+		if isListValue(fd) {
+			item = object{{"type", "string"}}
+		}
+		var list object
+		item, list, note = constrain(fd, item)
+		s = append(object{{"type", "array"}, {"items", item}}, list...)
 	default:
-		s = singularSchema(fd, stack)
+		s, _, note = constrain(fd, singularSchema(fd, stack))
 	}
 	desc := hearthv1.Docs[string(fd.FullName())]
 	if desc == "" && fd.Message() != nil && !fd.IsMap() {
 		desc = hearthv1.Docs[string(fd.Message().FullName())]
+	}
+	switch {
+	case note == "":
+	case desc == "":
+		desc = note
+	default:
+		desc += " " + note
 	}
 	switch {
 	case desc == "":
@@ -101,6 +205,12 @@ func fieldSchema(fd protoreflect.FieldDescriptor, stack []protoreflect.FullName)
 		s = append(s[:1:1], append(object{{"description", desc}}, s[1:]...)...)
 	}
 	return s
+}
+
+// isListValue reports whether fd is a google.protobuf.ListValue, which
+// Hearth uses for a list whose [] must differ from absent.
+func isListValue(fd protoreflect.FieldDescriptor) bool {
+	return !fd.IsList() && fd.Message() != nil && fd.Message().FullName() == "google.protobuf.ListValue"
 }
 
 // singularSchema describes one value of fd's type.

@@ -6,16 +6,10 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
-// Limits of memory_audit (AuditRequest.limit).
-const (
-	defaultAuditLimit = 100
-	maxAuditLimit     = 500
-)
-
 // checkAuditRequest validates a memory_audit request: limit is 0 (the
 // default) or 1 to maxAuditLimit.
 func checkAuditRequest(r *hearthv1.AuditRequest) error {
-	if r.GetLimit() > maxAuditLimit {
+	if int(r.GetLimit()) > maxAuditLimit {
 		return invalid("limit", "must be 1 to %d, got %d", maxAuditLimit, r.GetLimit())
 	}
 	return nil

@@ -17,14 +17,12 @@ const (
 	// usual titles), so that items passed over for their size leave room
 	// to try later, shorter ones.
 	bootstrapWindow = 32
-	// maxSessionIDBytes bounds bootstrap's session_id.
-	maxSessionIDBytes = 128
 )
 
 func checkBootstrapRequest(r *hearthv1.BootstrapRequest) error {
 	id := r.GetSessionId()
-	if len(id) > maxSessionIDBytes {
-		return invalid("session_id", "is longer than %d bytes", maxSessionIDBytes)
+	if len(id) > maxBootstrapSessID {
+		return invalid("session_id", "is longer than %d bytes", maxBootstrapSessID)
 	}
 	if !utf8.ValidString(id) {
 		return invalid("session_id", "is not valid UTF-8")

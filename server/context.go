@@ -11,12 +11,6 @@ import (
 )
 
 const (
-	// maxTaskChars bounds a context request's task: a sentence or two, or a
-	// pasted paragraph. Full-text search reads its first 32 words anyway.
-	maxTaskChars = 4000
-	// minContextBudget is the smallest packet budget a caller may ask for:
-	// below it the response's own fields would take the budget.
-	minContextBudget = 100
 	// contextPool is how many of the best matches are offered to the
 	// packet; those that do not fit are counted in left_out.
 	contextPool = 50
@@ -36,7 +30,7 @@ func checkContextRequest(r *hearthv1.ContextRequest) error {
 	case utf8.RuneCountInString(task) > maxTaskChars:
 		return invalid("task", "is longer than %d characters", maxTaskChars)
 	}
-	if r.BudgetTokens != nil && r.GetBudgetTokens() < minContextBudget {
+	if r.BudgetTokens != nil && int(r.GetBudgetTokens()) < minContextBudget {
 		return invalid("budget_tokens", "must be at least %d", minContextBudget)
 	}
 	return nil

@@ -31,7 +31,7 @@ func FuzzCheckContextRequest(f *testing.F) {
 		if opts.Unmarshal([]byte(s), &cr) == nil && checkContextRequest(&cr) == nil {
 			if strings.TrimSpace(cr.GetTask()) == "" || !utf8.ValidString(cr.GetTask()) ||
 				utf8.RuneCountInString(cr.GetTask()) > maxTaskChars ||
-				(cr.BudgetTokens != nil && cr.GetBudgetTokens() < minContextBudget) {
+				(cr.BudgetTokens != nil && int(cr.GetBudgetTokens()) < minContextBudget) {
 				t.Fatalf("accepted a bad context request: %s", s)
 			}
 			srv := &Server{opts: options.Default()}
@@ -41,7 +41,7 @@ func FuzzCheckContextRequest(f *testing.F) {
 		}
 		var br hearthv1.BootstrapRequest
 		if opts.Unmarshal([]byte(s), &br) == nil && checkBootstrapRequest(&br) == nil {
-			if len(br.GetSessionId()) > maxSessionIDBytes || !utf8.ValidString(br.GetSessionId()) ||
+			if len(br.GetSessionId()) > maxBootstrapSessID || !utf8.ValidString(br.GetSessionId()) ||
 				strings.ContainsFunc(br.GetSessionId(), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 				t.Fatalf("accepted a bad session id: %s", s)
 			}
@@ -57,14 +57,14 @@ func TestCheckContextRequest(t *testing.T) {
 	}{
 		{"OK", &hearthv1.ContextRequest{Task: "add a retry to the billing client"}, ""},
 		{"OKLongest", &hearthv1.ContextRequest{Task: strings.Repeat("é", maxTaskChars)}, ""},
-		{"OKSmallestBudget", &hearthv1.ContextRequest{Task: "x", BudgetTokens: proto.Uint32(minContextBudget)}, ""},
+		{"OKSmallestBudget", &hearthv1.ContextRequest{Task: "x", BudgetTokens: proto.Uint32(uint32(minContextBudget))}, ""},
 		{"OKHugeBudget", &hearthv1.ContextRequest{Task: "x", BudgetTokens: proto.Uint32(1 << 31)}, ""},
 		{"ErrNoTask", &hearthv1.ContextRequest{}, "task"},
 		{"ErrBlankTask", &hearthv1.ContextRequest{Task: " \n\t"}, "task"},
 		{"ErrTaskUTF8", &hearthv1.ContextRequest{Task: "\xff"}, "task"},
 		{"ErrTaskTooLong", &hearthv1.ContextRequest{Task: strings.Repeat("é", maxTaskChars+1)}, "task"},
 		{"ErrBudgetZero", &hearthv1.ContextRequest{Task: "x", BudgetTokens: proto.Uint32(0)}, "budget_tokens"},
-		{"ErrBudgetSmall", &hearthv1.ContextRequest{Task: "x", BudgetTokens: proto.Uint32(minContextBudget - 1)}, "budget_tokens"},
+		{"ErrBudgetSmall", &hearthv1.ContextRequest{Task: "x", BudgetTokens: proto.Uint32(uint32(minContextBudget - 1))}, "budget_tokens"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := budgetField(t, checkContextRequest(tt.req)); got != tt.field {
@@ -80,8 +80,8 @@ func TestCheckBootstrapRequest(t *testing.T) {
 	}{
 		{"OKNone", "", ""},
 		{"OK", "9f1c-session_2", ""},
-		{"OKLongest", strings.Repeat("s", maxSessionIDBytes), ""},
-		{"ErrTooLong", strings.Repeat("s", maxSessionIDBytes+1), "session_id"},
+		{"OKLongest", strings.Repeat("s", maxBootstrapSessID), ""},
+		{"ErrTooLong", strings.Repeat("s", maxBootstrapSessID+1), "session_id"},
 		{"ErrControl", "a\nb", "session_id"},
 		{"ErrUTF8", "\xff", "session_id"},
 	} {

@@ -10,9 +10,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// maxNoteChars limits an evidence note, as the proto documents.
-const maxNoteChars = 500
-
 // checkEvidenceRequest validates everything about evidence but the screen.
 func checkEvidenceRequest(r *hearthv1.EvidenceRequest) error {
 	if err := checkID("id", r.GetId()); err != nil {

@@ -32,7 +32,7 @@ func FuzzCheckEvidenceRequest(f *testing.F) {
 			}
 		}
 		var un hearthv1.UnusedRequest
-		if opts.Unmarshal([]byte(s), &un) == nil && checkUnusedRequest(&un) == nil && un.GetLimit() > maxUnusedLimit {
+		if opts.Unmarshal([]byte(s), &un) == nil && checkUnusedRequest(&un) == nil && int(un.GetLimit()) > maxUnusedLimit {
 			t.Fatalf("accepted limit %d", un.GetLimit())
 		}
 	})

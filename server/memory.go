@@ -147,19 +147,28 @@ func checkGetRequest(r *hearthv1.GetRequest) error {
 	if len(r.GetIds()) > maxIDs {
 		return invalid("ids", "has %d ids; at most %d", len(r.GetIds()), maxIDs)
 	}
-	for i, id := range r.GetIds() {
-		if err := checkID(fieldIndex("ids", i), id); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
+// Get returns the records named by ids, in the order asked, within the
+// records budget. A well-formed id that names no record is listed in
+// missing, once, in the order asked; an entry that is not a record id at all
+// is reported by its position in malformed (never echoed: it may be pasted
+// text). The others are still returned.
 func (m *memoryService) Get(ctx context.Context, r *hearthv1.GetRequest) (*hearthv1.GetResponse, error) {
 	if err := checkGetRequest(r); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	recs, err := m.db.Get(ctx, r.GetIds())
+	var wellFormed []string
+	var malformed []uint32
+	for i, id := range r.GetIds() {
+		if idPattern.MatchString(id) {
+			wellFormed = append(wellFormed, id)
+		} else {
+			malformed = append(malformed, uint32(i))
+		}
+	}
+	recs, err := m.db.Get(ctx, wellFormed)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
@@ -167,9 +176,9 @@ func (m *memoryService) Get(ctx context.Context, r *hearthv1.GetRequest) (*heart
 	for _, rec := range recs {
 		found[rec.ID] = true
 	}
-	resp := &hearthv1.GetResponse{}
+	resp := &hearthv1.GetResponse{Malformed: malformed}
 	seen := map[string]bool{}
-	for _, id := range r.GetIds() {
+	for _, id := range wellFormed {
 		if !found[id] && !seen[id] {
 			resp.Missing = append(resp.Missing, id)
 		}
@@ -418,12 +427,8 @@ func (m *memoryService) Forget(ctx context.Context, r *hearthv1.ForgetRequest) (
 	return &hearthv1.ForgetResponse{Record: recordToProto(rec)}, nil
 }
 
-const (
-	defaultSearchLimit = 10
-	maxSearchLimit     = 50
-	// poolSize is how deep each ranked list is read: max(limit, 20) (R-K3).
-	minPool = 20
-)
+// minPool: each ranked list is read max(limit, 20) deep (R-K3).
+const minPool = 20
 
 func checkSearchRequest(r *hearthv1.SearchRequest) error {
 	q := r.GetQuery()
@@ -441,7 +446,7 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 			return err
 		}
 	}
-	if r.GetLimit() > maxSearchLimit {
+	if int(r.GetLimit()) > maxSearchLimit {
 		return invalid("limit", "must be at most %d", maxSearchLimit)
 	}
 	if r.MinCosine != nil && (math.IsNaN(r.GetMinCosine()) || r.GetMinCosine() < -1 || r.GetMinCosine() > 1) {
@@ -499,12 +504,10 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 }
 
 const (
-	defaultTimelineLimit = 20
-	maxTimelineLimit     = 100
 )
 
 func checkTimelineRequest(r *hearthv1.TimelineRequest) error {
-	if r.GetLimit() > maxTimelineLimit {
+	if int(r.GetLimit()) > maxTimelineLimit {
 		return invalid("limit", "must be at most %d", maxTimelineLimit)
 	}
 	if r.Since != nil && r.GetSince().CheckValid() != nil {
@@ -525,7 +528,7 @@ func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineReques
 	}
 	limit := int(r.GetLimit())
 	if limit == 0 {
-		limit = defaultTimelineLimit
+		limit = defaultTimeline
 	}
 	_, scopes, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
 	if err != nil {

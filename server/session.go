@@ -25,8 +25,6 @@ var _ hearthv1.SessionServiceServer = (*sessionService)(nil)
 // Limits on a session close. The summary may become a record, so it obeys
 // the record limits; the notes only feed extraction.
 const (
-	maxSessionIDChars    = 128
-	maxNotesBytes        = 64 << 10
 	maxSummaryTitleChars = 100
 )
 

@@ -8,13 +8,8 @@ import (
 	"github.com/hearth-memory/hearth/server/budget"
 )
 
-const (
-	defaultUnusedLimit = 20
-	maxUnusedLimit     = 100
-)
-
 func checkUnusedRequest(r *hearthv1.UnusedRequest) error {
-	if r.GetLimit() > maxUnusedLimit {
+	if int(r.GetLimit()) > maxUnusedLimit {
 		return invalid("limit", "must be at most %d", maxUnusedLimit)
 	}
 	return nil

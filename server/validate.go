@@ -18,22 +18,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// Limits on request values. A record must fit whole inside the records
-// budget, so that memory_get can always return it (R-B3).
-const (
-	maxTitleChars     = 200
-	maxContentBytes   = 6000
-	maxAnchors        = 16
-	maxAnchorChars    = 300
-	maxIDs            = 50
-	maxQueryChars     = 1000
-	maxReasonChars    = 500
-	maxExclude        = 100
-	defaultConfidence = 0.8
-	// maxRecordBytes leaves room for the memory_get envelope around one record.
-	maxRecordBytes = budget.Records*budget.BytesPerToken - 400
-)
-
 // ULID: 26 characters of Crockford base32.
 var idPattern = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
 

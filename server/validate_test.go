@@ -45,7 +45,7 @@ func FuzzCheckRequests(f *testing.F) {
 			_ = checkForgetRequest(&fo)
 		}
 		var se hearthv1.SearchRequest
-		if opts.Unmarshal([]byte(s), &se) == nil && checkSearchRequest(&se) == nil && se.GetLimit() > maxSearchLimit {
+		if opts.Unmarshal([]byte(s), &se) == nil && checkSearchRequest(&se) == nil && int(se.GetLimit()) > maxSearchLimit {
 			t.Fatalf("accepted limit %d", se.GetLimit())
 		}
 		var tl hearthv1.TimelineRequest

@@ -9,6 +9,8 @@
 package hearthv1
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -389,7 +391,7 @@ type UnusedRequest_builder struct {
 
 	// Only this namespace (default: every namespace).
 	Namespace string
-	// At most this many records (1-100, default 20).
+	// At most this many records (0: the default).
 	Limit uint32
 }
 
@@ -767,7 +769,7 @@ func (x *AuditRequest) SetLimit(v uint32) {
 type AuditRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// At most this many rows (1-500, default 100).
+	// At most this many rows (0: the default).
 	Limit uint32
 }
 
@@ -981,7 +983,7 @@ var File_hearth_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\"\x0f\n" +
+	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x0f\n" +
 	"\rStatusRequest\"\xb3\x01\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
@@ -996,10 +998,10 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x05count\x18\x03 \x01(\rR\x05count\"H\n" +
 	"\x0eNamespaceCount\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x18\n" +
-	"\arecords\x18\x02 \x01(\rR\arecords\"C\n" +
-	"\rUnusedRequest\x12\x1c\n" +
-	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\rR\x05limit\"\xab\x02\n" +
+	"\arecords\x18\x02 \x01(\rR\arecords\"]\n" +
+	"\rUnusedRequest\x12$\n" +
+	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12&\n" +
+	"\x05limit\x18\x02 \x01(\rB\x10\x92A\r:\x0220Y\x00\x00\x00\x00\x00\x00Y@R\x05limit\"\xab\x02\n" +
 	"\fUnusedRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -1015,9 +1017,9 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x05ready\x18\x03 \x01(\bR\x05ready\x12)\n" +
 	"\x10estimated_tokens\x18\x04 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"$\n" +
-	"\fAuditRequest\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\rR\x05limit\"\xbb\x01\n" +
+	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"7\n" +
+	"\fAuditRequest\x12'\n" +
+	"\x05limit\x18\x01 \x01(\rB\x11\x92A\x0e:\x03100Y\x00\x00\x00\x00\x00@\x7f@R\x05limit\"\xbb\x01\n" +
 	"\n" +
 	"AuditEntry\x12*\n" +
 	"\x02at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x16\n" +
@@ -1027,14 +1029,14 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\trecord_id\x18\x05 \x01(\tR\brecordId\x12\x16\n" +
 	"\x06detail\x18\x06 \x01(\tR\x06detail\"@\n" +
 	"\rAuditResponse\x12/\n" +
-	"\aentries\x18\x01 \x03(\v2\x15.hearth.v1.AuditEntryR\aentries2\xc2\x02\n" +
-	"\fAdminService\x12g\n" +
-	"\x06Status\x12\x18.hearth.v1.StatusRequest\x1a\x19.hearth.v1.StatusResponse\"(\xc2\xf3\x18$\n" +
-	"\rmemory_status\x12\rMemory status\x18\x01 \x010\x01\x12h\n" +
-	"\x06Unused\x12\x18.hearth.v1.UnusedRequest\x1a\x19.hearth.v1.UnusedResponse\")\xc2\xf3\x18%\n" +
-	"\rmemory_unused\x12\x0eUnused records\x18\x01 \x010\x01\x12_\n" +
-	"\x05Audit\x12\x17.hearth.v1.AuditRequest\x1a\x18.hearth.v1.AuditResponse\"#\xc2\xf3\x18\x1f\n" +
-	"\fmemory_audit\x12\tAudit log\x18\x05 \x010\x01B\x98\x01\n" +
+	"\aentries\x18\x01 \x03(\v2\x15.hearth.v1.AuditEntryR\aentries2\x9a\x03\n" +
+	"\fAdminService\x12\x84\x01\n" +
+	"\x06Status\x12\x18.hearth.v1.StatusRequest\x1a\x19.hearth.v1.StatusResponse\"E\xc2\xf3\x18$\n" +
+	"\rmemory_status\x12\rMemory status\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_status\x12\x85\x01\n" +
+	"\x06Unused\x12\x18.hearth.v1.UnusedRequest\x1a\x19.hearth.v1.UnusedResponse\"F\xc2\xf3\x18%\n" +
+	"\rmemory_unused\x12\x0eUnused records\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_unused\x12{\n" +
+	"\x05Audit\x12\x17.hearth.v1.AuditRequest\x1a\x18.hearth.v1.AuditResponse\"?\xc2\xf3\x18\x1f\n" +
+	"\fmemory_audit\x12\tAudit log\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/api/memory_auditB\x98\x01\n" +
 	"\rcom.hearth.v1B\n" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"

@@ -214,13 +214,18 @@ type Error struct {
 	// The HTTP status the REST route answers with.
 	HttpStatus uint32 `protobuf:"varint,2,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
 	// A message safe to show: it never carries a token or a screened value.
-	Message         string  `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
-	Field           string  `protobuf:"bytes,4,opt,name=field,proto3" json:"field,omitempty"`
-	Pattern         string  `protobuf:"bytes,5,opt,name=pattern,proto3" json:"pattern,omitempty"`
-	CurrentRevision uint32  `protobuf:"varint,6,opt,name=current_revision,json=currentRevision,proto3" json:"current_revision,omitempty"`
-	Record          *Record `protobuf:"bytes,7,opt,name=record,proto3" json:"record,omitempty"`
-	// The ErrorDetail reason in lower case without its prefix, e.g. expired.
-	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// The request field at fault, when one is; absent otherwise.
+	Field *string `protobuf:"bytes,4,opt,name=field,proto3,oneof" json:"field,omitempty"`
+	// The screen pattern that refused a value; absent unless the screen did.
+	Pattern *string `protobuf:"bytes,5,opt,name=pattern,proto3,oneof" json:"pattern,omitempty"`
+	// On a revision conflict, the record's current revision; absent otherwise.
+	CurrentRevision *uint32 `protobuf:"varint,6,opt,name=current_revision,json=currentRevision,proto3,oneof" json:"current_revision,omitempty"`
+	// On a revision conflict, the record as it stands; absent otherwise.
+	Record *Record `protobuf:"bytes,7,opt,name=record,proto3" json:"record,omitempty"`
+	// The ErrorDetail reason in lower case without its prefix, e.g. expired;
+	// absent when there is none.
+	Reason        *string `protobuf:"bytes,8,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -272,22 +277,22 @@ func (x *Error) GetMessage() string {
 }
 
 func (x *Error) GetField() string {
-	if x != nil {
-		return x.Field
+	if x != nil && x.Field != nil {
+		return *x.Field
 	}
 	return ""
 }
 
 func (x *Error) GetPattern() string {
-	if x != nil {
-		return x.Pattern
+	if x != nil && x.Pattern != nil {
+		return *x.Pattern
 	}
 	return ""
 }
 
 func (x *Error) GetCurrentRevision() uint32 {
-	if x != nil {
-		return x.CurrentRevision
+	if x != nil && x.CurrentRevision != nil {
+		return *x.CurrentRevision
 	}
 	return 0
 }
@@ -300,8 +305,8 @@ func (x *Error) GetRecord() *Record {
 }
 
 func (x *Error) GetReason() string {
-	if x != nil {
-		return x.Reason
+	if x != nil && x.Reason != nil {
+		return *x.Reason
 	}
 	return ""
 }
@@ -319,15 +324,15 @@ func (x *Error) SetMessage(v string) {
 }
 
 func (x *Error) SetField(v string) {
-	x.Field = v
+	x.Field = &v
 }
 
 func (x *Error) SetPattern(v string) {
-	x.Pattern = v
+	x.Pattern = &v
 }
 
 func (x *Error) SetCurrentRevision(v uint32) {
-	x.CurrentRevision = v
+	x.CurrentRevision = &v
 }
 
 func (x *Error) SetRecord(v *Record) {
@@ -335,7 +340,28 @@ func (x *Error) SetRecord(v *Record) {
 }
 
 func (x *Error) SetReason(v string) {
-	x.Reason = v
+	x.Reason = &v
+}
+
+func (x *Error) HasField() bool {
+	if x == nil {
+		return false
+	}
+	return x.Field != nil
+}
+
+func (x *Error) HasPattern() bool {
+	if x == nil {
+		return false
+	}
+	return x.Pattern != nil
+}
+
+func (x *Error) HasCurrentRevision() bool {
+	if x == nil {
+		return false
+	}
+	return x.CurrentRevision != nil
 }
 
 func (x *Error) HasRecord() bool {
@@ -345,8 +371,31 @@ func (x *Error) HasRecord() bool {
 	return x.Record != nil
 }
 
+func (x *Error) HasReason() bool {
+	if x == nil {
+		return false
+	}
+	return x.Reason != nil
+}
+
+func (x *Error) ClearField() {
+	x.Field = nil
+}
+
+func (x *Error) ClearPattern() {
+	x.Pattern = nil
+}
+
+func (x *Error) ClearCurrentRevision() {
+	x.CurrentRevision = nil
+}
+
 func (x *Error) ClearRecord() {
 	x.Record = nil
+}
+
+func (x *Error) ClearReason() {
+	x.Reason = nil
 }
 
 type Error_builder struct {
@@ -357,13 +406,18 @@ type Error_builder struct {
 	// The HTTP status the REST route answers with.
 	HttpStatus uint32
 	// A message safe to show: it never carries a token or a screened value.
-	Message         string
-	Field           string
-	Pattern         string
-	CurrentRevision uint32
-	Record          *Record
-	// The ErrorDetail reason in lower case without its prefix, e.g. expired.
-	Reason string
+	Message string
+	// The request field at fault, when one is; absent otherwise.
+	Field *string
+	// The screen pattern that refused a value; absent unless the screen did.
+	Pattern *string
+	// On a revision conflict, the record's current revision; absent otherwise.
+	CurrentRevision *uint32
+	// On a revision conflict, the record as it stands; absent otherwise.
+	Record *Record
+	// The ErrorDetail reason in lower case without its prefix, e.g. expired;
+	// absent when there is none.
+	Reason *string
 }
 
 func (b0 Error_builder) Build() *Error {
@@ -460,17 +514,22 @@ const file_hearth_v1_error_proto_rawDesc = "" +
 	"\apattern\x18\x02 \x01(\tR\apattern\x12)\n" +
 	"\x10current_revision\x18\x03 \x01(\rR\x0fcurrentRevision\x12)\n" +
 	"\x06record\x18\x04 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12)\n" +
-	"\x06reason\x18\x05 \x01(\x0e2\x11.hearth.v1.ReasonR\x06reason\"\xf4\x01\n" +
+	"\x06reason\x18\x05 \x01(\x0e2\x11.hearth.v1.ReasonR\x06reason\"\xbe\x02\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x1f\n" +
 	"\vhttp_status\x18\x02 \x01(\rR\n" +
 	"httpStatus\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x04 \x01(\tR\x05field\x12\x18\n" +
-	"\apattern\x18\x05 \x01(\tR\apattern\x12)\n" +
-	"\x10current_revision\x18\x06 \x01(\rR\x0fcurrentRevision\x12)\n" +
-	"\x06record\x18\a \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x16\n" +
-	"\x06reason\x18\b \x01(\tR\x06reason\"7\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x19\n" +
+	"\x05field\x18\x04 \x01(\tH\x00R\x05field\x88\x01\x01\x12\x1d\n" +
+	"\apattern\x18\x05 \x01(\tH\x01R\apattern\x88\x01\x01\x12.\n" +
+	"\x10current_revision\x18\x06 \x01(\rH\x02R\x0fcurrentRevision\x88\x01\x01\x12)\n" +
+	"\x06record\x18\a \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x1b\n" +
+	"\x06reason\x18\b \x01(\tH\x03R\x06reason\x88\x01\x01B\b\n" +
+	"\x06_fieldB\n" +
+	"\n" +
+	"\b_patternB\x13\n" +
+	"\x11_current_revisionB\t\n" +
+	"\a_reason\"7\n" +
 	"\rErrorResponse\x12&\n" +
 	"\x05error\x18\x01 \x01(\v2\x10.hearth.v1.ErrorR\x05error*4\n" +
 	"\x06Reason\x12\x16\n" +
@@ -507,6 +566,7 @@ func file_hearth_v1_error_proto_init() {
 		return
 	}
 	file_hearth_v1_record_proto_init()
+	file_hearth_v1_error_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

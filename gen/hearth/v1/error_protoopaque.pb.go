@@ -207,11 +207,13 @@ type Error struct {
 	xxx_hidden_Code            string                 `protobuf:"bytes,1,opt,name=code,proto3"`
 	xxx_hidden_HttpStatus      uint32                 `protobuf:"varint,2,opt,name=http_status,json=httpStatus,proto3"`
 	xxx_hidden_Message         string                 `protobuf:"bytes,3,opt,name=message,proto3"`
-	xxx_hidden_Field           string                 `protobuf:"bytes,4,opt,name=field,proto3"`
-	xxx_hidden_Pattern         string                 `protobuf:"bytes,5,opt,name=pattern,proto3"`
-	xxx_hidden_CurrentRevision uint32                 `protobuf:"varint,6,opt,name=current_revision,json=currentRevision,proto3"`
+	xxx_hidden_Field           *string                `protobuf:"bytes,4,opt,name=field,proto3,oneof"`
+	xxx_hidden_Pattern         *string                `protobuf:"bytes,5,opt,name=pattern,proto3,oneof"`
+	xxx_hidden_CurrentRevision uint32                 `protobuf:"varint,6,opt,name=current_revision,json=currentRevision,proto3,oneof"`
 	xxx_hidden_Record          *Record                `protobuf:"bytes,7,opt,name=record,proto3"`
-	xxx_hidden_Reason          string                 `protobuf:"bytes,8,opt,name=reason,proto3"`
+	xxx_hidden_Reason          *string                `protobuf:"bytes,8,opt,name=reason,proto3,oneof"`
+	XXX_raceDetectHookData     protoimpl.RaceDetectHookData
+	XXX_presence               [1]uint32
 	unknownFields              protoimpl.UnknownFields
 	sizeCache                  protoimpl.SizeCache
 }
@@ -264,14 +266,20 @@ func (x *Error) GetMessage() string {
 
 func (x *Error) GetField() string {
 	if x != nil {
-		return x.xxx_hidden_Field
+		if x.xxx_hidden_Field != nil {
+			return *x.xxx_hidden_Field
+		}
+		return ""
 	}
 	return ""
 }
 
 func (x *Error) GetPattern() string {
 	if x != nil {
-		return x.xxx_hidden_Pattern
+		if x.xxx_hidden_Pattern != nil {
+			return *x.xxx_hidden_Pattern
+		}
+		return ""
 	}
 	return ""
 }
@@ -292,7 +300,10 @@ func (x *Error) GetRecord() *Record {
 
 func (x *Error) GetReason() string {
 	if x != nil {
-		return x.xxx_hidden_Reason
+		if x.xxx_hidden_Reason != nil {
+			return *x.xxx_hidden_Reason
+		}
+		return ""
 	}
 	return ""
 }
@@ -310,15 +321,18 @@ func (x *Error) SetMessage(v string) {
 }
 
 func (x *Error) SetField(v string) {
-	x.xxx_hidden_Field = v
+	x.xxx_hidden_Field = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 8)
 }
 
 func (x *Error) SetPattern(v string) {
-	x.xxx_hidden_Pattern = v
+	x.xxx_hidden_Pattern = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 4, 8)
 }
 
 func (x *Error) SetCurrentRevision(v uint32) {
 	x.xxx_hidden_CurrentRevision = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 8)
 }
 
 func (x *Error) SetRecord(v *Record) {
@@ -326,7 +340,29 @@ func (x *Error) SetRecord(v *Record) {
 }
 
 func (x *Error) SetReason(v string) {
-	x.xxx_hidden_Reason = v
+	x.xxx_hidden_Reason = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 7, 8)
+}
+
+func (x *Error) HasField() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 3)
+}
+
+func (x *Error) HasPattern() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 4)
+}
+
+func (x *Error) HasCurrentRevision() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 5)
 }
 
 func (x *Error) HasRecord() bool {
@@ -336,8 +372,35 @@ func (x *Error) HasRecord() bool {
 	return x.xxx_hidden_Record != nil
 }
 
+func (x *Error) HasReason() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 7)
+}
+
+func (x *Error) ClearField() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 3)
+	x.xxx_hidden_Field = nil
+}
+
+func (x *Error) ClearPattern() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 4)
+	x.xxx_hidden_Pattern = nil
+}
+
+func (x *Error) ClearCurrentRevision() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 5)
+	x.xxx_hidden_CurrentRevision = 0
+}
+
 func (x *Error) ClearRecord() {
 	x.xxx_hidden_Record = nil
+}
+
+func (x *Error) ClearReason() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 7)
+	x.xxx_hidden_Reason = nil
 }
 
 type Error_builder struct {
@@ -348,13 +411,18 @@ type Error_builder struct {
 	// The HTTP status the REST route answers with.
 	HttpStatus uint32
 	// A message safe to show: it never carries a token or a screened value.
-	Message         string
-	Field           string
-	Pattern         string
-	CurrentRevision uint32
-	Record          *Record
-	// The ErrorDetail reason in lower case without its prefix, e.g. expired.
-	Reason string
+	Message string
+	// The request field at fault, when one is; absent otherwise.
+	Field *string
+	// The screen pattern that refused a value; absent unless the screen did.
+	Pattern *string
+	// On a revision conflict, the record's current revision; absent otherwise.
+	CurrentRevision *uint32
+	// On a revision conflict, the record as it stands; absent otherwise.
+	Record *Record
+	// The ErrorDetail reason in lower case without its prefix, e.g. expired;
+	// absent when there is none.
+	Reason *string
 }
 
 func (b0 Error_builder) Build() *Error {
@@ -364,11 +432,23 @@ func (b0 Error_builder) Build() *Error {
 	x.xxx_hidden_Code = b.Code
 	x.xxx_hidden_HttpStatus = b.HttpStatus
 	x.xxx_hidden_Message = b.Message
-	x.xxx_hidden_Field = b.Field
-	x.xxx_hidden_Pattern = b.Pattern
-	x.xxx_hidden_CurrentRevision = b.CurrentRevision
+	if b.Field != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 8)
+		x.xxx_hidden_Field = b.Field
+	}
+	if b.Pattern != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 4, 8)
+		x.xxx_hidden_Pattern = b.Pattern
+	}
+	if b.CurrentRevision != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 8)
+		x.xxx_hidden_CurrentRevision = *b.CurrentRevision
+	}
 	x.xxx_hidden_Record = b.Record
-	x.xxx_hidden_Reason = b.Reason
+	if b.Reason != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 7, 8)
+		x.xxx_hidden_Reason = b.Reason
+	}
 	return m0
 }
 
@@ -451,17 +531,22 @@ const file_hearth_v1_error_proto_rawDesc = "" +
 	"\apattern\x18\x02 \x01(\tR\apattern\x12)\n" +
 	"\x10current_revision\x18\x03 \x01(\rR\x0fcurrentRevision\x12)\n" +
 	"\x06record\x18\x04 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12)\n" +
-	"\x06reason\x18\x05 \x01(\x0e2\x11.hearth.v1.ReasonR\x06reason\"\xf4\x01\n" +
+	"\x06reason\x18\x05 \x01(\x0e2\x11.hearth.v1.ReasonR\x06reason\"\xbe\x02\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x1f\n" +
 	"\vhttp_status\x18\x02 \x01(\rR\n" +
 	"httpStatus\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x04 \x01(\tR\x05field\x12\x18\n" +
-	"\apattern\x18\x05 \x01(\tR\apattern\x12)\n" +
-	"\x10current_revision\x18\x06 \x01(\rR\x0fcurrentRevision\x12)\n" +
-	"\x06record\x18\a \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x16\n" +
-	"\x06reason\x18\b \x01(\tR\x06reason\"7\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x19\n" +
+	"\x05field\x18\x04 \x01(\tH\x00R\x05field\x88\x01\x01\x12\x1d\n" +
+	"\apattern\x18\x05 \x01(\tH\x01R\apattern\x88\x01\x01\x12.\n" +
+	"\x10current_revision\x18\x06 \x01(\rH\x02R\x0fcurrentRevision\x88\x01\x01\x12)\n" +
+	"\x06record\x18\a \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x1b\n" +
+	"\x06reason\x18\b \x01(\tH\x03R\x06reason\x88\x01\x01B\b\n" +
+	"\x06_fieldB\n" +
+	"\n" +
+	"\b_patternB\x13\n" +
+	"\x11_current_revisionB\t\n" +
+	"\a_reason\"7\n" +
 	"\rErrorResponse\x12&\n" +
 	"\x05error\x18\x01 \x01(\v2\x10.hearth.v1.ErrorR\x05error*4\n" +
 	"\x06Reason\x12\x16\n" +
@@ -498,6 +583,7 @@ func file_hearth_v1_error_proto_init() {
 		return
 	}
 	file_hearth_v1_record_proto_init()
+	file_hearth_v1_error_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

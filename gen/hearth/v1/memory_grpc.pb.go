@@ -46,7 +46,7 @@ type MemoryServiceClient interface {
 	Store(ctx context.Context, in *StoreRequest, opts ...grpc.CallOption) (*StoreResponse, error)
 	// Fetch whole records by id, in the order asked, within a 2,000-token
 	// budget; records that do not fit are left out and counted. Unknown ids are
-	// listed in `missing`.
+	// listed in `missing`, entries that are not ids by position in `malformed`.
 	Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*GetResponse, error)
 	// Change a record at a known revision: title, content, type, confidence,
 	// topics, anchors, status (active <-> candidate) or supersedes. Applies only
@@ -212,7 +212,7 @@ type MemoryServiceServer interface {
 	Store(context.Context, *StoreRequest) (*StoreResponse, error)
 	// Fetch whole records by id, in the order asked, within a 2,000-token
 	// budget; records that do not fit are left out and counted. Unknown ids are
-	// listed in `missing`.
+	// listed in `missing`, entries that are not ids by position in `malformed`.
 	Get(context.Context, *GetRequest) (*GetResponse, error)
 	// Change a record at a known revision: title, content, type, confidence,
 	// topics, anchors, status (active <-> candidate) or supersedes. Applies only

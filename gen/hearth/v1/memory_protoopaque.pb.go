@@ -9,6 +9,8 @@
 package hearthv1
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -123,6 +125,7 @@ func (x *StoreRequest) GetSupersedes() string {
 	return ""
 }
 
+// Deprecated: Marked as deprecated in hearth/v1/memory.proto.
 func (x *StoreRequest) GetAgent() string {
 	if x != nil {
 		return x.xxx_hidden_Agent
@@ -170,6 +173,7 @@ func (x *StoreRequest) SetSupersedes(v string) {
 	x.xxx_hidden_Supersedes = v
 }
 
+// Deprecated: Marked as deprecated in hearth/v1/memory.proto.
 func (x *StoreRequest) SetAgent(v string) {
 	x.xxx_hidden_Agent = v
 }
@@ -198,20 +202,23 @@ type StoreRequest_builder struct {
 	Namespace string
 	// decision, constraint, requirement, procedure, preference, note or summary.
 	Type string
-	// A short title (at most 200 characters).
+	// A short title.
 	Title string
-	// The content (at most 16,000 characters).
+	// The content: one fact, with what an agent will need later.
 	Content string
-	// How sure the writer is, above 0 up to 1. Default 0.8.
+	// How sure the writer is.
 	Confidence *float64
-	// Up to 8 topic tags of 1-40 characters [a-z0-9._-].
+	// Topic tags, each of [a-z0-9._-].
 	Topics []string
 	// Things the record depends on: entity:<id>, path:<relative path>,
 	// host:<name>, url:<url>.
 	Anchors []string
 	// The id of an active record in the same namespace that this one retires.
 	Supersedes string
-	// Ignored: the writer is always the authenticated client's name.
+	// Accepted for compatibility with clients that send it, and ignored: the
+	// writer is always the authenticated client's name.
+	//
+	// Deprecated: Marked as deprecated in hearth/v1/memory.proto.
 	Agent string
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
@@ -351,7 +358,8 @@ func (x *GetRequest) SetIds(v []string) {
 type GetRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Record ids (at most 50).
+	// Record ids. Ids that name no record are listed in `missing`, entries
+	// that are not record ids in `malformed`; the others are still returned.
 	Ids []string
 }
 
@@ -370,6 +378,7 @@ type GetResponse struct {
 	xxx_hidden_EstimatedTokens uint32                 `protobuf:"varint,3,opt,name=estimated_tokens,json=estimatedTokens,proto3"`
 	xxx_hidden_Truncated       bool                   `protobuf:"varint,4,opt,name=truncated,proto3"`
 	xxx_hidden_LeftOut         uint32                 `protobuf:"varint,5,opt,name=left_out,json=leftOut,proto3"`
+	xxx_hidden_Malformed       []uint32               `protobuf:"varint,6,rep,packed,name=malformed,proto3"`
 	unknownFields              protoimpl.UnknownFields
 	sizeCache                  protoimpl.SizeCache
 }
@@ -436,6 +445,13 @@ func (x *GetResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+func (x *GetResponse) GetMalformed() []uint32 {
+	if x != nil {
+		return x.xxx_hidden_Malformed
+	}
+	return nil
+}
+
 func (x *GetResponse) SetRecords(v []*Record) {
 	x.xxx_hidden_Records = &v
 }
@@ -456,11 +472,15 @@ func (x *GetResponse) SetLeftOut(v uint32) {
 	x.xxx_hidden_LeftOut = v
 }
 
+func (x *GetResponse) SetMalformed(v []uint32) {
+	x.xxx_hidden_Malformed = v
+}
+
 type GetResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
 	Records []*Record
-	// Ids that name no record.
+	// Well-formed ids that name no record.
 	Missing []string
 	// The size of this response in tokens (4 bytes of JSON each).
 	EstimatedTokens uint32
@@ -468,6 +488,9 @@ type GetResponse_builder struct {
 	Truncated bool
 	// How many records were left out.
 	LeftOut uint32
+	// Positions (from 0) in ids of entries that are not record ids; they are
+	// not echoed, since such an entry may be pasted text.
+	Malformed []uint32
 }
 
 func (b0 GetResponse_builder) Build() *GetResponse {
@@ -479,6 +502,7 @@ func (b0 GetResponse_builder) Build() *GetResponse {
 	x.xxx_hidden_EstimatedTokens = b.EstimatedTokens
 	x.xxx_hidden_Truncated = b.Truncated
 	x.xxx_hidden_LeftOut = b.LeftOut
+	x.xxx_hidden_Malformed = b.Malformed
 	return m0
 }
 
@@ -1280,11 +1304,12 @@ type SearchRequest_builder struct {
 	Topics []string
 	// Only these record types.
 	Types []string
-	// At most this many hits (1-50, default 10).
+	// At most this many hits (0: the default).
 	Limit uint32
 	// Keep hits at least this similar (embedding ranking only).
 	MinCosine *float64
-	// Drop hits whose id starts with one of these (8+ characters each).
+	// Drop hits whose id starts with one of these; an entry shorter than 8
+	// characters is ignored.
 	Exclude []string
 	// A per-prompt recall search: not recorded as a question asked.
 	Recall bool
@@ -1740,7 +1765,7 @@ type TimelineRequest_builder struct {
 	Since *timestamppb.Timestamp
 	// Only records created before this time (RFC 3339).
 	Until *timestamppb.Timestamp
-	// At most this many records (1-100, default 20).
+	// At most this many records (0: the default).
 	Limit uint32
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
@@ -2457,7 +2482,8 @@ type ContextRequest_builder struct {
 	Remote string
 	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
 	Topics []string
-	// The packet's budget in tokens (default 4,000; at most 8,000).
+	// The packet's budget in tokens (default: the context_budget_tokens
+	// option; above hard_context_limit_tokens it is lowered to it).
 	BudgetTokens *uint32
 }
 
@@ -2681,7 +2707,7 @@ type EvidenceRequest_builder struct {
 	Id string
 	// corroborates or contradicts.
 	Stance string
-	// What you checked (optional, at most 500 characters).
+	// What you checked (optional).
 	Note string
 }
 
@@ -2782,51 +2808,59 @@ var File_hearth_v1_memory_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\n" +
-	"\x16hearth/v1/memory.proto\x12\thearth.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/record.proto\x1a\x14hearth/v1/tool.proto\"\xa4\x02\n" +
-	"\fStoreRequest\x12\x1c\n" +
-	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
-	"\x05title\x18\x03 \x01(\tR\x05title\x12\x18\n" +
-	"\acontent\x18\x04 \x01(\tR\acontent\x12#\n" +
+	"\x16hearth/v1/memory.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/record.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x9c\x04\n" +
+	"\fStoreRequest\x12$\n" +
+	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12n\n" +
+	"\x04type\x18\x02 \x01(\tBZ\x92AW\xd2\x01\x04type\xf2\x02\bdecision\xf2\x02\n" +
+	"constraint\xf2\x02\vrequirement\xf2\x02\tprocedure\xf2\x02\n" +
+	"preference\xf2\x02\x04note\xf2\x02\asummaryR\x04type\x12'\n" +
+	"\x05title\x18\x03 \x01(\tB\x11\x92A\x0ex\xc8\x01\x80\x01\x01\xd2\x01\x05titleR\x05title\x12H\n" +
+	"\acontent\x18\x04 \x01(\tB.\x92A+x\xf0.\x80\x01\x01\xd2\x01\acontent\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00p\xb7@R\acontent\x128\n" +
 	"\n" +
-	"confidence\x18\x05 \x01(\x01H\x00R\n" +
-	"confidence\x88\x01\x01\x12\x16\n" +
-	"\x06topics\x18\x06 \x03(\tR\x06topics\x12\x18\n" +
-	"\aanchors\x18\a \x03(\tR\aanchors\x12\x1e\n" +
+	"confidence\x18\x05 \x01(\x01B\x13\x92A\x10:\x030.8Y\x00\x00\x00\x00\x00\x00\xf0?p\x01H\x00R\n" +
+	"confidence\x88\x01\x01\x12#\n" +
+	"\x06topics\x18\x06 \x03(\tB\v\x92A\bx(\x80\x01\x01\xa0\x01\bR\x06topics\x12#\n" +
+	"\aanchors\x18\a \x03(\tB\t\x92A\x06x\xac\x02\xa0\x01\x10R\aanchors\x12>\n" +
 	"\n" +
-	"supersedes\x18\b \x01(\tR\n" +
-	"supersedes\x12\x14\n" +
-	"\x05agent\x18\t \x01(\tR\x05agent\x12\x16\n" +
+	"supersedes\x18\b \x01(\tB\x1e\x92A\x1b\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$R\n" +
+	"supersedes\x12\x18\n" +
+	"\x05agent\x18\t \x01(\tB\x02\x18\x01R\x05agent\x12\x16\n" +
 	"\x06remote\x18\n" +
 	" \x01(\tR\x06remoteB\r\n" +
 	"\v_confidence\":\n" +
 	"\rStoreResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\x1e\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"/\n" +
 	"\n" +
-	"GetRequest\x12\x10\n" +
-	"\x03ids\x18\x01 \x03(\tR\x03ids\"\xb8\x01\n" +
+	"GetRequest\x12!\n" +
+	"\x03ids\x18\x01 \x03(\tB\x0f\x92A\f\xa0\x012\xa8\x01\x01\xd2\x01\x03idsR\x03ids\"\xd6\x01\n" +
 	"\vGetResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12\x18\n" +
 	"\amissing\x18\x02 \x03(\tR\amissing\x12)\n" +
 	"\x10estimated_tokens\x18\x03 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"o\n" +
-	"\rUpdateRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\rR\brevision\x122\n" +
-	"\achanges\x18\x03 \x01(\v2\x18.hearth.v1.RecordChangesR\achanges\"\xfb\x02\n" +
-	"\rRecordChanges\x12\x19\n" +
-	"\x05title\x18\x01 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x1d\n" +
-	"\acontent\x18\x02 \x01(\tH\x01R\acontent\x88\x01\x01\x12\x17\n" +
-	"\x04type\x18\x03 \x01(\tH\x02R\x04type\x88\x01\x01\x12\x1b\n" +
-	"\x06status\x18\x04 \x01(\tH\x03R\x06status\x88\x01\x01\x12#\n" +
+	"\bleft_out\x18\x05 \x01(\rR\aleftOut\x12\x1c\n" +
+	"\tmalformed\x18\x06 \x03(\rR\tmalformed\"\xbc\x01\n" +
+	"\rUpdateRequest\x123\n" +
+	"\x02id\x18\x01 \x01(\tB#\x92A \x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$\xd2\x01\x02idR\x02id\x123\n" +
+	"\brevision\x18\x02 \x01(\rB\x17\x92A\x14i\x00\x00\x00\x00\x00\x00\xf0?\xd2\x01\brevisionR\brevision\x12A\n" +
+	"\achanges\x18\x03 \x01(\v2\x18.hearth.v1.RecordChangesB\r\x92A\n" +
+	"\xd2\x01\achangesR\achanges\"\xdb\x04\n" +
+	"\rRecordChanges\x12$\n" +
+	"\x05title\x18\x01 \x01(\tB\t\x92A\x06x\xc8\x01\x80\x01\x01H\x00R\x05title\x88\x01\x01\x12C\n" +
+	"\acontent\x18\x02 \x01(\tB$\x92A!x\xf0.\x80\x01\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00p\xb7@H\x01R\acontent\x88\x01\x01\x12l\n" +
+	"\x04type\x18\x03 \x01(\tBS\x92AP\xf2\x02\bdecision\xf2\x02\n" +
+	"constraint\xf2\x02\vrequirement\xf2\x02\tprocedure\xf2\x02\n" +
+	"preference\xf2\x02\x04note\xf2\x02\asummaryH\x02R\x04type\x88\x01\x01\x125\n" +
+	"\x06status\x18\x04 \x01(\tB\x18\x92A\x15\xf2\x02\x06active\xf2\x02\tcandidateH\x03R\x06status\x88\x01\x01\x123\n" +
 	"\n" +
-	"confidence\x18\x05 \x01(\x01H\x04R\n" +
-	"confidence\x88\x01\x01\x122\n" +
-	"\x06topics\x18\x06 \x01(\v2\x1a.google.protobuf.ListValueR\x06topics\x124\n" +
-	"\aanchors\x18\a \x01(\v2\x1a.google.protobuf.ListValueR\aanchors\x12#\n" +
+	"confidence\x18\x05 \x01(\x01B\x0e\x92A\vY\x00\x00\x00\x00\x00\x00\xf0?p\x01H\x04R\n" +
+	"confidence\x88\x01\x01\x12:\n" +
+	"\x06topics\x18\x06 \x01(\v2\x1a.google.protobuf.ListValueB\x06\x92A\x03\xa0\x01\bR\x06topics\x12<\n" +
+	"\aanchors\x18\a \x01(\v2\x1a.google.protobuf.ListValueB\x06\x92A\x03\xa0\x01\x10R\aanchors\x12C\n" +
 	"\n" +
-	"supersedes\x18\b \x01(\tH\x05R\n" +
+	"supersedes\x18\b \x01(\tB\x1e\x92A\x1b\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$H\x05R\n" +
 	"supersedes\x88\x01\x01B\b\n" +
 	"\x06_titleB\n" +
 	"\n" +
@@ -2836,23 +2870,25 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\v_confidenceB\r\n" +
 	"\v_supersedes\";\n" +
 	"\x0eUpdateResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"e\n" +
-	"\rForgetRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
-	"\brevision\x18\x02 \x01(\rH\x00R\brevision\x88\x01\x01\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reasonB\v\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xa0\x01\n" +
+	"\rForgetRequest\x123\n" +
+	"\x02id\x18\x01 \x01(\tB#\x92A \x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$\xd2\x01\x02idR\x02id\x12-\n" +
+	"\brevision\x18\x02 \x01(\rB\f\x92A\ti\x00\x00\x00\x00\x00\x00\xf0?H\x00R\brevision\x88\x01\x01\x12\x1e\n" +
+	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\x84\x02\n" +
-	"\rSearchRequest\x12\x14\n" +
-	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1c\n" +
-	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x16\n" +
-	"\x06topics\x18\x03 \x03(\tR\x06topics\x12\x14\n" +
-	"\x05types\x18\x04 \x03(\tR\x05types\x12\x14\n" +
-	"\x05limit\x18\x05 \x01(\rR\x05limit\x12\"\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xb2\x03\n" +
+	"\rSearchRequest\x12'\n" +
+	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
+	"\x06topics\x18\x03 \x03(\tB\v\x92A\bx(\x80\x01\x01\xa0\x01\bR\x06topics\x12i\n" +
+	"\x05types\x18\x04 \x03(\tBS\x92AP\xf2\x02\bdecision\xf2\x02\n" +
+	"constraint\xf2\x02\vrequirement\xf2\x02\tprocedure\xf2\x02\n" +
+	"preference\xf2\x02\x04note\xf2\x02\asummaryR\x05types\x12&\n" +
+	"\x05limit\x18\x05 \x01(\rB\x10\x92A\r:\x0210Y\x00\x00\x00\x00\x00\x00I@R\x05limit\x129\n" +
 	"\n" +
-	"min_cosine\x18\x06 \x01(\x01H\x00R\tminCosine\x88\x01\x01\x12\x18\n" +
-	"\aexclude\x18\a \x03(\tR\aexclude\x12\x16\n" +
+	"min_cosine\x18\x06 \x01(\x01B\x15\x92A\x12Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbfH\x00R\tminCosine\x88\x01\x01\x12 \n" +
+	"\aexclude\x18\a \x03(\tB\x06\x92A\x03\xa0\x01dR\aexclude\x12\x16\n" +
 	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
 	"\x06remote\x18\t \x01(\tR\x06remoteB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
@@ -2872,12 +2908,12 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\aranking\x18\x02 \x01(\tR\aranking\x12)\n" +
 	"\x10estimated_tokens\x18\x03 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\xc1\x01\n" +
-	"\x0fTimelineRequest\x12\x1c\n" +
-	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x120\n" +
+	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\xdb\x01\n" +
+	"\x0fTimelineRequest\x12$\n" +
+	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
-	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\rR\x05limit\x12\x16\n" +
+	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12&\n" +
+	"\x05limit\x18\x04 \x01(\rB\x10\x92A\r:\x0220Y\x00\x00\x00\x00\x00\x00Y@R\x05limit\x12\x16\n" +
 	"\x06remote\x18\x05 \x01(\tR\x06remote\"\xa3\x01\n" +
 	"\x10TimelineResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12)\n" +
@@ -2889,13 +2925,14 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"I\n" +
 	"\x11NamespaceResponse\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
-	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\x7f\n" +
-	"\x10BootstrapRequest\x12\x1c\n" +
-	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x02 \x01(\tR\x06remote\x12\x16\n" +
-	"\x06topics\x18\x03 \x03(\tR\x06topics\x12\x1d\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\xb7\x01\n" +
+	"\x10BootstrapRequest\x12$\n" +
+	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
+	"\x06remote\x18\x02 \x01(\tR\x06remote\x12#\n" +
+	"\x06topics\x18\x03 \x03(\tB\v\x92A\bx(\x80\x01\x01\xa0\x01\bR\x06topics\x12@\n" +
 	"\n" +
-	"session_id\x18\x04 \x01(\tR\tsessionId\"a\n" +
+	"session_id\x18\x04 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\"a\n" +
 	"\rBootstrapItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -2907,13 +2944,13 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x05items\x18\x03 \x03(\v2\x18.hearth.v1.BootstrapItemR\x05items\x12)\n" +
 	"\x10estimated_tokens\x18\x04 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"\xae\x01\n" +
-	"\x0eContextRequest\x12\x12\n" +
-	"\x04task\x18\x01 \x01(\tR\x04task\x12\x1c\n" +
-	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x03 \x01(\tR\x06remote\x12\x16\n" +
-	"\x06topics\x18\x04 \x03(\tR\x06topics\x12(\n" +
-	"\rbudget_tokens\x18\x05 \x01(\rH\x00R\fbudgetTokens\x88\x01\x01B\x10\n" +
+	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"\xe3\x01\n" +
+	"\x0eContextRequest\x12$\n" +
+	"\x04task\x18\x01 \x01(\tB\x10\x92A\rx\xa0\x1f\x80\x01\x01\xd2\x01\x04taskR\x04task\x12$\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
+	"\x06remote\x18\x03 \x01(\tR\x06remote\x12#\n" +
+	"\x06topics\x18\x04 \x03(\tB\v\x92A\bx(\x80\x01\x01\xa0\x01\bR\x06topics\x126\n" +
+	"\rbudget_tokens\x18\x05 \x01(\rB\f\x92A\ti\x00\x00\x00\x00\x00\x00Y@H\x00R\fbudgetTokens\x88\x01\x01B\x10\n" +
 	"\x0e_budget_tokens\"\xe1\x01\n" +
 	"\x0fContextResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12)\n" +
@@ -2921,36 +2958,36 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12\x19\n" +
 	"\bleft_out\x18\x04 \x01(\rR\aleftOut\x12#\n" +
 	"\rbudget_tokens\x18\x05 \x01(\rR\fbudgetTokens\x12\x18\n" +
-	"\aclamped\x18\x06 \x01(\bR\aclamped\"M\n" +
-	"\x0fEvidenceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
-	"\x06stance\x18\x02 \x01(\tR\x06stance\x12\x12\n" +
-	"\x04note\x18\x03 \x01(\tR\x04note\"O\n" +
+	"\aclamped\x18\x06 \x01(\bR\aclamped\"\xa5\x01\n" +
+	"\x0fEvidenceRequest\x123\n" +
+	"\x02id\x18\x01 \x01(\tB#\x92A \x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$\xd2\x01\x02idR\x02id\x12A\n" +
+	"\x06stance\x18\x02 \x01(\tB)\x92A&\xd2\x01\x06stance\xf2\x02\fcorroborates\xf2\x02\vcontradictsR\x06stance\x12\x1a\n" +
+	"\x04note\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x04note\"O\n" +
 	"\x10EvidenceResponse\x12)\n" +
 	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x10\n" +
-	"\x03why\x18\x02 \x01(\tR\x03why2\xe9\b\n" +
-	"\rMemoryService\x12`\n" +
-	"\x05Store\x12\x17.hearth.v1.StoreRequest\x1a\x18.hearth.v1.StoreResponse\"$\xc2\xf3\x18 \n" +
-	"\fmemory_store\x12\x0eStore a memory\x18\x02\x12`\n" +
-	"\x03Get\x12\x15.hearth.v1.GetRequest\x1a\x16.hearth.v1.GetResponse\"*\xc2\xf3\x18&\n" +
+	"\x03why\x18\x02 \x01(\tR\x03why2\x9a\v\n" +
+	"\rMemoryService\x12|\n" +
+	"\x05Store\x12\x17.hearth.v1.StoreRequest\x1a\x18.hearth.v1.StoreResponse\"@\xc2\xf3\x18 \n" +
+	"\fmemory_store\x12\x0eStore a memory\x18\x02\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/api/memory_store\x12z\n" +
+	"\x03Get\x12\x15.hearth.v1.GetRequest\x1a\x16.hearth.v1.GetResponse\"D\xc2\xf3\x18&\n" +
 	"\n" +
-	"memory_get\x12\x12Get memory records\x18\x01 \x010\x01\x12e\n" +
-	"\x06Update\x12\x18.hearth.v1.UpdateRequest\x1a\x19.hearth.v1.UpdateResponse\"&\xc2\xf3\x18\"\n" +
-	"\rmemory_update\x12\x0fUpdate a memory\x18\x02\x12i\n" +
-	"\x06Forget\x12\x18.hearth.v1.ForgetRequest\x1a\x19.hearth.v1.ForgetResponse\"*\xc2\xf3\x18&\n" +
-	"\rmemory_forget\x12\x0fForget a memory\x18\x03(\x010\x01\x12g\n" +
-	"\x06Search\x12\x18.hearth.v1.SearchRequest\x1a\x19.hearth.v1.SearchResponse\"(\xc2\xf3\x18$\n" +
-	"\rmemory_search\x12\rSearch memory\x18\x01 \x010\x01\x12q\n" +
-	"\bTimeline\x12\x1a.hearth.v1.TimelineRequest\x1a\x1b.hearth.v1.TimelineResponse\",\xc2\xf3\x18(\n" +
-	"\x0fmemory_timeline\x12\x0fMemory timeline\x18\x01 \x010\x01\x12y\n" +
-	"\tNamespace\x12\x1b.hearth.v1.NamespaceRequest\x1a\x1c.hearth.v1.NamespaceResponse\"1\xc2\xf3\x18-\n" +
-	"\x10memory_namespace\x12\x13Resolve a namespace\x18\x01 \x010\x01\x12w\n" +
-	"\tBootstrap\x12\x1b.hearth.v1.BootstrapRequest\x1a\x1c.hearth.v1.BootstrapResponse\"/\xc2\xf3\x18+\n" +
-	"\x10memory_bootstrap\x12\x11Session bootstrap\x18\x01 \x010\x01\x12w\n" +
-	"\aContext\x12\x19.hearth.v1.ContextRequest\x1a\x1a.hearth.v1.ContextResponse\"5\xc2\xf3\x181\n" +
-	"\x0ememory_context\x12\x19Context packet for a task\x18\x01 \x010\x01\x12y\n" +
-	"\bEvidence\x12\x1a.hearth.v1.EvidenceRequest\x1a\x1b.hearth.v1.EvidenceResponse\"4\xc2\xf3\x180\n" +
-	"\x0fmemory_evidence\x12\x19Corroborate or contradict\x18\x020\x01B\x99\x01\n" +
+	"memory_get\x12\x12Get memory records\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/api/memory_get\x12\x82\x01\n" +
+	"\x06Update\x12\x18.hearth.v1.UpdateRequest\x1a\x19.hearth.v1.UpdateResponse\"C\xc2\xf3\x18\"\n" +
+	"\rmemory_update\x12\x0fUpdate a memory\x18\x02\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_update\x12\x86\x01\n" +
+	"\x06Forget\x12\x18.hearth.v1.ForgetRequest\x1a\x19.hearth.v1.ForgetResponse\"G\xc2\xf3\x18&\n" +
+	"\rmemory_forget\x12\x0fForget a memory\x18\x03(\x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_forget\x12\x84\x01\n" +
+	"\x06Search\x12\x18.hearth.v1.SearchRequest\x1a\x19.hearth.v1.SearchResponse\"E\xc2\xf3\x18$\n" +
+	"\rmemory_search\x12\rSearch memory\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_search\x12\x90\x01\n" +
+	"\bTimeline\x12\x1a.hearth.v1.TimelineRequest\x1a\x1b.hearth.v1.TimelineResponse\"K\xc2\xf3\x18(\n" +
+	"\x0fmemory_timeline\x12\x0fMemory timeline\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/memory_timeline\x12\x99\x01\n" +
+	"\tNamespace\x12\x1b.hearth.v1.NamespaceRequest\x1a\x1c.hearth.v1.NamespaceResponse\"Q\xc2\xf3\x18-\n" +
+	"\x10memory_namespace\x12\x13Resolve a namespace\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/memory_namespace\x12\x97\x01\n" +
+	"\tBootstrap\x12\x1b.hearth.v1.BootstrapRequest\x1a\x1c.hearth.v1.BootstrapResponse\"O\xc2\xf3\x18+\n" +
+	"\x10memory_bootstrap\x12\x11Session bootstrap\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/memory_bootstrap\x12\x95\x01\n" +
+	"\aContext\x12\x19.hearth.v1.ContextRequest\x1a\x1a.hearth.v1.ContextResponse\"S\xc2\xf3\x181\n" +
+	"\x0ememory_context\x12\x19Context packet for a task\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/memory_context\x12\x98\x01\n" +
+	"\bEvidence\x12\x1a.hearth.v1.EvidenceRequest\x1a\x1b.hearth.v1.EvidenceResponse\"S\xc2\xf3\x180\n" +
+	"\x0fmemory_evidence\x12\x19Corroborate or contradict\x18\x020\x01\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/memory_evidenceB\x99\x01\n" +
 	"\rcom.hearth.v1B\vMemoryProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 

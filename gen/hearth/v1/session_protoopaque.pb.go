@@ -9,6 +9,8 @@
 package hearthv1
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -135,7 +137,7 @@ type CloseRequest_builder struct {
 	Namespace string
 	// A git remote URL to derive the namespace from.
 	Remote string
-	// A unique id for this close (8-64 of A-Za-z0-9_-): the idempotency key.
+	// A unique id for this close: the idempotency key.
 	OpId string
 	// What the session did and decided, in a few sentences.
 	Summary string
@@ -429,15 +431,18 @@ var File_hearth_v1_session_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x17hearth/v1/session.proto\x12\thearth.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\"\xa8\x01\n" +
-	"\fCloseRequest\x12\x1d\n" +
+	"\x17hearth/v1/session.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xb4\x02\n" +
+	"\fCloseRequest\x125\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1c\n" +
-	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x03 \x01(\tR\x06remote\x12\x13\n" +
-	"\x05op_id\x18\x04 \x01(\tR\x04opId\x12\x18\n" +
-	"\asummary\x18\x05 \x01(\tR\asummary\x12\x14\n" +
-	"\x05notes\x18\x06 \x01(\tR\x05notes\"\xc6\x02\n" +
+	"session_id\x18\x01 \x01(\tB\x16\x92A\x13x\x80\x01\x80\x01\x01\xd2\x01\n" +
+	"session_idR\tsessionId\x12$\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
+	"\x06remote\x18\x03 \x01(\tR\x06remote\x128\n" +
+	"\x05op_id\x18\x04 \x01(\tB#\x92A \x8a\x01\x15^[A-Za-z0-9_-]{8,64}$\xd2\x01\x05op_idR\x04opId\x12;\n" +
+	"\asummary\x18\x05 \x01(\tB!\x92A\x1ex\xf0.\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00p\xb7@R\asummary\x128\n" +
+	"\x05notes\x18\x06 \x01(\tB\"\x92A\x1fx\x80\x80\x04\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00\xf0@R\x05notes\"\xc6\x02\n" +
 	"\aReceipt\x12\x13\n" +
 	"\x05op_id\x18\x01 \x01(\tR\x04opId\x12\x1d\n" +
 	"\n" +
@@ -452,10 +457,10 @@ const file_hearth_v1_session_proto_rawDesc = "" +
 	"\x06job_id\x18\t \x01(\tR\x05jobId\"Y\n" +
 	"\rCloseResponse\x12,\n" +
 	"\areceipt\x18\x01 \x01(\v2\x12.hearth.v1.ReceiptR\areceipt\x12\x1a\n" +
-	"\breplayed\x18\x02 \x01(\bR\breplayed2}\n" +
-	"\x0eSessionService\x12k\n" +
-	"\x05Close\x12\x17.hearth.v1.CloseRequest\x1a\x18.hearth.v1.CloseResponse\"/\xc2\xf3\x18+\n" +
-	"\x14memory_session_close\x12\x0fClose a session\x18\x020\x01B\x9a\x01\n" +
+	"\breplayed\x18\x02 \x01(\bR\breplayed2\xa2\x01\n" +
+	"\x0eSessionService\x12\x8f\x01\n" +
+	"\x05Close\x12\x17.hearth.v1.CloseRequest\x1a\x18.hearth.v1.CloseResponse\"S\xc2\xf3\x18+\n" +
+	"\x14memory_session_close\x12\x0fClose a session\x18\x020\x01\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/memory_session_closeB\x9a\x01\n" +
 	"\rcom.hearth.v1B\fSessionProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
