@@ -108,7 +108,9 @@ func TestFence(t *testing.T) {
 		if err != nil || !strings.Contains(string(reply.Content), `"duplicate"`) {
 			t.Fatalf("Call: got %s, %v", reply.Content, err)
 		}
-		var body struct{ Messages []struct{ Role, Content string } }
+		var body struct {
+			Messages []struct{ Role, Content string }
+		}
 		if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
 			t.Fatal(err)
 		}
