@@ -270,11 +270,15 @@ func (e *Encoder) Query(ctx context.Context, query string) (Vector, error) {
 
 // Embed embeds texts (RecordText of each record) in requests of MaxBatch,
 // each bounded by BatchTimeout, and reads the model snapshot before and
-// after (R-M9), failing with ErrSnapshotChanged when they differ. A down
-// encoder is still tried: the worker's batches are how it comes back.
+// after (R-M9), failing with ErrSnapshotChanged when they differ. Like
+// Query it returns ErrDown at once while the encoder is not live (before
+// its first probe too): the next answered probe brings it back.
 func (e *Encoder) Embed(ctx context.Context, texts []string) (Batch, error) {
 	if !e.Configured() {
 		return Batch{}, ErrNotConfigured
+	}
+	if !e.Live() {
+		return Batch{}, ErrDown
 	}
 	before, err := e.readSnapshot(ctx)
 	if err = e.account(ctx, err); err != nil {

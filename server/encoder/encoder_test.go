@@ -156,7 +156,7 @@ func TestEncoder_Embed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := modeltest.New(t, tc.flavor, tc.models...)
-			e := newEncoder(t, encoder.Config{URL: srv.URL, Model: tc.model})
+			e := live(t, encoder.Config{URL: srv.URL, Model: tc.model})
 			batch, err := e.Embed(ctx, texts)
 			if err != nil {
 				t.Fatalf("Embed: %v", err)
@@ -183,7 +183,7 @@ func TestEncoder_Embed(t *testing.T) {
 	t.Run("OKNormalised", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/m/e.gguf", Dim: 16})
 		srv.Script(modeltest.Rule{Path: "/v1/embeddings", Action: modeltest.Action{Scale: 7.5}})
-		e := newEncoder(t, encoder.Config{URL: srv.URL})
+		e := live(t, encoder.Config{URL: srv.URL})
 		batch, err := e.Embed(ctx, []string{"x", "y"})
 		if err != nil {
 			t.Fatal(err)
@@ -195,7 +195,7 @@ func TestEncoder_Embed(t *testing.T) {
 	})
 	t.Run("OKBatches", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "e", Dim: 4})
-		e := newEncoder(t, encoder.Config{URL: srv.URL, Model: "e", MaxBatch: 2})
+		e := live(t, encoder.Config{URL: srv.URL, Model: "e", MaxBatch: 2})
 		texts := []string{"1", "2", "3", "4", "5"}
 		batch, err := e.Embed(ctx, texts)
 		if err != nil {
@@ -207,8 +207,8 @@ func TestEncoder_Embed(t *testing.T) {
 		for i, text := range texts {
 			sameVector(t, text, batch.Vectors[i], modeltest.Vector(text, 4))
 		}
-		if got := srv.Count("/api/tags"); got != 2 {
-			t.Errorf("snapshot reads: got %d, want 2 (before and after)", got)
+		if got := srv.Count("/api/tags"); got != 3 {
+			t.Errorf("/api/tags requests: got %d, want 3 (the probe, then the snapshot before and after)", got)
 		}
 	})
 	t.Run("OKLlamaSwapLoadsOnlyWhenEmbedding", func(t *testing.T) {
@@ -236,7 +236,7 @@ func TestEncoder_Embed(t *testing.T) {
 	})
 	t.Run("OKEmpty", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "e", Digest: "d", Dim: 4})
-		e := newEncoder(t, encoder.Config{URL: srv.URL, Model: "e"})
+		e := live(t, encoder.Config{URL: srv.URL, Model: "e"})
 		batch, err := e.Embed(ctx, nil)
 		if err != nil || batch.Snapshot != "d" || len(batch.Vectors) != 0 || srv.Count("/api/embed") != 0 {
 			t.Errorf("Embed(nil): got %+v, %v", batch, err)
@@ -307,7 +307,7 @@ func TestEncoder_Embed(t *testing.T) {
 	})
 	t.Run("ErrSnapshotChanged", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "e", Digest: "old", Dim: 4})
-		e := newEncoder(t, encoder.Config{URL: srv.URL, Model: "e"})
+		e := live(t, encoder.Config{URL: srv.URL, Model: "e"})
 		gate := make(chan struct{})
 		srv.Script(modeltest.Rule{Path: "/api/embed", Times: 1, Action: modeltest.Action{Gate: gate}})
 		errc := make(chan error)
@@ -329,9 +329,13 @@ func TestEncoder_Embed(t *testing.T) {
 			t.Fatalf("Embed again: got %q %d dims, %v; want the new snapshot at its own dimension", batch.Snapshot, len(batch.Vectors[0]), err)
 		}
 	})
-	t.Run("ErrDownIsTried", func(t *testing.T) {
+	t.Run("ErrDown", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "e", Dim: 4})
-		e := live(t, encoder.Config{URL: srv.URL, Model: "e"})
+		e := newEncoder(t, encoder.Config{URL: srv.URL, Model: "e"})
+		if _, err := e.Embed(ctx, []string{"a"}); !errors.Is(err, encoder.ErrDown) {
+			t.Fatalf("Embed before the first probe: got %v, want ErrDown", err)
+		}
+		e.Poll(ctx)
 		srv.Down()
 		if _, err := e.Embed(ctx, []string{"a"}); !wire.NoAnswer(err) {
 			t.Fatalf("Embed: got %v, want no answer", err)
@@ -340,8 +344,11 @@ func TestEncoder_Embed(t *testing.T) {
 			t.Errorf("Live after a refused call: got true")
 		}
 		srv.Up(t)
-		if _, err := e.Embed(ctx, []string{"a"}); err != nil {
-			t.Errorf("Embed while marked down: %v, want a batch (batches still try)", err)
+		if _, err := e.Embed(ctx, []string{"a"}); !errors.Is(err, encoder.ErrDown) {
+			t.Errorf("Embed while marked down: got %v, want ErrDown until the next probe", err)
+		}
+		if n := srv.Count("/api/embed") + srv.Count("/api/tags"); n != 1 {
+			t.Errorf("requests: got %d, want 1 (the probe)", n)
 		}
 	})
 	t.Run("ErrNotConfigured", func(t *testing.T) {

@@ -107,6 +107,7 @@ func BenchmarkEncoder_Embed(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				e.Poll(context.Background())
 				texts := make([]string, n)
 				for i := range texts {
 					texts[i] = RecordText(fmt.Sprintf("Record %d", i), strings.Repeat("Failed deliveries retry with backoff. ", 8))

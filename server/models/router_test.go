@@ -373,6 +373,33 @@ func TestRouter_Failover(t *testing.T) {
 			}
 		}
 	})
+	t.Run("ErrDirectNotWhileOnePrimaryLive", func(t *testing.T) {
+		// ollama_url is down, ollama_fallback_url answers with errors: it is
+		// live, so the direct server stays out and the call fails.
+		primary := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "a"})
+		primary.Down()
+		fallback := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "a"}, modeltest.Model{Name: "b"})
+		fallback.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Status: 500}})
+		direct := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "a"})
+		r := newRouter(t, models.Config{URL: primary.URL, FallbackURL: fallback.URL, DirectURLs: []string{direct.URL}, Chains: chains})
+		r.Poll(ctx)
+		if _, err := r.Call(ctx, request(models.Review), nil); !errors.Is(err, models.ErrUnavailable) {
+			t.Fatalf("Call: got %v, want ErrUnavailable", err)
+		}
+		if got := fmt.Sprint(chatModels(fallback)); got != "[a b]" {
+			t.Errorf("fallback got %s, want [a b]", got)
+		}
+		if n := direct.Count("/api/chat"); n != 0 {
+			t.Errorf("direct got %d calls, want 0 while the fallback is live", n)
+		}
+		// Once the fallback stops answering too, the direct tier opens
+		// within the same call.
+		fallback.Down()
+		reply, err := r.Call(ctx, request(models.Review), nil)
+		if err != nil || reply.Server != direct.URL {
+			t.Fatalf("Call with both primaries down: got %+v, %v; want the direct server", reply, err)
+		}
+	})
 	t.Run("ErrAllFailed", func(t *testing.T) {
 		primary := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "a"}, modeltest.Model{Name: "b"})
 		primary.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Status: 503}})
