@@ -12,6 +12,7 @@ import (
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
+	"github.com/hearth-memory/hearth/server/version"
 )
 
 // rpcDecl is one RPC as the generated descriptors declare it.
@@ -97,6 +98,7 @@ func TestContract_EveryRPC(t *testing.T) {
 	}
 	tools := mcpTools(t, td)
 	rest := restTransport{td}
+	paths := openAPIPaths(t, td)
 
 	declared := map[string]bool{}
 	for _, r := range rpcs {
@@ -111,6 +113,9 @@ func TestContract_EveryRPC(t *testing.T) {
 			}
 			if res := rest.call(t, "", name, map[string]any{}); res.http != http.StatusUnauthorized || res.code != "UNAUTHENTICATED" {
 				t.Errorf("POST /api/%s without a token = %d %s, want 401 UNAUTHENTICATED from the interceptor", name, res.http, res.code)
+			}
+			if post, ok := paths["/api/"+name]["post"]; !ok || post == nil {
+				t.Errorf("the OpenAPI document has no POST /api/%s", name)
 			}
 			tool, ok := tools[name]
 			if !ok {
@@ -131,6 +136,33 @@ func TestContract_EveryRPC(t *testing.T) {
 	if len(tools) != len(rpcs) {
 		t.Errorf("MCP lists %d tools for %d RPCs", len(tools), len(rpcs))
 	}
+}
+
+// openAPIPaths fetches GET /api/openapi.json, unauthenticated, and returns
+// its paths; it also holds the document's version to the build's.
+func openAPIPaths(t *testing.T, td *testDaemon) map[string]map[string]any {
+	t.Helper()
+	resp, err := http.Get(td.url + "/api/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Swagger string                    `json:"swagger"`
+		Info    struct{ Version string }  `json:"info"`
+		Paths   map[string]map[string]any `json:"paths"`
+		Defs    map[string]map[string]any `json:"definitions"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/openapi.json: %d, %v", resp.StatusCode, err)
+	}
+	if doc.Swagger != "2.0" || doc.Info.Version != version.Version {
+		t.Errorf("openapi: swagger %q version %q, want 2.0 and %s", doc.Swagger, doc.Info.Version, version.Version)
+	}
+	if _, ok := doc.Defs["v1ErrorResponse"]; !ok {
+		t.Error("openapi: no ErrorResponse definition")
+	}
+	return doc.Paths
 }
 
 // mcpTool is a tool as tools/list shows it.

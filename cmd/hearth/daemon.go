@@ -149,6 +149,14 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		w.Write([]byte("ok\n"))
 	})
 	mux.Handle("/api/", api)
+	openapi, err := openAPI()
+	if err != nil {
+		return err
+	}
+	mux.HandleFunc("GET /api/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(openapi)
+	})
 	mux.Handle("/mcp", mcp)
 
 	if d.ln, err = net.Listen("tcp", d.Config.Listen); err != nil {
@@ -222,6 +230,22 @@ func (d *Daemon) openIngress(token string) (err error) {
 		}
 	}()
 	return nil
+}
+
+// openAPI returns the REST API's OpenAPI document, generated from the protos,
+// with this build's version stamped in (R-T8). It is public, like the protos
+// it comes from.
+func openAPI() ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(hearthv1.OpenAPI, &doc); err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	info, _ := doc["info"].(map[string]any)
+	if info == nil {
+		return nil, fmt.Errorf("openapi: no info object")
+	}
+	info["version"] = version.Version
+	return json.Marshal(doc)
 }
 
 // methodTable returns the interceptor's method table, built from the same

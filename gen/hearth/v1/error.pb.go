@@ -9,6 +9,7 @@
 package hearthv1
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -508,7 +509,7 @@ var File_hearth_v1_error_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_error_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearth/v1/error.proto\x12\thearth.v1\x1a\x16hearth/v1/record.proto\"\xbe\x01\n" +
+	"\x15hearth/v1/error.proto\x12\thearth.v1\x1a\x16hearth/v1/record.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xbe\x01\n" +
 	"\vErrorDetail\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x18\n" +
 	"\apattern\x18\x02 \x01(\tR\apattern\x12)\n" +
@@ -534,7 +535,16 @@ const file_hearth_v1_error_proto_rawDesc = "" +
 	"\x05error\x18\x01 \x01(\v2\x10.hearth.v1.ErrorR\x05error*4\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x12\n" +
-	"\x0eREASON_EXPIRED\x10\x01B\x98\x01\n" +
+	"\x0eREASON_EXPIRED\x10\x01B\xc3\x05\x92A\xa7\x04\x12\xb4\x01\n" +
+	"\x06Hearth\x12\xa9\x01Long-term memory for AI coding agents. Every tool is POST /api/<tool name> with a JSON body; the same tools are MCP tools at POST /mcp and gRPC methods on the same port.2\x10application/json:\x10application/jsonR\xaf\x01\n" +
+	"\adefault\x12\xa3\x01\n" +
+	"\x82\x01An error: the gRPC code name, its HTTP status and a message; field, pattern, current_revision, record and reason where they apply.\x12\x1c\n" +
+	"\x1a\x1a\x18.hearth.v1.ErrorResponseZ\x89\x01\n" +
+	"\x86\x01\n" +
+	"\x06bearer\x12|\b\x02\x12gBearer <token>: a client token (the add-on panel shows it; a plain binary writes it under DATA/tokens).\x1a\rAuthorization \x02b\f\n" +
+	"\n" +
+	"\n" +
+	"\x06bearer\x12\x00\n" +
 	"\rcom.hearth.v1B\n" +
 	"ErrorProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
