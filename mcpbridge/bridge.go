@@ -79,7 +79,29 @@ func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
 		server.WithDisableLocalhostProtection(true),
 		server.WithDisableStreaming(true),
 	)
-	return gateway.Boundary(postOnly(streamable)), nil
+	return gateway.Boundary(postOnly(identified(conn, streamable))), nil
+}
+
+// identified answers 401 UNAUTHENTICATED, with a bearer challenge and no
+// OAuth metadata, to any request whose caller the server does not know,
+// initialize and tools/list included, so a client is told at connect time
+// rather than inside every tool result. The decision is the interceptor's:
+// the request's credentials and address go to memory_whoami over conn, and
+// only its UNAUTHENTICATED stops the request here (a known caller lacking a
+// tool's scope learns so from that tool). Any other failure to ask is
+// answered with its own code.
+func identified(conn *grpc.ClientConn, next http.Handler) http.Handler {
+	admin := hearthv1.NewAdminServiceClient(conn)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := metadata.NewOutgoingContext(r.Context(), callerOf(r).metadata())
+		_, err := admin.Whoami(ctx, &hearthv1.WhoamiRequest{})
+		switch status.Code(err) {
+		case codes.OK, codes.PermissionDenied:
+			next.ServeHTTP(w, r)
+		default:
+			gateway.WriteError(w, err)
+		}
+	})
 }
 
 // toolFor builds the MCP tool of an RPC from its descriptors.
@@ -183,10 +205,15 @@ type caller struct {
 
 type callerKey struct{}
 
-// withCaller records the HTTP caller's Authorization header and address
-// (the host of r.RemoteAddr, never a client-sent X-Forwarded-For) for the
-// tool call.
+// withCaller records the HTTP caller for the tool call.
 func withCaller(ctx context.Context, r *http.Request) context.Context {
+	c := callerOf(r)
+	return context.WithValue(ctx, callerKey{}, &c)
+}
+
+// callerOf reads the HTTP caller's Authorization header and address (the
+// host of r.RemoteAddr, never a client-sent X-Forwarded-For).
+func callerOf(r *http.Request) caller {
 	var c caller
 	for _, v := range r.Header.Values("Authorization") {
 		if validMetadata(v) {
@@ -196,19 +223,13 @@ func withCaller(ctx context.Context, r *http.Request) context.Context {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil && validMetadata(host) {
 		c.addr = host
 	}
-	return context.WithValue(ctx, callerKey{}, &c)
+	return c
 }
 
-// outgoingContext sets the gRPC metadata of a call to exactly the caller's
-// authorization and x-forwarded-for, as the REST gateway sends them, and the
-// wire metadata: an MCP reply of replyOverhead bytes around the result's
-// text. The interceptor trusts x-forwarded-for only on the in-process
-// connection.
-func outgoingContext(ctx context.Context, version string) context.Context {
-	var c caller
-	if p, ok := ctx.Value(callerKey{}).(*caller); ok {
-		c = *p
-	}
+// metadata is the caller's authorization and x-forwarded-for, as the REST
+// gateway sends them. The interceptor trusts x-forwarded-for only on the
+// in-process connection.
+func (c caller) metadata() metadata.MD {
 	md := metadata.MD{}
 	for _, v := range c.authorization {
 		md.Append("authorization", v)
@@ -216,6 +237,18 @@ func outgoingContext(ctx context.Context, version string) context.Context {
 	if c.addr != "" {
 		md.Set("x-forwarded-for", c.addr)
 	}
+	return md
+}
+
+// outgoingContext sets the gRPC metadata of a call to exactly the caller's
+// (see caller.metadata) and the wire metadata: an MCP reply of
+// replyOverhead bytes around the result's text.
+func outgoingContext(ctx context.Context, version string) context.Context {
+	var c caller
+	if p, ok := ctx.Value(callerKey{}).(*caller); ok {
+		c = *p
+	}
+	md := c.metadata()
 	md.Set(gateway.WireMetadata, gateway.WireMCP)
 	md.Set(gateway.WireOverheadMetadata, strconv.Itoa(replyOverhead(ctx, c.id, version)))
 	return metadata.NewOutgoingContext(ctx, md)

@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -38,9 +40,20 @@ type env struct {
 	rest    http.Handler
 }
 
+// whoami is the method the bridge asks about every request's caller.
+const whoami = "/hearth.v1.AdminService/Whoami"
+
+// newEnv runs the bridge and the REST gateway over a stand-in backend that
+// answers tool calls with respond and the bridge's identity check with OK
+// (tests of that check script it with a respond that handles whoami).
 func newEnv(t *testing.T, respond gatewaytest.Responder) *env {
 	t.Helper()
-	backend := gatewaytest.New(t, respond)
+	backend := gatewaytest.New(t, func(method string, req proto.Message) (proto.Message, error) {
+		if method == whoami || respond == nil {
+			return nil, nil
+		}
+		return respond(method, req)
+	})
 	m, err := mcpbridge.New(backend.Conn, testVersion)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +63,18 @@ func newEnv(t *testing.T, respond gatewaytest.Responder) *env {
 		t.Fatal(err)
 	}
 	return &env{backend: backend, mcp: m, rest: gateway.Boundary(h)}
+}
+
+// calls returns the calls the backend received, the bridge's identity
+// checks left out.
+func (e *env) calls() []gatewaytest.Call {
+	var out []gatewaytest.Call
+	for _, c := range e.backend.Calls() {
+		if c.Method != whoami {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // rpcResponse is a JSON-RPC response.
@@ -553,7 +578,7 @@ func TestNew_ErrorParity(t *testing.T) {
 			if body.Error.Code != "INVALID_ARGUMENT" || body.Error.Field != tt.field {
 				t.Errorf("error = %+v, want INVALID_ARGUMENT field %q", body.Error, tt.field)
 			}
-			if n := len(e.backend.Calls()); n != 0 {
+			if n := len(e.calls()); n != 0 {
 				t.Errorf("backend called %d times", n)
 			}
 		})
@@ -576,7 +601,7 @@ func TestNew_CallerIdentity(t *testing.T) {
 		"X-Real-Ip":       {"10.9.9.8"},
 	})
 	callTool(t, e.mcp, "memory_status", json.RawMessage(`{}`), nil)
-	calls := e.backend.Calls()
+	calls := e.calls()
 	if len(calls) != 2 {
 		t.Fatalf("%d calls, want 2", len(calls))
 	}
@@ -677,7 +702,7 @@ func TestNew_Wire(t *testing.T) {
 		if err := json.Unmarshal(body, &r); err != nil || r.Error != nil || r.ID != 7.0 {
 			t.Errorf("reply %s (%v)", body, err)
 		}
-		calls := e.backend.Calls()
+		calls := e.calls()
 		if got := calls[len(calls)-1].Metadata.Get("x-forwarded-for"); !slices.Equal(got, []string{"127.0.0.1"}) {
 			t.Errorf("x-forwarded-for = %q, want [127.0.0.1]", got)
 		}
@@ -691,6 +716,72 @@ func TestNew_Wire(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			body, _ := io.ReadAll(resp.Body)
 			t.Errorf("status %d %s, want 200", resp.StatusCode, body)
+		}
+	})
+}
+
+// TestNew_Identified: the bridge asks the server about every request's
+// caller, with the caller's credentials and address, and answers an
+// UNAUTHENTICATED verdict with HTTP 401 and a bare bearer challenge (no
+// OAuth metadata) before any MCP method runs, initialize and tools/list
+// included. A known caller without a scope is let through; the tool says so.
+func TestNew_Identified(t *testing.T) {
+	var verdict atomic.Pointer[error]
+	unauthenticated := status.Error(codes.Unauthenticated, "unauthenticated: unknown token")
+	verdict.Store(&unauthenticated)
+	backend := gatewaytest.New(t, func(method string, _ proto.Message) (proto.Message, error) {
+		if method == whoami {
+			return nil, *verdict.Load()
+		}
+		return nil, nil
+	})
+	m, err := mcpbridge.New(backend.Conn, testVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"initialize", "tools/list", "tools/call", "ping"} {
+		t.Run("Err401/"+method, func(t *testing.T) {
+			params := map[string]any{}
+			if method == "tools/call" {
+				params = map[string]any{"name": "memory_status", "arguments": map[string]any{}}
+			}
+			if method == "initialize" {
+				params = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}
+			}
+			r := mcpRequest(t, method, params)
+			r.Header.Set("Authorization", "Bearer wrong")
+			rec := httptest.NewRecorder()
+			m.ServeHTTP(rec, r)
+			if rec.Code != http.StatusUnauthorized {
+				t.Fatalf("status %d %s, want 401", rec.Code, rec.Body)
+			}
+			if got := rec.Header().Get("WWW-Authenticate"); got != `Bearer realm="hearth"` {
+				t.Errorf("WWW-Authenticate = %q, want a bare bearer challenge", got)
+			}
+			var body hearthv1.ErrorResponse
+			if err := protojson.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.GetError().GetCode() != "UNAUTHENTICATED" {
+				t.Errorf("body %s (%v)", rec.Body, err)
+			}
+		})
+	}
+	for _, c := range backend.Calls() {
+		if c.Method != whoami {
+			t.Errorf("an unidentified request reached %s", c.Method)
+		}
+		if got := c.Metadata.Get("authorization"); !slices.Equal(got, []string{"Bearer wrong"}) {
+			t.Errorf("identity check carried authorization %q", got)
+		}
+		if got := c.Metadata.Get("x-forwarded-for"); !slices.Equal(got, []string{"192.0.2.1"}) {
+			t.Errorf("identity check carried x-forwarded-for %q", got)
+		}
+	}
+
+	t.Run("OKKnownWithoutScope", func(t *testing.T) {
+		denied := status.Error(codes.PermissionDenied, "permission denied: client x lacks scope read")
+		verdict.Store(&denied)
+		_, resp := do(t, m, mcpRequest(t, "tools/list", map[string]any{}))
+		if resp.Error != nil || len(resp.Result) == 0 {
+			t.Errorf("tools/list for a known caller: %+v", resp)
 		}
 	})
 }

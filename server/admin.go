@@ -4,6 +4,7 @@ import (
 	"context"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/storage"
 )
 
@@ -13,6 +14,16 @@ type adminService struct {
 }
 
 var _ hearthv1.AdminServiceServer = (*adminService)(nil)
+
+// Whoami reports the caller the interceptor identified.
+func (a *adminService) Whoami(ctx context.Context, _ *hearthv1.WhoamiRequest) (*hearthv1.WhoamiResponse, error) {
+	c, _ := auth.FromContext(ctx)
+	resp := &hearthv1.WhoamiResponse{Client: c.Name, ByToken: c.ByToken, Version: a.version}
+	for _, s := range c.Scopes {
+		resp.Scopes = append(resp.Scopes, string(s))
+	}
+	return resp, nil
+}
 
 func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*hearthv1.StatusResponse, error) {
 	st, err := a.db.Status(ctx)

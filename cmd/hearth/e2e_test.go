@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -233,5 +234,78 @@ func TestDaemon_AddressClient(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 401 {
 		t.Errorf("forged X-Forwarded-For over REST: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestMCP_Unauthenticated: over MCP a caller that is neither a token client
+// nor an address client is refused with HTTP 401 and a bearer challenge for
+// every request, initialize and tools/list included, so a client shows the
+// server as not connected instead of listing tools that then fail; a token
+// client and an address client connect (R-A2, R-A4).
+func TestMCP_Unauthenticated(t *testing.T) {
+	td := startDaemon(t, testOptions())
+	initialize := map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "test", "version": "1"}}
+	for _, token := range []string{"", "hearth_wrong"} {
+		for method, params := range map[string]any{"initialize": initialize, "tools/list": map[string]any{}} {
+			t.Run(fmt.Sprintf("Err401/%s/token=%q", method, token), func(t *testing.T) {
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+				req, _ := http.NewRequest(http.MethodPost, td.url+"/mcp", bytes.NewReader(b))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				raw, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="hearth"` {
+					t.Errorf("status %d, WWW-Authenticate %q, body %s; want 401 with a bearer challenge",
+						resp.StatusCode, resp.Header.Get("WWW-Authenticate"), raw)
+				}
+			})
+		}
+	}
+	t.Run("OKToken", func(t *testing.T) {
+		if code, raw := (mcpTransport{td: td}).rpc(t, td.tokens["codex"], "initialize", initialize); code != http.StatusOK {
+			t.Errorf("initialize with a token: %d %s", code, raw)
+		}
+	})
+	t.Run("OKAddressClient", func(t *testing.T) {
+		lan := mcpTransport{td: td, client: dialFrom(readerIP)}
+		if code, raw := lan.rpc(t, "", "tools/list", map[string]any{}); code != http.StatusOK {
+			t.Errorf("tools/list from the address client: %d %s", code, raw)
+		}
+	})
+}
+
+// TestGet_Malformed: one malformed entry does not fail memory_get; it is
+// reported by position (never echoed), an unknown well-formed id is listed
+// in missing, and the record asked for is returned, over every transport.
+func TestGet_Malformed(t *testing.T) {
+	td := startDaemon(t, testOptions())
+	tok := td.tokens["claude-code"]
+	stored := restTransport{td}.call(t, tok, "memory_store", storeArgs("github/acme/get", "Kept", "A record to fetch."))
+	id := str(stored.body, "record", "id")
+	const unknown = "01JD3M5ZK9Q8W7E6R5T4Y3X2V1"
+	for _, tr := range transports(td) {
+		t.Run(tr.name(), func(t *testing.T) {
+			r := tr.call(t, tok, "memory_get", map[string]any{"ids": []string{"ghp_not-an-id", unknown, id}})
+			if !r.ok {
+				t.Fatalf("get: %v", r)
+			}
+			if got := list(r.body, "malformed"); len(got) != 1 || got[0] != 0.0 {
+				t.Errorf("malformed = %v, want [0]", got)
+			}
+			if got := list(r.body, "missing"); len(got) != 1 || got[0] != unknown {
+				t.Errorf("missing = %v, want [%s]", got, unknown)
+			}
+			if str(r.body, "records", 0, "id") != id || strings.Contains(string(r.raw), "ghp_not-an-id") {
+				t.Errorf("body %s: want the stored record and no echo of the malformed entry", r.raw)
+			}
+		})
 	}
 }

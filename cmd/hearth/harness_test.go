@@ -194,6 +194,13 @@ func (c mcpTransport) rpc(tb testing.TB, token string, method string, params any
 func (c mcpTransport) call(tb testing.TB, token, tool string, args any) result {
 	tb.Helper()
 	code, raw := c.rpc(tb, token, "tools/call", map[string]any{"name": tool, "arguments": args})
+	if code == http.StatusUnauthorized {
+		// The bridge refuses an unknown caller before any MCP method runs,
+		// with the same error body as REST.
+		r := result{raw: raw, http: code}
+		decodeResult(&r)
+		return r
+	}
 	if code != http.StatusOK {
 		tb.Fatalf("mcp tools/call %s: HTTP %d %s", tool, code, raw)
 	}

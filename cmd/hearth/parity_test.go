@@ -47,7 +47,8 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_context": func() any {
 			return map[string]any{"namespace": ns, "task": "Change how the cache invalidation works", "budget_tokens": 2000}
 		},
-		"memory_audit": func() any { return map[string]any{"limit": 5} },
+		"memory_audit":  func() any { return map[string]any{"limit": 5} },
+		"memory_whoami": func() any { return map[string]any{} },
 		"memory_evidence": func() any {
 			return map[string]any{"id": fresh(), "stance": "contradicts", "note": "parity"}
 		},

@@ -93,6 +93,6 @@ func TestMCP_OfficialSDK(t *testing.T) {
 		t.Errorf("search did not find the stored record: %s", got.Search.Content[0].Text)
 	}
 	if !got.Denied.IsError {
-		t.Errorf("a bad id was not an isError result: %+v", got.Denied)
+		t.Errorf("a call without ids was not an isError result: %+v", got.Denied)
 	}
 }

@@ -24,7 +24,7 @@ const search = await client.callTool({
   name: "memory_search",
   arguments: { namespace: "github/acme/sdk", query: "which SDK talks to hearth?" },
 });
-const denied = await client.callTool({ name: "memory_get", arguments: { ids: ["nope"] } });
+const denied = await client.callTool({ name: "memory_get", arguments: { ids: [] } });
 console.log(JSON.stringify({
   server: client.getServerVersion(),
   protocol: transport.protocolVersion ?? null,

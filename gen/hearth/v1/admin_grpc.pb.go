@@ -19,6 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
+	AdminService_Whoami_FullMethodName = "/hearth.v1.AdminService/Whoami"
 	AdminService_Status_FullMethodName = "/hearth.v1.AdminService/Status"
 	AdminService_Unused_FullMethodName = "/hearth.v1.AdminService/Unused"
 	AdminService_Audit_FullMethodName  = "/hearth.v1.AdminService/Audit"
@@ -30,6 +31,10 @@ const (
 //
 // AdminService reports on and administers the server.
 type AdminServiceClient interface {
+	// Say who you are to the server: your client name, whether a token or your
+	// address identified you, and your scopes. Every MCP request is checked this
+	// way first, so a client without a valid token is told 401 at once.
+	Whoami(ctx context.Context, in *WhoamiRequest, opts ...grpc.CallOption) (*WhoamiResponse, error)
 	// Report the server's version and what memory holds: record counts by type
 	// and status, and namespaces with their record counts.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
@@ -48,6 +53,16 @@ type adminServiceClient struct {
 
 func NewAdminServiceClient(cc grpc.ClientConnInterface) AdminServiceClient {
 	return &adminServiceClient{cc}
+}
+
+func (c *adminServiceClient) Whoami(ctx context.Context, in *WhoamiRequest, opts ...grpc.CallOption) (*WhoamiResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WhoamiResponse)
+	err := c.cc.Invoke(ctx, AdminService_Whoami_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *adminServiceClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
@@ -86,6 +101,10 @@ func (c *adminServiceClient) Audit(ctx context.Context, in *AuditRequest, opts .
 //
 // AdminService reports on and administers the server.
 type AdminServiceServer interface {
+	// Say who you are to the server: your client name, whether a token or your
+	// address identified you, and your scopes. Every MCP request is checked this
+	// way first, so a client without a valid token is told 401 at once.
+	Whoami(context.Context, *WhoamiRequest) (*WhoamiResponse, error)
 	// Report the server's version and what memory holds: record counts by type
 	// and status, and namespaces with their record counts.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
@@ -106,6 +125,9 @@ type AdminServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedAdminServiceServer struct{}
 
+func (UnimplementedAdminServiceServer) Whoami(context.Context, *WhoamiRequest) (*WhoamiResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Whoami not implemented")
+}
 func (UnimplementedAdminServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
 }
@@ -134,6 +156,24 @@ func RegisterAdminServiceServer(s grpc.ServiceRegistrar, srv AdminServiceServer)
 		t.testEmbeddedByValue()
 	}
 	s.RegisterService(&AdminService_ServiceDesc, srv)
+}
+
+func _AdminService_Whoami_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WhoamiRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Whoami(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Whoami_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Whoami(ctx, req.(*WhoamiRequest))
+	}
+	return interceptor(ctx, in, info, handler)
 }
 
 func _AdminService_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
@@ -197,6 +237,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "hearth.v1.AdminService",
 	HandlerType: (*AdminServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Whoami",
+			Handler:    _AdminService_Whoami_Handler,
+		},
 		{
 			MethodName: "Status",
 			Handler:    _AdminService_Status_Handler,

@@ -25,6 +25,152 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type WhoamiRequest struct {
+	state         protoimpl.MessageState `protogen:"opaque.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoamiRequest) Reset() {
+	*x = WhoamiRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoamiRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoamiRequest) ProtoMessage() {}
+
+func (x *WhoamiRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+type WhoamiRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+}
+
+func (b0 WhoamiRequest_builder) Build() *WhoamiRequest {
+	m0 := &WhoamiRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	return m0
+}
+
+type WhoamiResponse struct {
+	state              protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Client  string                 `protobuf:"bytes,1,opt,name=client,proto3"`
+	xxx_hidden_ByToken bool                   `protobuf:"varint,2,opt,name=by_token,json=byToken,proto3"`
+	xxx_hidden_Scopes  []string               `protobuf:"bytes,3,rep,name=scopes,proto3"`
+	xxx_hidden_Version string                 `protobuf:"bytes,4,opt,name=version,proto3"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *WhoamiResponse) Reset() {
+	*x = WhoamiResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoamiResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoamiResponse) ProtoMessage() {}
+
+func (x *WhoamiResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *WhoamiResponse) GetClient() string {
+	if x != nil {
+		return x.xxx_hidden_Client
+	}
+	return ""
+}
+
+func (x *WhoamiResponse) GetByToken() bool {
+	if x != nil {
+		return x.xxx_hidden_ByToken
+	}
+	return false
+}
+
+func (x *WhoamiResponse) GetScopes() []string {
+	if x != nil {
+		return x.xxx_hidden_Scopes
+	}
+	return nil
+}
+
+func (x *WhoamiResponse) GetVersion() string {
+	if x != nil {
+		return x.xxx_hidden_Version
+	}
+	return ""
+}
+
+func (x *WhoamiResponse) SetClient(v string) {
+	x.xxx_hidden_Client = v
+}
+
+func (x *WhoamiResponse) SetByToken(v bool) {
+	x.xxx_hidden_ByToken = v
+}
+
+func (x *WhoamiResponse) SetScopes(v []string) {
+	x.xxx_hidden_Scopes = v
+}
+
+func (x *WhoamiResponse) SetVersion(v string) {
+	x.xxx_hidden_Version = v
+}
+
+type WhoamiResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Your client name, as records name their writer.
+	Client string
+	// True when a bearer token identified you; false for an address client.
+	ByToken bool
+	// Your scopes: read, write, delete, export, admin.
+	Scopes []string
+	// The server's version.
+	Version string
+}
+
+func (b0 WhoamiResponse_builder) Build() *WhoamiResponse {
+	m0 := &WhoamiResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Client = b.Client
+	x.xxx_hidden_ByToken = b.ByToken
+	x.xxx_hidden_Scopes = b.Scopes
+	x.xxx_hidden_Version = b.Version
+	return m0
+}
+
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"opaque.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -33,7 +179,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[0]
+	mi := &file_hearth_v1_admin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -45,7 +191,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[0]
+	mi := &file_hearth_v1_admin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -80,7 +226,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[1]
+	mi := &file_hearth_v1_admin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -92,7 +238,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[1]
+	mi := &file_hearth_v1_admin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -186,7 +332,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[2]
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -198,7 +344,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[2]
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -270,7 +416,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[3]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -282,7 +428,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[3]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -341,7 +487,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -353,7 +499,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +566,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +578,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +741,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -607,7 +753,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +878,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +890,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +942,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +954,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1075,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1087,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,6 +1130,12 @@ var File_hearth_v1_admin_proto protoreflect.FileDescriptor
 const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x0f\n" +
+	"\rWhoamiRequest\"u\n" +
+	"\x0eWhoamiResponse\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x19\n" +
+	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
+	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
 	"\rStatusRequest\"\xb3\x01\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
@@ -1029,8 +1181,10 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\trecord_id\x18\x05 \x01(\tR\brecordId\x12\x16\n" +
 	"\x06detail\x18\x06 \x01(\tR\x06detail\"@\n" +
 	"\rAuditResponse\x12/\n" +
-	"\aentries\x18\x01 \x03(\v2\x15.hearth.v1.AuditEntryR\aentries2\x9a\x03\n" +
-	"\fAdminService\x12\x84\x01\n" +
+	"\aentries\x18\x01 \x03(\v2\x15.hearth.v1.AuditEntryR\aentries2\x9b\x04\n" +
+	"\fAdminService\x12\x7f\n" +
+	"\x06Whoami\x12\x18.hearth.v1.WhoamiRequest\x1a\x19.hearth.v1.WhoamiResponse\"@\xc2\xf3\x18\x1f\n" +
+	"\rmemory_whoami\x12\bWho am I\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_whoami\x12\x84\x01\n" +
 	"\x06Status\x12\x18.hearth.v1.StatusRequest\x1a\x19.hearth.v1.StatusResponse\"E\xc2\xf3\x18$\n" +
 	"\rmemory_status\x12\rMemory status\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_status\x12\x85\x01\n" +
 	"\x06Unused\x12\x18.hearth.v1.UnusedRequest\x1a\x19.hearth.v1.UnusedResponse\"F\xc2\xf3\x18%\n" +
@@ -1041,38 +1195,42 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_hearth_v1_admin_proto_goTypes = []any{
-	(*StatusRequest)(nil),         // 0: hearth.v1.StatusRequest
-	(*StatusResponse)(nil),        // 1: hearth.v1.StatusResponse
-	(*TypeStatusCount)(nil),       // 2: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 3: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 4: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 5: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 6: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 7: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 8: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 9: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
+	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
+	(*StatusRequest)(nil),         // 2: hearth.v1.StatusRequest
+	(*StatusResponse)(nil),        // 3: hearth.v1.StatusResponse
+	(*TypeStatusCount)(nil),       // 4: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 5: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 6: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 7: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 8: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 9: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 10: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 11: hearth.v1.AuditResponse
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	2,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	3,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
-	10, // 2: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	10, // 3: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	10, // 4: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	5,  // 5: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	10, // 6: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	10, // 7: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	8,  // 8: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 9: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	4,  // 10: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	7,  // 11: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 12: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	6,  // 13: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	9,  // 14: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	12, // [12:15] is the sub-list for method output_type
-	9,  // [9:12] is the sub-list for method input_type
+	4,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	5,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	12, // 2: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	12, // 3: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	12, // 4: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	7,  // 5: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	12, // 6: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	12, // 7: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	10, // 8: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 9: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 10: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	6,  // 11: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	9,  // 12: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 13: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 14: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	8,  // 15: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	11, // 16: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	13, // [13:17] is the sub-list for method output_type
+	9,  // [9:13] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -1090,7 +1248,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -9,6 +9,7 @@ var Docs = map[string]string{
 	"hearth.v1.AdminService.Audit":            "Read the newest audit rows (mutations and refusals), newest first.",
 	"hearth.v1.AdminService.Status":           "Report the server's version and what memory holds: record counts by type and status, and namespaces with their record counts.",
 	"hearth.v1.AdminService.Unused":           "List unused records: active records older than 30 days that no search, recall or context packet returned in 30 days, oldest first (a fetch by memory_get does not count; last_fetched_at shows it). Empty until usage counting has run for 30 days (see counting_since and ready).",
+	"hearth.v1.AdminService.Whoami":           "Say who you are to the server: your client name, whether a token or your address identified you, and your scopes. Every MCP request is checked this way first, so a client without a valid token is told 401 at once.",
 	"hearth.v1.Anchor":                        "An anchor ties a record to something in the world that can disappear.",
 	"hearth.v1.Anchor.anchor":                 "entity:<entity_id>, path:<relative path>, host:<name> or url:<url>.",
 	"hearth.v1.Anchor.checked_at":             "When the state was last checked; absent while unknown.",
@@ -161,4 +162,8 @@ var Docs = map[string]string{
 	"hearth.v1.UnusedResponse.counting_since": "When usage counting started (the usage-start audit row).",
 	"hearth.v1.UnusedResponse.ready":          "False until counting has run 30 days; records is empty until then.",
 	"hearth.v1.UpdateRequest.revision":        "The revision you last saw.",
+	"hearth.v1.WhoamiResponse.by_token":       "True when a bearer token identified you; false for an address client.",
+	"hearth.v1.WhoamiResponse.client":         "Your client name, as records name their writer.",
+	"hearth.v1.WhoamiResponse.scopes":         "Your scopes: read, write, delete, export, admin.",
+	"hearth.v1.WhoamiResponse.version":        "The server's version.",
 }
