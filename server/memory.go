@@ -503,7 +503,6 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	return resp, nil
 }
 
-
 func checkTimelineRequest(r *hearthv1.TimelineRequest) error {
 	if int(r.GetLimit()) > maxTimelineLimit {
 		return invalid("limit", "must be at most %d", maxTimelineLimit)
