@@ -93,7 +93,9 @@ func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
 func identified(conn *grpc.ClientConn, next http.Handler) http.Handler {
 	admin := hearthv1.NewAdminServiceClient(conn)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := metadata.NewOutgoingContext(r.Context(), callerOf(r).metadata())
+		md := callerOf(r).metadata()
+		md.Set(gateway.WireMetadata, gateway.WireMCP)
+		ctx := metadata.NewOutgoingContext(r.Context(), md)
 		_, err := admin.Whoami(ctx, &hearthv1.WhoamiRequest{})
 		switch status.Code(err) {
 		case codes.OK, codes.PermissionDenied:

@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -87,6 +88,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: open: %w", err)
 	}
+	if err := private(abs); err != nil {
+		return nil, fmt.Errorf("storage: open: %w", err)
+	}
 	db := &DB{
 		path:    abs,
 		Now:     time.Now,
@@ -124,6 +128,9 @@ func (db *DB) open(ctx context.Context) (err error) {
 	if err := db.migrate(ctx); err != nil {
 		return err
 	}
+	if err := private(db.path); err != nil {
+		return fmt.Errorf("storage: open: %w", err)
+	}
 	if err := db.loadLastID(ctx); err != nil {
 		return err
 	}
@@ -136,6 +143,29 @@ func (db *DB) open(ctx context.Context) (err error) {
 	db.reader.SetMaxOpenConns(n)
 	db.reader.SetMaxIdleConns(n)
 	db.readerStmts = newStmtCache(db.reader)
+	return nil
+}
+
+// private makes the database and its WAL and shared-memory files readable
+// by their owner alone, whatever the umask or the folder they are in:
+// records and token hashes live there. The database is created 0600 when
+// absent and narrowed when an older start left it wider; the driver creates
+// -wal and -shm with the umask's mode when the first connection opens, so
+// open narrows those again once they exist (the writer's connection keeps
+// them for the life of the process).
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	return nil
 }
 

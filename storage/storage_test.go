@@ -198,3 +198,34 @@ func TestErrorCode(t *testing.T) {
 		t.Errorf("Error(): got %q, want %q", got, want)
 	}
 }
+
+// TestOpen_Private: the database, its WAL and its shared-memory file are
+// 0600 whatever the umask, also when an older start left them wider.
+func TestOpen_Private(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hearth.db")
+	check := func(t *testing.T) {
+		t.Helper()
+		for _, f := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: mode %v, want 0600", filepath.Base(f), fi.Mode().Perm())
+			}
+		}
+	}
+	db := storagetest.OpenPath(t, path)
+	storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, "t"), Content: storagetest.Text(t, "c")})
+	check(t)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		_ = os.Chmod(f, 0o644)
+	}
+	db2 := storagetest.OpenPath(t, path)
+	storagetest.Store(t, db2, storage.NewRecord{Title: storagetest.Text(t, "t2"), Content: storagetest.Text(t, "c2")})
+	check(t)
+}

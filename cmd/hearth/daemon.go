@@ -28,7 +28,9 @@ import (
 	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/test/bufconn"
 )
 
@@ -121,6 +123,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}
 	in := auth.New(clients, methods)
 	in.OnRefuse = srv.AuditRefusal
+	if in.OnDone, err = accessLog(d.Log); err != nil {
+		return err
+	}
 	d.grpc = srv.NewGRPC(in)
 
 	d.inproc = bufconn.Listen(1 << 20)
@@ -230,6 +235,43 @@ func (d *Daemon) openIngress(token string) (err error) {
 		}
 	}()
 	return nil
+}
+
+// accessLog returns the interceptor's OnDone: one structured line per call
+// at info level — the tool, the client, the transport, the outcome code and
+// the duration — never arguments, queries, results or tokens. The identity
+// check the MCP bridge makes before each request (memory_whoami over MCP)
+// is logged at debug level when it passes, so an MCP call reads as one line;
+// a refused one is the refusal the caller sees, and stays at info.
+func accessLog(log *slog.Logger) (func(context.Context, auth.Done), error) {
+	routes, err := gateway.Routes()
+	if err != nil {
+		return nil, err
+	}
+	tools := make(map[string]string, len(routes))
+	for _, r := range routes {
+		tools[r.FullMethod()] = r.Tool.GetName()
+	}
+	whoami := hearthv1.AdminService_Whoami_FullMethodName
+	return func(ctx context.Context, d auth.Done) {
+		via := "grpc"
+		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil && p.Addr.Network() == auth.InProcessNetwork {
+			via = "rest"
+			if gateway.WireFrom(ctx).MCP {
+				via = "mcp"
+			}
+		}
+		client := d.Client
+		if client == "" {
+			client = "-"
+		}
+		level := slog.LevelInfo
+		if d.Method == whoami && via == "mcp" && d.Code == codes.OK {
+			level = slog.LevelDebug
+		}
+		log.Log(ctx, level, "call", "tool", tools[d.Method], "client", client, "via", via,
+			"code", gateway.CodeName(d.Code), "ms", float64(d.Duration.Microseconds())/1000)
+	}, nil
 }
 
 // openAPI returns the REST API's OpenAPI document, generated from the protos,

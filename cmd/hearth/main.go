@@ -104,25 +104,19 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	if cfg.DataDir == "" {
 		return cfg, errors.New("--data is required")
 	}
-	opts, err := options.Load(cfg.DataDir + "/options.json")
+	// Overrides apply before validation, so one can rescue a bad value in
+	// options.json.
+	opts, err := options.Load(options.Path(cfg.DataDir), sets...)
 	if err != nil {
-		return cfg, err
-	}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok {
-			return cfg, fmt.Errorf("--option %q: want key=value", k)
-		}
-		if err := opts.Set(k, v); err != nil {
-			return cfg, err
-		}
-	}
-	if err := opts.Validate(); err != nil {
 		return cfg, err
 	}
 	cfg.Options = opts
 	return cfg, nil
 }
+
+// shutdownDeadline bounds how long calls in flight may take to finish after
+// SIGTERM or SIGINT.
+const shutdownDeadline = 10 * time.Second
 
 func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -131,14 +125,25 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "hearth %s listening on %s (gRPC, REST /api/, MCP /mcp)\n", version.Version, d.Addr())
-	fmt.Fprintf(stdout, "client tokens are in %s (one file per client)\n", d.TokensDir())
+	// Only generated tokens are written; clients configured with a token
+	// hash or an address have none here.
+	if entries, _ := os.ReadDir(d.TokensDir()); len(entries) > 0 {
+		fmt.Fprintf(stdout, "client tokens are in %s (one file per client)\n", d.TokensDir())
+	}
 	if a := d.IngressAddr(); a != "" {
 		fmt.Fprintf(stdout, "dashboard page on %s (ingress proxy and loopback only)\n", a)
 	}
 	<-ctx.Done()
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	log.Info("shutting down: finishing calls in flight", "deadline_s", shutdownDeadline.Seconds())
+	start := time.Now()
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownDeadline)
 	defer cancel()
-	return d.Close(shutdown)
+	if err := d.Close(shutdown); err != nil {
+		log.Error("stopped with errors", "ms", time.Since(start).Milliseconds(), "err", err)
+		return err
+	}
+	log.Info("stopped", "ms", time.Since(start).Milliseconds())
+	return nil
 }
 
 func healthcheck(ctx context.Context, args []string, stderr io.Writer) int {

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -89,6 +90,17 @@ type Refusal struct {
 	Reason string
 }
 
+// Done describes a finished call for the access log. It never carries the
+// request, the response or a token.
+type Done struct {
+	Method string
+	// Client is the authenticated client, or "" when the call was refused
+	// before one was known.
+	Client   string
+	Code     codes.Code
+	Duration time.Duration
+}
+
 // Interceptor authorizes every call.
 type Interceptor struct {
 	methods map[string]Scope
@@ -96,6 +108,9 @@ type Interceptor struct {
 	addrs   map[netip.Addr]Client
 	// OnRefuse, when set, is called for every refused call (the audit).
 	OnRefuse func(ctx context.Context, r Refusal)
+	// OnDone, when set, is called after every call of a method that is not
+	// public, refused or not (the access log).
+	OnDone func(ctx context.Context, d Done)
 }
 
 // New returns an interceptor for the given clients and method table (full
@@ -114,21 +129,33 @@ func New(clients []Client, methods map[string]Scope) *Interceptor {
 }
 
 // Unary is the unary server interceptor.
-func (in *Interceptor) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := in.authorize(ctx, info.FullMethod)
+func (in *Interceptor) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	var client string
+	defer in.done(ctx, info.FullMethod, time.Now(), &client, &err)
+	authed, client, err := in.authorize(ctx, info.FullMethod)
 	if err != nil {
 		return nil, err
 	}
-	return handler(ctx, req)
+	return handler(authed, req)
 }
 
 // Stream is the stream server interceptor.
-func (in *Interceptor) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, err := in.authorize(ss.Context(), info.FullMethod)
+func (in *Interceptor) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	var client string
+	defer in.done(ss.Context(), info.FullMethod, time.Now(), &client, &err)
+	ctx, client, err := in.authorize(ss.Context(), info.FullMethod)
 	if err != nil {
 		return err
 	}
 	return handler(srv, &stream{ServerStream: ss, ctx: ctx})
+}
+
+// done reports a finished call to OnDone.
+func (in *Interceptor) done(ctx context.Context, method string, start time.Time, client *string, err *error) {
+	if in.OnDone == nil || in.methods[method] == Public {
+		return
+	}
+	in.OnDone(ctx, Done{Method: method, Client: *client, Code: status.Code(*err), Duration: time.Since(start)})
 }
 
 type stream struct {
@@ -138,24 +165,27 @@ type stream struct {
 
 func (s *stream) Context() context.Context { return s.ctx }
 
-func (in *Interceptor) authorize(ctx context.Context, method string) (context.Context, error) {
+// authorize identifies the caller of method and checks its scope. It
+// returns the context handlers run with and the client's name ("" when
+// none is known).
+func (in *Interceptor) authorize(ctx context.Context, method string) (context.Context, string, error) {
 	need, ok := in.methods[method]
 	if !ok {
-		return nil, in.refuse(ctx, Refusal{Method: method, Code: codes.PermissionDenied, Reason: "method declares no scope"})
+		return nil, "", in.refuse(ctx, Refusal{Method: method, Code: codes.PermissionDenied, Reason: "method declares no scope"})
 	}
 	addr := SourceAddr(ctx)
 	if need == Public {
-		return ctx, nil
+		return ctx, "", nil
 	}
 	caller, err := in.identify(ctx, addr)
 	if err != nil {
-		return nil, in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error()})
+		return nil, "", in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error()})
 	}
 	if !caller.Has(need) {
-		return nil, in.refuse(ctx, Refusal{Client: caller.Name, Method: method, Code: codes.PermissionDenied,
+		return nil, caller.Name, in.refuse(ctx, Refusal{Client: caller.Name, Method: method, Code: codes.PermissionDenied,
 			Reason: "client " + caller.Name + " lacks scope " + string(need)})
 	}
-	return context.WithValue(ctx, callerKey{}, caller), nil
+	return context.WithValue(ctx, callerKey{}, caller), caller.Name, nil
 }
 
 func (in *Interceptor) refuse(ctx context.Context, r Refusal) error {

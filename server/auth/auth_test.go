@@ -133,3 +133,33 @@ func TestInterceptor_Unary(t *testing.T) {
 		}
 	}
 }
+
+// TestInterceptor_OnDone: every call of a non-public method is reported
+// once, refused or not, with the client when one is known and the outcome
+// code; public methods are not.
+func TestInterceptor_OnDone(t *testing.T) {
+	sum := sha256.Sum256([]byte("hearth_secret-token"))
+	in := auth.New([]auth.Client{{Name: "agent", Scopes: []auth.Scope{auth.Read}, TokenSHA256: sum[:]}},
+		map[string]auth.Scope{"/x/Read": auth.Read, "/x/Write": auth.Write, "/x/Health": auth.Public})
+	var done []auth.Done
+	in.OnDone = func(_ context.Context, d auth.Done) { done = append(done, d) }
+	bearer := metadata.Pairs("authorization", "Bearer hearth_secret-token")
+	tcp := addr{"tcp", "10.0.0.9:5555"}
+	call(in, "/x/Read", tcp, bearer)
+	call(in, "/x/Write", tcp, bearer)
+	call(in, "/x/Read", tcp, nil)
+	call(in, "/x/Health", tcp, nil)
+	want := []auth.Done{
+		{Method: "/x/Read", Client: "agent", Code: codes.OK},
+		{Method: "/x/Write", Client: "agent", Code: codes.PermissionDenied},
+		{Method: "/x/Read", Client: "", Code: codes.Unauthenticated},
+	}
+	if len(done) != len(want) {
+		t.Fatalf("reported %d calls, want %d: %+v", len(done), len(want), done)
+	}
+	for i, d := range done {
+		if d.Method != want[i].Method || d.Client != want[i].Client || d.Code != want[i].Code || d.Duration < 0 {
+			t.Errorf("call %d = %+v, want %+v", i, d, want[i])
+		}
+	}
+}

@@ -183,23 +183,68 @@ func Default() Options {
 // Path returns the options file of a data directory: DIR/options.json.
 func Path(dataDir string) string { return filepath.Join(dataDir, FileName) }
 
-// Load reads the options file at path with Parse. A missing file gives
-// Default() and no error. Errors are prefixed with path; an invalid option
-// is still an *Error under errors.As.
-func Load(path string) (Options, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Default(), nil
+// Load reads the options file at path onto Default() (a missing file gives
+// the defaults), applies overrides ("key=value", as `hearth serve --option`
+// gives them, see SetOverride) in order, and validates the result, so an
+// override can rescue a bad value in the file: the file's error about a key
+// is dropped when an override sets that key. Errors about the file are
+// prefixed with path; an invalid option is still an *Error under errors.As.
+func Load(path string, overrides ...string) (Options, error) {
+	o := Default()
+	data, err := os.ReadFile(path)
+	exists := err == nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return Options{}, err
+	case len(data) > MaxFileSize:
+		return Options{}, fmt.Errorf("%s: options: larger than %d bytes", path, MaxFileSize)
+	default:
+		overridden := map[string]bool{}
+		for _, kv := range overrides {
+			key, _, _ := strings.Cut(kv, "=")
+			overridden[key] = true
+		}
+		var kept errs
+		for _, e := range flatten(decodeFile(&o, data)) {
+			var oe *Error
+			if errors.As(e, &oe) && overridden[topKey(oe.Option)] {
+				continue
+			}
+			kept.add(e)
+		}
+		if err := kept.err(); err != nil {
+			return Options{}, fmt.Errorf("%s: %w", path, err)
+		}
 	}
-	if err != nil {
+	for _, kv := range overrides {
+		if err := o.SetOverride(kv); err != nil {
+			return Options{}, err
+		}
+	}
+	if err := o.Validate(); err != nil {
+		if exists {
+			return Options{}, fmt.Errorf("%s: %w", path, err)
+		}
 		return Options{}, err
 	}
-	defer f.Close()
-	o, err := Parse(f)
-	if err != nil {
-		return Options{}, fmt.Errorf("%s: %w", path, err)
-	}
 	return o, nil
+}
+
+// flatten lists the errors joined in err.
+func flatten(err error) []error {
+	var l errs
+	l.add(err)
+	return l
+}
+
+// topKey is the options.json key an error's option path starts with:
+// clients for clients[1].scopes[0].
+func topKey(option string) string {
+	if i := strings.IndexAny(option, ".["); i >= 0 {
+		return option[:i]
+	}
+	return option
 }
 
 // Parse reads an options.json document onto Default() and validates the

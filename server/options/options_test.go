@@ -766,3 +766,36 @@ func TestParse_ManyErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestLoad_Overrides: --option overrides apply before validation, so one can
+// rescue a value the file gets wrong (by type or by rule), while an error
+// about another key still stops start and names it.
+func TestLoad_Overrides(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "options.json")
+	if err := os.WriteFile(path, []byte(`{"review_at": "25:00", "anchor_sweep_hours": "often"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("OKRescued", func(t *testing.T) {
+		o, err := Load(path, "review_at=04:30", "anchor_sweep_hours=12")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.ReviewAt.String() != "04:30" || o.AnchorSweepHours != 12 {
+			t.Errorf("got review_at %s, anchor_sweep_hours %d", o.ReviewAt, o.AnchorSweepHours)
+		}
+	})
+	t.Run("ErrOtherKey", func(t *testing.T) {
+		_, err := Load(path, "review_at=04:30")
+		if err == nil || !strings.Contains(err.Error(), "anchor_sweep_hours") || strings.Contains(err.Error(), "review_at") {
+			t.Errorf("got %v, want an error naming anchor_sweep_hours alone", err)
+		}
+	})
+	t.Run("ErrOverrideInvalid", func(t *testing.T) {
+		_, err := Load(filepath.Join(dir, "absent.json"), "anchor_sweep_hours=0")
+		var oe *Error
+		if !errors.As(err, &oe) || oe.Option != "anchor_sweep_hours" {
+			t.Errorf("got %v, want an *Error naming anchor_sweep_hours", err)
+		}
+	})
+}
