@@ -172,15 +172,8 @@ func makeRun(t *testing.T, data string) string {
 		t.Fatal(err)
 	}
 	vars := []string{"BIN=" + t.TempDir(), "DATA=" + data, "LISTEN=127.0.0.1:0", "INGRESS=127.0.0.1:0"}
-	// A user's shell carries no make state; under make test, the outer
-	// make's MAKEFLAGS (its jobserver) must not leak into this one.
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains([]string{"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}, k) {
-			env = append(env, kv)
-		}
-	}
+	// A user's shell carries no make state.
+	env := withoutMake(os.Environ())
 	// Building first, without a deadline: a cold build takes minutes on a
 	// small machine, and make run's own build is then up to date.
 	build := exec.Command("make", append([]string{"-C", root, "--no-print-directory", "build"}, vars...)...)
@@ -280,6 +273,80 @@ func runBlocks(t *testing.T, blocks []fence, dir, addr string) error {
 		return fmt.Errorf("bash: %v\n%s", runErr, stderr.Bytes())
 	}
 	return nil
+}
+
+// TestMakefile_Test holds what the README says of `make test`, from a dry
+// run (make -n) over an empty tool folder: every tool is announced in one
+// line before its install, and SKIP_BROWSER=1 neither installs Chromium nor
+// sets HEARTH_CHROMIUM.
+func TestMakefile_Test(t *testing.T) {
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry := func(t *testing.T, vars ...string) string {
+		t.Helper()
+		tmp := t.TempDir() // nothing installed yet
+		args := append([]string{"-C", root, "--no-print-directory", "-n", "test",
+			"TMP=" + tmp, "CHROMIUM=" + filepath.Join(tmp, "no-chromium")}, vars...)
+		cmd := exec.Command("make", args...)
+		cmd.Env = withoutMake(os.Environ())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n test: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	goTest := func(t *testing.T, out string) string {
+		t.Helper()
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "go test") {
+				return l
+			}
+		}
+		t.Fatalf("no go test line in:\n%s", out)
+		return ""
+	}
+	announced := []struct{ say, install string }{
+		{"installing the official MCP TypeScript SDK", "npm install"},
+		{"installing grpcurl v1.9.3 into .tmp/bin", "github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3"},
+		{"installing Debian's chromium with apt-get (about 480 MB)", "apt-get install -y chromium"},
+	}
+	t.Run("OK", func(t *testing.T) {
+		out := dry(t)
+		for _, a := range announced {
+			say, install := strings.Index(out, a.say), strings.Index(out, a.install)
+			if say < 0 || install < 0 || say > install {
+				t.Errorf("want %q announced before %q; got:\n%s", a.say, a.install, out)
+			}
+		}
+		if l := goTest(t, out); !strings.Contains(l, "HEARTH_CHROMIUM=") || !strings.Contains(l, "HEARTH_GRPCURL=") {
+			t.Errorf("go test runs without HEARTH_CHROMIUM or HEARTH_GRPCURL: %s", l)
+		}
+	})
+	t.Run("SkipBrowser", func(t *testing.T) {
+		out := dry(t, "SKIP_BROWSER=1")
+		if strings.Contains(out, "chromium") {
+			t.Errorf("SKIP_BROWSER=1 still installs chromium:\n%s", out)
+		}
+		l := goTest(t, out)
+		if strings.Contains(l, "HEARTH_CHROMIUM=") || !strings.Contains(l, "env -u HEARTH_CHROMIUM") {
+			t.Errorf("SKIP_BROWSER=1: go test must run with HEARTH_CHROMIUM unset: %s", l)
+		}
+	})
+}
+
+// withoutMake drops an outer make's state from env: under make test, its
+// MAKEFLAGS (jobserver, -n) must not leak into a make the test starts.
+func withoutMake(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains([]string{"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // TestReadme_MakeCommands holds every `make` command in the README's and
