@@ -23,6 +23,7 @@ GRPC_GATEWAY_VERSION := v2.33.0
 GOOGLEAPIS_MODULE := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 PROTODEPS := $(TMP)/protodeps
 MCP_SDK_VERSION := 1.32.2
+GRPCURL_VERSION := v1.9.3
 NODE_SDK := $(TMP)/node/node_modules/@modelcontextprotocol/sdk/package.json
 # Headless Chromium for the page test (Debian's chromium package).
 CHROMIUM ?= $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
@@ -30,6 +31,12 @@ CHROMIUM ?= $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
 # the system binary itself as a target (.DELETE_ON_ERROR could remove it).
 CHROMIUM_STAMP := $(TMP)/chromium.stamp
 INGRESS ?= 127.0.0.1:8099
+# SKIP_BROWSER=1: make test neither installs Chromium nor sets HEARTH_CHROMIUM,
+# so the page test skips (even when HEARTH_CHROMIUM is in the environment).
+SKIP_BROWSER ?=
+TEST_TOOLS := $(NODE_SDK) $(BIN)/grpcurl $(if $(SKIP_BROWSER),,$(CHROMIUM_STAMP))
+TEST_ENV := HEARTH_MCP_SDK=$(TMP)/node HEARTH_GRPCURL=$(BIN)/grpcurl \
+  $(if $(SKIP_BROWSER),,HEARTH_CHROMIUM=$(CHROMIUM))
 
 .PHONY: help
 help: ## Describe useful make targets
@@ -44,8 +51,8 @@ run: build ## Build and start hearth on $(LISTEN) with data under $(DATA)
 	$(BIN)/hearth serve --data $(DATA) --listen $(LISTEN) --ingress-listen $(INGRESS)
 
 .PHONY: test
-test: $(NODE_SDK) $(CHROMIUM_STAMP) ## Run every test (race detector on)
-	HEARTH_MCP_SDK=$(TMP)/node HEARTH_CHROMIUM=$(CHROMIUM) go test -race -timeout 15m ./...
+test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test)
+	env -u HEARTH_CHROMIUM $(TEST_ENV) go test -race -timeout 15m ./...
 
 .PHONY: shorttest
 shorttest: ## Run the tests without the Node MCP client
@@ -80,7 +87,10 @@ lint: $(BIN)/buf $(PROTODEPS)/.stamp ## gofmt, go vet, buf lint and buf format
 	buf format -d --exit-code
 
 .PHONY: tools
-tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(NODE_SDK) ## Install pinned tools into .tmp
+tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(BIN)/grpcurl $(NODE_SDK) ## Install pinned tools into .tmp
+
+.PHONY: grpcurl
+grpcurl: $(BIN)/grpcurl ## Install grpcurl $(GRPCURL_VERSION) into .tmp/bin (for the README's gRPC example)
 
 $(BIN)/buf:
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -105,9 +115,14 @@ $(PROTODEPS)/.stamp:
 	cp $$v2/protoc-gen-openapiv2/options/annotations.proto $$v2/protoc-gen-openapiv2/options/openapiv2.proto $(PROTODEPS)/protoc-gen-openapiv2/options/
 	chmod -R u+w $(PROTODEPS) && touch $@
 
+$(BIN)/grpcurl:
+	@echo "installing grpcurl $(GRPCURL_VERSION) into .tmp/bin with go install (the README test runs the gRPC example with it)"
+	GOBIN=$(BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+
 # The official MCP TypeScript SDK, for the end-to-end test with a real client.
 $(NODE_SDK):
 	@command -v npm >/dev/null || (echo "npm is needed for the MCP client test: apt-get install -y nodejs npm"; exit 1)
+	@echo "installing the official MCP TypeScript SDK (@modelcontextprotocol/sdk@$(MCP_SDK_VERSION)) with npm into .tmp/node, for the MCP client test"
 	mkdir -p $(TMP)/node
 	cd $(TMP)/node && npm install --no-audit --no-fund --silent @modelcontextprotocol/sdk@$(MCP_SDK_VERSION)
 
@@ -115,6 +130,7 @@ $(NODE_SDK):
 $(CHROMIUM_STAMP):
 	@mkdir -p $(TMP)
 	@if ! test -x $(CHROMIUM); then \
+	  echo "installing Debian's chromium with apt-get (about 480 MB) for the page test; make test SKIP_BROWSER=1 skips that test and this install"; \
 	  command -v apt-get >/dev/null || { echo "chromium is needed for the page test: install it, or set CHROMIUM=/path/to/chromium"; exit 1; }; \
 	  $$(test "$$(id -u)" = 0 || echo sudo) apt-get update; \
 	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
