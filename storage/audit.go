@@ -31,16 +31,9 @@ func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
 	if e.Action == "" {
 		return errorf(Invalid, "action", "is required")
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-
-	if err := insertAuditTx(ctx, tx, e); err != nil {
-		return err
-	}
-	return commit("audit", tx)
+	return db.write(ctx, "audit", func(tx *txn) error {
+		return insertAuditTx(ctx, tx, e)
+	})
 }
 
 // insertAuditTx appends e; a zero At becomes the transaction's time.
@@ -65,12 +58,15 @@ func (db *DB) AuditLog(ctx context.Context, limit int) ([]AuditEntry, error) {
 	if limit <= 0 {
 		limit = DefaultAuditLimit
 	}
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
+	var out []AuditEntry
+	err := db.read(ctx, "audit log", func(tx *txn) (err error) {
+		out, err = auditLogTx(ctx, tx, limit)
+		return err
+	})
+	return out, err
+}
 
+func auditLogTx(ctx context.Context, tx *txn, limit int) ([]AuditEntry, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT at, client, action, namespace, record_id, detail
 		FROM audit ORDER BY seq DESC LIMIT ?`, limit)

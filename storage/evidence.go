@@ -43,17 +43,11 @@ func (db *DB) Evidence(ctx context.Context, id, client, stance string, note scre
 	case client == "":
 		return nil, errorf(Invalid, "client", "is required")
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	rec, err := evidenceTx(ctx, tx, id, client, stance, note)
-	if err != nil {
-		return nil, err
-	}
-	if err := commit("evidence", tx); err != nil {
+	var rec *Record
+	if err := db.write(ctx, "evidence", func(tx *txn) (err error) {
+		rec, err = evidenceTx(ctx, tx, id, client, stance, note)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return rec, nil

@@ -50,17 +50,11 @@ func (db *DB) Maintain(ctx context.Context, m Maintenance) (*MaintenanceReport, 
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	rep, err := maintainTx(ctx, tx, m)
-	if err != nil {
-		return nil, err
-	}
-	if err := commit("maintain", tx); err != nil {
+	var rep *MaintenanceReport
+	if err := db.write(ctx, "maintain", func(tx *txn) (err error) {
+		rep, err = maintainTx(ctx, tx, m)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -176,17 +176,11 @@ func (db *DB) Store(ctx context.Context, nr NewRecord) (*Record, error) {
 	if err := nr.validate(); err != nil {
 		return nil, err
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	rec, err := db.storeTx(ctx, tx, nr)
-	if err != nil {
-		return nil, err
-	}
-	if err := commit("store", tx); err != nil {
+	var rec *Record
+	if err := db.write(ctx, "store", func(tx *txn) (err error) {
+		rec, err = db.storeTx(ctx, tx, nr)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -307,17 +301,11 @@ func (db *DB) Update(ctx context.Context, id string, revision int, ch Changes, c
 	if ch.empty() {
 		return nil, errorf(Invalid, "changes", "names nothing to change")
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	rec, err := updateTx(ctx, tx, id, revision, ch, client)
-	if err != nil {
-		return nil, err
-	}
-	if err := commit("update", tx); err != nil {
+	var rec *Record
+	if err := db.write(ctx, "update", func(tx *txn) (err error) {
+		rec, err = updateTx(ctx, tx, id, revision, ch, client)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -458,17 +446,11 @@ func updateTx(ctx context.Context, tx *txn, id string, revision int, ch Changes,
 // Current) when a non-zero revision is stale, and Invalid (Field "id") when
 // the record is already deleted.
 func (db *DB) Forget(ctx context.Context, id string, revision int, reason screen.Text, client string) (*Record, error) {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	rec, err := forgetTx(ctx, tx, id, revision, reason, client)
-	if err != nil {
-		return nil, err
-	}
-	if err := commit("forget", tx); err != nil {
+	var rec *Record
+	if err := db.write(ctx, "forget", func(tx *txn) (err error) {
+		rec, err = forgetTx(ctx, tx, id, revision, reason, client)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -568,14 +550,11 @@ func (db *DB) Get(ctx context.Context, ids []string) ([]*Record, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	recs, err := findRecordsTx(ctx, tx, `WHERE r.id IN (SELECT value FROM json_each(?))`, jsonList(ids))
-	if err != nil {
+	var recs []*Record
+	if err := db.read(ctx, "get", func(tx *txn) (err error) {
+		recs, err = findRecordsTx(ctx, tx, `WHERE r.id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	byID := make(map[string]*Record, len(recs))

@@ -120,12 +120,17 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 		}
 	}
 
-	tx, err := db.begin(ctx)
-	if err != nil {
+	if err := db.write(ctx, "close session", func(tx *txn) (err error) {
+		rec, replayed, err = db.closeSessionTx(ctx, tx, c)
+		return err
+	}); err != nil {
 		return nil, false, err
 	}
-	defer tx.Rollback()
+	return rec, replayed, nil
+}
 
+// closeSessionTx records a validated close, or replays its receipt.
+func (db *DB) closeSessionTx(ctx context.Context, tx *txn, c SessionClose) (*Receipt, bool, error) {
 	prev, err := findReceiptTx(ctx, tx, c.OpID)
 	if err != nil {
 		return nil, false, err
@@ -178,9 +183,6 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 	); err != nil {
 		return nil, false, classify("close session", err)
 	}
-	if err := commit("close session", tx); err != nil {
-		return nil, false, err
-	}
 	return r, false, nil
 }
 
@@ -230,14 +232,11 @@ func closeDetail(r *Receipt) string {
 // Receipt returns the receipt kept under opID, tombstones included. It
 // returns NotFound (Field "op_id") when there is none.
 func (db *DB) Receipt(ctx context.Context, opID string) (*Receipt, error) {
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	r, err := findReceiptTx(ctx, tx, opID)
-	if err != nil {
+	var r *storedReceipt
+	if err := db.read(ctx, "receipt", func(tx *txn) (err error) {
+		r, err = findReceiptTx(ctx, tx, opID)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	if r == nil {
