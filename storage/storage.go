@@ -260,19 +260,3 @@ func (db *DB) newID(now time.Time) (string, error) {
 func (db *DB) now() time.Time {
 	return db.Now().UTC().Truncate(time.Millisecond)
 }
-
-// ms converts a time to the stored form: unix milliseconds, NULL for zero.
-func ms(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-// fromMS converts a stored time back; NULL becomes the zero time.
-func fromMS(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(v.Int64).UTC()
-}
