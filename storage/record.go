@@ -111,9 +111,11 @@ type Record struct {
 }
 
 // Live reports whether the record can be returned by search (active or candidate).
-func (r *Record) Live() bool {
-	return r.Status == StatusActive || r.Status == StatusCandidate
-}
+func (r *Record) Live() bool { return liveStatus(r.Status) }
+
+// liveStatus reports whether s is active or candidate: the statuses a new
+// record and an update may set.
+func liveStatus(s string) bool { return s == StatusActive || s == StatusCandidate }
 
 // Anchor is a thing a record depends on, such as "path:src/x.go", with its
 // last check. CheckedAt is zero when it was never checked.

@@ -46,7 +46,7 @@ func (nr *NewRecord) validate() error {
 		return errorf(Invalid, "writer", "is required")
 	case !ValidSource(nr.Source):
 		return errorf(Invalid, "source", "must be one of store, extraction, import, session")
-	case nr.Status != StatusActive && nr.Status != StatusCandidate:
+	case !liveStatus(nr.Status):
 		return errorf(Invalid, "status", "a new record is active or candidate")
 	}
 	if err := screenNamespace(nr.Namespace); err != nil {

@@ -34,6 +34,9 @@ func (db *DB) Update(ctx context.Context, id string, revision int, ch Changes, c
 	return rec, nil
 }
 
+// updateTx applies ch inside the caller's transaction: every field of
+// updateFields in turn, then one UPDATE, the anchors when their list
+// changed, one audit row naming what changed and, last, the supersession.
 func updateTx(ctx context.Context, tx *txn, id string, revision int, ch Changes, client string) (*Record, error) {
 	cur, err := findRecordTx(ctx, tx, id)
 	if err != nil {
@@ -48,84 +51,31 @@ func updateTx(ctx context.Context, tx *txn, id string, revision int, ch Changes,
 
 	next := *cur
 	var changed []string
-	if ch.Title != nil {
-		if next.Title = ch.Title.String(); next.Title == "" {
-			return nil, errorf(Invalid, "changes.title", "must not be empty")
-		} else if next.Title != cur.Title {
-			changed = append(changed, "title")
-		}
-	}
-	if ch.Content != nil {
-		if next.Content = ch.Content.String(); next.Content == "" {
-			return nil, errorf(Invalid, "changes.content", "must not be empty")
-		} else if next.Content != cur.Content {
-			changed = append(changed, "content")
-		}
-	}
-	if ch.Type != nil {
-		if next.Type = *ch.Type; !ValidType(next.Type) {
-			return nil, errorf(Invalid, "changes.type", "must be one of %s", strings.Join(Types, ", "))
-		} else if next.Type != cur.Type {
-			changed = append(changed, fmt.Sprintf("type (%s→%s)", cur.Type, next.Type))
-		}
-	}
-	if ch.Status != nil {
-		if next.Status = *ch.Status; next.Status != StatusActive && next.Status != StatusCandidate {
-			return nil, errorf(Invalid, "changes.status",
-				"can only move between active and candidate (supersession retires a record, forget deletes it)")
-		} else if next.Status != cur.Status {
-			changed = append(changed, fmt.Sprintf("status (%s→%s)", cur.Status, next.Status))
-		}
-	}
-	if ch.Confidence != nil {
-		if next.Confidence = *ch.Confidence; !validConfidence(next.Confidence) {
-			return nil, errorf(Invalid, "changes.confidence", "must be greater than 0 and at most 1")
-		} else if next.Confidence != cur.Confidence {
-			// The evidence stays; it now applies to the new assertion.
-			w, err := witnessTx(ctx, tx, id, cur.Writer, next.Confidence)
-			if err != nil {
-				return nil, err
-			}
-			next.EffectiveConfidence = w.effective
-			changed = append(changed, "confidence")
-		}
-	}
-	if ch.Topics != nil {
-		if next.Topics, err = texts("changes.topics", *ch.Topics); err != nil {
-			return nil, err
-		} else if !slices.Equal(next.Topics, cur.Topics) {
-			changed = append(changed, "topics")
-		}
-	}
-	anchorsChanged := false
-	if ch.Anchors != nil {
-		names, err := texts("changes.anchors", *ch.Anchors)
-		if err != nil {
+	for _, f := range updateFields {
+		if err := f.apply(&ch, &next); err != nil {
 			return nil, err
 		}
-		next.Anchors = keepAnchorStates(cur.Anchors, names)
-		if anchorsChanged = !slices.Equal(names, anchorNames(cur.Anchors)); anchorsChanged {
-			changed = append(changed, "anchors")
+		if f.same(cur, &next) {
+			continue
 		}
-	}
-	supersede := ""
-	if ch.Supersedes != nil {
-		switch s := *ch.Supersedes; {
-		case s == "":
-			return nil, errorf(Invalid, "changes.supersedes", "must name a record")
-		case s == cur.Supersedes:
-			// Already done: nothing to change.
-		case cur.Supersedes != "":
-			return nil, errorf(Invalid, "changes.supersedes", "record already supersedes %s", cur.Supersedes)
-		default:
-			supersede = s
-			changed = append(changed, "supersedes")
+		label := f.name
+		if f.value != nil {
+			label = fmt.Sprintf("%s (%s→%s)", f.name, f.value(cur), f.value(&next))
 		}
+		changed = append(changed, label)
 	}
 	if len(changed) == 0 {
 		return cur, nil
 	}
 
+	if next.Confidence != cur.Confidence {
+		// The evidence stays; it now applies to the new assertion.
+		w, err := witnessTx(ctx, tx, id, cur.Writer, next.Confidence)
+		if err != nil {
+			return nil, err
+		}
+		next.EffectiveConfidence = w.effective
+	}
 	// The FTS trigger fires only when title or content differ, so setting
 	// them to what they were does not reindex.
 	if _, err := tx.ExecContext(ctx, `
@@ -138,7 +88,7 @@ func updateTx(ctx context.Context, tx *txn, id string, revision int, ch Changes,
 	); err != nil {
 		return nil, classify("update", err)
 	}
-	if anchorsChanged {
+	if !sameAnchors(cur, &next) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM anchors WHERE record_id = ?`, id); err != nil {
 			return nil, classify("update", err)
 		}
@@ -152,10 +102,115 @@ func updateTx(ctx context.Context, tx *txn, id string, revision int, ch Changes,
 	}); err != nil {
 		return nil, err
 	}
-	if supersede != "" {
-		if err := supersedeTx(ctx, tx, &next, supersede, "changes.supersedes", client); err != nil {
+	if next.Supersedes != cur.Supersedes {
+		if err := supersedeTx(ctx, tx, &next, next.Supersedes, "changes.supersedes", client); err != nil {
 			return nil, err
 		}
 	}
 	return findRecordTx(ctx, tx, id)
+}
+
+// updateFields are the fields Update changes, in the order it checks them
+// and the audit names them. apply sets the field of next that ch names (and
+// leaves it when ch names nothing), refusing a bad value as Invalid naming
+// "changes.<name>"; same reports whether two records agree on the field.
+// When value is set the audit shows the change as "name (old→new)",
+// otherwise by name alone.
+var updateFields = []struct {
+	name  string
+	apply func(ch *Changes, next *Record) error
+	same  func(a, b *Record) bool
+	value func(r *Record) string
+}{
+	{name: "title",
+		apply: func(ch *Changes, r *Record) error {
+			return set(&r.Title, unwrap(ch.Title), notEmpty, "changes.title", "must not be empty")
+		},
+		same: func(a, b *Record) bool { return a.Title == b.Title }},
+	{name: "content",
+		apply: func(ch *Changes, r *Record) error {
+			return set(&r.Content, unwrap(ch.Content), notEmpty, "changes.content", "must not be empty")
+		},
+		same: func(a, b *Record) bool { return a.Content == b.Content }},
+	{name: "type",
+		apply: func(ch *Changes, r *Record) error {
+			return set(&r.Type, ch.Type, ValidType, "changes.type", "must be one of "+strings.Join(Types, ", "))
+		},
+		same:  func(a, b *Record) bool { return a.Type == b.Type },
+		value: func(r *Record) string { return r.Type }},
+	{name: "status",
+		apply: func(ch *Changes, r *Record) error {
+			return set(&r.Status, ch.Status, liveStatus, "changes.status",
+				"can only move between active and candidate (supersession retires a record, forget deletes it)")
+		},
+		same:  func(a, b *Record) bool { return a.Status == b.Status },
+		value: func(r *Record) string { return r.Status }},
+	{name: "confidence",
+		apply: func(ch *Changes, r *Record) error {
+			return set(&r.Confidence, ch.Confidence, validConfidence, "changes.confidence", "must be greater than 0 and at most 1")
+		},
+		same: func(a, b *Record) bool { return a.Confidence == b.Confidence }},
+	{name: "topics",
+		apply: func(ch *Changes, r *Record) (err error) {
+			if ch.Topics != nil {
+				r.Topics, err = texts("changes.topics", *ch.Topics)
+			}
+			return err
+		},
+		same: func(a, b *Record) bool { return slices.Equal(a.Topics, b.Topics) }},
+	{name: "anchors",
+		apply: func(ch *Changes, r *Record) error {
+			if ch.Anchors == nil {
+				return nil
+			}
+			names, err := texts("changes.anchors", *ch.Anchors)
+			r.Anchors = keepAnchorStates(r.Anchors, names)
+			return err
+		},
+		same: sameAnchors},
+	{name: "supersedes",
+		apply: func(ch *Changes, r *Record) error {
+			switch s := ch.Supersedes; {
+			case s == nil:
+				return nil
+			case *s == "":
+				return errorf(Invalid, "changes.supersedes", "must name a record")
+			case *s == r.Supersedes:
+				return nil // already done
+			case r.Supersedes != "":
+				return errorf(Invalid, "changes.supersedes", "record already supersedes %s", r.Supersedes)
+			default:
+				r.Supersedes = *s
+				return nil
+			}
+		},
+		same: func(a, b *Record) bool { return a.Supersedes == b.Supersedes }},
+}
+
+// set sets *dst to *v unless v is nil, refusing a value valid rejects as
+// Invalid (field, rule).
+func set[T any](dst, v *T, valid func(T) bool, field, rule string) error {
+	if v == nil {
+		return nil
+	}
+	if *dst = *v; !valid(*dst) {
+		return errorf(Invalid, field, "%s", rule)
+	}
+	return nil
+}
+
+// unwrap is the string of a screened value, or nil.
+func unwrap(t *screen.Text) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.String()
+	return &s
+}
+
+func notEmpty(s string) bool { return s != "" }
+
+// sameAnchors reports whether a and b name the same anchors in the same order.
+func sameAnchors(a, b *Record) bool {
+	return slices.Equal(anchorNames(a.Anchors), anchorNames(b.Anchors))
 }
