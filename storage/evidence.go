@@ -13,9 +13,6 @@ const (
 	StanceContradicts  = "contradicts"
 )
 
-// ActionEvidence is the audit action Evidence writes.
-const ActionEvidence = "evidence"
-
 // ValidStance reports whether s is an evidence stance.
 func ValidStance(s string) bool { return s == StanceCorroborates || s == StanceContradicts }
 

@@ -8,9 +8,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionMaintenance is the audit action of a maintenance run.
-const ActionMaintenance = "maintenance"
-
 // Maintenance is what one maintenance run does (SPEC R-J3, R-J4).
 type Maintenance struct {
 	// CandidateExpiry forgets candidates created at least this long ago;

@@ -79,14 +79,6 @@ const (
 	AnchorUnavailable = "unavailable"
 )
 
-// Audit actions storage writes with its mutations.
-const (
-	ActionStore     = "store"
-	ActionUpdate    = "update"
-	ActionForget    = "forget"
-	ActionSupersede = "supersede"
-)
-
 // Record is one memory as stored.
 type Record struct {
 	ID                  string

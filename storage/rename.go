@@ -10,12 +10,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionRename is the audit action of a namespace rename.
-const ActionRename = "rename"
-
-// SystemClient is the audit client of what Hearth does by itself at start.
-const SystemClient = "hearth"
-
 // Rename moves every namespace under the owner prefix From to the owner
 // prefix To: with From "github/old" and To "github/new", github/old/api
 // becomes github/new/api (SPEC R-N6). Both are github/<owner> or

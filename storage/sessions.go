@@ -13,9 +13,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionSessionClose is the audit action of a session close.
-const ActionSessionClose = "session-close"
-
 var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 
 // ValidOpID reports whether s is an op_id: 8-64 of A-Za-z0-9_- (SPEC R-Z2).
@@ -160,9 +157,9 @@ func (db *DB) closeSessionTx(ctx context.Context, tx *txn, c SessionClose) (*Rec
 	}
 	if r.NotesRefused {
 		// The notes' refusal is audited like any screen refusal (SPEC R-S2).
-		if err := insertAuditTx(ctx, tx, AuditEntry{
-			Client: c.Client, Action: "refuse.screen", Namespace: c.Namespace,
-			Detail: screen.Redact("field notes pattern " + c.NotesRefusedPattern),
+		if err := refuseTx(ctx, tx, Refusal{
+			Client: c.Client, Action: ActionRefuseScreen, Namespace: c.Namespace,
+			Field: "notes", Pattern: c.NotesRefusedPattern,
 		}); err != nil {
 			return nil, false, err
 		}

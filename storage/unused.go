@@ -8,10 +8,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionUsageStart is the audit action of the row that marks when usage
-// counting began (SPEC R-K6).
-const ActionUsageStart = "usage-start"
-
 // UnusedAge is how long a record must have gone without use, and how long
 // counting must have run, before Unused lists it (SPEC R-K6).
 const UnusedAge = 30 * 24 * time.Hour
@@ -60,7 +56,7 @@ func (db *DB) StartUsage(ctx context.Context) (time.Time, error) {
 func usageStartTx(ctx context.Context, tx *txn) (time.Time, error) {
 	var at sql.NullInt64
 	err := tx.QueryRowContext(ctx, `SELECT at FROM audit WHERE action = ? ORDER BY seq LIMIT 1`,
-		ActionUsageStart).Scan(&at)
+		string(ActionUsageStart)).Scan(&at)
 	if err != nil && err != sql.ErrNoRows {
 		return time.Time{}, classify("usage start", err)
 	}
