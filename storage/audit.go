@@ -41,7 +41,8 @@ const (
 	// ActionUsageStart marks when usage counting began (SPEC R-K6).
 	ActionUsageStart Action = "usage-start"
 
-	// ActionRefuseAuth: a call without the right token or scope (Refuse).
+	// ActionRefuseAuth: a call without a valid token, or without the scope
+	// its method needs.
 	ActionRefuseAuth Action = "refuse.auth"
 	// ActionRefuseScreen: a value that looked like a secret (SPEC R-S2).
 	ActionRefuseScreen Action = "refuse.screen"
@@ -72,9 +73,10 @@ type AuditEntry struct {
 	Detail    screen.Text
 }
 
-// Audit appends e on its own, for events that change no record: refusals
-// (auth, screen, conflict) and other notes. A zero At takes the clock's time.
-// Mutations write their own audit rows; callers need not.
+// Audit appends e in a transaction of its own, for an event that changes no
+// record. A zero At takes the clock's time. Mutations write their own audit
+// rows, and refusals go through Refuse, which words their detail; callers
+// need neither.
 //
 // It returns Invalid (Field "action") when Action is empty.
 func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
