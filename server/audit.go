@@ -35,7 +35,7 @@ func (a *adminService) Audit(ctx context.Context, r *hearthv1.AuditRequest) (*he
 		resp.Entries = append(resp.Entries, &hearthv1.AuditEntry{
 			At:        ts(e.At),
 			Client:    e.Client,
-			Action:    e.Action,
+			Action:    string(e.Action),
 			Namespace: e.Namespace,
 			RecordId:  e.RecordID,
 			Detail:    e.Detail.String(),

@@ -37,15 +37,15 @@ func (m *memoryService) Evidence(ctx context.Context, r *hearthv1.EvidenceReques
 		return nil, err
 	}
 	if err := checkEvidenceRequest(r); err != nil {
-		return nil, m.fail(ctx, "evidence", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	note, err := screen.Check("note", r.GetNote())
 	if err != nil {
-		return nil, m.fail(ctx, "evidence", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	rec, err := m.db.Evidence(ctx, r.GetId(), who, r.GetStance(), note)
 	if err != nil {
-		return nil, m.fail(ctx, "evidence", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	return &hearthv1.EvidenceResponse{Record: recordToProto(rec), Why: evidenceWhy(rec)}, nil
 }

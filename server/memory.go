@@ -100,11 +100,11 @@ func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*h
 	}
 	// Until resolve has screened it, the caller's namespace is not audited.
 	if err := checkStoreRequest(m.size, r); err != nil {
-		return nil, m.fail(ctx, "store", "", "", err)
+		return nil, m.fail(ctx, "", "", err)
 	}
 	home, _, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
 	if err != nil {
-		return nil, m.fail(ctx, "store", "", "", err)
+		return nil, m.fail(ctx, "", "", err)
 	}
 	var sc screened
 	if sc.title, err = screen.Check("title", r.GetTitle()); err == nil {
@@ -115,7 +115,7 @@ func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*h
 		}
 	}
 	if err != nil {
-		return nil, m.fail(ctx, "store", home, "", err)
+		return nil, m.fail(ctx, home, "", err)
 	}
 	conf := defaultConfidence
 	if r.Confidence != nil {
@@ -135,7 +135,7 @@ func (m *memoryService) Store(ctx context.Context, r *hearthv1.StoreRequest) (*h
 		Status:     storage.StatusActive,
 	})
 	if err != nil {
-		return nil, m.fail(ctx, "store", home, r.GetSupersedes(), err)
+		return nil, m.fail(ctx, home, r.GetSupersedes(), err)
 	}
 	return &hearthv1.StoreResponse{Record: recordToProto(rec)}, nil
 }
@@ -296,20 +296,20 @@ func (m *memoryService) Update(ctx context.Context, r *hearthv1.UpdateRequest) (
 	}
 	lists, err := checkUpdateRequest(r)
 	if err != nil {
-		return nil, m.fail(ctx, "update", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	ch, merged, err := m.changes(ctx, r, lists)
 	if err != nil {
-		return nil, m.fail(ctx, "update", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	if merged != nil {
 		if err := checkRecordSize(m.size, "changes", merged); err != nil {
-			return nil, m.fail(ctx, "update", "", r.GetId(), err)
+			return nil, m.fail(ctx, "", r.GetId(), err)
 		}
 	}
 	rec, err := m.db.Update(ctx, r.GetId(), int(r.GetRevision()), ch, who)
 	if err != nil {
-		return nil, m.fail(ctx, "update", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	return &hearthv1.UpdateResponse{Record: recordToProto(rec)}, nil
 }
@@ -414,15 +414,15 @@ func (m *memoryService) Forget(ctx context.Context, r *hearthv1.ForgetRequest) (
 		return nil, err
 	}
 	if err := checkForgetRequest(r); err != nil {
-		return nil, m.fail(ctx, "forget", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	reason, err := screen.Check("reason", r.GetReason())
 	if err != nil {
-		return nil, m.fail(ctx, "forget", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	rec, err := m.db.Forget(ctx, r.GetId(), int(r.GetRevision()), reason, who)
 	if err != nil {
-		return nil, m.fail(ctx, "forget", "", r.GetId(), err)
+		return nil, m.fail(ctx, "", r.GetId(), err)
 	}
 	return &hearthv1.ForgetResponse{Record: recordToProto(rec)}, nil
 }

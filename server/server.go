@@ -100,12 +100,14 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 // AuditRefusal writes an authorization refusal to the audit. It is the
 // interceptor's OnRefuse hook.
 func (s *Server) AuditRefusal(ctx context.Context, r auth.Refusal) {
-	client := r.Client
-	if client == "" {
-		client = "-"
-	}
-	e := storage.AuditEntry{Client: client, Action: "refuse.auth", Detail: screen.Redact(r.Method + ": " + r.Reason)}
-	if err := s.db.Audit(context.WithoutCancel(ctx), e); err != nil {
+	s.refuse(ctx, storage.Refusal{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: r.Method + ": " + r.Reason})
+}
+
+// refuse audits a refusal: the one way the server writes one. The row is
+// written even when the call's context is done, and a failure to write it
+// is logged, not returned: the refusal stands either way.
+func (s *Server) refuse(ctx context.Context, r storage.Refusal) {
+	if err := s.db.Refuse(context.WithoutCancel(ctx), r); err != nil {
 		s.log.ErrorContext(ctx, "audit refusal", "err", err)
 	}
 }
@@ -129,22 +131,19 @@ func client(ctx context.Context) string {
 }
 
 // fail audits a refusal that the request itself earned (a screened value, a
-// revision conflict) and maps err to a gRPC status. Other errors are only
-// mapped.
-func (s *Server) fail(ctx context.Context, action, ns, id string, err error) error {
-	var detail string
+// revision conflict) against namespace ns and record id (either may be
+// empty), and maps err to a gRPC status. Other errors are only mapped.
+func (s *Server) fail(ctx context.Context, ns, id string, err error) error {
+	r := storage.Refusal{Client: client(ctx), Namespace: ns, RecordID: id}
 	var ref *screen.Refusal
 	switch {
 	case errors.As(err, &ref):
-		action, detail = "refuse.screen", "field "+ref.Field+" pattern "+ref.Pattern
+		r.Action, r.Field, r.Pattern = storage.ActionRefuseScreen, ref.Field, ref.Pattern
 	case storage.ErrorCode(err) == storage.Conflict:
-		action, detail = "refuse.conflict", "stale revision"
+		r.Action, r.Detail = storage.ActionRefuseConflict, "stale revision"
 	default:
 		return toStatus(ctx, s.log, err)
 	}
-	e := storage.AuditEntry{Client: client(ctx), Action: action, Namespace: ns, RecordID: id, Detail: screen.Redact(detail)}
-	if aerr := s.db.Audit(context.WithoutCancel(ctx), e); aerr != nil {
-		s.log.ErrorContext(ctx, "audit refusal", "err", aerr)
-	}
+	s.refuse(ctx, r)
 	return toStatus(ctx, s.log, err)
 }

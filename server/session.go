@@ -132,11 +132,11 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 	}
 	// Until resolve has screened it, the caller's namespace is not audited.
 	if err := checkCloseRequest(s.size, r); err != nil {
-		return nil, s.fail(ctx, storage.ActionSessionClose, "", "", err)
+		return nil, s.fail(ctx, "", "", err)
 	}
 	home, _, err := s.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
 	if err != nil {
-		return nil, s.fail(ctx, storage.ActionSessionClose, "", "", err)
+		return nil, s.fail(ctx, "", "", err)
 	}
 	c := storage.SessionClose{
 		OpID:      r.GetOpId(),
@@ -146,7 +146,7 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 		Retention: time.Duration(s.opts.RetentionDeletedDays) * 24 * time.Hour,
 	}
 	if c.SessionID, err = screen.Check("session_id", r.GetSessionId()); err != nil {
-		return nil, s.fail(ctx, storage.ActionSessionClose, home, "", err)
+		return nil, s.fail(ctx, home, "", err)
 	}
 
 	// A summary that screens as a secret refuses the whole call; refused
@@ -155,7 +155,7 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 	if sum := r.GetSummary(); strings.TrimSpace(sum) != "" {
 		text, err := screen.Check("summary", sum)
 		if err != nil {
-			return nil, s.fail(ctx, storage.ActionSessionClose, home, "", err)
+			return nil, s.fail(ctx, home, "", err)
 		}
 		c.SummaryKept = true
 		if s.opts.SummaryCandidates {
@@ -177,7 +177,7 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 		if _, err := screen.Check("notes", notes); errors.As(err, &ref) {
 			c.NotesRefusedPattern = ref.Pattern
 		} else if err != nil {
-			return nil, s.fail(ctx, storage.ActionSessionClose, home, "", err)
+			return nil, s.fail(ctx, home, "", err)
 		} else {
 			job.Notes = notes
 		}
@@ -185,7 +185,7 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 	if job.Summary != "" || job.Notes != "" {
 		p, refused, err := job.payload()
 		if err != nil {
-			return nil, s.fail(ctx, storage.ActionSessionClose, home, "", err)
+			return nil, s.fail(ctx, home, "", err)
 		}
 		if refused != "" {
 			c.NotesRefusedPattern = refused
@@ -203,22 +203,19 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 }
 
 // failClose audits a refused op_id (taken by another close, or expired)
-// and maps err like fail.
+// and maps err; other errors go to fail.
 func (s *sessionService) failClose(ctx context.Context, ns string, err error) error {
-	action := ""
+	r := storage.Refusal{Client: client(ctx), Namespace: ns, Detail: err.Error()}
 	switch storage.ErrorCode(err) {
 	case storage.Exists:
-		action = "refuse.conflict"
+		r.Action = storage.ActionRefuseConflict
 	case storage.Expired:
-		action = "refuse.expired"
+		r.Action = storage.ActionRefuseExpired
+	default:
+		return s.fail(ctx, ns, "", err)
 	}
-	if action != "" {
-		e := storage.AuditEntry{Client: client(ctx), Action: action, Namespace: ns, Detail: screen.Redact(err.Error())}
-		if aerr := s.db.Audit(context.WithoutCancel(ctx), e); aerr != nil {
-			s.log.ErrorContext(ctx, "audit refusal", "err", aerr)
-		}
-	}
-	return s.fail(ctx, storage.ActionSessionClose, ns, "", err)
+	s.refuse(ctx, r)
+	return toStatus(ctx, s.log, err)
 }
 
 func receiptToProto(r *storage.Receipt) *hearthv1.Receipt {

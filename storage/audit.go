@@ -10,37 +10,143 @@ import (
 // DefaultAuditLimit is how many rows AuditLog returns when asked for none.
 const DefaultAuditLimit = 100
 
-// AuditEntry is one row of the append-only audit log (SPEC R-R7). Action is
-// a short verb ("store", "update", "forget", "supersede", or a refusal such as
-// "refuse-screen" chosen by the caller). Namespace and RecordID may be empty.
+// SystemClient is the audit client of what Hearth does by itself: at start,
+// and in maintenance runs.
+const SystemClient = "hearth"
+
+// Action is the verb of an audit row. Hearth writes only the actions below;
+// their strings are what memory_audit and the page show, so they never
+// change.
+type Action string
+
+// The audit actions.
+const (
+	// ActionStore: a record was stored (Store, and a summary candidate of a
+	// session close).
+	ActionStore Action = "store"
+	// ActionUpdate: a record was changed; the detail names the fields.
+	ActionUpdate Action = "update"
+	// ActionForget: a record was forgotten; the detail is the reason.
+	ActionForget Action = "forget"
+	// ActionSupersede: a record was retired by the one the detail names.
+	ActionSupersede Action = "supersede"
+	// ActionEvidence: a client gave its stance on a record.
+	ActionEvidence Action = "evidence"
+	// ActionSessionClose: a session was closed.
+	ActionSessionClose Action = "session-close"
+	// ActionMaintenance: a maintenance run, with its counts.
+	ActionMaintenance Action = "maintenance"
+	// ActionRename: namespaces were renamed at start.
+	ActionRename Action = "rename"
+	// ActionUsageStart marks when usage counting began (SPEC R-K6).
+	ActionUsageStart Action = "usage-start"
+
+	// ActionRefuseAuth: a call without a valid token, or without the scope
+	// its method needs.
+	ActionRefuseAuth Action = "refuse.auth"
+	// ActionRefuseScreen: a value that looked like a secret (SPEC R-S2).
+	ActionRefuseScreen Action = "refuse.screen"
+	// ActionRefuseConflict: a stale revision, or an op_id taken by another
+	// close.
+	ActionRefuseConflict Action = "refuse.conflict"
+	// ActionRefuseExpired: a session close replayed past its retention.
+	ActionRefuseExpired Action = "refuse.expired"
+)
+
+// refusal reports whether a is one of the ActionRefuse* actions.
+func (a Action) refusal() bool {
+	switch a {
+	case ActionRefuseAuth, ActionRefuseScreen, ActionRefuseConflict, ActionRefuseExpired:
+		return true
+	}
+	return false
+}
+
+// AuditEntry is one row of the append-only audit log (SPEC R-R7).
+// Namespace and RecordID may be empty.
 type AuditEntry struct {
 	At        time.Time
 	Client    string
-	Action    string
+	Action    Action
 	Namespace string
 	RecordID  string
 	Detail    screen.Text
 }
 
-// Audit appends e on its own, for events that change no record: refusals
-// (auth, screen, conflict) and other notes. A zero At takes the clock's time.
-// Mutations write their own audit rows; callers need not.
+// Audit appends e in a transaction of its own, for an event that changes no
+// record. A zero At takes the clock's time. Mutations write their own audit
+// rows, and refusals go through Refuse, which words their detail; callers
+// need neither.
 //
 // It returns Invalid (Field "action") when Action is empty.
 func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
 	if e.Action == "" {
 		return errorf(Invalid, "action", "is required")
 	}
-	tx, err := db.begin(ctx)
+	return db.write(ctx, "audit", func(tx *txn) error {
+		return insertAuditTx(ctx, tx, e)
+	})
+}
+
+// Refusal is a request Hearth refused, as the audit records it (SPEC R-R7,
+// R-S2): who was refused, by which rule and why, never the refused value.
+// Every refusal row is written through Refuse or refuseTx.
+type Refusal struct {
+	// Client is the caller; "" (unknown, as before authentication) is
+	// written as "-".
+	Client string
+	// Action is one of the ActionRefuse* actions.
+	Action    Action
+	Namespace string
+	RecordID  string
+	// Field and Pattern describe a screen refusal: the request field and
+	// the screen pattern its value matched. When Field is set, the row's
+	// detail is "field <Field> pattern <Pattern>" and Detail is ignored.
+	Field, Pattern string
+	// Detail says why, for any other refusal. It is screened as it is
+	// written: should it look like a secret, only the pattern's name is kept.
+	Detail string
+}
+
+// Refuse appends the audit row of r in a transaction of its own.
+//
+// It returns Invalid (Field "action") when r.Action is not a refusal.
+func (db *DB) Refuse(ctx context.Context, r Refusal) error {
+	e, err := r.entry()
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	return db.write(ctx, "refuse", func(tx *txn) error {
+		return insertAuditTx(ctx, tx, e)
+	})
+}
 
-	if err := insertAuditTx(ctx, tx, e); err != nil {
+// refuseTx appends the audit row of r inside the caller's transaction, for
+// a refusal that is part of a request that goes on (a close whose notes were
+// refused).
+func refuseTx(ctx context.Context, tx *txn, r Refusal) error {
+	e, err := r.entry()
+	if err != nil {
 		return err
 	}
-	return commit("audit", tx)
+	return insertAuditTx(ctx, tx, e)
+}
+
+// entry is the audit row of r.
+func (r Refusal) entry() (AuditEntry, error) {
+	if !r.Action.refusal() {
+		return AuditEntry{}, errorf(Invalid, "action", "%q is not a refusal", r.Action)
+	}
+	e := AuditEntry{Client: r.Client, Action: r.Action, Namespace: r.Namespace, RecordID: r.RecordID}
+	if e.Client == "" {
+		e.Client = "-"
+	}
+	detail := r.Detail
+	if r.Field != "" {
+		detail = "field " + r.Field + " pattern " + r.Pattern
+	}
+	e.Detail = screen.Redact(detail)
+	return e, nil
 }
 
 // insertAuditTx appends e; a zero At becomes the transaction's time.
@@ -52,7 +158,7 @@ func insertAuditTx(ctx context.Context, tx *txn, e AuditEntry) error {
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO audit (at, client, action, namespace, record_id, detail)
 		VALUES (?, ?, ?, ?, ?, ?)`,
-		at.UnixMilli(), e.Client, e.Action, e.Namespace, e.RecordID, e.Detail.String(),
+		at.UnixMilli(), e.Client, string(e.Action), e.Namespace, e.RecordID, e.Detail.String(),
 	); err != nil {
 		return classify("audit", err)
 	}
@@ -65,12 +171,15 @@ func (db *DB) AuditLog(ctx context.Context, limit int) ([]AuditEntry, error) {
 	if limit <= 0 {
 		limit = DefaultAuditLimit
 	}
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
+	var out []AuditEntry
+	err := db.read(ctx, "audit log", func(tx *txn) (err error) {
+		out, err = auditLogTx(ctx, tx, limit)
+		return err
+	})
+	return out, err
+}
 
+func auditLogTx(ctx context.Context, tx *txn, limit int) ([]AuditEntry, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT at, client, action, namespace, record_id, detail
 		FROM audit ORDER BY seq DESC LIMIT ?`, limit)

@@ -66,3 +66,52 @@ func TestDB_Audit(t *testing.T) {
 		}
 	})
 }
+
+func TestDB_Refuse(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		db := storagetest.Open(t)
+		refusals := []storage.Refusal{
+			{Client: "codex", Action: storage.ActionRefuseScreen, Namespace: "global", RecordID: "01ABC",
+				Field: "content", Pattern: "aws-access-key", Detail: "ignored for a screen refusal"},
+			{Action: storage.ActionRefuseAuth, Detail: "/hearth.v1.MemoryService/Store: unknown token"},
+			{Client: "codex", Action: storage.ActionRefuseConflict, Detail: "the op_id is do-not-store"},
+		}
+		for _, r := range refusals {
+			if err := db.Refuse(ctx, r); err != nil {
+				t.Fatalf("Refuse(%+v): %v", r, err)
+			}
+		}
+		log, err := db.AuditLog(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Newest first; a detail that looks like a secret keeps only the
+		// pattern's name.
+		want := []struct {
+			client, action, namespace, recordID, detail string
+		}{
+			{"codex", "refuse.conflict", "", "", "[screened:no-store-marker]"},
+			{"-", "refuse.auth", "", "", "/hearth.v1.MemoryService/Store: unknown token"},
+			{"codex", "refuse.screen", "global", "01ABC", "field content pattern aws-access-key"},
+		}
+		if len(log) != len(want) {
+			t.Fatalf("got %d rows, want %d", len(log), len(want))
+		}
+		for i, w := range want {
+			g := log[i]
+			if g.Client != w.client || string(g.Action) != w.action || g.Namespace != w.namespace ||
+				g.RecordID != w.recordID || g.Detail.String() != w.detail {
+				t.Errorf("row %d: got %+v, want %+v", i, g, w)
+			}
+		}
+	})
+
+	t.Run("ErrNotRefusal", func(t *testing.T) {
+		db := storagetest.Open(t)
+		for _, a := range []storage.Action{"", storage.ActionStore, "refuse.other"} {
+			unchanged(t, db, storage.Invalid, "action", func() error {
+				return db.Refuse(ctx, storage.Refusal{Client: "codex", Action: a, Detail: "x"})
+			})
+		}
+	})
+}

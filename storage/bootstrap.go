@@ -83,12 +83,16 @@ func (db *DB) Bootstrap(ctx context.Context, q BootstrapQuery) (BootstrapList, e
 	if len(chain) == 0 {
 		return BootstrapList{}, nil
 	}
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return BootstrapList{}, err
-	}
-	defer tx.Rollback()
+	var out BootstrapList
+	err := db.read(ctx, "bootstrap", func(tx *txn) (err error) {
+		out, err = bootstrapTx(ctx, tx, chain, limit)
+		return err
+	})
+	return out, err
+}
 
+// bootstrapTx lists the packet of chain, limit items at most.
+func bootstrapTx(ctx context.Context, tx *txn, chain []string, limit int) (BootstrapList, error) {
 	var out BootstrapList
 	if err := tx.QueryRowContext(ctx, `
 		SELECT COALESCE(SUM(n), 0) FROM bootstrap_counts

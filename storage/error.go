@@ -83,3 +83,13 @@ func classify(op string, err error) error {
 	}
 	return fmt.Errorf("storage: %s: %w", op, err)
 }
+
+// conflict is the Conflict error for a stale revision.
+func conflict(cur *Record, asked int) *Error {
+	return &Error{
+		Code:    Conflict,
+		Field:   "revision",
+		Message: fmt.Sprintf("revision %d is stale; the record is at revision %d", asked, cur.Revision),
+		Current: cur,
+	}
+}

@@ -13,9 +13,6 @@ const (
 	StanceContradicts  = "contradicts"
 )
 
-// ActionEvidence is the audit action Evidence writes.
-const ActionEvidence = "evidence"
-
 // ValidStance reports whether s is an evidence stance.
 func ValidStance(s string) bool { return s == StanceCorroborates || s == StanceContradicts }
 
@@ -43,17 +40,11 @@ func (db *DB) Evidence(ctx context.Context, id, client, stance string, note scre
 	case client == "":
 		return nil, errorf(Invalid, "client", "is required")
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	rec, err := evidenceTx(ctx, tx, id, client, stance, note)
-	if err != nil {
-		return nil, err
-	}
-	if err := commit("evidence", tx); err != nil {
+	var rec *Record
+	if err := db.write(ctx, "evidence", func(tx *txn) (err error) {
+		rec, err = evidenceTx(ctx, tx, id, client, stance, note)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return rec, nil

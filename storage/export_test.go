@@ -84,18 +84,15 @@ func dump(ctx context.Context, pool *sql.DB, query string, w interface{ Write([]
 
 // StoreMany stores recs in one transaction: a fast bulk fill for benchmarks.
 func (db *DB) StoreMany(ctx context.Context, recs []NewRecord) error {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, nr := range recs {
-		if err := nr.validate(); err != nil {
-			return err
+	return db.write(ctx, "store many", func(tx *txn) error {
+		for _, nr := range recs {
+			if err := nr.validate(); err != nil {
+				return err
+			}
+			if _, err := db.storeTx(ctx, tx, nr); err != nil {
+				return err
+			}
 		}
-		if _, err := db.storeTx(ctx, tx, nr); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+		return nil
+	})
 }

@@ -128,16 +128,10 @@ func (db *DB) EnqueueJob(ctx context.Context, nj NewJob) (job *Job, created bool
 	if err := nj.validate(); err != nil {
 		return nil, false, err
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	defer tx.Rollback()
-
-	if job, created, err = db.enqueueTx(ctx, tx, nj); err != nil {
-		return nil, false, err
-	}
-	if err := commit("enqueue job", tx); err != nil {
+	if err := db.write(ctx, "enqueue job", func(tx *txn) (err error) {
+		job, created, err = db.enqueueTx(ctx, tx, nj)
+		return err
+	}); err != nil {
 		return nil, false, err
 	}
 	return job, created, nil
@@ -221,20 +215,26 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 		return nil, nil
 	}
 
-	tx, err := db.begin(ctx)
-	if err != nil {
+	var job *Job
+	if err := db.write(ctx, "lease job", func(tx *txn) (err error) {
+		job, err = leaseTx(ctx, tx, owner, kindsJSON, lease)
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
+	return job, nil
+}
 
-	var job *Job
-	for job == nil {
+// leaseTx leases the next due job for owner, failing on the way the due
+// jobs whose last lease ran out; nil when none is due.
+func leaseTx(ctx context.Context, tx *txn, owner string, kindsJSON any, lease time.Duration) (*Job, error) {
+	for {
 		jobs, err := findJobTx(ctx, tx, `WHERE `+leasable+` ORDER BY run_after, id LIMIT 1`, tx.now.UnixMilli(), kindsJSON)
 		if err != nil {
 			return nil, err
 		}
 		if len(jobs) == 0 {
-			break
+			return nil, nil
 		}
 		j := jobs[0]
 		if j.State == JobLeased && j.Attempts >= j.MaxAttempts {
@@ -252,12 +252,8 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 			return nil, classify("lease job", err)
 		}
 		j.State, j.Attempts, j.LeaseOwner, j.LeaseExpiry, j.UpdatedAt = JobLeased, j.Attempts+1, owner, tx.now.Add(lease), tx.now
-		job = j
+		return j, nil
 	}
-	if err := commit("lease job", tx); err != nil {
-		return nil, err
-	}
-	return job, nil
 }
 
 // CompleteJob runs effects (nil for none) and marks job done in one
@@ -269,27 +265,22 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 // another worker took the job, or the job is no longer leased); then the
 // effects are not run.
 func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx context.Context, tx *Tx) error) error {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-
-	if err := holdsLeaseTx(ctx, tx, job); err != nil {
-		return err
-	}
-	if effects != nil {
-		if err := effects(ctx, &Tx{db: db, tx: tx}); err != nil {
+	var at time.Time
+	if err := db.write(ctx, "complete job", func(tx *txn) error {
+		if err := holdsLeaseTx(ctx, tx, job); err != nil {
 			return err
 		}
-	}
-	if err := finishTx(ctx, tx, job, JobDone, job.LastError); err != nil {
+		if effects != nil {
+			if err := effects(ctx, &Tx{db: db, tx: tx}); err != nil {
+				return err
+			}
+		}
+		at = tx.now
+		return finishTx(ctx, tx, job, JobDone, job.LastError)
+	}); err != nil {
 		return err
 	}
-	if err := commit("complete job", tx); err != nil {
-		return err
-	}
-	job.State, job.LeaseOwner, job.LeaseExpiry, job.UpdatedAt, job.FinishedAt = JobDone, "", time.Time{}, tx.now, tx.now
+	job.State, job.LeaseOwner, job.LeaseExpiry, job.UpdatedAt, job.FinishedAt = JobDone, "", time.Time{}, at, at
 	return nil
 }
 
@@ -300,20 +291,13 @@ func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx contex
 //
 // It returns Conflict (Field "job") when the lease was lost.
 func (db *DB) FailJob(ctx context.Context, job *Job, cause screen.Text, retryIn time.Duration) error {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-
-	if err := holdsLeaseTx(ctx, tx, job); err != nil {
-		return err
-	}
-	msg := lastError(job.LastError, fmt.Sprintf("attempt %d: %s", job.Attempts, cause.String()))
-	if err := retryOrFailTx(ctx, tx, job, msg, tx.now.Add(max(retryIn, 0))); err != nil {
-		return err
-	}
-	if err := commit("fail job", tx); err != nil {
+	if err := db.write(ctx, "fail job", func(tx *txn) error {
+		if err := holdsLeaseTx(ctx, tx, job); err != nil {
+			return err
+		}
+		msg := lastError(job.LastError, fmt.Sprintf("attempt %d: %s", job.Attempts, cause.String()))
+		return retryOrFailTx(ctx, tx, job, msg, tx.now.Add(max(retryIn, 0)))
+	}); err != nil {
 		return err
 	}
 	cur, err := db.Job(ctx, job.ID)
@@ -348,31 +332,29 @@ func retryOrFailTx(ctx context.Context, tx *txn, j *Job, msg string, runAfter ti
 // at once (its attempt counted); one with no attempts left becomes failed.
 // It returns how many jobs it released or failed.
 func (db *DB) ReleaseLeases(ctx context.Context, owner string) (int, error) {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-
-	jobs, err := findJobTx(ctx, tx, `WHERE state = 'leased' AND lease_owner <> ?`, owner)
-	if err != nil {
-		return 0, err
-	}
-	for _, j := range jobs {
-		msg := lastError(j.LastError, fmt.Sprintf("attempt %d: lease of %s released at start (the process ended)", j.Attempts, j.LeaseOwner))
-		// A released job runs again at once (or when it was due, if later).
-		runAfter := j.RunAfter
-		if runAfter.After(tx.now) {
-			runAfter = tx.now
+	var n int
+	if err := db.write(ctx, "release leases", func(tx *txn) error {
+		jobs, err := findJobTx(ctx, tx, `WHERE state = 'leased' AND lease_owner <> ?`, owner)
+		if err != nil {
+			return err
 		}
-		if err := retryOrFailTx(ctx, tx, j, msg, runAfter); err != nil {
-			return 0, err
+		for _, j := range jobs {
+			msg := lastError(j.LastError, fmt.Sprintf("attempt %d: lease of %s released at start (the process ended)", j.Attempts, j.LeaseOwner))
+			// A released job runs again at once (or when it was due, if later).
+			runAfter := j.RunAfter
+			if runAfter.After(tx.now) {
+				runAfter = tx.now
+			}
+			if err := retryOrFailTx(ctx, tx, j, msg, runAfter); err != nil {
+				return err
+			}
 		}
-	}
-	if err := commit("release leases", tx); err != nil {
+		n = len(jobs)
+		return nil
+	}); err != nil {
 		return 0, err
 	}
-	return len(jobs), nil
+	return n, nil
 }
 
 // CancelJobs deletes the queued jobs of kind that were never tried, but the
@@ -380,42 +362,36 @@ func (db *DB) ReleaseLeases(ctx context.Context, owner string) (int, error) {
 // run_after is still ahead go; due ones stay and run. It returns how many it
 // deleted. The scheduler uses it when review_at changed or was turned off.
 func (db *DB) CancelJobs(ctx context.Context, kind, keep string, futureOnly bool) (int, error) {
-	tx, err := db.begin(ctx)
-	if err != nil {
+	var n int
+	if err := db.write(ctx, "cancel jobs", func(tx *txn) error {
+		q := `DELETE FROM jobs WHERE kind = ? AND state = 'queued' AND attempts = 0 AND COALESCE(key, '') <> ?`
+		args := []any{kind, keep}
+		if keep == "" {
+			args[1] = "\x00" // matches no key
+		}
+		if futureOnly {
+			q += ` AND run_after > ?`
+			args = append(args, tx.now.UnixMilli())
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return classify("cancel jobs", err)
+		}
+		n = rowsAffected(res)
+		return nil
+	}); err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-
-	q := `DELETE FROM jobs WHERE kind = ? AND state = 'queued' AND attempts = 0 AND COALESCE(key, '') <> ?`
-	args := []any{kind, keep}
-	if keep == "" {
-		args[1] = "\x00" // matches no key
-	}
-	if futureOnly {
-		q += ` AND run_after > ?`
-		args = append(args, tx.now.UnixMilli())
-	}
-	res, err := tx.ExecContext(ctx, q, args...)
-	if err != nil {
-		return 0, classify("cancel jobs", err)
-	}
-	n, _ := res.RowsAffected()
-	if err := commit("cancel jobs", tx); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	return n, nil
 }
 
 // Job returns the job id. It returns NotFound (Field "id") for an unknown job.
 func (db *DB) Job(ctx context.Context, id string) (*Job, error) {
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	jobs, err := findJobTx(ctx, tx, `WHERE id = ?`, id)
-	if err != nil {
+	var jobs []*Job
+	if err := db.read(ctx, "job", func(tx *txn) (err error) {
+		jobs, err = findJobTx(ctx, tx, `WHERE id = ?`, id)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	if len(jobs) == 0 {
@@ -427,13 +403,12 @@ func (db *DB) Job(ctx context.Context, id string) (*Job, error) {
 // Jobs returns the jobs of kind (every kind when "") in state (every state
 // when ""), oldest first.
 func (db *DB) Jobs(ctx context.Context, kind, state string) ([]*Job, error) {
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	return findJobTx(ctx, tx, `WHERE (?1 = '' OR kind = ?1) AND (?2 = '' OR state = ?2) ORDER BY created_at, id`, kind, state)
+	var jobs []*Job
+	err := db.read(ctx, "jobs", func(tx *txn) (err error) {
+		jobs, err = findJobTx(ctx, tx, `WHERE (?1 = '' OR kind = ?1) AND (?2 = '' OR state = ?2) ORDER BY created_at, id`, kind, state)
+		return err
+	})
+	return jobs, err
 }
 
 // holdsLeaseTx returns Conflict (Field "job") unless job is still leased by

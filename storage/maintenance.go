@@ -8,9 +8,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionMaintenance is the audit action of a maintenance run.
-const ActionMaintenance = "maintenance"
-
 // Maintenance is what one maintenance run does (SPEC R-J3, R-J4).
 type Maintenance struct {
 	// CandidateExpiry forgets candidates created at least this long ago;
@@ -50,17 +47,11 @@ func (db *DB) Maintain(ctx context.Context, m Maintenance) (*MaintenanceReport, 
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	rep, err := maintainTx(ctx, tx, m)
-	if err != nil {
-		return nil, err
-	}
-	if err := commit("maintain", tx); err != nil {
+	var rep *MaintenanceReport
+	if err := db.write(ctx, "maintain", func(tx *txn) (err error) {
+		rep, err = maintainTx(ctx, tx, m)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return rep, nil

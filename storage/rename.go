@@ -10,12 +10,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionRename is the audit action of a namespace rename.
-const ActionRename = "rename"
-
-// SystemClient is the audit client of what Hearth does by itself at start.
-const SystemClient = "hearth"
-
 // Rename moves every namespace under the owner prefix From to the owner
 // prefix To: with From "github/old" and To "github/new", github/old/api
 // becomes github/new/api (SPEC R-N6). Both are github/<owner> or
@@ -76,21 +70,19 @@ func (db *DB) RenameNamespaces(ctx context.Context, renames []Rename) ([]Renamed
 	if len(renames) == 0 {
 		return nil, nil
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	out := make([]Renamed, 0, len(renames))
-	for _, r := range renames {
-		done, err := renameTx(ctx, tx, r)
-		if err != nil {
-			return nil, err
+	var out []Renamed
+	if err := db.write(ctx, "rename", func(tx *txn) error {
+		moved := make([]Renamed, 0, len(renames))
+		for _, r := range renames {
+			done, err := renameTx(ctx, tx, r)
+			if err != nil {
+				return err
+			}
+			moved = append(moved, done)
 		}
-		out = append(out, done)
-	}
-	if err := commit("rename", tx); err != nil {
+		out = moved
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	return out, nil

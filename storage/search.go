@@ -86,12 +86,16 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		}
 	}
 
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
+	var hits []Hit
+	err := db.read(ctx, "search", func(tx *txn) (err error) {
+		hits, err = searchTx(ctx, tx, match, q, exclude, limit)
+		return err
+	})
+	return hits, err
+}
 
+// searchTx runs the full-text query match with Search's filters.
+func searchTx(ctx context.Context, tx *txn, match string, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT `+recordColumns+`,
 			snippet(records_fts, 1, '', '', '…', 24),
@@ -202,19 +206,18 @@ func (db *DB) Timeline(ctx context.Context, q TimelineQuery) ([]*Record, error) 
 	if limit <= 0 {
 		limit = DefaultTimelineLimit
 	}
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	return findRecordsTx(ctx, tx, `
-		WHERE r.status <> 'deleted'
-			AND (?1 IS NULL OR r.namespace IN (SELECT value FROM json_each(?1)))
-			AND (?2 IS NULL OR r.created_at >= ?2)
-			AND (?3 IS NULL OR r.created_at < ?3)
-		ORDER BY r.created_at DESC, r.id DESC
-		LIMIT ?4`,
-		jsonList(q.Namespaces), ms(q.Since), ms(q.Until), limit,
-	)
+	var recs []*Record
+	err := db.read(ctx, "timeline", func(tx *txn) (err error) {
+		recs, err = findRecordsTx(ctx, tx, `
+			WHERE r.status <> 'deleted'
+				AND (?1 IS NULL OR r.namespace IN (SELECT value FROM json_each(?1)))
+				AND (?2 IS NULL OR r.created_at >= ?2)
+				AND (?3 IS NULL OR r.created_at < ?3)
+			ORDER BY r.created_at DESC, r.id DESC
+			LIMIT ?4`,
+			jsonList(q.Namespaces), ms(q.Since), ms(q.Until), limit,
+		)
+		return err
+	})
+	return recs, err
 }

@@ -13,9 +13,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionSessionClose is the audit action of a session close.
-const ActionSessionClose = "session-close"
-
 var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 
 // ValidOpID reports whether s is an op_id: 8-64 of A-Za-z0-9_- (SPEC R-Z2).
@@ -120,12 +117,17 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 		}
 	}
 
-	tx, err := db.begin(ctx)
-	if err != nil {
+	if err := db.write(ctx, "close session", func(tx *txn) (err error) {
+		rec, replayed, err = db.closeSessionTx(ctx, tx, c)
+		return err
+	}); err != nil {
 		return nil, false, err
 	}
-	defer tx.Rollback()
+	return rec, replayed, nil
+}
 
+// closeSessionTx records a validated close, or replays its receipt.
+func (db *DB) closeSessionTx(ctx context.Context, tx *txn, c SessionClose) (*Receipt, bool, error) {
 	prev, err := findReceiptTx(ctx, tx, c.OpID)
 	if err != nil {
 		return nil, false, err
@@ -155,9 +157,9 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 	}
 	if r.NotesRefused {
 		// The notes' refusal is audited like any screen refusal (SPEC R-S2).
-		if err := insertAuditTx(ctx, tx, AuditEntry{
-			Client: c.Client, Action: "refuse.screen", Namespace: c.Namespace,
-			Detail: screen.Redact("field notes pattern " + c.NotesRefusedPattern),
+		if err := refuseTx(ctx, tx, Refusal{
+			Client: c.Client, Action: ActionRefuseScreen, Namespace: c.Namespace,
+			Field: "notes", Pattern: c.NotesRefusedPattern,
 		}); err != nil {
 			return nil, false, err
 		}
@@ -177,9 +179,6 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 		r.NotesRefused, r.NotesRefusedPattern, r.JobID,
 	); err != nil {
 		return nil, false, classify("close session", err)
-	}
-	if err := commit("close session", tx); err != nil {
-		return nil, false, err
 	}
 	return r, false, nil
 }
@@ -230,14 +229,11 @@ func closeDetail(r *Receipt) string {
 // Receipt returns the receipt kept under opID, tombstones included. It
 // returns NotFound (Field "op_id") when there is none.
 func (db *DB) Receipt(ctx context.Context, opID string) (*Receipt, error) {
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
-	r, err := findReceiptTx(ctx, tx, opID)
-	if err != nil {
+	var r *storedReceipt
+	if err := db.read(ctx, "receipt", func(tx *txn) (err error) {
+		r, err = findReceiptTx(ctx, tx, opID)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	if r == nil {

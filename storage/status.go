@@ -28,12 +28,16 @@ type NamespaceCount struct {
 // Status counts records by type and status (sorted by type, then status) and
 // by namespace (sorted by name).
 func (db *DB) Status(ctx context.Context) (*Status, error) {
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
+	var st *Status
+	err := db.read(ctx, "status", func(tx *txn) (err error) {
+		st, err = statusTx(ctx, tx)
+		return err
+	})
+	return st, err
+}
 
+// statusTx counts what Status reports.
+func statusTx(ctx context.Context, tx *txn) (*Status, error) {
 	var st Status
 	rows, err := tx.QueryContext(ctx, `
 		SELECT type, status, COUNT(*) FROM records GROUP BY type, status ORDER BY type, status`)
@@ -75,17 +79,18 @@ func (db *DB) Status(ctx context.Context) (*Status, error) {
 // ClientTokenHash returns the stored SHA-256 (lower-case hex) of client's
 // generated token; ok is false when none is stored.
 func (db *DB) ClientTokenHash(ctx context.Context, client string) (hash string, ok bool, err error) {
-	tx, err := db.beginRead(ctx)
-	if err != nil {
+	err = db.read(ctx, "client token", func(tx *txn) error {
+		err := tx.QueryRowContext(ctx, `SELECT token_sha256 FROM client_tokens WHERE client = ?`, client).Scan(&hash)
+		if err == sql.ErrNoRows {
+			return nil
+		} else if err != nil {
+			return classify("client token", err)
+		}
+		ok = true
+		return nil
+	})
+	if err != nil || !ok {
 		return "", false, err
-	}
-	defer tx.Rollback()
-
-	err = tx.QueryRowContext(ctx, `SELECT token_sha256 FROM client_tokens WHERE client = ?`, client).Scan(&hash)
-	if err == sql.ErrNoRows {
-		return "", false, nil
-	} else if err != nil {
-		return "", false, classify("client token", err)
 	}
 	return hash, true, nil
 }
@@ -103,21 +108,17 @@ func (db *DB) SetClientTokenHash(ctx context.Context, client, hash string) error
 	if !isHex64(hash) {
 		return errorf(Invalid, "token_sha256", "must be 64 hex digits")
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO client_tokens (client, token_sha256, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (client) DO UPDATE SET
-			token_sha256 = excluded.token_sha256, updated_at = excluded.updated_at`,
-		client, hash, tx.now.UnixMilli(),
-	); err != nil {
-		return classify("set client token", err)
-	}
-	return commit("set client token", tx)
+	return db.write(ctx, "set client token", func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO client_tokens (client, token_sha256, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (client) DO UPDATE SET
+				token_sha256 = excluded.token_sha256, updated_at = excluded.updated_at`,
+			client, hash, tx.now.UnixMilli(),
+		); err != nil {
+			return classify("set client token", err)
+		}
+		return nil
+	})
 }
 
 func isHex64(s string) bool {

@@ -224,10 +224,14 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
+// migrateFile applies one migration with its row in migrations. It opens its
+// own transaction rather than going through write: a migration file runs
+// several statements outside the statement cache, and its errors are
+// internal whatever their code.
 func (db *DB) migrateFile(ctx context.Context, name string) error {
 	tx, err := db.begin(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
 
@@ -285,54 +289,4 @@ func (db *DB) newID(now time.Time) (string, error) {
 // now reads the clock once, in UTC and at the millisecond precision rows keep.
 func (db *DB) now() time.Time {
 	return db.Now().UTC().Truncate(time.Millisecond)
-}
-
-// txn is a transaction with the time fixed when it began.
-type txn struct {
-	*sql.Tx
-	now   time.Time
-	stmts *stmtCache
-}
-
-// begin starts a write transaction (BEGIN IMMEDIATE) on the writer.
-func (db *DB) begin(ctx context.Context) (*txn, error) {
-	tx, err := db.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("storage: begin: %w", err)
-	}
-	return &txn{Tx: tx, now: db.now(), stmts: db.writerStmts}, nil
-}
-
-// beginRead starts a read-only transaction on the reader pool: one
-// consistent snapshot for every statement of a read.
-func (db *DB) beginRead(ctx context.Context) (*txn, error) {
-	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("storage: begin read: %w", err)
-	}
-	return &txn{Tx: tx, now: db.now(), stmts: db.readerStmts}, nil
-}
-
-// commit commits tx, wrapping a failure as internal.
-func commit(op string, tx *txn) error {
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storage: %s: commit: %w", op, err)
-	}
-	return nil
-}
-
-// ms converts a time to the stored form: unix milliseconds, NULL for zero.
-func ms(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-// fromMS converts a stored time back; NULL becomes the zero time.
-func fromMS(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(v.Int64).UTC()
 }

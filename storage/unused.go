@@ -8,10 +8,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionUsageStart is the audit action of the row that marks when usage
-// counting began (SPEC R-K6).
-const ActionUsageStart = "usage-start"
-
 // UnusedAge is how long a record must have gone without use, and how long
 // counting must have run, before Unused lists it (SPEC R-K6).
 const UnusedAge = 30 * 24 * time.Hour
@@ -39,25 +35,19 @@ type UnusedRecord struct {
 // clock, so the first start of a server that counts usage marks the moment;
 // later starts find the row and keep it.
 func (db *DB) StartUsage(ctx context.Context) (time.Time, error) {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return time.Time{}, err
-	}
-	defer tx.Rollback()
-
-	since, err := usageStartTx(ctx, tx)
-	if err != nil || !since.IsZero() {
-		return since, err
-	}
-	if err := insertAuditTx(ctx, tx, AuditEntry{
-		Client: SystemClient, Action: ActionUsageStart, Detail: screen.Redact("usage counting started"),
+	var since time.Time
+	if err := db.write(ctx, "start usage", func(tx *txn) (err error) {
+		if since, err = usageStartTx(ctx, tx); err != nil || !since.IsZero() {
+			return err
+		}
+		since = tx.now
+		return insertAuditTx(ctx, tx, AuditEntry{
+			Client: SystemClient, Action: ActionUsageStart, Detail: screen.Redact("usage counting started"),
+		})
 	}); err != nil {
 		return time.Time{}, err
 	}
-	if err := commit("start usage", tx); err != nil {
-		return time.Time{}, err
-	}
-	return tx.now, nil
+	return since, nil
 }
 
 // usageStartTx returns the time of the first usage-start row, or the zero
@@ -66,7 +56,7 @@ func (db *DB) StartUsage(ctx context.Context) (time.Time, error) {
 func usageStartTx(ctx context.Context, tx *txn) (time.Time, error) {
 	var at sql.NullInt64
 	err := tx.QueryRowContext(ctx, `SELECT at FROM audit WHERE action = ? ORDER BY seq LIMIT 1`,
-		ActionUsageStart).Scan(&at)
+		string(ActionUsageStart)).Scan(&at)
 	if err != nil && err != sql.ErrNoRows {
 		return time.Time{}, classify("usage start", err)
 	}
@@ -87,12 +77,18 @@ func (db *DB) Unused(ctx context.Context, namespace string, now time.Time, limit
 	if limit <= 0 {
 		limit = DefaultUnusedLimit
 	}
-	tx, err := db.beginRead(ctx)
+	err = db.read(ctx, "unused", func(tx *txn) (err error) {
+		recs, countingSince, ready, err = unusedTx(ctx, tx, namespace, now, limit)
+		return err
+	})
 	if err != nil {
 		return nil, time.Time{}, false, err
 	}
-	defer tx.Rollback()
+	return recs, countingSince, ready, nil
+}
 
+// unusedTx lists what Unused reports, in one snapshot.
+func unusedTx(ctx context.Context, tx *txn, namespace string, now time.Time, limit int) (recs []UnusedRecord, countingSince time.Time, ready bool, err error) {
 	if now.IsZero() {
 		now = tx.now
 	}

@@ -43,16 +43,9 @@ func (db *DB) count(ctx context.Context, ids []string, query string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-
-	if err := countTx(ctx, tx, ids, query); err != nil {
-		return err
-	}
-	return commit("count usage", tx)
+	return db.write(ctx, "count usage", func(tx *txn) error {
+		return countTx(ctx, tx, ids, query)
+	})
 }
 
 func countTx(ctx context.Context, tx *txn, ids []string, query string) error {
@@ -69,26 +62,23 @@ func countTx(ctx context.Context, tx *txn, ids []string, query string) error {
 // Usage returns the usage counters of record id; a record never counted has
 // zero counts. It returns NotFound (Field "id") for an unknown record.
 func (db *DB) Usage(ctx context.Context, id string) (Usage, error) {
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return Usage{}, err
-	}
-	defer tx.Rollback()
-
 	var (
 		u                 Usage
 		lastRet, lastFech sql.NullInt64
 	)
-	err = tx.QueryRowContext(ctx, `
-		SELECT COALESCE(u.returned, 0), COALESCE(u.fetched, 0),
-			u.last_returned_at, u.last_fetched_at
-		FROM records AS r LEFT JOIN usage AS u ON u.record_id = r.id
-		WHERE r.id = ?`, id,
-	).Scan(&u.Returned, &u.Fetched, &lastRet, &lastFech)
-	if err == sql.ErrNoRows {
-		return Usage{}, errorf(NotFound, "id", "no record has this id")
-	} else if err != nil {
-		return Usage{}, classify("usage", err)
+	if err := db.read(ctx, "usage", func(tx *txn) error {
+		err := tx.QueryRowContext(ctx, `
+			SELECT COALESCE(u.returned, 0), COALESCE(u.fetched, 0),
+				u.last_returned_at, u.last_fetched_at
+			FROM records AS r LEFT JOIN usage AS u ON u.record_id = r.id
+			WHERE r.id = ?`, id,
+		).Scan(&u.Returned, &u.Fetched, &lastRet, &lastFech)
+		if err == sql.ErrNoRows {
+			return errorf(NotFound, "id", "no record has this id")
+		}
+		return classify("usage", err)
+	}); err != nil {
+		return Usage{}, err
 	}
 	u.LastReturnedAt = fromMS(lastRet)
 	u.LastFetchedAt = fromMS(lastFech)

@@ -202,7 +202,7 @@ func TestKill_JobExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts := map[string]int{}
+	counts := map[storage.Action]int{}
 	for _, e := range log {
 		if e.Action == storage.ActionMaintenance || (e.Action == storage.ActionForget && e.RecordID == cand.ID) {
 			counts[e.Action]++

@@ -108,7 +108,7 @@ func TestSession_Close(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts := map[string]int{}
+	counts := map[storage.Action]int{}
 	for _, e := range log {
 		counts[e.Action]++
 	}

@@ -96,7 +96,7 @@ func jobs(t *testing.T, db *storage.DB, kind, state string) []*storage.Job {
 	return js
 }
 
-func auditActions(t *testing.T, db *storage.DB, action string) []storage.AuditEntry {
+func auditActions(t *testing.T, db *storage.DB, action storage.Action) []storage.AuditEntry {
 	t.Helper()
 	log, err := db.AuditLog(ctx, 500)
 	if err != nil {

@@ -1,0 +1,106 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Get returns the records with the given ids in the order asked, whatever
+// their status; unknown ids are left out and a repeated id comes once.
+func (db *DB) Get(ctx context.Context, ids []string) ([]*Record, error) {
+	ids = uniq(ids)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var recs []*Record
+	if err := db.read(ctx, "get", func(tx *txn) (err error) {
+		recs, err = findRecordsTx(ctx, tx, `WHERE r.id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*Record, len(recs))
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	out := make([]*Record, 0, len(recs))
+	for _, id := range ids {
+		if r, ok := byID[id]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// recordColumns is the select list scanRecord reads, over records AS r.
+const recordColumns = `r.id, r.namespace, r.type, r.title, r.content, r.status, r.revision, r.writer,
+	r.confidence, r.effective_confidence, r.proof_count, r.refutation_count,
+	COALESCE(r.supersedes, ''), COALESCE(r.superseded_by, ''), r.topics, r.source,
+	r.created_at, r.updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanRecord reads recordColumns (followed by extra destinations).
+func scanRecord(s scanner, extra ...any) (*Record, error) {
+	var (
+		r            Record
+		topics       string
+		created, upd int64
+	)
+	dest := append([]any{
+		&r.ID, &r.Namespace, &r.Type, &r.Title, &r.Content, &r.Status, &r.Revision, &r.Writer,
+		&r.Confidence, &r.EffectiveConfidence, &r.ProofCount, &r.RefutationCount,
+		&r.Supersedes, &r.SupersededBy, &topics, &r.Source, &created, &upd,
+	}, extra...)
+	if err := s.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(topics), &r.Topics); err != nil {
+		return nil, fmt.Errorf("record %s: topics: %w", r.ID, err)
+	}
+	if len(r.Topics) == 0 {
+		r.Topics = nil
+	}
+	r.CreatedAt = time.UnixMilli(created).UTC()
+	r.UpdatedAt = time.UnixMilli(upd).UTC()
+	return &r, nil
+}
+
+// findRecordTx returns one record with its anchors, or NotFound (Field "id").
+func findRecordTx(ctx context.Context, tx *txn, id string) (*Record, error) {
+	recs, err := findRecordsTx(ctx, tx, `WHERE r.id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, errorf(NotFound, "id", "no record has this id")
+	}
+	return recs[0], nil
+}
+
+// findRecordsTx returns the records matching where (a clause over records AS
+// r), with their anchors.
+func findRecordsTx(ctx context.Context, tx *txn, where string, args ...any) ([]*Record, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+` FROM records AS r `+where, args...)
+	if err != nil {
+		return nil, classify("find records", err)
+	}
+	defer rows.Close()
+	var recs []*Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, classify("find records", err)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("find records", err)
+	}
+	if err := attachAnchorsTx(ctx, tx, recs); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}

@@ -1,0 +1,54 @@
+package storage
+
+import (
+	"database/sql"
+	"encoding/json"
+	"time"
+)
+
+// uniq returns ids without repeats or empty strings, first occurrence kept.
+func uniq(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// topicsJSON encodes topics for the records.topics column, "[]" when empty.
+func topicsJSON(topics []string) string {
+	if len(topics) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(topics) // a []string always marshals
+	return string(b)
+}
+
+// jsonList encodes a string list for json_each(?); nil stays SQL NULL.
+func jsonList(ss []string) any {
+	if len(ss) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(ss) // a []string always marshals
+	return string(b)
+}
+
+// ms converts a time to the stored form: unix milliseconds, NULL for zero.
+func ms(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+// fromMS converts a stored time back; NULL becomes the zero time.
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
