@@ -199,7 +199,11 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 	if err != nil {
 		return nil, s.failClose(ctx, home, err)
 	}
-	return &hearthv1.CloseResponse{Receipt: receiptToProto(rec), Replayed: replayed}, nil
+	receipt := receiptToProto(rec)
+	// With no model server configured an extraction job waits, visible in
+	// memory_status, until one is.
+	receipt.ExtractionWaiting = receipt.GetJobId() != "" && s.opts.OllamaURL == "" && s.opts.OllamaFallbackURL == "" && len(s.opts.OllamaDirectURLs) == 0
+	return &hearthv1.CloseResponse{Receipt: receipt, Replayed: replayed}, nil
 }
 
 // failClose audits a refused op_id (taken by another close, or expired)
@@ -218,8 +222,23 @@ func (s *sessionService) failClose(ctx context.Context, ns string, err error) er
 	return toStatus(ctx, s.log, err)
 }
 
+// Receipt.summary: what became of a close's summary.
+const (
+	summaryCandidate  = "candidate"
+	summaryExtraction = "extraction"
+	summaryNotKept    = "not_kept"
+)
+
 func receiptToProto(r *storage.Receipt) *hearthv1.Receipt {
+	summary := summaryNotKept
+	switch {
+	case r.SummaryID != "":
+		summary = summaryCandidate
+	case r.SummaryKept && r.JobID != "":
+		summary = summaryExtraction
+	}
 	return &hearthv1.Receipt{
+		Summary:             summary,
 		OpId:                r.OpID,
 		SessionId:           r.SessionID,
 		Namespace:           r.Namespace,

@@ -278,3 +278,46 @@ func TestSession_ReviewAtOff(t *testing.T) {
 		t.Errorf("maintenance jobs with review_at off: %+v %v", jobs, err)
 	}
 }
+
+// TestSession_ReceiptSummary: the receipt says what became of the summary —
+// a candidate with its id, kept for extraction with the job (and whether the
+// job waits for a model server), or not kept — over every transport.
+func TestSession_ReceiptSummary(t *testing.T) {
+	candidates := testOptions()
+	candidates.SummaryCandidates = true
+	withModel := testOptions()
+	withModel.OllamaURL = "http://127.0.0.1:9/" // never called by a close
+	for _, tt := range []struct {
+		name    string
+		opts    func() options.Options
+		summary string
+		want    string
+		waiting bool
+	}{
+		{"Candidate", func() options.Options { return candidates }, "Chose SQLite.", "candidate", true}, // the notes wait
+		{"ExtractionWaitsForModel", testOptions, "Chose SQLite.", "extraction", true},
+		{"ExtractionWithModel", func() options.Options { return withModel }, "Chose SQLite.", "extraction", false},
+		// The notes alone still go to extraction, which waits for a model.
+		{"NotKept", testOptions, "", "not_kept", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			td := startDaemon(t, tt.opts())
+			for _, tr := range transports(td) {
+				r := tr.call(t, td.tokens["claude-code"], "memory_session_close", closeArgs("receipt-"+tr.name()+"-01", tt.summary, "Some notes."))
+				if !r.ok {
+					t.Fatalf("%s: %v", tr.name(), r)
+				}
+				rc := get(r.body, "receipt")
+				if str(rc, "summary") != tt.want || get(rc, "extraction_waiting") != tt.waiting {
+					t.Errorf("%s: receipt %s, want summary %s, extraction_waiting %v", tr.name(), r.raw, tt.want, tt.waiting)
+				}
+				if (tt.want == "candidate") != (str(rc, "summary_id") != "") {
+					t.Errorf("%s: summary_id %q with summary %s", tr.name(), str(rc, "summary_id"), tt.want)
+				}
+				if tt.want == "extraction" && str(rc, "job_id") == "" {
+					t.Errorf("%s: kept for extraction without a job_id", tr.name())
+				}
+			}
+		})
+	}
+}

@@ -180,9 +180,17 @@ type Receipt struct {
 	// Why the notes were refused: the screen pattern name.
 	NotesRefusedPattern string `protobuf:"bytes,8,opt,name=notes_refused_pattern,json=notesRefusedPattern,proto3" json:"notes_refused_pattern,omitempty"`
 	// The extraction job queued for this close, if any.
-	JobId         string `protobuf:"bytes,9,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	JobId string `protobuf:"bytes,9,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// What became of the summary: "candidate" (stored as a summary candidate,
+	// its id in summary_id; the summary_candidates option), "extraction" (kept
+	// in the extraction job job_id, which a model turns into candidate
+	// memories), or "not_kept" (no summary was given).
+	Summary string `protobuf:"bytes,10,opt,name=summary,proto3" json:"summary,omitempty"`
+	// True when that extraction job waits because no model server is
+	// configured (ollama_url unset); memory_status counts waiting jobs.
+	ExtractionWaiting bool `protobuf:"varint,11,opt,name=extraction_waiting,json=extractionWaiting,proto3" json:"extraction_waiting,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Receipt) Reset() {
@@ -273,6 +281,20 @@ func (x *Receipt) GetJobId() string {
 	return ""
 }
 
+func (x *Receipt) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *Receipt) GetExtractionWaiting() bool {
+	if x != nil {
+		return x.ExtractionWaiting
+	}
+	return false
+}
+
 func (x *Receipt) SetOpId(v string) {
 	x.OpId = v
 }
@@ -309,6 +331,14 @@ func (x *Receipt) SetJobId(v string) {
 	x.JobId = v
 }
 
+func (x *Receipt) SetSummary(v string) {
+	x.Summary = v
+}
+
+func (x *Receipt) SetExtractionWaiting(v bool) {
+	x.ExtractionWaiting = v
+}
+
 func (x *Receipt) HasClosedAt() bool {
 	if x == nil {
 		return false
@@ -337,6 +367,14 @@ type Receipt_builder struct {
 	NotesRefusedPattern string
 	// The extraction job queued for this close, if any.
 	JobId string
+	// What became of the summary: "candidate" (stored as a summary candidate,
+	// its id in summary_id; the summary_candidates option), "extraction" (kept
+	// in the extraction job job_id, which a model turns into candidate
+	// memories), or "not_kept" (no summary was given).
+	Summary string
+	// True when that extraction job waits because no model server is
+	// configured (ollama_url unset); memory_status counts waiting jobs.
+	ExtractionWaiting bool
 }
 
 func (b0 Receipt_builder) Build() *Receipt {
@@ -352,6 +390,8 @@ func (b0 Receipt_builder) Build() *Receipt {
 	x.NotesRefused = b.NotesRefused
 	x.NotesRefusedPattern = b.NotesRefusedPattern
 	x.JobId = b.JobId
+	x.Summary = b.Summary
+	x.ExtractionWaiting = b.ExtractionWaiting
 	return m0
 }
 
@@ -454,7 +494,7 @@ const file_hearth_v1_session_proto_rawDesc = "" +
 	"\asummary\x18\x05 \x01(\tB!\x92A\x1ex\xf0.\x82\x03\x18\n" +
 	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00p\xb7@R\asummary\x128\n" +
 	"\x05notes\x18\x06 \x01(\tB\"\x92A\x1fx\x80\x80\x04\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00\xf0@R\x05notes\"\xc6\x02\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00\xf0@R\x05notes\"\xb8\x03\n" +
 	"\aReceipt\x12\x13\n" +
 	"\x05op_id\x18\x01 \x01(\tR\x04opId\x12\x1d\n" +
 	"\n" +
@@ -466,7 +506,11 @@ const file_hearth_v1_session_proto_rawDesc = "" +
 	"\fsummary_kept\x18\x06 \x01(\bR\vsummaryKept\x12#\n" +
 	"\rnotes_refused\x18\a \x01(\bR\fnotesRefused\x122\n" +
 	"\x15notes_refused_pattern\x18\b \x01(\tR\x13notesRefusedPattern\x12\x15\n" +
-	"\x06job_id\x18\t \x01(\tR\x05jobId\"Y\n" +
+	"\x06job_id\x18\t \x01(\tR\x05jobId\x12A\n" +
+	"\asummary\x18\n" +
+	" \x01(\tB'\x92A$\xf2\x02\tcandidate\xf2\x02\n" +
+	"extraction\xf2\x02\bnot_keptR\asummary\x12-\n" +
+	"\x12extraction_waiting\x18\v \x01(\bR\x11extractionWaiting\"Y\n" +
 	"\rCloseResponse\x12,\n" +
 	"\areceipt\x18\x01 \x01(\v2\x12.hearth.v1.ReceiptR\areceipt\x12\x1a\n" +
 	"\breplayed\x18\x02 \x01(\bR\breplayed2\xa2\x01\n" +

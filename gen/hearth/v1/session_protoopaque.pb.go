@@ -170,6 +170,8 @@ type Receipt struct {
 	xxx_hidden_NotesRefused        bool                   `protobuf:"varint,7,opt,name=notes_refused,json=notesRefused,proto3"`
 	xxx_hidden_NotesRefusedPattern string                 `protobuf:"bytes,8,opt,name=notes_refused_pattern,json=notesRefusedPattern,proto3"`
 	xxx_hidden_JobId               string                 `protobuf:"bytes,9,opt,name=job_id,json=jobId,proto3"`
+	xxx_hidden_Summary             string                 `protobuf:"bytes,10,opt,name=summary,proto3"`
+	xxx_hidden_ExtractionWaiting   bool                   `protobuf:"varint,11,opt,name=extraction_waiting,json=extractionWaiting,proto3"`
 	unknownFields                  protoimpl.UnknownFields
 	sizeCache                      protoimpl.SizeCache
 }
@@ -262,6 +264,20 @@ func (x *Receipt) GetJobId() string {
 	return ""
 }
 
+func (x *Receipt) GetSummary() string {
+	if x != nil {
+		return x.xxx_hidden_Summary
+	}
+	return ""
+}
+
+func (x *Receipt) GetExtractionWaiting() bool {
+	if x != nil {
+		return x.xxx_hidden_ExtractionWaiting
+	}
+	return false
+}
+
 func (x *Receipt) SetOpId(v string) {
 	x.xxx_hidden_OpId = v
 }
@@ -298,6 +314,14 @@ func (x *Receipt) SetJobId(v string) {
 	x.xxx_hidden_JobId = v
 }
 
+func (x *Receipt) SetSummary(v string) {
+	x.xxx_hidden_Summary = v
+}
+
+func (x *Receipt) SetExtractionWaiting(v bool) {
+	x.xxx_hidden_ExtractionWaiting = v
+}
+
 func (x *Receipt) HasClosedAt() bool {
 	if x == nil {
 		return false
@@ -326,6 +350,14 @@ type Receipt_builder struct {
 	NotesRefusedPattern string
 	// The extraction job queued for this close, if any.
 	JobId string
+	// What became of the summary: "candidate" (stored as a summary candidate,
+	// its id in summary_id; the summary_candidates option), "extraction" (kept
+	// in the extraction job job_id, which a model turns into candidate
+	// memories), or "not_kept" (no summary was given).
+	Summary string
+	// True when that extraction job waits because no model server is
+	// configured (ollama_url unset); memory_status counts waiting jobs.
+	ExtractionWaiting bool
 }
 
 func (b0 Receipt_builder) Build() *Receipt {
@@ -341,6 +373,8 @@ func (b0 Receipt_builder) Build() *Receipt {
 	x.xxx_hidden_NotesRefused = b.NotesRefused
 	x.xxx_hidden_NotesRefusedPattern = b.NotesRefusedPattern
 	x.xxx_hidden_JobId = b.JobId
+	x.xxx_hidden_Summary = b.Summary
+	x.xxx_hidden_ExtractionWaiting = b.ExtractionWaiting
 	return m0
 }
 
@@ -442,7 +476,7 @@ const file_hearth_v1_session_proto_rawDesc = "" +
 	"\asummary\x18\x05 \x01(\tB!\x92A\x1ex\xf0.\x82\x03\x18\n" +
 	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00p\xb7@R\asummary\x128\n" +
 	"\x05notes\x18\x06 \x01(\tB\"\x92A\x1fx\x80\x80\x04\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00\xf0@R\x05notes\"\xc6\x02\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00\xf0@R\x05notes\"\xb8\x03\n" +
 	"\aReceipt\x12\x13\n" +
 	"\x05op_id\x18\x01 \x01(\tR\x04opId\x12\x1d\n" +
 	"\n" +
@@ -454,7 +488,11 @@ const file_hearth_v1_session_proto_rawDesc = "" +
 	"\fsummary_kept\x18\x06 \x01(\bR\vsummaryKept\x12#\n" +
 	"\rnotes_refused\x18\a \x01(\bR\fnotesRefused\x122\n" +
 	"\x15notes_refused_pattern\x18\b \x01(\tR\x13notesRefusedPattern\x12\x15\n" +
-	"\x06job_id\x18\t \x01(\tR\x05jobId\"Y\n" +
+	"\x06job_id\x18\t \x01(\tR\x05jobId\x12A\n" +
+	"\asummary\x18\n" +
+	" \x01(\tB'\x92A$\xf2\x02\tcandidate\xf2\x02\n" +
+	"extraction\xf2\x02\bnot_keptR\asummary\x12-\n" +
+	"\x12extraction_waiting\x18\v \x01(\bR\x11extractionWaiting\"Y\n" +
 	"\rCloseResponse\x12,\n" +
 	"\areceipt\x18\x01 \x01(\v2\x12.hearth.v1.ReceiptR\areceipt\x12\x1a\n" +
 	"\breplayed\x18\x02 \x01(\bR\breplayed2\xa2\x01\n" +
