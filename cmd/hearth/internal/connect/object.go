@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Object is a JSON object that keeps its keys in order and its values as
@@ -47,7 +48,7 @@ func ParseObject(data []byte) (*Object, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("text after the JSON object")
 	}
 	return o, nil
