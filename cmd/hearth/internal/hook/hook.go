@@ -308,9 +308,13 @@ func (r *run) sessionEnd(ctx context.Context, in Input) {
 	sc := r.repo(in).Scope()
 	args := map[string]any{"session_id": in.SessionID}
 	if in.TranscriptPath != "" {
-		turns, err := ReadTranscriptTail(in.TranscriptPath)
+		turns, whole, err := ReadTranscriptTail(in.TranscriptPath)
 		if err != nil {
 			r.log.printf("transcript: %v", err)
+		} else if whole && len(turns) == 0 {
+			// A session without a single prompt (`claude mcp list` runs the
+			// session hooks too) has nothing to close.
+			return
 		}
 		summary, notes := SummaryAndNotes(turns)
 		if summary != "" {

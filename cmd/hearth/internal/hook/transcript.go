@@ -28,28 +28,29 @@ type Turn struct {
 }
 
 // ReadTranscriptTail returns the conversation turns found in the last
-// transcriptTailBytes of a Claude Code or Codex transcript (JSON lines).
-// Tool calls, tool results, hook output and harness notes are skipped.
-func ReadTranscriptTail(path string) ([]Turn, error) {
+// transcriptTailBytes of a Claude Code or Codex transcript (JSON lines),
+// and whether that was the whole file. Tool calls, tool results, hook
+// output and harness notes are skipped.
+func ReadTranscriptTail(path string) (turns []Turn, whole bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	off := fi.Size() - transcriptTailBytes
 	if off < 0 {
 		off = 0
 	}
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, transcriptTailBytes))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if off > 0 {
 		// The first line is cut: start after it.
@@ -59,7 +60,7 @@ func ReadTranscriptTail(path string) ([]Turn, error) {
 			data = nil
 		}
 	}
-	return parseTranscript(data), nil
+	return parseTranscript(data), off == 0, nil
 }
 
 // transcriptLine holds the fields of both harnesses' transcript lines that
