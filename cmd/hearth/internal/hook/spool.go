@@ -224,8 +224,14 @@ func (s *Spool) deliver(ctx context.Context, c *Client, key string, log func(str
 		return outcomeDropped
 	}
 	cctx, cancel := context.WithTimeout(ctx, spoolCallTimeout)
-	err = c.Call(cctx, sp.Tool, sp.Args, nil)
+	var reply map[string]json.RawMessage
+	err = c.Call(cctx, sp.Tool, sp.Args, &reply)
 	cancel()
+	if err == nil && sp.Tool == "memory_session_close" && reply["receipt"] == nil {
+		// Only a receipt proves the close: a 200 without one came from
+		// something that is not Hearth.
+		err = errors.New("reply holds no receipt")
+	}
 	if err == nil {
 		os.Remove(path)
 		return outcomeDelivered
