@@ -179,9 +179,9 @@ func TestDiscoverRepo(t *testing.T) {
 // namespace.
 func TestRepo_Scope(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		repo   Repo
-		want   Scope
+		name string
+		repo Repo
+		want Scope
 	}{
 		{"HTTPSWithCredentials", Repo{Root: "/src/api", Remote: "https://ann:s3cret@github.com/Acme/API.git"},
 			Scope{Remote: "https://github.com/Acme/API", Namespace: "local/api"}},
