@@ -408,7 +408,7 @@ func TestHook_Spool(t *testing.T) {
 }
 
 // closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
+func closedAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

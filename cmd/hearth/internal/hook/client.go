@@ -27,10 +27,15 @@ type Client struct {
 	HTTP  *http.Client
 }
 
+// dialTimeout bounds connecting to the server. A server on the LAN answers
+// a connection in milliseconds; one that is down and silent (no refusal)
+// must not hold a session start for its whole deadline.
+const dialTimeout = 300 * time.Millisecond
+
 // NewClient returns a client for base URL u with its own transport: a hook
 // is a short process, so nothing is shared.
 func NewClient(u, token string) *Client {
-	d := &net.Dialer{Timeout: 2 * time.Second}
+	d := &net.Dialer{Timeout: dialTimeout}
 	return &Client{
 		URL:   strings.TrimRight(u, "/"),
 		Token: token,
