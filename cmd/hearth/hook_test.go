@@ -334,6 +334,10 @@ func TestHook_SessionEnd(t *testing.T) {
 		if n := len(closes(t, td)); n != before {
 			t.Errorf("a session without a prompt was closed")
 		}
+		e.run(t, "session-end", map[string]any{"session_id": "end-3b", "transcript_path": filepath.Join(t.TempDir(), "never-written.jsonl")})
+		if n := len(closes(t, td)); n != before {
+			t.Errorf("a session whose transcript was never written was closed")
+		}
 	})
 	t.Run("OKSecretSummaryLeftOut", func(t *testing.T) {
 		e := newHookEnv(t, td, hook.ClaudeCode, "")

@@ -309,12 +309,14 @@ func (r *run) sessionEnd(ctx context.Context, in Input) {
 	args := map[string]any{"session_id": in.SessionID}
 	if in.TranscriptPath != "" {
 		turns, whole, err := ReadTranscriptTail(in.TranscriptPath)
-		if err != nil {
-			r.log.printf("transcript: %v", err)
-		} else if whole && len(turns) == 0 {
-			// A session without a single prompt (`claude mcp list` runs the
-			// session hooks too) has nothing to close.
+		switch {
+		case errors.Is(err, os.ErrNotExist), err == nil && whole && len(turns) == 0:
+			// A session without a single prompt has nothing to close:
+			// `claude mcp list` runs the session-end hook too, naming a
+			// transcript it never writes.
 			return
+		case err != nil:
+			r.log.printf("transcript: %v", err)
 		}
 		summary, notes := SummaryAndNotes(turns)
 		if summary != "" {
