@@ -27,7 +27,7 @@ const (
 	// output: the prompt waits on it.
 	PromptDeadline = 300 * time.Millisecond
 	// promptReserve is kept back from PromptDeadline for writing output.
-	promptReserve = 30 * time.Millisecond
+	promptReserve = 50 * time.Millisecond
 	// SessionStartDeadline bounds session-start's bootstrap and handoff calls.
 	SessionStartDeadline = time.Second
 	// anchorDeadline bounds the path-anchor check after session-start's output.
