@@ -578,3 +578,57 @@ func TestRunConnect_CLI(t *testing.T) {
 		t.Errorf("--apply said:\n%s", out.String())
 	}
 }
+
+// TestHook_AnchorReport: session start reports the path anchors whose state
+// changed, of the records it showed from the repository's own namespace.
+// memory_anchor_report does not exist on the server yet (issue 17): a proxy
+// in front of the real daemon answers that one route with the contract of
+// SPEC 18b (id, anchor, state → record) and records the calls; every other
+// call reaches the daemon.
+func TestHook_AnchorReport(t *testing.T) {
+	td := startDaemon(t, testOptions())
+	present := store(t, td, "github/acme/api", "constraint", "Billing client", "See the billing code.", "path:internal/billing/x", "url:https://example.com/doc")
+	missing := store(t, td, "github/acme/api", "decision", "Old queue", "The old queue file.", "path:internal/queue/old.go")
+	store(t, td, "global", "preference", "Global paths", "Not this checkout's.", "path:internal/elsewhere.go")
+	u, _ := url.Parse(td.url)
+	daemon := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	var reports []map[string]any
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/memory_anchor_report" {
+			daemon.ServeHTTP(w, r)
+			return
+		}
+		var args map[string]any
+		json.NewDecoder(r.Body).Decode(&args)
+		mu.Lock()
+		reports = append(reports, args)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"record": map[string]any{"id": args["id"]}})
+	}))
+	t.Cleanup(proxy.Close)
+	e := newHookEnv(t, td, hook.Codex, proxy.URL)
+	if out := e.run(t, "session-start", map[string]any{"source": "startup"}); !strings.Contains(out, present) {
+		t.Fatalf("session start printed %q", out)
+	}
+	mu.Lock()
+	got := reports
+	mu.Unlock()
+	want := map[string]string{present: "available", missing: "unavailable"}
+	if len(got) != len(want) {
+		t.Fatalf("reports = %v, want one per changed path anchor of the repository's records", got)
+	}
+	for _, r := range got {
+		id, _ := r["id"].(string)
+		if r["state"] != want[id] || !strings.HasPrefix(r["anchor"].(string), "path:") {
+			t.Errorf("report %v, want %s %s", r, id, want[id])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.cache, "anchor-report-missing")); err == nil {
+		t.Error("a server with the route was remembered as one without")
+	}
+	if l := e.logText(); l != "" {
+		t.Errorf("log:\n%s", l)
+	}
+}

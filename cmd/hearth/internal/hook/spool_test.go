@@ -107,3 +107,26 @@ func TestSpool_Lock(t *testing.T) {
 	}
 	unlock3()
 }
+
+// TestPathState resolves path anchors against a checkout: present is
+// available, missing (or no checkout) unavailable, and a path that is not
+// the checkout's to judge is left alone.
+func TestPathState(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "src"), 0o755)
+	os.WriteFile(filepath.Join(root, "src", "a.go"), nil, 0o644)
+	for _, tc := range []struct{ root, rel, want string }{
+		{root, "src/a.go", "available"},
+		{root, "src", "available"},
+		{root, "src/b.go", "unavailable"},
+		{"", "src/a.go", "unavailable"},
+		{root, "/etc/passwd", ""},
+		{root, "../outside", ""},
+		{root, "src/../../outside", ""},
+		{root, "", ""},
+	} {
+		if got := pathState(tc.root, tc.rel); got != tc.want {
+			t.Errorf("pathState(%q, %q) = %q, want %q", tc.root, tc.rel, got, tc.want)
+		}
+	}
+}
