@@ -319,11 +319,11 @@ func (r *run) sessionEnd(ctx context.Context, in Input) {
 			r.log.printf("transcript: %v", err)
 		}
 		summary, notes := SummaryAndNotes(turns)
-		if summary != "" {
-			args["summary"] = r.screened("summary", summary)
+		if s := r.screened("summary", summary); s != "" {
+			args["summary"] = s
 		}
-		if notes != "" {
-			args["notes"] = r.screened("notes", notes)
+		if n := r.screened("notes", notes); n != "" {
+			args["notes"] = n
 		}
 	}
 	// The scope is settled here, not at delivery: a spooled close must
@@ -362,6 +362,9 @@ func (r *run) sessionEnd(ctx context.Context, in Input) {
 // screened returns text, or "" when it screens as a secret: a refused
 // summary would refuse the whole close on the server.
 func (r *run) screened(field, text string) string {
+	if text == "" {
+		return ""
+	}
 	if _, err := screen.Check(field, text); err != nil {
 		var ref *screen.Refusal
 		if errors.As(err, &ref) {
