@@ -69,8 +69,7 @@ func BenchmarkSearch(b *testing.B) {
 			b.Fatalf("HEARTH_BENCH_RECORDS=%q: want a positive integer", v)
 		}
 	}
-	db := storagetest.Open(b)
-	fill(b, db, n)
+	db := benchDB(b, n)
 	queries := []struct{ name, text string }{
 		{"common", "how do we configure the service?"},              // frequent words, many matches
 		{"mixed", "which database do we use for billing invoices?"}, // mixed frequency

@@ -68,7 +68,9 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	// namespaces' index tokens (migration 0006), so FTS5 scores only rows in
 	// the chain; the exact namespace filter below stays the authority.
 	match := "{title content} : (" + words + ")"
+	nScope := 0
 	if len(q.Namespaces) > 0 && !q.AllRepositories {
+		nScope = len(q.Namespaces)
 		keys := make([]string, len(q.Namespaces))
 		for i, ns := range q.Namespaces {
 			keys[i] = `"` + scopeToken(ns) + `"`
@@ -88,19 +90,21 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 
 	var hits []Hit
 	err := db.read(ctx, "search", func(tx *txn) (err error) {
-		hits, err = searchTx(ctx, tx, match, q, exclude, limit)
+		hits, err = searchTx(ctx, tx, match, nScope, q, exclude, limit)
 		return err
 	})
 	return hits, err
 }
 
-// searchTx runs the full-text query match with Search's filters.
-func searchTx(ctx context.Context, tx *txn, match string, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
+// searchTx runs the full-text query match, whose first nScope phrases are
+// scope tokens, with Search's filters.
+func searchTx(ctx context.Context, tx *txn, match string, nScope int, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT `+recordColumns+`,
 			snippet(records_fts, 1, '', '', '…', 24),
-			bm25(records_fts, 3.0, 1.0, 0.0) AS rank
+			hearth_rank(records_fts, ?7, ds.sz, 3.0, 1.0, 0.0) AS rank
 		FROM records_fts
+		JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid
 		JOIN records AS r ON r.seq = records_fts.rowid
 		WHERE records_fts MATCH ?1
 			AND r.status IN ('active', 'candidate')
@@ -111,7 +115,7 @@ func searchTx(ctx context.Context, tx *txn, match string, q SearchQuery, exclude
 				SELECT 1 FROM json_each(?4) AS x WHERE substr(r.id, 1, length(x.value)) = x.value))
 		ORDER BY rank, r.id
 		LIMIT ?5`,
-		match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit, q.AllRepositories,
+		match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit, q.AllRepositories, nScope,
 	)
 	if err != nil {
 		return nil, classify("search", err)

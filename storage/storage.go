@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3/driver"
-	"github.com/ncruces/go-sqlite3/ext/fts5"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -87,6 +86,13 @@ type DB struct {
 	uses      *usageBuffer
 	flushStop chan struct{}
 	flushDone chan struct{}
+
+	// gen counts commits that may have changed the full-text index; dfs
+	// caches document frequencies for one generation, counted on vocab, a
+	// pool of its own (rank.go).
+	gen   atomic.Uint64
+	dfs   dfCache
+	vocab *sql.DB
 }
 
 // Open opens (creating if needed) the database at path, with its parent
@@ -123,9 +129,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 }
 
 func (db *DB) open(ctx context.Context) (err error) {
-	// FTS5 is not built into the driver: fts5.Register runs on every new
+	// FTS5 is not built into the driver: registerFTS (with hearth_rank) runs on every new
 	// connection of both pools.
-	db.writer, err = driver.Open(dsn(db.path, "immediate", writerPragmas), fts5.Register)
+	db.writer, err = driver.Open(dsn(db.path, "immediate", writerPragmas), db.registerFTS)
 	if err != nil {
 		return fmt.Errorf("storage: open writer: %w", err)
 	}
@@ -154,7 +160,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 		return err
 	}
 
-	db.reader, err = driver.Open(dsn(db.path, "deferred", readerPragmas), fts5.Register)
+	db.reader, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.registerFTS)
 	if err != nil {
 		return fmt.Errorf("storage: open readers: %w", err)
 	}
@@ -162,6 +168,11 @@ func (db *DB) open(ctx context.Context) (err error) {
 	db.reader.SetMaxOpenConns(n)
 	db.reader.SetMaxIdleConns(n)
 	db.readerStmts = newStmtCache(db.reader)
+	if db.vocab, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.registerFTS); err != nil {
+		return fmt.Errorf("storage: open vocabulary reader: %w", err)
+	}
+	db.vocab.SetMaxOpenConns(2)
+	db.vocab.SetMaxIdleConns(2)
 
 	db.loopDone = make(chan struct{})
 	go db.writeLoop()
@@ -221,6 +232,9 @@ func (db *DB) Close() error {
 	})
 	if db.loopDone != nil {
 		<-db.loopDone
+	}
+	if db.vocab != nil {
+		errs = append(errs, db.vocab.Close())
 	}
 	if db.reader != nil {
 		if db.readerStmts != nil {

@@ -186,6 +186,8 @@ func (db *DB) runGroup(group []*writeRequest) {
 		if results[0].err == nil && results[0].panic == nil {
 			if err := tx.Commit(); err != nil {
 				results[0].err = fmt.Errorf("storage: %s: commit: %w", live[0].op, err)
+			} else {
+				db.committed(live)
 			}
 		}
 		return
@@ -214,6 +216,24 @@ func (db *DB) runGroup(group []*writeRequest) {
 	}
 	if err := tx.Commit(); err != nil {
 		failAll(fmt.Errorf("storage: %s: commit: %w", live[0].op, err))
+		return
+	}
+	db.committed(live)
+}
+
+// opFlushUsage is the op of usage flushes, which never touch the records or
+// their full-text index.
+const opFlushUsage = "flush usage"
+
+// committed advances the write generation after a commit that may have
+// changed the full-text index (anything but a usage flush), so that cached
+// document frequencies are counted again.
+func (db *DB) committed(group []*writeRequest) {
+	for _, r := range group {
+		if r.op != opFlushUsage {
+			db.gen.Add(1)
+			return
+		}
 	}
 }
 

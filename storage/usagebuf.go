@@ -86,7 +86,7 @@ func (db *DB) FlushUsage(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := db.write(ctx, "flush usage", func(tx *txn) error {
+	err := db.write(ctx, opFlushUsage, func(tx *txn) error {
 		for id, u := range batch {
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO usage (record_id, returned, fetched, last_returned_at, last_fetched_at)
