@@ -23,9 +23,13 @@ const (
 // every connection: hearth_rank(records_fts, nScope, docsize, weight...).
 const rankFunction = "hearth_rank"
 
-// registerFTS registers FTS5 on a new connection, with hearth_rank.
+// registerFTS registers FTS5 on a new connection, with hearth_rank and the
+// hearth_cjk tokenizer.
 func (db *DB) registerFTS(c *sqlite3.Conn) error {
 	return fts5.RegisterCustom(c, func(api *fts5.API) error {
+		if err := api.CreateTokenizer("hearth_cjk", func([]string) (fts5.Tokenizer, error) { return cjkTokenizer{}, nil }); err != nil {
+			return err
+		}
 		return api.CreateFunction(rankFunction, db.rank)
 	})
 }

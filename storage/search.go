@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -51,7 +52,10 @@ type Hit struct {
 // Search finds live records (active or candidate) that share at least one
 // meaningful word with q.Text, best first. Text is split into words, lower-cased
 // and stripped of stopwords; each word is quoted and the words are ORed, so no
-// text can be FTS5 syntax. Text with no meaningful word finds nothing.
+// text can be FTS5 syntax. Text with no meaningful word finds nothing. Runs
+// of Chinese, Japanese or Korean text are also looked up, as phrases, in the
+// bigram index records_cjk, and the two lists merged by reciprocal rank, so
+// a word inside such a sentence is found.
 //
 // It returns Invalid (Field "types[i]") for an unknown type.
 func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
@@ -60,22 +64,9 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 			return nil, errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
 		}
 	}
-	words := ftsQuery(q.Text)
-	if words == "" {
+	words, cjk := ftsQuery(q.Text), cjkQuery(q.Text)
+	if words == "" && cjk == "" {
 		return nil, nil
-	}
-	// Words match title and content only. A scope chain is ANDed in as the
-	// namespaces' index tokens (migration 0006), so FTS5 scores only rows in
-	// the chain; the exact namespace filter below stays the authority.
-	match := "{title content} : (" + words + ")"
-	nScope := 0
-	if len(q.Namespaces) > 0 && !q.AllRepositories {
-		nScope = len(q.Namespaces)
-		keys := make([]string, len(q.Namespaces))
-		for i, ns := range q.Namespaces {
-			keys[i] = `"` + scopeToken(ns) + `"`
-		}
-		match = "fts_scope : (" + strings.Join(keys, " OR ") + ") AND " + match
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -89,24 +80,114 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	}
 
 	var hits []Hit
-	err := db.read(ctx, "search", func(tx *txn) (err error) {
-		hits, err = searchTx(ctx, tx, match, nScope, q, exclude, limit)
-		return err
+	err := db.read(ctx, "search", func(tx *txn) error {
+		var lists [][]Hit
+		if words != "" {
+			// Words match title and content only. A scope chain is ANDed in
+			// as the namespaces' index tokens (migration 0006), so FTS5
+			// scores only rows in the chain; the exact namespace filter
+			// stays the authority.
+			match := "{title content} : (" + words + ")"
+			nScope := 0
+			if len(q.Namespaces) > 0 && !q.AllRepositories {
+				nScope = len(q.Namespaces)
+				keys := make([]string, len(q.Namespaces))
+				for i, ns := range q.Namespaces {
+					keys[i] = `"` + scopeToken(ns) + `"`
+				}
+				match = "fts_scope : (" + strings.Join(keys, " OR ") + ") AND " + match
+			}
+			h, err := searchTx(ctx, tx, wordIndex, match, nScope, q, exclude, limit)
+			if err != nil {
+				return err
+			}
+			lists = append(lists, h)
+		}
+		if cjk != "" {
+			h, err := searchTx(ctx, tx, cjkIndex, cjk, 0, q, exclude, limit)
+			if err != nil {
+				return err
+			}
+			lists = append(lists, h)
+		}
+		hits = mergeHits(lists, limit)
+		return nil
 	})
 	return hits, err
 }
 
-// searchTx runs the full-text query match, whose first nScope phrases are
-// scope tokens, with Search's filters.
-func searchTx(ctx context.Context, tx *txn, match string, nScope int, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
+// index is a full-text index searchTx reads: its table, rank expression
+// (?7 is the number of scope phrases) and the join it needs.
+type index struct{ table, rank, join string }
+
+var (
+	// wordIndex is records_fts: porter-stemmed words, ranked by hearth_rank.
+	wordIndex = index{"records_fts", "hearth_rank(records_fts, ?7, ds.sz, 3.0, 1.0, 0.0)",
+		"JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid"}
+	// cjkIndex is records_cjk: CJK bigrams (migration 0008), ranked by bm25
+	// with the same title weight.
+	cjkIndex = index{"records_cjk", "bm25(records_cjk, 3.0, 1.0) + 0 * ?7", ""}
+)
+
+// mergeHits merges the hit lists of the word and CJK indexes (each best
+// first) by reciprocal rank, as ranking fuses lists, keeping each record
+// once; a single list comes back as it is.
+func mergeHits(lists [][]Hit, limit int) []Hit {
+	switch len(lists) {
+	case 0:
+		return nil
+	case 1:
+		return lists[0]
+	}
+	type merged struct {
+		hit   Hit
+		score float64
+		first int
+	}
+	var order []string
+	byID := map[string]*merged{}
+	for _, l := range lists {
+		for i, h := range l {
+			m := byID[h.Record.ID]
+			if m == nil {
+				m = &merged{hit: h, first: len(order)}
+				byID[h.Record.ID] = m
+				order = append(order, h.Record.ID)
+			}
+			m.score += 1 / float64(60+i+1)
+		}
+	}
+	out := make([]*merged, 0, len(order))
+	for _, id := range order {
+		out = append(out, byID[id])
+	}
+	slices.SortStableFunc(out, func(a, b *merged) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return strings.Compare(a.hit.Record.ID, b.hit.Record.ID)
+	})
+	hits := make([]Hit, 0, min(len(out), limit))
+	for _, m := range out[:min(len(out), limit)] {
+		hits = append(hits, m.hit)
+	}
+	return hits
+}
+
+// searchTx runs the full-text query match on ix, whose first nScope
+// phrases are scope tokens, with Search's filters.
+func searchTx(ctx context.Context, tx *txn, ix index, match string, nScope int, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT `+recordColumns+`,
-			snippet(records_fts, 1, '', '', '…', 24),
-			hearth_rank(records_fts, ?7, ds.sz, 3.0, 1.0, 0.0) AS rank
-		FROM records_fts
-		JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid
-		JOIN records AS r ON r.seq = records_fts.rowid
-		WHERE records_fts MATCH ?1
+			snippet(`+ix.table+`, 1, '', '', '…', 24),
+			`+ix.rank+` AS rank
+		FROM `+ix.table+`
+		`+ix.join+`
+		JOIN records AS r ON r.seq = `+ix.table+`.rowid
+		WHERE `+ix.table+` MATCH ?1
 			AND r.status IN ('active', 'candidate')
 			AND (?2 IS NULL OR r.namespace IN (SELECT value FROM json_each(?2))
 				OR (?6 AND (r.namespace GLOB 'github/*' OR r.namespace GLOB 'gitea/*' OR r.namespace GLOB 'local/*')))
