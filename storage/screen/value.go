@@ -28,7 +28,7 @@ func realValue(v string, code bool) bool {
 	if strings.ContainsAny(v, " \t\r\n") {
 		return false // prose: "rotate it every 90 days"
 	}
-	if reference(v) || !notDummy(v) {
+	if reference(v) || embeddedRefRE.MatchString(v) || !notDummy(v) {
 		return false
 	}
 	if code && (v[0] == '(' || numberRE.MatchString(v) || codeRE.MatchString(v) && (strings.ContainsAny(v, ".([{") || strings.Contains(v, "->") || identifier(v))) {
@@ -85,6 +85,10 @@ var nameRE = regexp.MustCompile(`^[a-z]{2,}(?:[-_][a-z]{2,})+(?:[-_]v?[0-9]{1,4}
 
 // refPrefixes name where a secret lives rather than the secret.
 var refPrefixes = []string{"$", "{", "[", "<", "#{", "~/", "./", "../", "arn:", "urn:", "vault:", "op://", "env:", "file:"}
+
+// embeddedRefRE matches a reference inside a value: hvs.<token>,
+// prefix-${SUFFIX}, {{ .Values.x }}.
+var embeddedRefRE = regexp.MustCompile(`<[A-Za-z][\w .-]*>|\$\{|\{\{`)
 
 // pathRE matches an absolute path such as /run/secrets/db_password.
 var pathRE = regexp.MustCompile(`^/[A-Za-z]{2,}/[\w./-]*$`)
