@@ -49,8 +49,9 @@ var wordBytes = func() byteSet {
 	return b
 }()
 
-// minAnchor is the shortest literal worth searching for.
-const minAnchor = 2
+// minAnchor is the shortest literal searched for: a literal of one byte
+// (the | of a Facebook token) is used when there is nothing longer.
+const minAnchor = 1
 
 // maxSpread bounds maxOff-minOff: each occurrence costs that many anchored
 // attempts.
@@ -80,16 +81,11 @@ func planRule(expr string) (p plan, ok bool) {
 	// ^…) and no capture (which would renumber the secret group): a match
 	// of the rest, anchored where it starts, is a match of the whole with
 	// those parts empty, and every match of the whole holds one of the rest
-	// with the same groups.
-	if re.Op == syntax.OpConcat {
-		k := 0
-		for k < len(re.Sub)-1 && minLen(re.Sub[k]) == 0 && plain(re.Sub[k]) {
-			k++
-		}
-		if k > 0 {
-			re = &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[k:]}
-			p.core = re.String()
-		}
+	// with the same groups. Each branch of a top-level alternation is
+	// stripped alike.
+	if stripped := strip(re); stripped != re {
+		re = stripped
+		p.core = re.String()
 	}
 	a, ok := anchorOf(re, anyByte)
 	if !ok || a.maxOff-a.minOff > maxSpread {
@@ -188,6 +184,32 @@ func addRune(b *byteSet, r rune, fold bool) {
 	}
 }
 
+// strip returns re without its leading optional parts; see planRule.
+func strip(re *syntax.Regexp) *syntax.Regexp {
+	switch re.Op {
+	case syntax.OpConcat:
+		k := 0
+		for k < len(re.Sub)-1 && minLen(re.Sub[k]) == 0 && plain(re.Sub[k]) {
+			k++
+		}
+		if k > 0 {
+			return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[k:]}
+		}
+	case syntax.OpAlternate:
+		var subs []*syntax.Regexp
+		changed := false
+		for _, b := range re.Sub {
+			sb := strip(b)
+			changed = changed || sb != b
+			subs = append(subs, sb)
+		}
+		if changed {
+			return &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags, Sub: subs}
+		}
+	}
+	return re
+}
+
 // plain reports whether re holds no empty-width assertion and no capture.
 func plain(re *syntax.Regexp) bool {
 	switch re.Op {
@@ -217,6 +239,16 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 			s = strings.ToLower(s)
 		}
 		return anchor{lits: []anchorLit{{s, fold, follow}}}, true
+	case syntax.OpCharClass:
+		set, ok := classSet(re)
+		if !ok {
+			return anchor{}, false
+		}
+		var a anchor
+		for _, c := range set {
+			a.lits = append(a.lits, anchorLit{c, false, follow})
+		}
+		return a, true
 	case syntax.OpCapture:
 		return anchorOf(re.Sub[0], follow)
 	case syntax.OpPlus, syntax.OpRepeat:
@@ -261,6 +293,17 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 					best, found = a, true
 				}
 			}
+			// The literals a match of the rest starts with, across
+			// elements: (?:sc|scauth)_ gives sc_ and scauth_.
+			if set, _ := prefixSet(re.Sub[i:]); len(set) > 0 {
+				a := anchor{minOff: minPre, maxOff: maxPre}
+				for _, l := range set {
+					a.lits = append(a.lits, anchorLit{l.s, l.fold, anyByte})
+				}
+				if !found || better(a, best) {
+					best, found = a, true
+				}
+			}
 			minPre += minLen(sub)
 			maxPre = addLen(maxPre, maxLen(sub))
 		}
@@ -269,13 +312,112 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 	return anchor{}, false
 }
 
+// maxSet bounds a literal set, and maxSetLit its strings.
+const (
+	maxSet    = 16
+	maxSetLit = 16
+)
+
+// classSet returns the bytes of a small ASCII character class as strings.
+func classSet(re *syntax.Regexp) ([]string, bool) {
+	var out []string
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+			if exotic(r) {
+				continue
+			}
+			if r >= utf8.RuneSelf || len(out) == maxSet/2 {
+				return nil, false
+			}
+			out = append(out, string(r))
+		}
+	}
+	return out, len(out) > 0
+}
+
+// prefixSet returns literals every match of the concatenation of res
+// starts with, and whether they are whole matches (then what follows may
+// extend them). It returns no literals when it cannot tell.
+func prefixSet(res []*syntax.Regexp) ([]anchorLit, bool) {
+	out := []anchorLit{{}}
+	for _, re := range res {
+		set, complete := prefixSetOf(re)
+		if len(set) == 0 {
+			if len(out) == 1 && out[0].s == "" {
+				return nil, false
+			}
+			return out, false
+		}
+		var next []anchorLit
+		for _, a := range out {
+			for _, b := range set {
+				if len(a.s)+len(b.s) > maxSetLit {
+					return out, false
+				}
+				next = append(next, anchorLit{s: a.s + b.s, fold: a.fold || b.fold})
+			}
+		}
+		if len(next) > maxSet {
+			return out, false
+		}
+		out = next
+		if !complete {
+			return out, false
+		}
+	}
+	return out, true
+}
+
+func prefixSetOf(re *syntax.Regexp) ([]anchorLit, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if !isASCII(string(re.Rune)) {
+			return nil, false
+		}
+		if re.Flags&syntax.FoldCase != 0 {
+			return []anchorLit{{s: strings.ToLower(string(re.Rune)), fold: true}}, true
+		}
+		return []anchorLit{{s: string(re.Rune)}}, true
+	case syntax.OpCharClass:
+		set, ok := classSet(re)
+		if !ok {
+			return nil, false
+		}
+		var out []anchorLit
+		for _, c := range set {
+			out = append(out, anchorLit{s: c})
+		}
+		return out, true
+	case syntax.OpCapture:
+		return prefixSetOf(re.Sub[0])
+	case syntax.OpConcat:
+		return prefixSet(re.Sub)
+	case syntax.OpAlternate:
+		var out []anchorLit
+		complete := true
+		for _, sub := range re.Sub {
+			set, c := prefixSetOf(sub)
+			if len(set) == 0 || len(out)+len(set) > maxSet {
+				return nil, false
+			}
+			out = append(out, set...)
+			complete = complete && c
+		}
+		return out, complete
+	}
+	return nil, false
+}
+
 // better prefers fewer attempts: a literal of three bytes or more over a
-// shorter one, then a narrower spread, then a longer literal, then fewer
-// literals.
+// shorter one, then two bytes over one, then a narrower spread, then a
+// longer literal, then fewer literals.
 func better(a, b anchor) bool {
 	la, lb := shortest(a), shortest(b)
 	if (la >= 3) != (lb >= 3) {
 		return la >= 3
+	}
+	if (la >= 2) != (lb >= 2) {
+		return la >= 2
 	}
 	if sa, sb := a.maxOff-a.minOff, b.maxOff-b.minOff; sa != sb {
 		return sa < sb
@@ -341,10 +483,13 @@ func maxLen(re *syntax.Regexp) int {
 		}
 		return n
 	case syntax.OpCharClass:
-		if len(re.Rune) == 0 {
-			return 0
+		n := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if lo, hi := re.Rune[i], re.Rune[i+1]; lo != hi || !exotic(lo) {
+				n = max(n, maxRuneLen(hi, false))
+			}
 		}
-		return maxRuneLen(re.Rune[len(re.Rune)-1], false)
+		return n
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		return utf8.UTFMax
 	case syntax.OpCapture, syntax.OpQuest:
@@ -391,8 +536,8 @@ func addLen(a, b int) int {
 }
 
 // maxRuneLen is the longest UTF-8 encoding of r, or of any rune that folds
-// to r when fold is set (k matches the 3-byte Kelvin sign). Invalid bytes
-// match as U+FFFD one at a time, so 4 bounds them too.
+// to r when fold is set. Invalid bytes match as U+FFFD one at a time, so 4
+// bounds them too.
 func maxRuneLen(r rune, fold bool) int {
 	n := utf8.RuneLen(r)
 	if n < 0 {
@@ -400,11 +545,19 @@ func maxRuneLen(r rune, fold bool) int {
 	}
 	if fold {
 		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			n = max(n, utf8.RuneLen(f))
+			if !exotic(f) {
+				n = max(n, utf8.RuneLen(f))
+			}
 		}
 	}
 	return n
 }
+
+// exotic reports whether r is one of the two non-ASCII runes that fold to
+// ASCII letters: the long s (ſ, s) and the Kelvin sign (K, k). Plans ignore
+// them (a class [a-z] under (?i) holds both); a value that holds either is
+// screened on the whole value instead (findUpstream).
+func exotic(r rune) bool { return r == 0x17F || r == 0x212A }
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {

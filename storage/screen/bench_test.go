@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,10 @@ var hostile = []string{
 	"sk-", "sk-your-", "ghp_", "eyJ", "eyJa.", "xoxb-", "AKIA", "A3T", "sk_live_",
 	"a:", "a=", "-", "Api key: ", "password: Bearer ", `\"password\":`, "--password ",
 	"https://a:", "do-not-", "-----BEGIN PRIVATE KEY-----\n",
+	// Shapes beyond provider tokens, and upstream anchors.
+	"s. ", "SK", "hvs.", "sk_test_", "mysql -p", "curl -u a:", "sshpass -p a ",
+	"machine a login b password ", "a:1:b:c:", "the password is ", "use password ",
+	"identified by ", "Password=x;", "x:y@tcp(", "</password>", "password: |\n",
 }
 
 // TestCheck_Hostile checks that the screen stays linear on 1 MiB (the
@@ -100,7 +105,9 @@ func TestCheck_Hostile(t *testing.T) {
 		}
 		return best
 	}
-	for _, unit := range hostile {
+	// Every keyword at once: every upstream rule runs.
+	units := append(slices.Clone(hostile), strings.Join(hints.words, " ")+" ")
+	for _, unit := range units {
 		small := fastest(strings.Repeat(unit, (128<<10)/len(unit)))
 		large := fastest(strings.Repeat(unit, (1<<20)/len(unit)))
 		t.Logf("%-32q 128 KiB %8v, 1 MiB %8v", unit, small, large)

@@ -87,20 +87,32 @@ var cliNameList = func() []string {
 
 // findCLIPassword finds a password passed on a command line (see
 // cliCommands), and the positional passwords of htpasswd -b, rabbitmqctl
-// add_user / change_password, sqlplus user/pw@db and aws configure set.
-// The words after each command name are read up to the end of the command
-// (a line break that is not escaped, |, ; or &), at most maxArgs words and
-// maxCommand bytes.
+// add_user / change_password, sqlplus user/pw@db, aws configure set and
+// ConvertTo-SecureString. The words after each command name are read up to
+// the end of the command (a line break that is not escaped, |, ; or &) or
+// the next command name, at most maxArgs words and maxCommand bytes.
 func findCLIPassword(t *text) (int, int) {
 	s := t.s
+	// The command names that stand as words of their own, by start.
+	var buf [8]int
+	starts := buf[:0]
 	for _, h := range t.cli {
 		e := h.end
 		lo := e - len(hints.words[h.id])
 		if lo > 0 && !isBlank(s[lo-1]) && s[lo-1] != '/' && !isQuote(s[lo-1]) && s[lo-1] != '(' || e < len(s) && !isBlank(s[e]) {
 			continue // part of a longer word
 		}
-		hi := e
-		for hi < len(s) && hi-lo < maxCommand && !commandBreak(s, hi) {
+		starts = append(starts, lo)
+	}
+	for k, lo := range starts {
+		// A command ends where the next one starts, so that every byte
+		// is split into words once.
+		limit := len(s)
+		if k+1 < len(starts) {
+			limit = starts[k+1]
+		}
+		hi := lo
+		for hi < limit && hi-lo < maxCommand && !commandBreak(s, hi) {
 			hi++
 		}
 		if start, end := findCLIIn(s, lo, hi); start >= 0 {
