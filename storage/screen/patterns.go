@@ -232,8 +232,8 @@ var patterns = []pattern{
 	{
 		// A credential-named key assigned a real-looking value, in env, shell,
 		// YAML, JSON, TOML, INI, code, HTTP headers and --flag form; see
-		// eachAssignment, and the name and placeholder rules in the package
-		// doc.
+		// eachAssignment, and the name and placeholder rules in
+		// docs/screen.md.
 		name: patAssignment,
 		find: func(t *text) (int, int) { return findAssignment(t.s) },
 	},

@@ -209,7 +209,7 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestCheck_Placeholders pins the placeholder rule of the package doc on
+// TestCheck_Placeholders pins the placeholder rule of docs/screen.md on
 // the value of one credential key, in every quoting.
 func TestCheck_Placeholders(t *testing.T) {
 	tests := []struct {

@@ -14,7 +14,7 @@ const minSecret = 8
 
 // realValue reports whether v, the value of a credential assignment or a URL
 // password, looks like a real secret rather than a placeholder; see
-// "Placeholders" in the package doc. code is set for unquoted values, which
+// "Placeholders" in docs/screen.md. code is set for unquoted values, which
 // may be code (cfg.Password, os.Getenv("X")) rather than literals.
 func realValue(v string, code bool) bool {
 	if strings.Contains(v, "%") {
