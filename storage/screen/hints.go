@@ -82,9 +82,11 @@ func (t *text) scanHints() {
 			t.netrc = append(t.netrc, hint{end, id})
 		}
 	})
-	if !t.ascii {
+	if !t.ascii && (strings.Contains(t.s, "\u212a") || strings.Contains(t.s, "\u0130")) {
 		// gitleaks lower-cases with Unicode rules before it looks for a
-		// rule's keywords (the Kelvin sign K becomes k): do the same.
+		// rule's keywords. Only two runes lower-case to ASCII: the Kelvin
+		// sign K to k, and İ to i and a combining dot. With either, look
+		// again in the lower-cased value.
 		hints.keys.scan(strings.ToLower(t.s), func(_, id int) {
 			for _, r := range hints.rules[id] {
 				t.fired[r/64] |= 1 << (r % 64)

@@ -296,3 +296,24 @@ func TestIndexFold(t *testing.T) {
 		}
 	}
 }
+
+// TestScanHints_Lower checks that rules fire as on a Unicode lower-cased
+// value, which is how gitleaks looks for keywords.
+func TestScanHints_Lower(t *testing.T) {
+	for _, s := range []string{
+		"the \u212aucoin key", // Kelvin sign: kucoin
+		"\u0130ntercom token", // İ: i̇ntercom has no ASCII intercom
+		"ADAFRUIT, Ölçek, 秘密", // plain upper case and other scripts
+	} {
+		got := newText(s).fired
+		var want [4]uint64
+		hints.keys.scan(strings.ToLower(s), func(_, id int) {
+			for _, r := range hints.rules[id] {
+				want[r/64] |= 1 << (r % 64)
+			}
+		})
+		if got != want {
+			t.Errorf("%q: got fired %x, want %x", s, got, want)
+		}
+	}
+}
