@@ -35,7 +35,7 @@ func findDriverDSN(s string) (int, int) {
 			k--
 		}
 		c := strings.IndexByte(s[k:at], sep)
-		if c <= 0 {
+		if c <= 0 || !dsnUser(s[k:k+c]) {
 			continue
 		}
 		if start, end := k+c+1, at; realValue(s[start:end], false) {
@@ -43,6 +43,16 @@ func findDriverDSN(s string) (int, int) {
 		}
 	}
 	return -1, -1
+}
+
+// dsnUser reports whether u reads as a database user name.
+func dsnUser(u string) bool {
+	for i := 0; i < len(u); i++ {
+		if c := u[i]; !isAlnum(c) && c != '_' && c != '.' && c != '-' && c != '$' && c != '#' {
+			return false
+		}
+	}
+	return true
 }
 
 func isDSNStop(c byte) bool {
