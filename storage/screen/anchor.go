@@ -18,10 +18,25 @@ type anchor struct {
 }
 
 type anchorLit struct {
-	s      string  // lower case when fold is set
-	fold   bool    // matched ignoring case
-	follow byteSet // the bytes that may come right after the literal
+	s    string // lower case when fold is set
+	fold bool   // matched ignoring case
+	after
 }
+
+// after is what a match holds right after a literal: the bytes that may
+// come first, and a run of run bytes that must all be in runSet (ghp_ is
+// followed by 36 alphanumerics; run is capped at maxRun).
+type after struct {
+	follow byteSet
+	run    int
+	runSet byteSet
+}
+
+// maxRun caps the bytes checked after a literal.
+const maxRun = 16
+
+// anything is the after of the end of an expression: any byte may follow.
+var anything = after{follow: anyByte}
 
 // A byteSet is a set of bytes.
 type byteSet [4]uint64
@@ -87,7 +102,7 @@ func planRule(expr string) (p plan, ok bool) {
 		re = stripped
 		p.core = re.String()
 	}
-	a, ok := anchorOf(re, anyByte)
+	a, ok := anchorOf(re, anything)
 	if !ok || a.maxOff-a.minOff > maxSpread {
 		return plan{}, false
 	}
@@ -226,8 +241,8 @@ func plain(re *syntax.Regexp) bool {
 }
 
 // anchorOf returns the best anchor of re, relative to the start of its
-// match; follow is what may come right after re.
-func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
+// match; next is what may come right after re.
+func anchorOf(re *syntax.Regexp, next after) (anchor, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
@@ -238,7 +253,7 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 		if fold {
 			s = strings.ToLower(s)
 		}
-		return anchor{lits: []anchorLit{{s, fold, follow}}}, true
+		return anchor{lits: []anchorLit{{s, fold, next}}}, true
 	case syntax.OpCharClass:
 		set, ok := classSet(re)
 		if !ok {
@@ -246,11 +261,11 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 		}
 		var a anchor
 		for _, c := range set {
-			a.lits = append(a.lits, anchorLit{c, false, follow})
+			a.lits = append(a.lits, anchorLit{c, false, next})
 		}
 		return a, true
 	case syntax.OpCapture:
-		return anchorOf(re.Sub[0], follow)
+		return anchorOf(re.Sub[0], next)
 	case syntax.OpPlus, syntax.OpRepeat:
 		// The first iteration holds an occurrence; another iteration may
 		// follow it.
@@ -258,12 +273,12 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 			return anchor{}, false
 		}
 		f, _ := first(re.Sub[0])
-		f.union(follow)
-		return anchorOf(re.Sub[0], f)
+		f.union(next.follow)
+		return anchorOf(re.Sub[0], after{follow: f})
 	case syntax.OpAlternate:
 		var out anchor
 		for i, sub := range re.Sub {
-			a, ok := anchorOf(sub, follow)
+			a, ok := anchorOf(sub, next)
 			if !ok {
 				return anchor{}, false
 			}
@@ -284,9 +299,13 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 			}
 			f, nullable := firstBytes(re.Sub[i+1:])
 			if nullable {
-				f.union(follow)
+				f.union(next.follow)
 			}
-			if a, ok := anchorOf(sub, f); ok {
+			nx := after{follow: f}
+			if i+1 < len(re.Sub) {
+				nx.run, nx.runSet = classRun(re.Sub[i+1])
+			}
+			if a, ok := anchorOf(sub, nx); ok {
 				a.minOff += minPre
 				a.maxOff += maxPre
 				if !found || better(a, best) {
@@ -298,7 +317,7 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 			if set, _ := prefixSet(re.Sub[i:]); len(set) > 0 {
 				a := anchor{minOff: minPre, maxOff: maxPre}
 				for _, l := range set {
-					a.lits = append(a.lits, anchorLit{l.s, l.fold, anyByte})
+					a.lits = append(a.lits, anchorLit{l.s, l.fold, anything})
 				}
 				if !found || better(a, best) {
 					best, found = a, true
@@ -310,6 +329,28 @@ func anchorOf(re *syntax.Regexp, follow byteSet) (anchor, bool) {
 		return best, found
 	}
 	return anchor{}, false
+}
+
+// classRun returns the run a repeated character class requires:
+// [a-z0-9]{24} requires 24 (capped at maxRun) bytes of its set.
+func classRun(re *syntax.Regexp) (int, byteSet) {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	n := 0
+	switch re.Op {
+	case syntax.OpPlus:
+		n = 1
+	case syntax.OpRepeat:
+		n = re.Min
+	default:
+		return 0, byteSet{}
+	}
+	if sub := re.Sub[0]; sub.Op == syntax.OpCharClass && n > 0 {
+		f, _ := first(sub)
+		return min(n, maxRun), f
+	}
+	return 0, byteSet{}
 }
 
 // maxSet bounds a literal set, and maxSetLit its strings.

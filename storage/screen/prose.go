@@ -116,18 +116,21 @@ func proseValue(s string, i int) (int, int) {
 		ws.end[ws.n] = j
 		ws.n++
 	}
-	free := 0 // words still skipped after for, of or on
+	free := 0      // words still skipped after for, of or on
+	link := false // the previous word is a link
+	var buf [8]byte
 	for k := 0; k < ws.n; k++ {
 		word := ws.word(k)
-		lw := strings.ToLower(word)
-		if k == 0 || proseLinks[strings.ToLower(ws.word(k-1))] {
+		lw := lowerShort(word, &buf) // links and fillers are short
+		if k == 0 || link {
 			start, end, quoted, ok := trimProse(s, ws.start[k], ws.end[k])
 			if ok && start < end && realValue(s[start:end], !quoted) {
 				return start, end
 			}
 		}
+		link = proseLinks[lw]
 		switch {
-		case proseLinks[lw]:
+		case link:
 			free = 0
 		case lw == "for" || lw == "of" || lw == "on":
 			free = 2
@@ -142,6 +145,18 @@ func proseValue(s string, i int) (int, int) {
 		}
 	}
 	return -1, -1
+}
+
+// lowerShort returns word in lower case, written to buf, or "" when it is
+// longer than buf: no link or filler is.
+func lowerShort(word string, buf *[8]byte) string {
+	if len(word) > len(buf) {
+		return ""
+	}
+	for i := 0; i < len(word); i++ {
+		buf[i] = lower(word[i])
+	}
+	return string(buf[:len(word)])
 }
 
 // trimProse drops enclosing quotes or brackets and trailing punctuation

@@ -192,7 +192,7 @@ func (r *liveRule) find(s string, anchored bool) match {
 			}
 			p := i + j
 			i = p + 1
-			if e := p + len(l.s); e < len(s) && !l.follow.has(s[e]) {
+			if !l.fits(s, p+len(l.s)) {
 				continue // what follows cannot continue a match
 			}
 			for off := a.minOff; off <= a.maxOff && off <= p; off++ {
@@ -207,6 +207,25 @@ func (r *liveRule) find(s string, anchored bool) match {
 		}
 	}
 	return noMatch
+}
+
+// fits reports whether s[e:], right after an occurrence of l, can continue
+// a match: its first byte may follow l, and the run after l is there.
+func (l *anchorLit) fits(s string, e int) bool {
+	if e < len(s) && !l.follow.has(s[e]) {
+		return false
+	}
+	if l.run > 0 {
+		if e+l.run > len(s) {
+			return false
+		}
+		for i := e; i < e+l.run; i++ {
+			if !l.runSet.has(s[i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // attempt runs the rule's core anchored at s[q:]. The character before q

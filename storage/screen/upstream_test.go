@@ -261,6 +261,12 @@ func TestPlanRule_Follow(t *testing.T) {
 		t.Fatal("got no plan, want one")
 	}
 	for _, l := range p.anc.lits {
+		if l.run != maxRun {
+			t.Errorf("%s: got run %d, want %d", l.s, l.run, maxRun)
+		}
+		if !l.fits("s.aB3dE5fG7hJ9kL1mN3pQ5rS", 2) || l.fits("s.Now()", 2) {
+			t.Errorf("%s: fits wrong on s.aB3… or s.Now()", l.s)
+		}
 		for _, c := range []byte("aZ9") {
 			if !l.follow.has(c) {
 				t.Errorf("%s: follow lacks %q, want it", l.s, c)
