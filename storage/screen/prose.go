@@ -116,7 +116,7 @@ func proseValue(s string, i int) (int, int) {
 		ws.end[ws.n] = j
 		ws.n++
 	}
-	free := 0      // words still skipped after for, of or on
+	free := 0     // words still skipped after for, of or on
 	link := false // the previous word is a link
 	var buf [8]byte
 	for k := 0; k < ws.n; k++ {
