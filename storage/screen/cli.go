@@ -1,6 +1,9 @@
 package screen
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // A cliFlag is a flag that takes a password on a command line.
 type cliFlag struct {
@@ -104,6 +107,7 @@ func findCLIPassword(t *text) (int, int) {
 		}
 		starts = append(starts, lo)
 	}
+	slices.Sort(starts)
 	for k, lo := range starts {
 		// A command ends where the next one starts, so that every byte
 		// is split into words once.

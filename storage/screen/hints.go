@@ -1,6 +1,10 @@
 package screen
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // A hint is a keyword occurrence that a finder starts from: the offset
 // just past it and the keyword's id.
@@ -48,9 +52,9 @@ func buildHints(ruleKeywords map[string][]int) {
 	for i, l := range literals {
 		hints.lits[id(strings.ToLower(l))] |= 1 << i
 	}
-	for w, rs := range ruleKeywords {
+	for _, w := range slices.Sorted(maps.Keys(ruleKeywords)) {
 		i := id(w)
-		hints.rules[i] = append(hints.rules[i], rs...)
+		hints.rules[i] = append(hints.rules[i], ruleKeywords[w]...)
 	}
 	for _, w := range cliNameList {
 		hints.command[id(w)] = true

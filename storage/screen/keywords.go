@@ -109,7 +109,8 @@ func newKeywordSet(keywords []string) *keywordSet {
 }
 
 // scan calls found with the end offset and id of every keyword occurrence
-// in s, in order of their starts, and reports whether s is all ASCII.
+// in s, in the order their first keyPrefix bytes end (so not always in
+// the order of their starts or ends), and reports whether s is all ASCII.
 func (k *keywordSet) scan(s string, found func(end, id int)) (ascii bool) {
 	row, high := uint16(0), byte(0)
 	next, class := k.next, &k.class

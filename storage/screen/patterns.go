@@ -54,9 +54,9 @@ type text struct {
 	ascii bool      // s is all ASCII
 	lits  uint64    // bit i is set when literals[i] may occur in s
 	fired [4]uint64 // bit i is set when upstream rule i has a keyword in s
-	cli   []hint    // command names (cli.go), in order
-	prose []int     // ends of credential stems (prose.go), in order
-	netrc []hint    // machine and default (findNetrc), in order
+	cli   []hint    // command names (cli.go)
+	prose []int     // ends of credential stems (prose.go)
+	netrc []hint    // machine and default (findNetrc)
 
 	cliBuf   [8]hint
 	proseBuf [16]int

@@ -1,6 +1,9 @@
 package screen
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // proseLinks are the words that may stand between a credential word and
 // its value: "the password is …", "set the token to …".
@@ -31,6 +34,7 @@ const maxProseWords = 8
 // ("the password is required", "token budget 4000") pass.
 func findProse(t *text) (int, int) {
 	s := t.s
+	slices.Sort(t.prose)
 	seen := 0 // words before this offset were judged
 	for _, e := range t.prose {
 		if e <= seen {

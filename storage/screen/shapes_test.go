@@ -2,6 +2,7 @@ package screen
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -155,5 +156,31 @@ func TestShellWords(t *testing.T) {
 	}
 	if want := []string{"mysql", "-pa b", `c"d`, "e f", "g"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestFinders_HintOrder checks that the command-line and prose finders do
+// not depend on the order hints arrive in (keywordSet reports a long
+// keyword when its prefix ends, which may be after a shorter one that
+// starts later).
+func TestFinders_HintOrder(t *testing.T) {
+	for _, s := range []string{
+		`sshpass -p "$P" ssh h && mysql -u r -pXw7!kM3qZ9 db`,
+		"the admin password is Wv8#qK3mX5 and the token budget is 4000",
+	} {
+		want := newText(s)
+		ws1, we1 := findCLIPassword(want)
+		ps1, pe1 := findProse(want)
+		got := newText(s)
+		slices.Reverse(got.cli)
+		slices.Reverse(got.prose)
+		ws2, we2 := findCLIPassword(got)
+		ps2, pe2 := findProse(got)
+		if ws1 != ws2 || we1 != we2 || ps1 != ps2 || pe1 != pe2 {
+			t.Errorf("%q: got %d,%d %d,%d reversed, want %d,%d %d,%d", s, ws2, we2, ps2, pe2, ws1, we1, ps1, pe1)
+		}
+		if ws1 < 0 && ps1 < 0 {
+			t.Errorf("%q: got no hit, want one", s)
+		}
 	}
 }
