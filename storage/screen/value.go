@@ -25,8 +25,8 @@ func realValue(v string, code bool) bool {
 	if utf8.RuneCountInString(v) < minSecret {
 		return false
 	}
-	if strings.ContainsAny(v, " \t\r\n") {
-		return false // prose: "rotate it every 90 days"
+	if strings.IndexFunc(v, unicode.IsSpace) >= 0 {
+		return false // prose: "rotate it every 90 days", also with U+2028 or a no-break space
 	}
 	if reference(v) || embeddedRefRE.MatchString(v) || !notDummy(v) {
 		return false
