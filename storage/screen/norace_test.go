@@ -1,5 +1,0 @@
-//go:build !race
-
-package screen
-
-const raceEnabled = false
