@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
@@ -16,7 +18,9 @@ import (
 // HEARTH_BENCH_CACHE set to a folder, the prefilled file is kept there
 // (storage-<n>.db) and copied for each run, since filling 100k records takes
 // minutes; a changed schema needs the cache emptied by hand.
-func benchDB(b *testing.B, n int) *storage.DB {
+func benchDB(b *testing.B, n int) *storage.DB { return benchDBT(b, n) }
+
+func benchDBT(b testing.TB, n int) *storage.DB {
 	b.Helper()
 	dir := os.Getenv("HEARTH_BENCH_CACHE")
 	if dir == "" {
@@ -43,6 +47,13 @@ func benchDB(b *testing.B, n int) *storage.DB {
 		b.Fatal(err)
 	}
 	return storagetest.OpenPath(b, path)
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func copyFile(from, to string) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -20,7 +21,7 @@ const (
 )
 
 // rankFunction is the name of the full-text rank function, registered on
-// every connection: hearth_rank(records_fts, nScope, docsize, weight...).
+// every connection: hearth_rank(records_fts, nSkip, docsize, words, weight...).
 const rankFunction = "hearth_rank"
 
 // registerFTS registers FTS5 on a new connection, with hearth_rank and the
@@ -45,13 +46,15 @@ type rankData struct {
 	colSize []int     // one per column
 }
 
-// rank is hearth_rank(records_fts, nScope, docsize, w0, w1, ...): FTS5's
-// bm25 — lower is better, per-column weights w — computed in Go with each
-// phrase's document frequency taken from dfs, a cache kept per write
+// rank is hearth_rank(records_fts, nSkip, docsize, words, w0, w1, ...):
+// FTS5's bm25 — lower is better, per-column weights w — computed in Go with
+// each phrase's document frequency taken from dfs, a cache kept per write
 // generation, instead of counted on every query from the phrase's whole
-// doclist. The first nScope phrases of the query are the scope tokens
-// (migration 0006), whose column weighs 0: their frequency, the costliest
-// to count, is never needed. docsize is the row's records_fts_docsize.sz
+// doclist. The first nSkip phrases of the query are not scored: the scope
+// tokens (migration 0006), whose column weighs 0 and whose frequency is the
+// costliest to count, and the phrases of a gate (Search's pruning), which
+// repeat scored ones. words lists, space-separated, the words of the scored
+// phrases in order, so that their stems are learned. docsize is the row's records_fts_docsize.sz
 // blob (its size in tokens per column), which the query joins in: asking
 // FTS5 for it from Go (xColumnSize) crashes go-sqlite3 v0.37 when the
 // lookup statement is not yet prepared. With a fresh cache the score equals
@@ -63,8 +66,12 @@ func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value)
 		if len(args) > 0 {
 			nScope = args[0].Int()
 		}
+		var words string
+		if len(args) > 2 {
+			words = args[2].Text()
+		}
 		var err error
-		if d, err = db.rankData(fts, nScope); err != nil {
+		if d, err = db.rankData(fts, nScope, strings.Fields(words)); err != nil {
 			ctx.ResultError(err)
 			return
 		}
@@ -86,8 +93,8 @@ func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value)
 			return
 		}
 		w := 1.0
-		if 2+col < len(args) {
-			w = args[2+col].Float()
+		if 3+col < len(args) {
+			w = args[3+col].Float()
 		}
 		d.freq[p] += w
 	}
@@ -113,8 +120,9 @@ func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value)
 	ctx.ResultFloat(-score)
 }
 
-// rankData computes a query's IDFs from cached document frequencies.
-func (db *DB) rankData(fts fts5.Context, nScope int) (*rankData, error) {
+// rankData computes a query's IDFs from cached document frequencies, and
+// learns the stems of words, the words of the scored phrases.
+func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData, error) {
 	rows, err := fts.RowCount()
 	if err != nil {
 		return nil, err
@@ -129,6 +137,7 @@ func (db *DB) rankData(fts fts5.Context, nScope int) (*rankData, error) {
 	if rows > 0 && tokens > 0 {
 		d.avgdl = float64(tokens) / float64(rows)
 	}
+	db.dfs.rowsSeen.Store(rows)
 	for i := d.nScope; i < n; i++ {
 		// A phrase of several tokens (which Search never builds) counts as
 		// often as its rarest token: an upper bound, so its IDF is never
@@ -138,6 +147,9 @@ func (db *DB) rankData(fts fts5.Context, nScope int) (*rankData, error) {
 			token, err := fts.QueryToken(i, t)
 			if err != nil {
 				return nil, err
+			}
+			if w := i - d.nScope; t == 0 && w < len(words) && fts.PhraseSize(i) == 1 {
+				db.stems.learn(words[w], token)
 			}
 			df, err := db.dfs.get(db, token, rows)
 			if err != nil {
@@ -168,8 +180,22 @@ type dfCache struct {
 	gen  uint64
 	rows int64
 	df   map[string]int64
+	// approx keeps the last count of every term across generations, for
+	// decisions that need only an estimate (Search's pruning).
+	approx map[string]int64
+	// rowsSeen is the index's row count the last ranked query saw.
+	rowsSeen atomic.Int64
 	// counted is how many frequencies were counted on the vocabulary.
 	counted atomic.Int64
+}
+
+// estimate returns the last count of token's document frequency, of any
+// generation, and whether there is one.
+func (c *dfCache) estimate(token string) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	df, ok := c.approx[token]
+	return df, ok
 }
 
 // maxCachedTerms bounds the cache between writes.
@@ -201,8 +227,36 @@ func (c *dfCache) get(db *DB, token string, rows int64) (int64, error) {
 	if c.gen == gen && c.rows == rows {
 		c.df[token] = df
 	}
+	if c.approx == nil || len(c.approx) >= maxCachedTerms {
+		c.approx = map[string]int64{}
+	}
+	c.approx[token] = df
 	c.mu.Unlock()
 	return df, nil
+}
+
+// stemCache maps query words to the index tokens FTS5's porter tokenizer
+// made of them, learned from the queries hearth_rank scores, so that Search
+// can look up a word's frequency before it queries.
+type stemCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *stemCache) learn(word, token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedTerms {
+		c.m = map[string]string{}
+	}
+	c.m[word] = token
+}
+
+func (c *stemCache) get(word string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.m[word]
+	return t, ok
 }
 
 // varint decodes an SQLite varint (1 to 9 bytes, big-endian groups of 7

@@ -50,7 +50,7 @@ func compareRanks(t *testing.T, db *DB, match string, nScope int) (rows int) {
 	t.Helper()
 	err := db.read(context.Background(), "compare", func(tx *txn) error {
 		rs, err := tx.QueryContext(context.Background(), `
-			SELECT records_fts.rowid, bm25(records_fts, 3.0, 1.0, 0.0), hearth_rank(records_fts, ?2, ds.sz, 3.0, 1.0, 0.0)
+			SELECT records_fts.rowid, bm25(records_fts, 3.0, 1.0, 0.0), hearth_rank(records_fts, ?2, ds.sz, '', 3.0, 1.0, 0.0)
 			FROM records_fts JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid
 			WHERE records_fts MATCH ?1`, match, nScope)
 		if err != nil {

@@ -92,6 +92,7 @@ type DB struct {
 	// pool of its own (rank.go).
 	gen   atomic.Uint64
 	dfs   dfCache
+	stems stemCache
 	vocab *sql.DB
 }
 
