@@ -161,3 +161,75 @@ func TestRank_Varint(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_Pruned: on a store large enough to prune, a query with a common
+// word and a rarer one ranks the records holding the rarer word first, by
+// both words, and returns what full ranking returns; a query of common words
+// alone still finds its best records; a word never counted is never pruned.
+func TestSearch_Pruned(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	defer func(n int64) { pruneMinRows = n }(pruneMinRows)
+	pruneMinRows = 500
+	var recs []NewRecord
+	text := func(s string) screen.Text { x, _ := screen.Check("t", s); return x }
+	for i := range 1200 {
+		content := fmt.Sprintf("filler%d words about nothing much", i%97)
+		switch {
+		case i%2 == 0 && i%40 == 0:
+			content = "deploy the release with the webhook retry " + content
+		case i%2 == 0:
+			content = "deploy the release " + content
+		case i%40 == 1:
+			content = "webhook retry " + content
+		}
+		recs = append(recs, NewRecord{Namespace: "global", Type: TypeNote, Title: text(fmt.Sprintf("record %d", i)), Content: text(content),
+			Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive})
+	}
+	if err := db.StoreMany(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	q := SearchQuery{Text: "deploy webhook", Namespaces: []string{"global"}, Limit: 10}
+	// The first search counts the words and learns their stems; the second
+	// prunes.
+	full, err := db.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gate, n := db.gate(queryWords(q.Text)); n != 1 || gate != `"webhook"` {
+		t.Fatalf("gate = %q (%d), want the rarer word", gate, n)
+	}
+	pruned, err := db.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pruned) != len(full) {
+		t.Fatalf("pruned %d hits, full %d", len(pruned), len(full))
+	}
+	for i := range full {
+		if pruned[i].Record.ID != full[i].Record.ID || math.Abs(pruned[i].BM25-full[i].BM25) > 1e-9 {
+			t.Errorf("hit %d: pruned %s (%v), full %s (%v)", i, pruned[i].Record.ID, pruned[i].BM25, full[i].Record.ID, full[i].BM25)
+		}
+		if !strings.Contains(pruned[i].Record.Content, "webhook") {
+			t.Errorf("hit %d lacks the rarer word: %q", i, pruned[i].Record.Content)
+		}
+	}
+	common := SearchQuery{Text: "deploy release", Namespaces: []string{"global"}, Limit: 10}
+	if _, err := db.Search(ctx, common); err != nil {
+		t.Fatal(err)
+	}
+	if gate, n := db.gate(queryWords(common.Text)); n != 2 || gate != `"deploy" AND "release"` {
+		t.Fatalf("gate = %q (%d), want every common word", gate, n)
+	}
+	hits, err := db.Search(ctx, common)
+	if err != nil || len(hits) != 10 {
+		t.Fatalf("common words: %d hits, %v", len(hits), err)
+	}
+	if _, n := db.gate([]string{"neverseen", "deploy"}); n != 1 {
+		t.Errorf("a word never counted is pruned")
+	}
+}

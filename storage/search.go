@@ -104,9 +104,10 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 
 // Pruning: on a large store, a word that most records hold adds little to
 // a rank but makes every record holding it a candidate to score.
-const (
-	// pruneMinRows is the size of index below which every match is scored.
-	pruneMinRows = 5000
+var (
+	// pruneMinRows is the size of index below which every match is scored
+	// (a variable for tests).
+	pruneMinRows int64 = 5000
 	// pruneCommon: a word held by more than this share of the records is
 	// common.
 	pruneCommon = 0.05
