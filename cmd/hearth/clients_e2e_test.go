@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -412,6 +413,28 @@ func TestE2E_ClaudeCode(t *testing.T) {
 		r := runCLI(t, repo, env, cli, "mcp", "list")
 		if want := "hearth: " + td.url + "/mcp (HTTP) - ✔ Connected"; !strings.Contains(r.stdout, want) {
 			t.Fatalf("claude mcp list: %v\n%s%s\nwant %q", r.err, r.stdout, r.stderr, want)
+		}
+	})
+
+	// Issue #12: an unknown token is told 401 at connect time, so Claude Code
+	// shows the server as failed, not connected with tools that then fail.
+	t.Run("MCPRefusesWrongToken", func(t *testing.T) {
+		wrongHome := t.TempDir()
+		wrong := append(slices.Clone(env), "HOME="+wrongHome)
+		for _, args := range [][]string{
+			{"mcp", "add", "--transport", "http", "hearth", td.url + "/mcp", "--header", "Authorization: Bearer hearth_wrong"},
+			{"mcp", "list"},
+		} {
+			r := runCLI(t, repo, wrong, cli, args...)
+			if args[1] != "list" {
+				if r.err != nil {
+					t.Fatalf("claude %v: %v\n%s%s", args, r.err, r.stdout, r.stderr)
+				}
+				continue
+			}
+			if strings.Contains(r.stdout, "✔ Connected") || !strings.Contains(r.stdout, "401") {
+				t.Errorf("claude mcp list with a wrong token: %v\n%s%s\nwant a failure naming HTTP 401", r.err, r.stdout, r.stderr)
+			}
 		}
 	})
 
