@@ -40,9 +40,10 @@ type modelSetup struct {
 	path   string
 }
 
-// newModelSetup opens a store at t0 and workers whose router has cfg's
-// servers (model "m1" unless cfg names one), probing on the store's clock.
-func newModelSetup(t *testing.T, cfg models.Config) *modelSetup {
+// newModelSetup opens a store at t0 and prepared workers whose router has
+// cfg's servers (model "m1" unless cfg names one), probing on the store's
+// clock; edit changes the workers' config.
+func newModelSetup(t *testing.T, cfg models.Config, edit ...func(*workers.Config)) *modelSetup {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db := storagetest.OpenPath(t, path)
@@ -60,6 +61,9 @@ func newModelSetup(t *testing.T, cfg models.Config) *modelSetup {
 	}
 	w := newWorkers(t, db, func(wc *workers.Config) {
 		wc.Models, wc.Check = r, candidateCheck(t, db)
+		for _, e := range edit {
+			e(wc)
+		}
 	})
 	prepare(t, w)
 	return &modelSetup{db: db, clock: c, router: r, w: w, path: path}
