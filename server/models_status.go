@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -25,6 +26,9 @@ func (s *Server) modelStatus(ctx context.Context, resp *hearthv1.StatusResponse)
 	if s.models != nil && s.models.Configured() {
 		resp.ModelsConfigured = true
 		waiting = s.models.LiveCount() == 0
+		for _, k := range []models.Kind{models.Extraction, models.Review, models.Answer} {
+			resp.ModelChains = append(resp.ModelChains, &hearthv1.ModelChain{Kind: string(k), Models: s.models.Chain(k)})
+		}
 		for _, ms := range s.models.Status().Servers {
 			m := &hearthv1.ModelServer{
 				Url: ms.URL, Format: ms.Format, Tier: string(ms.Tier), Live: ms.Live, Probed: ms.Probed,

@@ -222,8 +222,7 @@ func (d *Daemon) openIngress(token string) (err error) {
 	o := d.Config.Options
 	h := page.New(page.Config{
 		Conn: d.conn, Token: token, API: api, Clients: pageClients(o.Clients), TokensDir: d.TokensDir(),
-		OllamaURL: o.OllamaURL, OllamaFallbackURL: o.OllamaFallbackURL, OllamaDirectURLs: o.OllamaDirectURLs,
-		OllamaModel: o.OllamaModel, EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
+		EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
 		ReviewAt: o.ReviewAt.String(), AnchorSweepHours: o.AnchorSweepHours,
 		Now: d.Now, Log: d.Log, ShowTokens: d.PageShowTokens,
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,9 @@ func TestModels_Status(t *testing.T) {
 			}
 			if str(d, "tier") != "direct" || get(d, "live") != true || str(d, "models", 0) != "m1" {
 				t.Errorf("direct: %v", d)
+			}
+			if str(r.body, "model_chains", 0, "kind") != "extraction" || str(r.body, "model_chains", 0, "models", 0) != "m1" {
+				t.Errorf("model_chains: %v", get(r.body, "model_chains"))
 			}
 		})
 	}
@@ -358,4 +362,39 @@ func memoriesContentOf(mems ...[2]string) string {
 	}
 	b, _ := json.Marshal(map[string]any{"memories": list})
 	return string(b)
+}
+
+// TestModels_Page: the page's model panel shows the servers as the router
+// sees them (live, down, failures by model), read from memory_status.
+func TestModels_Page(t *testing.T) {
+	live := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
+	down := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/q.gguf"})
+	down.Down()
+	live.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Status: 500}})
+	td := startPageDaemon(t, t.TempDir(), modelOptions(live.URL, down.URL), nil)
+	tok := td.tokens["claude-code"]
+	if r := (restTransport{td}).call(t, tok, "memory_session_close", closeArgs("page-close-1", "", "notes")); !r.ok {
+		t.Fatalf("close: %v", r)
+	}
+	// The extraction fails on m1 (500) and waits for its retry.
+	waitFor(t, "a failed extraction attempt", func() bool {
+		js, _ := td.db.Jobs(context.Background(), storage.KindExtraction, storage.JobQueued)
+		return len(js) == 1 && js[0].Attempts == 1
+	})
+	code, html := getPage(t, http.DefaultClient, "http://"+td.IngressAddr()+"/", nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET page: %d", code)
+	}
+	for _, want := range []string{
+		`data-url="` + live.URL + `" data-state="live"><td class="mono">ollama_url</td>`,
+		`data-url="` + down.URL + `" data-state="down"><td class="mono">ollama_fallback_url</td>`,
+		`<td class="wrap">m1: 1</td>`,
+		`id="tile-models"><b>1/2</b>`,
+		"models: extraction m1; review m1; answer m1",
+		"(extraction: 1 queued)",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
 }

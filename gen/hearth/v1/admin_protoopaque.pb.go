@@ -224,6 +224,7 @@ type StatusResponse struct {
 	xxx_hidden_ModelServers        *[]*ModelServer        `protobuf:"bytes,11,rep,name=model_servers,json=modelServers,proto3"`
 	xxx_hidden_JobsWaitingForModel uint32                 `protobuf:"varint,12,opt,name=jobs_waiting_for_model,json=jobsWaitingForModel,proto3"`
 	xxx_hidden_Jobs                *[]*JobCount           `protobuf:"bytes,13,rep,name=jobs,proto3"`
+	xxx_hidden_ModelChains         *[]*ModelChain         `protobuf:"bytes,14,rep,name=model_chains,json=modelChains,proto3"`
 	unknownFields                  protoimpl.UnknownFields
 	sizeCache                      protoimpl.SizeCache
 }
@@ -317,6 +318,15 @@ func (x *StatusResponse) GetJobs() []*JobCount {
 	return nil
 }
 
+func (x *StatusResponse) GetModelChains() []*ModelChain {
+	if x != nil {
+		if x.xxx_hidden_ModelChains != nil {
+			return *x.xxx_hidden_ModelChains
+		}
+	}
+	return nil
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.xxx_hidden_Version = v
 }
@@ -349,6 +359,10 @@ func (x *StatusResponse) SetJobs(v []*JobCount) {
 	x.xxx_hidden_Jobs = &v
 }
 
+func (x *StatusResponse) SetModelChains(v []*ModelChain) {
+	x.xxx_hidden_ModelChains = &v
+}
+
 type StatusResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -372,6 +386,9 @@ type StatusResponse_builder struct {
 	JobsWaitingForModel uint32
 	// The job queue by kind and state (queued, leased, done, failed).
 	Jobs []*JobCount
+	// The model chain of each kind of call (extraction, review, answer):
+	// ollama_models, or ollama_model alone. Empty without a model server.
+	ModelChains []*ModelChain
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -386,6 +403,79 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_ModelServers = &b.ModelServers
 	x.xxx_hidden_JobsWaitingForModel = b.JobsWaitingForModel
 	x.xxx_hidden_Jobs = &b.Jobs
+	x.xxx_hidden_ModelChains = &b.ModelChains
+	return m0
+}
+
+// ModelChain is the models one kind of call tries, in order, on a server.
+type ModelChain struct {
+	state             protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Kind   string                 `protobuf:"bytes,1,opt,name=kind,proto3"`
+	xxx_hidden_Models []string               `protobuf:"bytes,2,rep,name=models,proto3"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ModelChain) Reset() {
+	*x = ModelChain{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelChain) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelChain) ProtoMessage() {}
+
+func (x *ModelChain) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ModelChain) GetKind() string {
+	if x != nil {
+		return x.xxx_hidden_Kind
+	}
+	return ""
+}
+
+func (x *ModelChain) GetModels() []string {
+	if x != nil {
+		return x.xxx_hidden_Models
+	}
+	return nil
+}
+
+func (x *ModelChain) SetKind(v string) {
+	x.xxx_hidden_Kind = v
+}
+
+func (x *ModelChain) SetModels(v []string) {
+	x.xxx_hidden_Models = v
+}
+
+type ModelChain_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Kind   string
+	Models []string
+}
+
+func (b0 ModelChain_builder) Build() *ModelChain {
+	m0 := &ModelChain{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Kind = b.Kind
+	x.xxx_hidden_Models = b.Models
 	return m0
 }
 
@@ -409,7 +499,7 @@ type ModelServer struct {
 
 func (x *ModelServer) Reset() {
 	*x = ModelServer{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +511,7 @@ func (x *ModelServer) String() string {
 func (*ModelServer) ProtoMessage() {}
 
 func (x *ModelServer) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -623,7 +713,7 @@ type ModelFailures struct {
 
 func (x *ModelFailures) Reset() {
 	*x = ModelFailures{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +725,7 @@ func (x *ModelFailures) String() string {
 func (*ModelFailures) ProtoMessage() {}
 
 func (x *ModelFailures) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -696,7 +786,7 @@ type JobCount struct {
 
 func (x *JobCount) Reset() {
 	*x = JobCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +798,7 @@ func (x *JobCount) String() string {
 func (*JobCount) ProtoMessage() {}
 
 func (x *JobCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +871,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +883,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -865,7 +955,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -877,7 +967,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1026,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -948,7 +1038,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1105,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1117,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1280,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1292,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1417,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1429,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1481,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[13]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1403,7 +1493,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[13]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +1614,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[14]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1626,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[14]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1585,7 +1675,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xfb\x02\n" +
+	"\rStatusRequest\"\xb5\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -1597,7 +1687,12 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	" \x01(\bR\x10modelsConfigured\x12;\n" +
 	"\rmodel_servers\x18\v \x03(\v2\x16.hearth.v1.ModelServerR\fmodelServers\x123\n" +
 	"\x16jobs_waiting_for_model\x18\f \x01(\rR\x13jobsWaitingForModel\x12'\n" +
-	"\x04jobs\x18\r \x03(\v2\x13.hearth.v1.JobCountR\x04jobs\"\xdf\x02\n" +
+	"\x04jobs\x18\r \x03(\v2\x13.hearth.v1.JobCountR\x04jobs\x128\n" +
+	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\"8\n" +
+	"\n" +
+	"ModelChain\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06models\x18\x02 \x03(\tR\x06models\"\xdf\x02\n" +
 	"\vModelServer\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x12\n" +
@@ -1671,52 +1766,54 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
 	(*StatusRequest)(nil),         // 2: hearth.v1.StatusRequest
 	(*StatusResponse)(nil),        // 3: hearth.v1.StatusResponse
-	(*ModelServer)(nil),           // 4: hearth.v1.ModelServer
-	(*ModelFailures)(nil),         // 5: hearth.v1.ModelFailures
-	(*JobCount)(nil),              // 6: hearth.v1.JobCount
-	(*TypeStatusCount)(nil),       // 7: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 8: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 9: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 10: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 11: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 12: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 13: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 14: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
+	(*ModelChain)(nil),            // 4: hearth.v1.ModelChain
+	(*ModelServer)(nil),           // 5: hearth.v1.ModelServer
+	(*ModelFailures)(nil),         // 6: hearth.v1.ModelFailures
+	(*JobCount)(nil),              // 7: hearth.v1.JobCount
+	(*TypeStatusCount)(nil),       // 8: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 9: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 10: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 11: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 12: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 13: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 14: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 15: hearth.v1.AuditResponse
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	7,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	8,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
-	4,  // 2: hearth.v1.StatusResponse.model_servers:type_name -> hearth.v1.ModelServer
-	6,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
-	15, // 4: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
-	5,  // 5: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
-	15, // 6: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	15, // 7: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	15, // 8: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	10, // 9: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	15, // 10: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	15, // 11: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	13, // 12: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 13: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 14: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	9,  // 15: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	12, // 16: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 17: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 18: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	11, // 19: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	14, // 20: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	8,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	9,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	5,  // 2: hearth.v1.StatusResponse.model_servers:type_name -> hearth.v1.ModelServer
+	7,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
+	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
+	16, // 5: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	6,  // 6: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	16, // 7: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	16, // 8: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	16, // 9: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	11, // 10: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	16, // 11: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	16, // 12: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	14, // 13: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 14: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 15: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	10, // 16: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	13, // 17: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 18: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 19: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	12, // 20: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	15, // 21: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	18, // [18:22] is the sub-list for method output_type
+	14, // [14:18] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1731,7 +1828,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
