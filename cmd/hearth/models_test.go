@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
 )
 
@@ -395,6 +396,32 @@ func TestModels_Page(t *testing.T) {
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// TestDocs_Models: the add-on's documentation of the model jobs states the
+// limits and names the code enforces.
+func TestDocs_Models(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "addon", "hearth", "DOCS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Join(strings.Fields(string(b)), " ")
+	types := strings.Join(workers.ExtractTypes[:len(workers.ExtractTypes)-1], ", ") + " or " + workers.ExtractTypes[len(workers.ExtractTypes)-1]
+	for _, want := range []string{
+		fmt.Sprintf("asks the model for at most %d memories", workers.MaxExtracted),
+		fmt.Sprintf("the oldest %d candidates", workers.MaxReviewed),
+		fmt.Sprintf("with their %d nearest records", workers.Neighbours),
+		fmt.Sprintf("at least every %d seconds", int(workers.MaxProbeEvery.Seconds())),
+		"another type than " + types,
+		"(`" + string(storage.ActionRefuseScreen) + "`)", "(`" + string(storage.ActionExtractDrop) + "`)",
+		"(`" + string(storage.ActionReviewVerdict) + "`)", "(`" + string(storage.ActionReviewRefused) + "`)",
+		"(`" + string(storage.ActionReviewFailed) + "`)", "adds a `" + string(storage.ActionReview) + "` row",
+		"`" + workers.VerdictDuplicate + "`", "`" + workers.VerdictSessionState + "`", "`" + workers.VerdictKeep + "`",
+	} {
+		if !strings.Contains(docs, want) {
+			t.Errorf("DOCS.md lacks %q", want)
 		}
 	}
 }

@@ -24,9 +24,9 @@ type Check func(typ, title, content string, confidence float64) error
 // asked for at most this many, and further ones are dropped.
 const MaxExtracted = 20
 
-// extractTypes are the types extraction stores: the durable types and note.
+// ExtractTypes are the types extraction stores: the durable types and note.
 // A summary is the close's own business (summary_candidates).
-var extractTypes = []string{
+var ExtractTypes = []string{
 	storage.TypeDecision, storage.TypeConstraint, storage.TypeRequirement, storage.TypeProcedure,
 	storage.TypePreference, storage.TypeNote,
 }
@@ -193,8 +193,8 @@ func planExtraction(p extraction, mems []memory, check Check) *extractPlan {
 			plan.drops = append(plan.drops, drop{reason: fmt.Sprintf("%s: more than %d memories", field, MaxExtracted)})
 			continue
 		}
-		if !slices.Contains(extractTypes, m.Type) {
-			plan.drops = append(plan.drops, drop{reason: fmt.Sprintf("%s.type: %q is not one of %s", field, clip(m.Type, 40), strings.Join(extractTypes, ", "))})
+		if !slices.Contains(ExtractTypes, m.Type) {
+			plan.drops = append(plan.drops, drop{reason: fmt.Sprintf("%s.type: %q is not one of %s", field, clip(m.Type, 40), strings.Join(ExtractTypes, ", "))})
 			continue
 		}
 		if err := check(m.Type, m.Title, m.Content, m.Confidence); err != nil {
