@@ -70,7 +70,7 @@ func newModelSetup(t *testing.T, cfg models.Config, edit ...func(*workers.Config
 }
 
 // candidateCheck is the check the daemon hands the workers: the server's.
-func candidateCheck(t *testing.T, db *storage.DB) workers.Check {
+func candidateCheck(t testing.TB, db *storage.DB) workers.Check {
 	t.Helper()
 	srv, err := server.New(db, server.Config{Options: options.Default(), Marshal: gateway.MarshalResult})
 	if err != nil {
@@ -80,7 +80,7 @@ func candidateCheck(t *testing.T, db *storage.DB) workers.Check {
 }
 
 // closePayload is an extraction job's payload as a session close queues it.
-func closePayload(t *testing.T, summary, notes string) screen.Text {
+func closePayload(t testing.TB, summary, notes string) screen.Text {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"op_id": "op-close-1", "session_id": "s-1", "namespace": "github/acme/api",
 		"client": "claude-code", "summary": summary, "notes": notes})
