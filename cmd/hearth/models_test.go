@@ -411,6 +411,7 @@ func TestDocs_Models(t *testing.T) {
 	types := strings.Join(workers.ExtractTypes[:len(workers.ExtractTypes)-1], ", ") + " or " + workers.ExtractTypes[len(workers.ExtractTypes)-1]
 	for _, want := range []string{
 		fmt.Sprintf("asks the model for at most %d memories", workers.MaxExtracted),
+		fmt.Sprintf("up to %d attempts in all", storage.DefaultMaxAttempts),
 		fmt.Sprintf("the oldest %d candidates", workers.MaxReviewed),
 		fmt.Sprintf("with their %d nearest records", workers.Neighbours),
 		fmt.Sprintf("at least every %d seconds", int(workers.MaxProbeEvery.Seconds())),
