@@ -11,6 +11,12 @@
 // off runs once at the next start. Maintenance expires old candidates and
 // purges what retention allows (storage.Maintenance).
 //
+// With a model server configured (Config.Models), the runner also probes the
+// servers on its own goroutine and runs the model jobs while one is live:
+// extraction of candidates from session closes (Extract) and the nightly
+// review that each maintenance run queues (Review), whose verdicts apply only
+// when their guards hold. Without one those jobs wait, queued.
+//
 // # Failpoint
 //
 // Config.Failpoint (a daemon built with the failpoint tag reads it from the
