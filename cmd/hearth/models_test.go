@@ -69,6 +69,21 @@ func jobsDone(tb testing.TB, td *testDaemon, kind string, n int) func() bool {
 	}
 }
 
+// waitProbed polls memory_status until every server of urls was probed.
+func waitProbed(tb testing.TB, td *testDaemon, urls ...string) {
+	tb.Helper()
+	rest := restTransport{td}
+	waitFor(tb, "the first probes", func() bool {
+		r := rest.call(tb, td.tokens["claude-code"], "memory_status", map[string]any{})
+		for _, u := range urls {
+			if get(serverEntry(r.body, u), "probed") != true {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // serverEntry returns memory_status's entry for url.
 func serverEntry(body map[string]any, url string) map[string]any {
 	list, _ := body["model_servers"].([]any)
@@ -92,12 +107,7 @@ func TestModels_Status(t *testing.T) {
 	clock := newTestClock(time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC))
 	td := startDaemonAt(t, modelOptions(primary.URL, fallback.URL, direct.URL), clock)
 	tok := td.tokens["claude-code"]
-	rest := restTransport{td}
-	waitFor(t, "the first probes", func() bool {
-		r := rest.call(t, tok, "memory_status", map[string]any{})
-		return get(serverEntry(r.body, fallback.URL), "probed") == true && get(serverEntry(r.body, primary.URL), "probed") == true &&
-			get(serverEntry(r.body, direct.URL), "probed") == true
-	})
+	waitProbed(t, td, primary.URL, fallback.URL, direct.URL)
 	for _, tr := range transports(td) {
 		t.Run(tr.name(), func(t *testing.T) {
 			r := tr.call(t, tok, "memory_status", map[string]any{})
@@ -178,7 +188,7 @@ func TestModels_Extraction(t *testing.T) {
 	clock := newTestClock(time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC))
 	td := startDaemonAt(t, modelOptions(primary.URL, fallback.URL), clock)
 	tok := td.tokens["claude-code"]
-	waitFor(t, "the first probes", func() bool { return primary.Count("/api/tags") == 1 && fallback.Count("/v1/models") == 1 })
+	waitProbed(t, td, primary.URL, fallback.URL)
 	primary.Down()
 	for i, tr := range transports(td) {
 		r := tr.call(t, tok, "memory_session_close", closeArgs(fmt.Sprintf("extract-%s-%d", tr.name(), i), "", "Notes closed over "+tr.name()+". We decided things."))
@@ -374,6 +384,7 @@ func TestModels_Page(t *testing.T) {
 	live.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Status: 500}})
 	td := startPageDaemon(t, t.TempDir(), modelOptions(live.URL, down.URL), nil)
 	tok := td.tokens["claude-code"]
+	waitProbed(t, td, live.URL, down.URL)
 	if r := (restTransport{td}).call(t, tok, "memory_session_close", closeArgs("page-close-1", "", "notes")); !r.ok {
 		t.Fatalf("close: %v", r)
 	}

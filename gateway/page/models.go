@@ -71,13 +71,14 @@ func newModelsView(st *hearthv1.StatusResponse, err error, loc *time.Location) m
 			InFlight: s.GetCallsInFlight(), Calls: s.GetCalls(), Failures: "none",
 		}
 		switch {
-		case !s.GetProbed():
-			row.State, row.Color, row.LastProbe = "not probed yet", "#8b95a5", "never"
-		case s.GetLive():
-			row.State, row.Color = "live", "#4fb89a"
-		default:
+		case !s.GetLive():
 			row.State, row.Color = "down", "#e0605a"
+		case !s.GetProbed():
+			row.State, row.Color = "not probed yet", "#8b95a5"
+		default:
+			row.State, row.Color = "live", "#4fb89a"
 		}
+		row.LastProbe = "never"
 		if s.GetLastProbe() != nil {
 			row.LastProbe = s.GetLastProbe().AsTime().In(loc).Format(timeLayout)
 		}

@@ -47,10 +47,16 @@ func TestWorkers_Probes(t *testing.T) {
 	srv.WaitPending(t, "/api/chat", 1)
 	for i := 1; i <= 3; i++ {
 		s.clock.Add(models.DefaultProbeEvery)
-		waitCount(t, srv, "/api/tags", 1+i)
 		want := start.Add(time.Duration(i) * models.DefaultProbeEvery)
-		if got := s.router.Status().Servers[0].LastProbe; !got.Equal(want) {
-			t.Errorf("probe %d at %v, want %v", i+1, got, want)
+		deadline := time.Now().Add(10 * time.Second)
+		for !s.router.Status().Servers[0].LastProbe.Equal(want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("probe %d: last probe %v, want %v", i+1, s.router.Status().Servers[0].LastProbe, want)
+			}
+			time.Sleep(time.Millisecond) // polling a condition
+		}
+		if n := srv.Count("/api/tags"); n != 1+i {
+			t.Errorf("probes after %v: got %d, want %d", want.Sub(start), n, 1+i)
 		}
 	}
 	if n := srv.Count("/api/chat"); n != 1 {
