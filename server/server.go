@@ -15,6 +15,7 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/server/scope"
@@ -43,6 +44,9 @@ type Config struct {
 	// Wire says how the reply to the call in ctx travels, for the budget
 	// measured on the wire (R-B1); nil, or a nil result, is the JSON itself.
 	Wire func(ctx context.Context) budget.Wire
+	// Models is the model router whose servers memory_status reports; nil
+	// means none is configured.
+	Models *models.Router
 }
 
 // Server implements every hearth.v1 service.
@@ -59,6 +63,8 @@ type Server struct {
 	wire func(ctx context.Context) budget.Wire
 	// pipeline ranks searches and context packets.
 	pipeline *retrieval.Pipeline
+	// models is the model router (nil: none configured).
+	models *models.Router
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -76,7 +82,7 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 		wire = func(context.Context) budget.Wire { return nil }
 	}
 	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire, pipeline: retrieval.New(db)}, nil
+		size: size, wire: wire, pipeline: retrieval.New(db), models: cfg.Models}, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the

@@ -101,11 +101,16 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	router, err := d.modelRouter()
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(d.db, server.Config{
 		Version: version.Version, Log: d.Log, Options: d.Config.Options,
 		// Budgets measure replies as the transports render them.
 		Marshal: gateway.MarshalResult,
 		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
+		Models:  router,
 	})
 	if err != nil {
 		return err
@@ -190,6 +195,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	// failpoint tag (see package workers and failpoint_on.go).
 	if d.workers, err = workers.New(workers.Config{
 		DB: d.db, Options: d.Config.Options, Log: d.Log, Failpoint: failpoint(),
+		Models: router, Check: srv.CheckCandidate,
 	}); err != nil {
 		return err
 	}
@@ -216,8 +222,7 @@ func (d *Daemon) openIngress(token string) (err error) {
 	o := d.Config.Options
 	h := page.New(page.Config{
 		Conn: d.conn, Token: token, API: api, Clients: pageClients(o.Clients), TokensDir: d.TokensDir(),
-		OllamaURL: o.OllamaURL, OllamaFallbackURL: o.OllamaFallbackURL, OllamaDirectURLs: o.OllamaDirectURLs,
-		OllamaModel: o.OllamaModel, EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
+		EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
 		ReviewAt: o.ReviewAt.String(), AnchorSweepHours: o.AnchorSweepHours,
 		Now: d.Now, Log: d.Log, ShowTokens: d.PageShowTokens,
 	})
