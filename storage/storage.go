@@ -72,6 +72,9 @@ type DB struct {
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
 	lastMS  uint64 // time part of the last id made, so ids never go backwards
+
+	// asks are recorded queries waiting for the writer (asked.go).
+	asks askQueue
 }
 
 // Open opens (creating if needed) the database at path, with its parent
@@ -180,10 +183,13 @@ func dsn(path, txlock string, pragmas []string) string {
 	return u.String()
 }
 
-// Close closes the readers and then the writer. It is safe to call on a
-// partly opened DB.
+// Close writes the recorded queries still queued (asked.go), then closes
+// the readers and then the writer. It is safe to call on a partly opened DB.
 func (db *DB) Close() error {
 	var errs []error
+	if db.writer != nil {
+		errs = append(errs, db.closeAsks())
+	}
 	if db.reader != nil {
 		if db.readerStmts != nil {
 			errs = append(errs, db.readerStmts.close())
