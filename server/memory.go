@@ -147,7 +147,7 @@ func checkGetRequest(r *hearthv1.GetRequest) error {
 	if len(r.GetIds()) > maxIDs {
 		return invalid("ids", "has %d ids; at most %d", len(r.GetIds()), maxIDs)
 	}
-	return nil
+	return checkSessionID("session_id", r.GetSessionId(), maxGetSessID)
 }
 
 // Get returns the records named by ids, in the order asked, within the
@@ -191,6 +191,7 @@ func (m *memoryService) Get(ctx context.Context, r *hearthv1.GetRequest) (*heart
 	if err := m.db.CountFetched(ctx, ids(recs[:kept])); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
+	m.recordUse(ctx, r.GetSessionId(), ids(recs[:kept]))
 	return resp, nil
 }
 
@@ -455,7 +456,7 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 	if len(r.GetExclude()) > maxExclude {
 		return invalid("exclude", "has more than %d entries", maxExclude)
 	}
-	return nil
+	return checkSessionID("session_id", r.GetSessionId(), maxSearchSessID)
 }
 
 func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (*hearthv1.SearchResponse, error) {
@@ -466,7 +467,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	res, err := m.retrieve(ctx, retrieval.Query{
+	res, home, err := m.retrieve(ctx, retrieval.Query{
 		Text:    r.GetQuery(),
 		Types:   r.GetTypes(),
 		Exclude: r.GetExclude(),
@@ -500,6 +501,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if err := m.pipeline.Returned(ctx, returned); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
+	m.recordAsk(ctx, r, home, res.FTS, limit)
 	return resp, nil
 }
 

@@ -95,6 +95,7 @@ type Workers struct {
 	handlers  map[string]Handler
 	kinds     []string
 	sched     Scheduler
+	idle      []IdleFunc // asked for work on each idle poll (idle.go)
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -222,6 +223,9 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 			ran, err := w.RunOnce(ctx)
 			if err != nil && ctx.Err() == nil {
 				w.log.ErrorContext(ctx, "job queue", "err", err)
+			}
+			if !ran && err == nil {
+				w.idlePoll(ctx)
 			}
 			if !ran || err != nil {
 				break
