@@ -42,7 +42,7 @@ type AnswerServiceClient interface {
 	Questions(ctx context.Context, in *QuestionsRequest, opts ...grpc.CallOption) (*QuestionsResponse, error)
 	// Declare a question that deserves a standing answer in a namespace (or
 	// give remote). A question with the same words there is marked declared
-	// and returned; calling again changes nothing more. The background
+	// and returned; calling again returns the same question. The background
 	// worker answers declared questions even when nobody searched for them.
 	// Text that looks like a secret is refused.
 	AddQuestion(ctx context.Context, in *AddQuestionRequest, opts ...grpc.CallOption) (*AddQuestionResponse, error)
@@ -113,7 +113,7 @@ type AnswerServiceServer interface {
 	Questions(context.Context, *QuestionsRequest) (*QuestionsResponse, error)
 	// Declare a question that deserves a standing answer in a namespace (or
 	// give remote). A question with the same words there is marked declared
-	// and returned; calling again changes nothing more. The background
+	// and returned; calling again returns the same question. The background
 	// worker answers declared questions even when nobody searched for them.
 	// Text that looks like a secret is refused.
 	AddQuestion(context.Context, *AddQuestionRequest) (*AddQuestionResponse, error)
