@@ -196,9 +196,10 @@ func Prompt(question string, recs []*storage.Record) string {
 
 // Extract answers q without a model: the sources' sentences sharing the
 // most of the question's words (their stems, as QuestionKey makes them),
-// at most MaxSentences, each citing its record, in source order. When no
-// sentence shares a word (the source matched on its title), the first
-// sentence of the best source stands in.
+// at most MaxSentences, each citing its record, in source order. A
+// sentence must share at least half of the question's words (rounded up):
+// a record that shares one word of four with the question does not answer
+// it, and when no sentence qualifies the answer is storage.NoAnswer.
 func Extract(q *storage.Question, recs []*storage.Record) (storage.NewAnswer, error) {
 	na := storage.NewAnswer{QuestionID: q.ID, Kind: storage.AnswerExtractive}
 	if len(recs) == 0 {
@@ -223,17 +224,15 @@ func Extract(q *storage.Question, recs []*storage.Record) (storage.NewAnswer, er
 			cands = append(cands, cand{text: s, src: i, pos: j, score: score, sourceID: r.ID})
 		}
 	}
+	need := max(1, (len(want)+1)/2)
 	best := slices.Clone(cands)
 	slices.SortStableFunc(best, func(a, b cand) int { return b.score - a.score })
 	var picked []cand
 	for _, c := range best {
-		if c.score == 0 || len(picked) == MaxSentences {
+		if c.score < need || len(picked) == MaxSentences {
 			break
 		}
 		picked = append(picked, c)
-	}
-	if len(picked) == 0 && len(cands) > 0 {
-		picked = cands[:1]
 	}
 	slices.SortFunc(picked, func(a, b cand) int {
 		if a.src != b.src {

@@ -262,6 +262,15 @@ func TestComposer_Compose(t *testing.T) {
 		}
 	})
 
+	t.Run("OKExtractiveTooWeak", func(t *testing.T) {
+		// The records share "CI" with the question, and nothing else.
+		f := newFixture(t, "Which Python version does CI use?", records...)
+		na, err := composer(f, nil).Compose(ctx, f.q, false)
+		if err != nil || na.Kind != storage.AnswerNone {
+			t.Errorf("got %+v, %v; want kind none", na, err)
+		}
+	})
+
 	t.Run("OKNothingInScope", func(t *testing.T) {
 		f := newFixture(t, "Who owns the billing service?", records...)
 		na, err := composer(f, nil).Compose(ctx, f.q, false)
