@@ -27,8 +27,8 @@ type questionsView struct {
 
 type questionBar struct {
 	Text, Label, Namespace, State, Kind, Color, Title string
-	Demand, Asks, Sessions, UsedShare                string
-	TextY, BarY, W, StateX                           int
+	Demand, Asks, Sessions, UsedShare                 string
+	TextY, BarY, W, StateX                            int
 }
 
 // stateColors: fresh answers green, stale amber, unanswered grey.
@@ -97,7 +97,7 @@ func (h *Handler) questionsView(ctx context.Context) questionsView {
 			Color: stateColors[q.GetAnswerState()], Demand: strconv.FormatFloat(q.GetDemand(), 'f', -1, 64),
 			Asks: itoa(q.GetAsks()), Sessions: itoa(q.GetSessions()),
 			UsedShare: strconv.FormatFloat(q.GetUsedShare(), 'f', -1, 64),
-			TextY: y + 12, BarY: y + 1, W: w, StateX: v.BarX + w + 8,
+			TextY:     y + 12, BarY: y + 1, W: w, StateX: v.BarX + w + 8,
 		}
 		if b.Color == "" {
 			b.Color = stateColors["unanswered"]
