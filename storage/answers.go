@@ -300,7 +300,7 @@ const refreshDue = `(q.declared = 1 OR (q.sessions >= ?2 AND q.demand > 0))
 	AND (a.question IS NULL OR a.current = 0 OR a.generated_at <= ?1)
 	AND NOT EXISTS (SELECT 1 FROM jobs WHERE kind = 'answer' AND state IN ('queued', 'leased'))`
 
-const refreshOrder = ` ORDER BY q.demand DESC, q.declared DESC, q.id LIMIT 1`
+const refreshOrder = ` ORDER BY q.demand DESC, q.id LIMIT 1`
 
 // QueueAnswer queues one answer job, for the question with the highest
 // demand that deserves an answer and has none, or a stale one, or one older

@@ -159,8 +159,8 @@ type QuestionsQuery struct {
 }
 
 // Questions returns the questions of the chain by demand, highest first,
-// then the most asked, then the newest, each with its answer and whether
-// that answer is stale.
+// then the oldest (the order of the demand index), each with its answer and
+// whether that answer is stale.
 func (db *DB) Questions(ctx context.Context, q QuestionsQuery) ([]*Question, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -170,7 +170,7 @@ func (db *DB) Questions(ctx context.Context, q QuestionsQuery) ([]*Question, err
 	err := db.read(ctx, "questions", func(tx *txn) error {
 		qs, err := findQuestionsTx(ctx, tx, `
 			WHERE (?1 IS NULL OR q.namespace IN (SELECT value FROM json_each(?1)))
-			ORDER BY q.demand DESC, q.asks DESC, q.id DESC
+			ORDER BY q.demand DESC, q.id
 			LIMIT ?2`, jsonList(q.Namespaces), limit)
 		if err != nil {
 			return err
