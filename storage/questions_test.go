@@ -559,3 +559,20 @@ func TestMaintain_PurgesAsks(t *testing.T) {
 		t.Errorf("left %d questions, want the declared one only", len(qs))
 	}
 }
+
+// TestDB_RenameNamespaces_Questions holds R-N6 for questions: a rename
+// moves them with their asks and answers.
+func TestDB_RenameNamespaces_Questions(t *testing.T) {
+	db := storagetest.Open(t)
+	recordAsks(t, db, ask(t, "github/old/api", "codex", "s1", "where is the changelog"))
+	q := questionsOf(t, db)[0]
+	storeAnswer(t, db, storage.NewAnswer{QuestionID: q.ID, Kind: storage.AnswerNone, Basis: storage.Basis(nil, nil)})
+	done, err := db.RenameNamespaces(ctx, []storage.Rename{{From: "github/old", To: "github/new"}})
+	if err != nil || done[0].Rows["questions"] != 1 {
+		t.Fatalf("rename: %+v, %v; want one question moved", done, err)
+	}
+	got, err := db.FindQuestion(ctx, []string{"github/new/api"}, "changelog?")
+	if err != nil || got.ID != q.ID || got.Asks != 1 || got.Answer == nil {
+		t.Errorf("after the rename: %+v, %v; want the question with its ask and answer", got, err)
+	}
+}
