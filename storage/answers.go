@@ -293,14 +293,32 @@ type AnswerRefresh struct {
 	MaxAge time.Duration
 }
 
-// refreshDue is the condition, over questions AS q LEFT JOIN answers AS a,
-// for a question whose answer is due (?1 the freshness cutoff, ?2
-// MinSessions), while no answer job waits or runs.
-const refreshDue = `(q.declared = 1 OR (q.sessions >= ?2 AND q.demand > 0))
-	AND (a.question IS NULL OR a.current = 0 OR a.generated_at <= ?1)
-	AND NOT EXISTS (SELECT 1 FROM jobs WHERE kind = 'answer' AND state IN ('queued', 'leased'))`
+// nextDue selects the id of the question whose answer is due first: the
+// highest demand (in the demand index's order) among those that deserve an
+// answer (?2 MinSessions) and have none, a stale one, or one made at or
+// before ?1.
+const nextDue = `SELECT q.id FROM questions AS q LEFT JOIN answers AS a ON a.question = q.seq
+	WHERE (q.declared = 1 OR (q.sessions >= ?2 AND q.demand > 0))
+		AND (a.question IS NULL OR a.current = 0 OR a.generated_at <= ?1)
+	ORDER BY q.demand DESC, q.id LIMIT 1`
 
-const refreshOrder = ` ORDER BY q.demand DESC, q.id LIMIT 1`
+// answerPending is true while an answer job waits or runs.
+const answerPending = `SELECT EXISTS (SELECT 1 FROM jobs WHERE kind = '` + KindAnswer + `' AND state IN ('queued', 'leased'))`
+
+// nextDueTx returns the question whose answer is due first, or "" when none
+// is or an answer job is already pending.
+func nextDueTx(ctx context.Context, tx *txn, r AnswerRefresh) (string, error) {
+	var pending bool
+	if err := tx.QueryRowContext(ctx, answerPending).Scan(&pending); err != nil || pending {
+		return "", classify("answer due", err)
+	}
+	var id string
+	err := tx.QueryRowContext(ctx, nextDue, tx.now.Add(-r.MaxAge).UnixMilli(), r.MinSessions).Scan(&id)
+	if err == sql.ErrNoRows {
+		return "", nil
+	}
+	return id, classify("answer due", err)
+}
 
 // QueueAnswer queues one answer job, for the question with the highest
 // demand that deserves an answer and has none, or a stale one, or one older
@@ -309,30 +327,19 @@ const refreshOrder = ` ORDER BY q.demand DESC, q.id LIMIT 1`
 // returns the job, or nil when nothing is due. An idle store costs one
 // read, no write transaction.
 func (db *DB) QueueAnswer(ctx context.Context, r AnswerRefresh) (*Job, error) {
-	var found bool
-	if err := db.read(ctx, "answer due", func(tx *txn) error {
-		var id string
-		err := tx.QueryRowContext(ctx, `SELECT q.id FROM questions AS q LEFT JOIN answers AS a ON a.question = q.seq WHERE `+
-			refreshDue+refreshOrder, tx.now.Add(-r.MaxAge).UnixMilli(), r.MinSessions).Scan(&id)
-		if err == sql.ErrNoRows {
-			return nil
-		}
-		found = err == nil
-		return classify("answer due", err)
-	}); err != nil || !found {
+	var due string
+	if err := db.read(ctx, "answer due", func(tx *txn) (err error) {
+		due, err = nextDueTx(ctx, tx, r)
+		return err
+	}); err != nil || due == "" {
 		return nil, err
 	}
 	var job *Job
 	err := db.write(ctx, "queue answer", func(tx *txn) error {
-		var id string
-		err := tx.QueryRowContext(ctx, `SELECT q.id FROM questions AS q LEFT JOIN answers AS a ON a.question = q.seq WHERE `+
-			refreshDue+refreshOrder, tx.now.Add(-r.MaxAge).UnixMilli(), r.MinSessions).Scan(&id)
-		if err == sql.ErrNoRows {
+		id, err := nextDueTx(ctx, tx, r)
+		if err != nil || id == "" {
 			job = nil
-			return nil
-		}
-		if err != nil {
-			return classify("queue answer", err)
+			return err
 		}
 		payload, err := json.Marshal(map[string]string{"question_id": id})
 		if err != nil {
