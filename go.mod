@@ -3,6 +3,7 @@ module github.com/hearth-memory/hearth
 go 1.26.0
 
 require (
+	github.com/blevesearch/go-porterstemmer v1.0.3
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/ncruces/go-sqlite3 v0.37.0

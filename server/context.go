@@ -68,7 +68,7 @@ func (m *memoryService) Context(ctx context.Context, r *hearthv1.ContextRequest)
 	if err := checkContextRequest(r); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	res, err := m.retrieve(ctx, retrieval.Query{Text: r.GetTask(), Depth: contextPool},
+	res, _, err := m.retrieve(ctx, retrieval.Query{Text: r.GetTask(), Depth: contextPool},
 		r.GetNamespace(), r.GetRemote(), r.GetTopics())
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)

@@ -41,6 +41,12 @@ var (
 	maxUnusedLimit     = argInt(&hearthv1.UnusedRequest{}, "limit", maximum)
 	defaultAuditLimit  = argInt(&hearthv1.AuditRequest{}, "limit", defaultValue)
 	maxAuditLimit      = argInt(&hearthv1.AuditRequest{}, "limit", maximum)
+	maxSearchSessID    = argInt(&hearthv1.SearchRequest{}, "session_id", maxBytes)
+	maxGetSessID       = argInt(&hearthv1.GetRequest{}, "session_id", maxBytes)
+	defaultQuestions   = argInt(&hearthv1.QuestionsRequest{}, "limit", defaultValue)
+	maxQuestions       = argInt(&hearthv1.QuestionsRequest{}, "limit", maximum)
+	maxQuestionChars   = argInt(&hearthv1.AddQuestionRequest{}, "text", maxLength)
+	maxAnswerTextChars = argInt(&hearthv1.AnswerRequest{}, "text", maxLength)
 
 	// maxRecordBytes leaves room for the memory_get envelope around one
 	// record: a record must fit whole inside the records budget, so that

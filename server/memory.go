@@ -147,7 +147,7 @@ func checkGetRequest(r *hearthv1.GetRequest) error {
 	if len(r.GetIds()) > maxIDs {
 		return invalid("ids", "has %d ids; at most %d", len(r.GetIds()), maxIDs)
 	}
-	return nil
+	return checkSessionID("session_id", r.GetSessionId(), maxGetSessID)
 }
 
 // Get returns the records named by ids, in the order asked, within the
@@ -190,6 +190,7 @@ func (m *memoryService) Get(ctx context.Context, r *hearthv1.GetRequest) (*heart
 	}
 	// Counted in memory, stored by the single writer within a second.
 	m.db.NoteFetched(ids(recs[:kept]))
+	m.recordUse(ctx, r.GetSessionId(), ids(recs[:kept]))
 	return resp, nil
 }
 
@@ -454,7 +455,7 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 	if len(r.GetExclude()) > maxExclude {
 		return invalid("exclude", "has more than %d entries", maxExclude)
 	}
-	return nil
+	return checkSessionID("session_id", r.GetSessionId(), maxSearchSessID)
 }
 
 func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (*hearthv1.SearchResponse, error) {
@@ -465,7 +466,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	res, err := m.retrieve(ctx, retrieval.Query{
+	res, home, err := m.retrieve(ctx, retrieval.Query{
 		Text:    r.GetQuery(),
 		Types:   r.GetTypes(),
 		Exclude: r.GetExclude(),
@@ -497,6 +498,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 		returned[i] = out[i].Id
 	}
 	m.pipeline.Returned(returned)
+	m.recordAsk(ctx, r, home, res.FTS, limit)
 	return resp, nil
 }
 

@@ -65,14 +65,15 @@ func (s *Server) resolve(nsField, ns, remote string, topics []string) (home stri
 // retrieve resolves a search's or a context packet's namespace (or remote)
 // and topics into its scope chain and runs the retrieval pipeline over it:
 // the one path both take from request to ranking. A hub's chain reaches
-// every repository namespace (SPEC R-N5).
-func (s *Server) retrieve(ctx context.Context, q retrieval.Query, ns, remote string, topics []string) (retrieval.Result, error) {
+// every repository namespace (SPEC R-N5). It returns the home namespace too.
+func (s *Server) retrieve(ctx context.Context, q retrieval.Query, ns, remote string, topics []string) (retrieval.Result, string, error) {
 	home, chain, err := s.resolve("namespace", ns, remote, topics)
 	if err != nil {
-		return retrieval.Result{}, err
+		return retrieval.Result{}, "", err
 	}
 	q.Chain, q.AllRepositories = chain, s.scopes.IsHub(home)
-	return s.pipeline.Run(ctx, q)
+	res, err := s.pipeline.Run(ctx, q)
+	return res, home, err
 }
 
 // ApplyRenames applies the namespace_renames option at start, all renames

@@ -96,6 +96,7 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 	hearthv1.RegisterMemoryServiceServer(g, &memoryService{Server: s})
 	hearthv1.RegisterAdminServiceServer(g, &adminService{Server: s})
 	hearthv1.RegisterSessionServiceServer(g, &sessionService{Server: s})
+	hearthv1.RegisterAnswerServiceServer(g, &answerService{Server: s})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(g, hs)

@@ -15,7 +15,8 @@ type Maintenance struct {
 	CandidateExpiry time.Duration
 	// Retention purges records forgotten at least this long ago, turns
 	// receipts closed at least this long ago into tombstones, and deletes
-	// jobs done that long ago (retention_deleted_days). Required.
+	// jobs done and queries recorded that long ago (retention_deleted_days).
+	// Required.
 	Retention time.Duration
 }
 
@@ -30,12 +31,20 @@ type MaintenanceReport struct {
 	ReceiptsTombstoned int
 	// JobsPurged is how many finished (done) jobs were deleted.
 	JobsPurged int
+	// AsksPurged is how many recorded queries were deleted, QuestionsPurged
+	// how many questions went with their last ask (answers.go).
+	AsksPurged, QuestionsPurged int
 }
 
-// String gives the counts as the audit row's detail.
+// String gives the counts as the audit row's detail; the recorded queries
+// and questions purged are named only when there were some.
 func (r MaintenanceReport) String() string {
-	return fmt.Sprintf("candidates expired %d, records purged %d, receipts tombstoned %d, jobs purged %d",
+	s := fmt.Sprintf("candidates expired %d, records purged %d, receipts tombstoned %d, jobs purged %d",
 		r.CandidatesExpired, r.RecordsPurged, r.ReceiptsTombstoned, r.JobsPurged)
+	if r.AsksPurged+r.QuestionsPurged > 0 {
+		s += fmt.Sprintf(", recorded queries purged %d, questions purged %d", r.AsksPurged, r.QuestionsPurged)
+	}
+	return s
 }
 
 // Maintain runs maintenance in its own transaction. Job handlers use
@@ -120,6 +129,10 @@ func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport
 		return nil, classify("purge jobs", err)
 	}
 	rep.JobsPurged = rowsAffected(res)
+
+	if rep.AsksPurged, rep.QuestionsPurged, err = purgeAskedTx(ctx, tx, cutoff); err != nil {
+		return nil, err
+	}
 
 	if err := insertAuditTx(ctx, tx, AuditEntry{
 		Client: SystemClient, Action: ActionMaintenance, Detail: screen.Redact(rep.String()),

@@ -94,6 +94,9 @@ type DB struct {
 	dfs   dfCache
 	stems stemCache
 	vocab *sql.DB
+
+	// asks are recorded queries waiting for the writer (asked.go).
+	asks askQueue
 }
 
 // Open opens (creating if needed) the database at path, with its parent
@@ -216,9 +219,9 @@ func dsn(path, txlock string, pragmas []string) string {
 	return u.String()
 }
 
-// Close stops the writer loop, after the writes already handed to it (a
-// write that comes later fails with ErrClosed), then closes the readers and
-// the writer. It is safe to call on a partly opened DB, and more than once.
+// Close stores the counted uses and recorded queries still in memory, stops
+// the writer loop after the writes already handed to it (a write that comes
+// later fails with ErrClosed), then closes the readers and the writer. It is safe to call on a partly opened DB, and more than once.
 func (db *DB) Close() error {
 	var errs []error
 	db.closeOnce.Do(func() {
@@ -228,6 +231,10 @@ func (db *DB) Close() error {
 		if db.flushDone != nil {
 			<-db.flushDone
 			errs = append(errs, db.FlushUsage(context.Background()))
+		}
+		// Recorded queries still queued (asked.go) too.
+		if db.loopDone != nil {
+			errs = append(errs, db.closeAsks())
 		}
 		close(db.closing)
 	})

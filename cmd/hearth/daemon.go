@@ -21,9 +21,11 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/mcpbridge"
 	"github.com/hearth-memory/hearth/server"
+	"github.com/hearth-memory/hearth/server/answers"
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/scope"
 	"github.com/hearth-memory/hearth/server/version"
 	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
@@ -83,6 +85,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.Now != nil {
 		d.db.Now = d.Now
 	}
+	// Recorded queries are written in batches off the search path; a batch
+	// that fails is lost and said so here.
+	d.db.OnAskError(func(err error) { d.Log.Error("recorded queries", "err", err) })
 	// namespace_renames move records before any request can see them (R-N6).
 	if err = server.ApplyRenames(ctx, d.db, d.Config.Options.NamespaceRenames, d.Log); err != nil {
 		return err
@@ -199,6 +204,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}); err != nil {
 		return err
 	}
+	// Standing answers are refreshed one per idle poll (SPEC R-W3), with
+	// the same model router as the other model jobs.
+	d.workers.HandleAnswers(&answers.Composer{DB: d.db, Scopes: scope.New(d.Config.Options), Models: router}, answers.DefaultRefresh)
 	if err = d.workers.Start(ctx); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -55,6 +56,26 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_unused": func() any { return map[string]any{"namespace": ns, "limit": 5} },
 		"memory_namespace": func() any {
 			return map[string]any{"remote": "git@github.com:Acme/Parity.git"}
+		},
+		"memory_questions": func() any {
+			// Searches are recorded in batches: write what waits, so both
+			// transports read the same figures.
+			if err := td.db.FlushAsks(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return map[string]any{"namespace": ns, "limit": 5}
+		},
+		"memory_question_add": func() any {
+			return map[string]any{"namespace": ns, "text": "How is the cache invalidated?"}
+		},
+		"memory_answer": func() any {
+			// Both transports read the same answer: declare the question and
+			// wait until the worker has answered it.
+			if r := rest.call(t, tok, "memory_question_add", map[string]any{"namespace": ns, "text": "How is the cache invalidated?"}); !r.ok {
+				t.Fatalf("declare: %v", r)
+			}
+			awaitAnswer(t, td, tok, ns, "How is the cache invalidated?")
+			return map[string]any{"namespace": ns, "text": "cache invalidation: how?"}
 		},
 		"memory_session_close": func() any {
 			closes++ // each transport closes with its own op_id

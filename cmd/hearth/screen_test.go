@@ -148,6 +148,16 @@ func TestScreen_EveryWritePath(t *testing.T) {
 			},
 			inject: []injection{{field: "note", value: "checked with " + secretAWS, secret: secretAWS, pattern: true}},
 		},
+		"memory_question_add": {
+			args: func(t *testing.T) map[string]any {
+				return map[string]any{"namespace": ns, "text": "How do we rotate the deploy keys?"}
+			},
+			inject: []injection{
+				{field: "text", value: "where is " + secretGitHub, secret: secretGitHub, pattern: true},
+				{field: "text", value: "how to use " + secretAWS, secret: secretAWS, pattern: true},
+				{field: "namespace", value: "projects/" + secretMarker, secret: secretMarker, pattern: true},
+			},
+		},
 		"memory_session_close": {
 			args: func(t *testing.T) map[string]any {
 				return map[string]any{"session_id": "s-screen", "namespace": ns, "op_id": "op-" + strings.NewReplacer("/", "-", "#", "-", "[", "-", "]", "-", ".", "-").Replace(t.Name()), "summary": "Worked on the screen."}

@@ -180,6 +180,9 @@ type view struct {
 
 	Unused unusedView
 
+	// Questions is the questions panel, rendered by questions.go.
+	Questions template.HTML
+
 	Endpoint endpoint
 	ViaProxy bool
 	Clients  []clientView
@@ -274,6 +277,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 		Detail:   "Entity anchors are not checked against Home Assistant in this version.",
 		Schedule: "every " + itoa(h.cfg.AnchorSweepHours) + " h once available"}
 	v.Unused = h.unused(ctx, now.Location())
+	v.Questions = h.questions(ctx)
 
 	v.Endpoint = agentEndpoint(h.cfg.API, viaProxy, forwardedHost, h.cfg.Interfaces())
 	for _, c := range h.cfg.Clients {

@@ -180,8 +180,8 @@ func TestHandler_OK(t *testing.T) {
 	})
 	t.Run("AsThePageClient", func(t *testing.T) {
 		calls := b.Calls()
-		if len(calls) != 3 {
-			t.Fatalf("%d calls, want Status, Audit and Unused", len(calls))
+		if len(calls) != 4 {
+			t.Fatalf("%d calls, want Status, Audit, Unused and Questions", len(calls))
 		}
 		for _, c := range calls {
 			if got := c.Metadata.Get("authorization"); len(got) != 1 || got[0] != "Bearer hearth_pagetoken" {

@@ -54,6 +54,9 @@ type Result struct {
 	// Mode is ranking.ModeRRF when more than one list answered, else
 	// ranking.ModeFTS.
 	Mode string
+	// FTS is the full-text list alone, best first: what the demand signal
+	// records, so an encoder going up or down does not move it (R-W2).
+	FTS []storage.Hit
 }
 
 // Pipeline ranks queries over full text and any further lists.
@@ -72,7 +75,7 @@ func New(db *storage.DB, more ...List) *Pipeline {
 // ErrUnavailable is left out, any other error fails the run.
 func (p *Pipeline) Run(ctx context.Context, q Query) (Result, error) {
 	var lists []ranking.List
-	var seen []storage.Hit
+	var seen, fts []storage.Hit
 	for i, l := range p.lists {
 		hits, err := l.Rank(ctx, q)
 		if errors.Is(err, ErrUnavailable) && i > 0 {
@@ -81,6 +84,9 @@ func (p *Pipeline) Run(ctx context.Context, q Query) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		if i == 0 {
+			fts = hits
+		}
 		lists = append(lists, ranking.List{Name: l.Name(), Hits: hits})
 		seen = append(seen, hits...)
 	}
@@ -88,7 +94,7 @@ func (p *Pipeline) Run(ctx context.Context, q Query) (Result, error) {
 	if len(lists) > 1 {
 		mode = ranking.ModeRRF
 	}
-	return Result{Hits: ranking.Fuse(chainOf(q.Chain, seen), lists...), Mode: mode}, nil
+	return Result{Hits: ranking.Fuse(chainOf(q.Chain, seen), lists...), Mode: mode, FTS: fts}, nil
 }
 
 // Returned counts records as returned (R-K5): the hits and packet records

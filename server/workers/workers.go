@@ -118,6 +118,7 @@ type Workers struct {
 	ready  map[string]func() bool
 	models *models.Router
 	held   atomic.Bool // the failpoint held its job
+	idle      []IdleFunc // asked for work on each idle poll (idle.go)
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -250,6 +251,9 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 			ran, err := w.RunOnce(ctx)
 			if err != nil && ctx.Err() == nil {
 				w.log.ErrorContext(ctx, "job queue", "err", err)
+			}
+			if !ran && err == nil {
+				w.idlePoll(ctx)
 			}
 			if !ran || err != nil {
 				break

@@ -324,7 +324,10 @@ type GetRequest struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// Record ids. Ids that name no record are listed in `missing`, entries
 	// that are not record ids in `malformed`; the others are still returned.
-	Ids           []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	Ids []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// The agent's session id, as given to memory_search: fetching a hit of
+	// that session's searches counts their question as answered.
+	SessionId     string `protobuf:"bytes,140,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -361,8 +364,19 @@ func (x *GetRequest) GetIds() []string {
 	return nil
 }
 
+func (x *GetRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
 func (x *GetRequest) SetIds(v []string) {
 	x.Ids = v
+}
+
+func (x *GetRequest) SetSessionId(v string) {
+	x.SessionId = v
 }
 
 type GetRequest_builder struct {
@@ -371,6 +385,9 @@ type GetRequest_builder struct {
 	// Record ids. Ids that name no record are listed in `missing`, entries
 	// that are not record ids in `malformed`; the others are still returned.
 	Ids []string
+	// The agent's session id, as given to memory_search: fetching a hit of
+	// that session's searches counts their question as answered.
+	SessionId string
 }
 
 func (b0 GetRequest_builder) Build() *GetRequest {
@@ -378,6 +395,7 @@ func (b0 GetRequest_builder) Build() *GetRequest {
 	b, x := &b0, m0
 	_, _ = b, x
 	x.Ids = b.Ids
+	x.SessionId = b.SessionId
 	return m0
 }
 
@@ -1123,10 +1141,16 @@ type SearchRequest struct {
 	// Drop hits whose id starts with one of these; an entry shorter than 8
 	// characters is ignored.
 	Exclude []string `protobuf:"bytes,7,rep,name=exclude,proto3" json:"exclude,omitempty"`
-	// A per-prompt recall search: not recorded as a question asked.
+	// A per-prompt recall search: not recorded as a question asked
+	// (memory_questions); nor is a query that looks like a secret.
 	Recall bool `protobuf:"varint,8,opt,name=recall,proto3" json:"recall,omitempty"`
 	// A git remote URL to derive the namespace from, in place of `namespace`.
-	Remote        string `protobuf:"bytes,9,opt,name=remote,proto3" json:"remote,omitempty"`
+	Remote string `protobuf:"bytes,9,opt,name=remote,proto3" json:"remote,omitempty"`
+	// The agent's session id, if it has one: a later memory_get with the
+	// same session_id that fetches one of this search's full-text hits counts
+	// the question as answered (memory_questions). Without it, a client's
+	// calls of one UTC day are one session.
+	SessionId     string `protobuf:"bytes,140,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1219,6 +1243,13 @@ func (x *SearchRequest) GetRemote() string {
 	return ""
 }
 
+func (x *SearchRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.Query = v
 }
@@ -1255,6 +1286,10 @@ func (x *SearchRequest) SetRemote(v string) {
 	x.Remote = v
 }
 
+func (x *SearchRequest) SetSessionId(v string) {
+	x.SessionId = v
+}
+
 func (x *SearchRequest) HasMinCosine() bool {
 	if x == nil {
 		return false
@@ -1284,10 +1319,16 @@ type SearchRequest_builder struct {
 	// Drop hits whose id starts with one of these; an entry shorter than 8
 	// characters is ignored.
 	Exclude []string
-	// A per-prompt recall search: not recorded as a question asked.
+	// A per-prompt recall search: not recorded as a question asked
+	// (memory_questions); nor is a query that looks like a secret.
 	Recall bool
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
+	// The agent's session id, if it has one: a later memory_get with the
+	// same session_id that fetches one of this search's full-text hits counts
+	// the question as answered (memory_questions). Without it, a client's
+	// calls of one UTC day are one session.
+	SessionId string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1303,6 +1344,7 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.Exclude = b.Exclude
 	x.Recall = b.Recall
 	x.Remote = b.Remote
+	x.SessionId = b.SessionId
 	return m0
 }
 
@@ -2811,10 +2853,13 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	" \x01(\tR\x06remoteB\r\n" +
 	"\v_confidence\":\n" +
 	"\rStoreResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"/\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"r\n" +
 	"\n" +
 	"GetRequest\x12!\n" +
-	"\x03ids\x18\x01 \x03(\tB\x0f\x92A\f\xa0\x012\xa8\x01\x01\xd2\x01\x03idsR\x03ids\"\xd6\x01\n" +
+	"\x03ids\x18\x01 \x03(\tB\x0f\x92A\f\xa0\x012\xa8\x01\x01\xd2\x01\x03idsR\x03ids\x12A\n" +
+	"\n" +
+	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\"\xd6\x01\n" +
 	"\vGetResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12\x18\n" +
 	"\amissing\x18\x02 \x03(\tR\amissing\x12)\n" +
@@ -2858,7 +2903,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xb2\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xf5\x03\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -2871,7 +2916,10 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"min_cosine\x18\x06 \x01(\x01B\x15\x92A\x12Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbfH\x00R\tminCosine\x88\x01\x01\x12 \n" +
 	"\aexclude\x18\a \x03(\tB\x06\x92A\x03\xa0\x01dR\aexclude\x12\x16\n" +
 	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
-	"\x06remote\x18\t \x01(\tR\x06remoteB\r\n" +
+	"\x06remote\x18\t \x01(\tR\x06remote\x12A\n" +
+	"\n" +
+	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionIdB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +

@@ -313,10 +313,11 @@ func (b0 StoreResponse_builder) Build() *StoreResponse {
 }
 
 type GetRequest struct {
-	state          protoimpl.MessageState `protogen:"opaque.v1"`
-	xxx_hidden_Ids []string               `protobuf:"bytes,1,rep,name=ids,proto3"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state                protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Ids       []string               `protobuf:"bytes,1,rep,name=ids,proto3"`
+	xxx_hidden_SessionId string                 `protobuf:"bytes,140,opt,name=session_id,json=sessionId,proto3"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *GetRequest) Reset() {
@@ -351,8 +352,19 @@ func (x *GetRequest) GetIds() []string {
 	return nil
 }
 
+func (x *GetRequest) GetSessionId() string {
+	if x != nil {
+		return x.xxx_hidden_SessionId
+	}
+	return ""
+}
+
 func (x *GetRequest) SetIds(v []string) {
 	x.xxx_hidden_Ids = v
+}
+
+func (x *GetRequest) SetSessionId(v string) {
+	x.xxx_hidden_SessionId = v
 }
 
 type GetRequest_builder struct {
@@ -361,6 +373,9 @@ type GetRequest_builder struct {
 	// Record ids. Ids that name no record are listed in `missing`, entries
 	// that are not record ids in `malformed`; the others are still returned.
 	Ids []string
+	// The agent's session id, as given to memory_search: fetching a hit of
+	// that session's searches counts their question as answered.
+	SessionId string
 }
 
 func (b0 GetRequest_builder) Build() *GetRequest {
@@ -368,6 +383,7 @@ func (b0 GetRequest_builder) Build() *GetRequest {
 	b, x := &b0, m0
 	_, _ = b, x
 	x.xxx_hidden_Ids = b.Ids
+	x.xxx_hidden_SessionId = b.SessionId
 	return m0
 }
 
@@ -1150,6 +1166,7 @@ type SearchRequest struct {
 	xxx_hidden_Exclude     []string               `protobuf:"bytes,7,rep,name=exclude,proto3"`
 	xxx_hidden_Recall      bool                   `protobuf:"varint,8,opt,name=recall,proto3"`
 	xxx_hidden_Remote      string                 `protobuf:"bytes,9,opt,name=remote,proto3"`
+	xxx_hidden_SessionId   string                 `protobuf:"bytes,140,opt,name=session_id,json=sessionId,proto3"`
 	XXX_raceDetectHookData protoimpl.RaceDetectHookData
 	XXX_presence           [1]uint32
 	unknownFields          protoimpl.UnknownFields
@@ -1244,6 +1261,13 @@ func (x *SearchRequest) GetRemote() string {
 	return ""
 }
 
+func (x *SearchRequest) GetSessionId() string {
+	if x != nil {
+		return x.xxx_hidden_SessionId
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.xxx_hidden_Query = v
 }
@@ -1266,7 +1290,7 @@ func (x *SearchRequest) SetLimit(v uint32) {
 
 func (x *SearchRequest) SetMinCosine(v float64) {
 	x.xxx_hidden_MinCosine = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 9)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 10)
 }
 
 func (x *SearchRequest) SetExclude(v []string) {
@@ -1279,6 +1303,10 @@ func (x *SearchRequest) SetRecall(v bool) {
 
 func (x *SearchRequest) SetRemote(v string) {
 	x.xxx_hidden_Remote = v
+}
+
+func (x *SearchRequest) SetSessionId(v string) {
+	x.xxx_hidden_SessionId = v
 }
 
 func (x *SearchRequest) HasMinCosine() bool {
@@ -1311,10 +1339,16 @@ type SearchRequest_builder struct {
 	// Drop hits whose id starts with one of these; an entry shorter than 8
 	// characters is ignored.
 	Exclude []string
-	// A per-prompt recall search: not recorded as a question asked.
+	// A per-prompt recall search: not recorded as a question asked
+	// (memory_questions); nor is a query that looks like a secret.
 	Recall bool
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
+	// The agent's session id, if it has one: a later memory_get with the
+	// same session_id that fetches one of this search's full-text hits counts
+	// the question as answered (memory_questions). Without it, a client's
+	// calls of one UTC day are one session.
+	SessionId string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1327,12 +1361,13 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.xxx_hidden_Types = b.Types
 	x.xxx_hidden_Limit = b.Limit
 	if b.MinCosine != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 9)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 10)
 		x.xxx_hidden_MinCosine = *b.MinCosine
 	}
 	x.xxx_hidden_Exclude = b.Exclude
 	x.xxx_hidden_Recall = b.Recall
 	x.xxx_hidden_Remote = b.Remote
+	x.xxx_hidden_SessionId = b.SessionId
 	return m0
 }
 
@@ -2830,10 +2865,13 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	" \x01(\tR\x06remoteB\r\n" +
 	"\v_confidence\":\n" +
 	"\rStoreResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"/\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"r\n" +
 	"\n" +
 	"GetRequest\x12!\n" +
-	"\x03ids\x18\x01 \x03(\tB\x0f\x92A\f\xa0\x012\xa8\x01\x01\xd2\x01\x03idsR\x03ids\"\xd6\x01\n" +
+	"\x03ids\x18\x01 \x03(\tB\x0f\x92A\f\xa0\x012\xa8\x01\x01\xd2\x01\x03idsR\x03ids\x12A\n" +
+	"\n" +
+	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\"\xd6\x01\n" +
 	"\vGetResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12\x18\n" +
 	"\amissing\x18\x02 \x03(\tR\amissing\x12)\n" +
@@ -2877,7 +2915,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xb2\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xf5\x03\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -2890,7 +2928,10 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"min_cosine\x18\x06 \x01(\x01B\x15\x92A\x12Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbfH\x00R\tminCosine\x88\x01\x01\x12 \n" +
 	"\aexclude\x18\a \x03(\tB\x06\x92A\x03\xa0\x01dR\aexclude\x12\x16\n" +
 	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
-	"\x06remote\x18\t \x01(\tR\x06remoteB\r\n" +
+	"\x06remote\x18\t \x01(\tR\x06remote\x12A\n" +
+	"\n" +
+	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionIdB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
