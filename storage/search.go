@@ -189,33 +189,68 @@ func init() {
 	}
 }
 
-// TimelineQuery selects records by creation time. Namespaces filters when not
-// empty. Since is inclusive and Until exclusive; a zero time leaves that end
-// open. Limit <= 0 means DefaultTimelineLimit.
+// TimelineQuery selects records by creation time. Namespaces, Types and
+// Statuses filter when not empty; with no Statuses every record but deleted
+// ones is listed. Since is inclusive and Until exclusive; a zero time leaves
+// that end open. After, the id of the last record of a previous page, goes
+// on from there in the timeline's order. Limit <= 0 means
+// DefaultTimelineLimit.
 type TimelineQuery struct {
 	Namespaces []string
+	Types      []string
+	Statuses   []string
 	Since      time.Time
 	Until      time.Time
+	After      string
 	Limit      int
 }
 
-// Timeline returns records that are not deleted (superseded and candidate
-// records included), newest first by creation time, then by id descending.
+// Timeline returns records newest first by creation time, then by id
+// descending: by default those that are not deleted (superseded and
+// candidate records included), or those of q.Statuses.
+//
+// It returns Invalid (Field "types[i]" or "statuses[i]") for an unknown type
+// or status, and NotFound (Field "after_id") when q.After names no record.
 func (db *DB) Timeline(ctx context.Context, q TimelineQuery) ([]*Record, error) {
+	for i, t := range q.Types {
+		if !ValidType(t) {
+			return nil, errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
+		}
+	}
+	for i, s := range q.Statuses {
+		if !ValidStatus(s) {
+			return nil, errorf(Invalid, fmt.Sprintf("statuses[%d]", i), "must be one of active, candidate, superseded, deleted")
+		}
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultTimelineLimit
 	}
+	var after any
+	if q.After != "" {
+		after = q.After
+	}
 	var recs []*Record
 	err := db.read(ctx, "timeline", func(tx *txn) (err error) {
+		if after != nil {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE id = ?`, after).Scan(&n); err != nil {
+				return classify("timeline", err)
+			}
+			if n == 0 {
+				return errorf(NotFound, "after_id", "no record has this id")
+			}
+		}
 		recs, err = findRecordsTx(ctx, tx, `
-			WHERE r.status <> 'deleted'
+			WHERE (?5 IS NULL AND r.status <> 'deleted' OR r.status IN (SELECT value FROM json_each(?5)))
 				AND (?1 IS NULL OR r.namespace IN (SELECT value FROM json_each(?1)))
+				AND (?6 IS NULL OR r.type IN (SELECT value FROM json_each(?6)))
 				AND (?2 IS NULL OR r.created_at >= ?2)
 				AND (?3 IS NULL OR r.created_at < ?3)
+				AND (?7 IS NULL OR (r.created_at, r.id) < (SELECT created_at, id FROM records WHERE id = ?7))
 			ORDER BY r.created_at DESC, r.id DESC
 			LIMIT ?4`,
-			jsonList(q.Namespaces), ms(q.Since), ms(q.Until), limit,
+			jsonList(q.Namespaces), ms(q.Since), ms(q.Until), limit, jsonList(q.Statuses), jsonList(q.Types), after,
 		)
 		return err
 	})
