@@ -41,6 +41,10 @@ var (
 	maxUnusedLimit     = argInt(&hearthv1.UnusedRequest{}, "limit", maximum)
 	defaultAuditLimit  = argInt(&hearthv1.AuditRequest{}, "limit", defaultValue)
 	maxAuditLimit      = argInt(&hearthv1.AuditRequest{}, "limit", maximum)
+	maxTimelineTypes   = argInt(&hearthv1.TimelineRequest{}, "types", maxItems)
+	maxTimelineStatus  = argInt(&hearthv1.TimelineRequest{}, "statuses", maxItems)
+	defaultHistory     = argInt(&hearthv1.HistoryRequest{}, "limit", defaultValue)
+	maxHistoryLimit    = argInt(&hearthv1.HistoryRequest{}, "limit", maximum)
 
 	// maxRecordBytes leaves room for the memory_get envelope around one
 	// record: a record must fit whole inside the records budget, so that

@@ -516,7 +516,7 @@ func checkTimelineRequest(r *hearthv1.TimelineRequest) error {
 	if r.Since != nil && r.Until != nil && !r.GetSince().AsTime().Before(r.GetUntil().AsTime()) {
 		return invalid("until", "must be after since")
 	}
-	return nil
+	return checkTimelineFilters(r)
 }
 
 func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineRequest) (*hearthv1.TimelineResponse, error) {
@@ -527,11 +527,11 @@ func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineReques
 	if limit == 0 {
 		limit = defaultTimeline
 	}
-	_, scopes, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
+	scopes, err := m.timelineScopes(r)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	q := storage.TimelineQuery{Namespaces: scopes, Limit: limit}
+	q := storage.TimelineQuery{Namespaces: scopes, Types: r.GetTypes(), Statuses: r.GetStatuses(), After: r.GetAfterId(), Limit: limit}
 	if r.Since != nil {
 		q.Since = r.GetSince().AsTime()
 	}
