@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// FuzzCheckHistoryRequest feeds arbitrary JSON to the history and timeline
-// validators: neither may panic, and what they accept holds their limits.
+// FuzzCheckHistoryRequest feeds arbitrary JSON to the history, search and
+// timeline validators: neither may panic, and what they accept holds their limits.
 func FuzzCheckHistoryRequest(f *testing.F) {
 	for _, s := range []string{
 		`{}`,
@@ -20,6 +20,7 @@ func FuzzCheckHistoryRequest(f *testing.F) {
 		`{"types":["note","decision"],"statuses":["deleted"],"within":"all"}`,
 		`{"within":"namespace","namespace":"github/acme/api","after_id":"01JD3M5ZK9Q8W7E6R5T4Y3X2V1"}`,
 		`{"within":"all","remote":"git@github.com:acme/api.git"}`,
+		`{"query":"retries","within":"namespace","topics":["go"]}`,
 		`{"statuses":["active","active","active","active","active"],"within":"ALL"}`,
 	} {
 		f.Add(s)
@@ -30,6 +31,14 @@ func FuzzCheckHistoryRequest(f *testing.F) {
 		if opts.Unmarshal([]byte(s), &hr) == nil && checkHistoryRequest(&hr) == nil {
 			if !idPattern.MatchString(hr.GetId()) || int(hr.GetLimit()) > maxHistoryLimit {
 				t.Fatalf("accepted a bad history request: %s", s)
+			}
+		}
+		var sr hearthv1.SearchRequest
+		if opts.Unmarshal([]byte(s), &sr) == nil && checkSearchRequest(&sr) == nil {
+			if w := sr.GetWithin(); !slices.Contains([]string{"", withinChain, withinNamespace, withinAll}, w) ||
+				(w == withinAll && (sr.GetNamespace() != "" || sr.GetRemote() != "" || len(sr.GetTopics()) > 0)) ||
+				(w == withinNamespace && len(sr.GetTopics()) > 0) {
+				t.Fatalf("accepted a bad search request: %s", s)
 			}
 		}
 		var tr hearthv1.TimelineRequest
@@ -108,6 +117,29 @@ func TestCheckTimelineFilters(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := fieldOf(t, checkTimelineRequest(tt.req)); got != tt.field {
+				t.Errorf("field: got %q, want %q", got, tt.field)
+			}
+		})
+	}
+}
+
+func TestCheckSearchRequest_Within(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		req   *hearthv1.SearchRequest
+		field string // "" when valid
+	}{
+		{"OKChain", &hearthv1.SearchRequest{Query: "q", Within: "chain", Namespace: "global", Topics: []string{"go"}}, ""},
+		{"OKNamespace", &hearthv1.SearchRequest{Query: "q", Within: "namespace", Namespace: "github/acme/api"}, ""},
+		{"OKAll", &hearthv1.SearchRequest{Query: "q", Within: "all"}, ""},
+		{"ErrWithin", &hearthv1.SearchRequest{Query: "q", Within: "All"}, "within"},
+		{"ErrAllNamespace", &hearthv1.SearchRequest{Query: "q", Within: "all", Namespace: "global"}, "namespace"},
+		{"ErrAllRemote", &hearthv1.SearchRequest{Query: "q", Within: "all", Remote: "git@github.com:acme/api.git"}, "remote"},
+		{"ErrAllTopics", &hearthv1.SearchRequest{Query: "q", Within: "all", Topics: []string{"go"}}, "topics"},
+		{"ErrNamespaceTopics", &hearthv1.SearchRequest{Query: "q", Within: "namespace", Topics: []string{"go"}}, "topics"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := fieldOf(t, checkSearchRequest(tt.req)); got != tt.field {
 				t.Errorf("field: got %q, want %q", got, tt.field)
 			}
 		})

@@ -455,7 +455,7 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 	if len(r.GetExclude()) > maxExclude {
 		return invalid("exclude", "has more than %d entries", maxExclude)
 	}
-	return nil
+	return checkWithin(r.GetWithin(), r.GetNamespace(), r.GetRemote(), r.GetTopics())
 }
 
 func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (*hearthv1.SearchResponse, error) {
@@ -466,12 +466,12 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	res, err := m.retrieve(ctx, retrieval.Query{
+	res, err := m.retrieveWithin(ctx, retrieval.Query{
 		Text:    r.GetQuery(),
 		Types:   r.GetTypes(),
 		Exclude: r.GetExclude(),
 		Depth:   max(limit, minPool),
-	}, r.GetNamespace(), r.GetRemote(), r.GetTopics())
+	}, r.GetWithin(), r.GetNamespace(), r.GetRemote(), r.GetTopics())
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}

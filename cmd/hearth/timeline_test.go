@@ -15,7 +15,7 @@ func titles(body map[string]any) []string {
 
 // TestMemory_TimelineFilters holds memory_timeline's filters over every
 // transport: types, statuses (deleted only when asked), within (the chain,
-// one namespace, all) and paging by after_id.
+// one namespace, all) and paging by after_id; and memory_search's within.
 func TestMemory_TimelineFilters(t *testing.T) {
 	td := startDaemon(t, testOptions())
 	tok := td.tokens["claude-code"]
@@ -62,6 +62,28 @@ func TestMemory_TimelineFilters(t *testing.T) {
 				}
 				if got := titles(r.body); !slices.Equal(got, tc.want) {
 					t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+				}
+			}
+			for _, tc := range []struct {
+				name string
+				args map[string]any
+				want []string
+			}{
+				{"SearchChain", map[string]any{"query": "content", "namespace": repo}, []string{"g-pref", "r-cand", "r-dec"}},
+				{"SearchNamespace", map[string]any{"query": "content", "namespace": repo, "within": "namespace"}, []string{"r-cand", "r-dec"}},
+				{"SearchAll", map[string]any{"query": "content", "within": "all"}, []string{"g-pref", "r-cand", "r-dec", "t-proc"}},
+			} {
+				r := tr.call(t, tok, "memory_search", tc.args)
+				if !r.ok {
+					t.Fatalf("%s: %v", tc.name, r)
+				}
+				var got []string
+				for _, h := range list(r.body, "hits") {
+					got = append(got, str(h, "title"))
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("%s: got %v, want %v (deleted records are never found)", tc.name, got, tc.want)
 				}
 			}
 			// Paging: two at a time through every namespace.

@@ -1126,7 +1126,11 @@ type SearchRequest struct {
 	// A per-prompt recall search: not recorded as a question asked.
 	Recall bool `protobuf:"varint,8,opt,name=recall,proto3" json:"recall,omitempty"`
 	// A git remote URL to derive the namespace from, in place of `namespace`.
-	Remote        string `protobuf:"bytes,9,opt,name=remote,proto3" json:"remote,omitempty"`
+	Remote string `protobuf:"bytes,9,opt,name=remote,proto3" json:"remote,omitempty"`
+	// Which namespaces are searched: chain (the default: the namespace's
+	// scope chain, and a hub's reach), namespace (that namespace alone) or
+	// all (every namespace; give no namespace, remote or topics).
+	Within        string `protobuf:"bytes,170,opt,name=within,proto3" json:"within,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1219,6 +1223,13 @@ func (x *SearchRequest) GetRemote() string {
 	return ""
 }
 
+func (x *SearchRequest) GetWithin() string {
+	if x != nil {
+		return x.Within
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.Query = v
 }
@@ -1255,6 +1266,10 @@ func (x *SearchRequest) SetRemote(v string) {
 	x.Remote = v
 }
 
+func (x *SearchRequest) SetWithin(v string) {
+	x.Within = v
+}
+
 func (x *SearchRequest) HasMinCosine() bool {
 	if x == nil {
 		return false
@@ -1288,6 +1303,10 @@ type SearchRequest_builder struct {
 	Recall bool
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
+	// Which namespaces are searched: chain (the default: the namespace's
+	// scope chain, and a hub's reach), namespace (that namespace alone) or
+	// all (every namespace; give no namespace, remote or topics).
+	Within string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1303,6 +1322,7 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.Exclude = b.Exclude
 	x.Recall = b.Recall
 	x.Remote = b.Remote
+	x.Within = b.Within
 	return m0
 }
 
@@ -3567,7 +3587,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xb2\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xea\x03\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -3580,7 +3600,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"min_cosine\x18\x06 \x01(\x01B\x15\x92A\x12Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbfH\x00R\tminCosine\x88\x01\x01\x12 \n" +
 	"\aexclude\x18\a \x03(\tB\x06\x92A\x03\xa0\x01dR\aexclude\x12\x16\n" +
 	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
-	"\x06remote\x18\t \x01(\tR\x06remoteB\r\n" +
+	"\x06remote\x18\t \x01(\tR\x06remote\x126\n" +
+	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06withinB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +

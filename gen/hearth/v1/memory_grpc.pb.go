@@ -61,7 +61,8 @@ type MemoryServiceClient interface {
 	// Search memory with a natural-language query (full-text, stemmed; records
 	// sharing some of the query's words are found). Returns compact hits (id,
 	// title, snippet, score) best first within a 750-token budget; fetch detail
-	// with memory_get. Active and candidate records only.
+	// with memory_get. Active and candidate records only. `within` searches
+	// one namespace alone, or every namespace, instead of the scope chain.
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (*SearchResponse, error)
 	// List records of a namespace newest first, optionally between `since` and
 	// `until` (RFC 3339), within the 2,000-token records budget. Includes
@@ -247,7 +248,8 @@ type MemoryServiceServer interface {
 	// Search memory with a natural-language query (full-text, stemmed; records
 	// sharing some of the query's words are found). Returns compact hits (id,
 	// title, snippet, score) best first within a 750-token budget; fetch detail
-	// with memory_get. Active and candidate records only.
+	// with memory_get. Active and candidate records only. `within` searches
+	// one namespace alone, or every namespace, instead of the scope chain.
 	Search(context.Context, *SearchRequest) (*SearchResponse, error)
 	// List records of a namespace newest first, optionally between `since` and
 	// `until` (RFC 3339), within the 2,000-token records budget. Includes

@@ -1150,6 +1150,7 @@ type SearchRequest struct {
 	xxx_hidden_Exclude     []string               `protobuf:"bytes,7,rep,name=exclude,proto3"`
 	xxx_hidden_Recall      bool                   `protobuf:"varint,8,opt,name=recall,proto3"`
 	xxx_hidden_Remote      string                 `protobuf:"bytes,9,opt,name=remote,proto3"`
+	xxx_hidden_Within      string                 `protobuf:"bytes,170,opt,name=within,proto3"`
 	XXX_raceDetectHookData protoimpl.RaceDetectHookData
 	XXX_presence           [1]uint32
 	unknownFields          protoimpl.UnknownFields
@@ -1244,6 +1245,13 @@ func (x *SearchRequest) GetRemote() string {
 	return ""
 }
 
+func (x *SearchRequest) GetWithin() string {
+	if x != nil {
+		return x.xxx_hidden_Within
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.xxx_hidden_Query = v
 }
@@ -1266,7 +1274,7 @@ func (x *SearchRequest) SetLimit(v uint32) {
 
 func (x *SearchRequest) SetMinCosine(v float64) {
 	x.xxx_hidden_MinCosine = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 9)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 10)
 }
 
 func (x *SearchRequest) SetExclude(v []string) {
@@ -1279,6 +1287,10 @@ func (x *SearchRequest) SetRecall(v bool) {
 
 func (x *SearchRequest) SetRemote(v string) {
 	x.xxx_hidden_Remote = v
+}
+
+func (x *SearchRequest) SetWithin(v string) {
+	x.xxx_hidden_Within = v
 }
 
 func (x *SearchRequest) HasMinCosine() bool {
@@ -1315,6 +1327,10 @@ type SearchRequest_builder struct {
 	Recall bool
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
+	// Which namespaces are searched: chain (the default: the namespace's
+	// scope chain, and a hub's reach), namespace (that namespace alone) or
+	// all (every namespace; give no namespace, remote or topics).
+	Within string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1327,12 +1343,13 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.xxx_hidden_Types = b.Types
 	x.xxx_hidden_Limit = b.Limit
 	if b.MinCosine != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 9)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 10)
 		x.xxx_hidden_MinCosine = *b.MinCosine
 	}
 	x.xxx_hidden_Exclude = b.Exclude
 	x.xxx_hidden_Recall = b.Recall
 	x.xxx_hidden_Remote = b.Remote
+	x.xxx_hidden_Within = b.Within
 	return m0
 }
 
@@ -3567,7 +3584,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xb2\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xea\x03\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -3580,7 +3597,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"min_cosine\x18\x06 \x01(\x01B\x15\x92A\x12Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbfH\x00R\tminCosine\x88\x01\x01\x12 \n" +
 	"\aexclude\x18\a \x03(\tB\x06\x92A\x03\xa0\x01dR\aexclude\x12\x16\n" +
 	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
-	"\x06remote\x18\t \x01(\tR\x06remoteB\r\n" +
+	"\x06remote\x18\t \x01(\tR\x06remote\x126\n" +
+	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06withinB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
