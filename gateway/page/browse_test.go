@@ -1,6 +1,7 @@
 package page
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,13 +9,14 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hearth-memory/hearth/gateway/gatewaytest"
-	"golang.org/x/net/html"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	xhtml "golang.org/x/net/html"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -465,18 +467,18 @@ var styleAttr = regexp.MustCompile(`^background: #[0-9a-f]{6}$`)
 // view's text, unescaped, so a test can see user text arrive as text.
 func checkMarkup(t *testing.T, page string) string {
 	t.Helper()
-	doc, err := html.Parse(strings.NewReader(page))
+	doc, err := xhtml.Parse(strings.NewReader(page))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
 	var text strings.Builder
 	styles := 0
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
+	var walk func(n *xhtml.Node)
+	walk = func(n *xhtml.Node) {
 		switch n.Type {
-		case html.TextNode:
+		case xhtml.TextNode:
 			text.WriteString(n.Data)
-		case html.ElementNode:
+		case xhtml.ElementNode:
 			if !markupElements[n.Data] {
 				t.Errorf("element <%s>", n.Data)
 			}
@@ -507,4 +509,70 @@ func checkMarkup(t *testing.T, page string) string {
 		t.Errorf("%d style elements, want the page's one", styles)
 	}
 	return text.String()
+}
+
+// TestBrowser_LinksStayUnderIngress resolves every link and form action of
+// every view as a browser does under Home Assistant's ingress path: each
+// must land on one of the page's own paths under that prefix.
+func TestBrowser_LinksStayUnderIngress(t *testing.T) {
+	const prefix = "/api/hassio_ingress/AbC123/"
+	dash, _ := render(t, baseAnswers(), Config{})
+	views := map[string]string{prefix: dash.html}
+	for _, target := range []string{"/records", "/records?q=retry", "/record?id=" + id1} {
+		r, _ := browse(t, baseBrowse(), target)
+		views[prefix+strings.TrimPrefix(target, "/")] = r.html
+	}
+	links := regexp.MustCompile(`\s(?:href|action)="([^"]*)"`)
+	checked := 0
+	for at, page := range views {
+		base, _ := url.Parse("http://homeassistant.local:8123" + at)
+		for _, m := range links.FindAllStringSubmatch(page, -1) {
+			ref, err := url.Parse(html.UnescapeString(m[1]))
+			if err != nil {
+				t.Errorf("%s: link %q: %v", at, m[1], err)
+				continue
+			}
+			if ref.Scheme == "data" {
+				continue
+			}
+			u := base.ResolveReference(ref)
+			rest, ok := strings.CutPrefix(u.Path, prefix)
+			if u.Host != base.Host || !ok || !servedPaths["/"+rest] {
+				t.Errorf("%s: link %q goes to %s", at, m[1], u)
+			}
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked %d links", checked)
+	}
+}
+
+// BenchmarkBrowser renders the records view (a full page of 100 records)
+// and the record view (100 audit rows) from the stand-in backend.
+func BenchmarkBrowser(b *testing.B) {
+	a := baseBrowse()
+	a.timeline.Records = nil
+	a.history.Entries = nil
+	for i := range 100 {
+		at := testNow.Add(-time.Duration(i) * time.Hour)
+		a.timeline.Records = append(a.timeline.Records, rec(id1, "github/acme/api", "decision", "active", "A record title of some length "+strconv.Itoa(i), at))
+		a.history.Entries = append(a.history.Entries, &hearthv1.HistoryEntry{At: timestamppb.New(at), Client: "codex", Action: "update", Revision: uint32(101 - i), Detail: "changed confidence (0.80→0.70)"})
+	}
+	backend := gatewaytest.New(b, a.respond)
+	h := Guard(IngressAllowed, New(Config{Conn: backend.Conn, Token: "t", Now: func() time.Time { return testNow }}))
+	for name, target := range map[string]string{"records": "/records", "record": "/record?id=" + id1} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8099"+target, nil)
+				r.RemoteAddr = "127.0.0.1:50000"
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
+	}
 }

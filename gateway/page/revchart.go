@@ -89,7 +89,7 @@ func newRevisionChart(entries []*hearthv1.HistoryEntry, loc *time.Location) revi
 	}
 	y := func(rev uint32) float64 {
 		if ch.Max <= 1 {
-			return top + plotH/2
+			return top + plotH
 		}
 		return top + plotH - plotH*float64(rev-1)/float64(ch.Max-1)
 	}
