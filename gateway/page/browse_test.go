@@ -576,3 +576,35 @@ func BenchmarkBrowser(b *testing.B) {
 		})
 	}
 }
+
+// FuzzBrowser feeds arbitrary query strings, as a visitor can type them, to
+// both browser views: neither may fail, and whatever comes back holds no
+// markup the templates did not write.
+func FuzzBrowser(f *testing.F) {
+	for _, s := range []string{
+		"q=retry&ns=global&type=note&status=active",
+		"id=" + id1,
+		"q=%3Cscript%3E&ns=%22%3E%3Cimg+src%3Dx%3E&chain=1&after=javascript:alert(1)",
+		"x=a&x=b&x=%00&q=%E2%80%AE",
+		"ns=records%3Fns%3D&type=%27%20onmouseover%3D%27x",
+		"%zz=1&q=;;&&",
+	} {
+		f.Add(s)
+	}
+	a := baseBrowse()
+	backend := gatewaytest.New(f, a.respond)
+	h := Guard(IngressAllowed, New(Config{Conn: backend.Conn, Token: "t", Now: func() time.Time { return testNow }}))
+	f.Fuzz(func(t *testing.T, query string) {
+		for _, path := range []string{"/records", "/record"} {
+			r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8099"+path, nil)
+			r.URL.RawQuery = query
+			r.RemoteAddr = "127.0.0.1:50000"
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				t.Fatalf("%s?%s: status %d", path, query, w.Code)
+			}
+			checkMarkup(t, w.Body.String())
+		}
+	})
+}
