@@ -58,7 +58,9 @@ func checkSessionID(field, id string, max int) error {
 // query that screens as a secret. It only queues; the writer records it
 // later, so the search does not wait.
 func (s *Server) recordAsk(ctx context.Context, r *hearthv1.SearchRequest, home string, fts []storage.Hit, limit int) {
-	if r.GetRecall() {
+	// A recall search is not a question asked; nor is a search of every
+	// namespace, which has no scope for a question to live in.
+	if r.GetRecall() || home == "" {
 		return
 	}
 	q, err := screen.Check("query", r.GetQuery())

@@ -47,6 +47,10 @@ var (
 	maxQuestions       = argInt(&hearthv1.QuestionsRequest{}, "limit", maximum)
 	maxQuestionChars   = argInt(&hearthv1.AddQuestionRequest{}, "text", maxLength)
 	maxAnswerTextChars = argInt(&hearthv1.AnswerRequest{}, "text", maxLength)
+	maxTimelineTypes   = argInt(&hearthv1.TimelineRequest{}, "types", maxItems)
+	maxTimelineStatus  = argInt(&hearthv1.TimelineRequest{}, "statuses", maxItems)
+	defaultHistory     = argInt(&hearthv1.HistoryRequest{}, "limit", defaultValue)
+	maxHistoryLimit    = argInt(&hearthv1.HistoryRequest{}, "limit", maximum)
 
 	// maxRecordBytes leaves room for the memory_get envelope around one
 	// record: a record must fit whole inside the records budget, so that

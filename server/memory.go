@@ -455,7 +455,10 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 	if len(r.GetExclude()) > maxExclude {
 		return invalid("exclude", "has more than %d entries", maxExclude)
 	}
-	return checkSessionID("session_id", r.GetSessionId(), maxSearchSessID)
+	if err := checkSessionID("session_id", r.GetSessionId(), maxSearchSessID); err != nil {
+		return err
+	}
+	return checkWithin(r.GetWithin(), r.GetNamespace(), r.GetRemote(), r.GetTopics())
 }
 
 func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (*hearthv1.SearchResponse, error) {
@@ -466,12 +469,12 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	res, home, err := m.retrieve(ctx, retrieval.Query{
+	res, home, err := m.retrieveWithin(ctx, retrieval.Query{
 		Text:    r.GetQuery(),
 		Types:   r.GetTypes(),
 		Exclude: r.GetExclude(),
 		Depth:   max(limit, minPool),
-	}, r.GetNamespace(), r.GetRemote(), r.GetTopics())
+	}, r.GetWithin(), r.GetNamespace(), r.GetRemote(), r.GetTopics())
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
@@ -515,7 +518,7 @@ func checkTimelineRequest(r *hearthv1.TimelineRequest) error {
 	if r.Since != nil && r.Until != nil && !r.GetSince().AsTime().Before(r.GetUntil().AsTime()) {
 		return invalid("until", "must be after since")
 	}
-	return nil
+	return checkTimelineFilters(r)
 }
 
 func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineRequest) (*hearthv1.TimelineResponse, error) {
@@ -526,11 +529,11 @@ func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineReques
 	if limit == 0 {
 		limit = defaultTimeline
 	}
-	_, scopes, err := m.resolve("namespace", r.GetNamespace(), r.GetRemote(), nil)
+	scopes, err := m.timelineScopes(r)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	q := storage.TimelineQuery{Namespaces: scopes, Limit: limit}
+	q := storage.TimelineQuery{Namespaces: scopes, Types: r.GetTypes(), Statuses: r.GetStatuses(), After: r.GetAfterId(), Limit: limit}
 	if r.Since != nil {
 		q.Since = r.GetSince().AsTime()
 	}

@@ -149,15 +149,17 @@ func (r Refusal) entry() (AuditEntry, error) {
 	return e, nil
 }
 
-// insertAuditTx appends e; a zero At becomes the transaction's time.
+// insertAuditTx appends e; a zero At becomes the transaction's time. A row
+// naming a record keeps the record's revision as it stands in tx (after the
+// change, for a row that made one; see history.go).
 func insertAuditTx(ctx context.Context, tx *txn, e AuditEntry) error {
 	at := tx.now
 	if !e.At.IsZero() {
 		at = e.At.UTC()
 	}
 	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO audit (at, client, action, namespace, record_id, detail)
-		VALUES (?, ?, ?, ?, ?, ?)`,
+		INSERT INTO audit (at, client, action, namespace, record_id, detail, revision)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT revision FROM records WHERE id = ?5 AND ?5 <> ''))`,
 		at.UnixMilli(), e.Client, string(e.Action), e.Namespace, e.RecordID, e.Detail.String(),
 	); err != nil {
 		return classify("audit", err)

@@ -54,16 +54,8 @@ func (db *DB) Usage(ctx context.Context, id string) (Usage, error) {
 	}); err != nil {
 		return Usage{}, err
 	}
-	p := db.pendingUse(id)
-	u.Returned += p.returned
-	u.Fetched += p.fetched
-	if p.lastReturned > 0 && p.lastReturned > lastRet.Int64 {
-		lastRet = sql.NullInt64{Int64: p.lastReturned, Valid: true}
-	}
-	if p.lastFetched > 0 && p.lastFetched > lastFech.Int64 {
-		lastFech = sql.NullInt64{Int64: p.lastFetched, Valid: true}
-	}
 	u.LastReturnedAt = fromMS(lastRet)
 	u.LastFetchedAt = fromMS(lastFech)
+	db.addPending(id, &u)
 	return u, nil
 }

@@ -131,6 +131,20 @@ func (db *DB) pendingUse(id string) use {
 	return use{}
 }
 
+// addPending adds to u what id has been counted but not yet stored, so a
+// read of the counters sees every use counted so far.
+func (db *DB) addPending(id string, u *Usage) {
+	p := db.pendingUse(id)
+	u.Returned += p.returned
+	u.Fetched += p.fetched
+	if at := time.UnixMilli(p.lastReturned).UTC(); p.lastReturned > 0 && at.After(u.LastReturnedAt) {
+		u.LastReturnedAt = at
+	}
+	if at := time.UnixMilli(p.lastFetched).UTC(); p.lastFetched > 0 && at.After(u.LastFetchedAt) {
+		u.LastFetchedAt = at
+	}
+}
+
 // flushLoop stores counted uses every UsageFlushInterval, or sooner when
 // many wait, until Close stops it; Close then flushes what is left.
 func (db *DB) flushLoop() {

@@ -41,7 +41,8 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_timeline": func() any {
 			return map[string]any{"namespace": ns, "until": "2000-01-01T00:00:00Z"}
 		},
-		"memory_status": func() any { return map[string]any{} },
+		"memory_history": func() any { return map[string]any{"id": seedID, "limit": 10} },
+		"memory_status":  func() any { return map[string]any{} },
 		"memory_bootstrap": func() any {
 			return map[string]any{"namespace": ns, "topics": []string{"parity"}, "session_id": "parity-session"}
 		},

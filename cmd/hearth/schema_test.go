@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hearth-memory/hearth/storage"
 )
 
 // schemaProp is the part of a JSON Schema property the probes read.
@@ -86,6 +88,10 @@ func item(field string, i int) any {
 		return fmt.Sprintf("path:src/f%d.go", i)
 	case "ids", "exclude":
 		return fmt.Sprintf("01JD3M5ZK9Q8W7E6R5T4Y3X%03d", i)[:26]
+	case "types": // closed sets: their members, round again past the end
+		return storage.Types[i%len(storage.Types)]
+	case "statuses":
+		return []string{"active", "candidate", "superseded", "deleted"}[i%4]
 	}
 	return fmt.Sprintf("item-%d", i)
 }

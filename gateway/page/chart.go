@@ -48,11 +48,12 @@ func statusRank(s string) int {
 // num formats an SVG coordinate.
 func num(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
 
-// segment is one rectangle of a bar.
+// segment is one rectangle of a bar; Href lists its records.
 type segment struct {
 	X, W  string
 	Color string
 	Title string
+	Href  string
 }
 
 // legendItem is one swatch of a legend.
@@ -127,6 +128,7 @@ func newTypeChart(counts []*hearthv1.TypeStatusCount) typeChart {
 			row.Segs = append(row.Segs, segment{
 				X: num(x), W: num(w), Color: statusColor(c.GetStatus()),
 				Title: fmt.Sprintf("%s %s: %d", t, c.GetStatus(), c.GetCount()),
+				Href:  filter{Type: t, Status: c.GetStatus()}.href(),
 			})
 			x += w
 		}
@@ -162,6 +164,7 @@ type nsRow struct {
 	Y, TextY  string
 	BarY, W   string
 	CountX    string
+	Href      string // its records
 }
 
 // nsChart draws namespaces by record count.
@@ -207,6 +210,7 @@ func newNSChart(ns []*hearthv1.NamespaceCount) nsChart {
 		ch.Rows = append(ch.Rows, nsRow{
 			Namespace: n.GetNamespace(), Label: shorten(n.GetNamespace(), labelRunes), Records: n.GetRecords(),
 			Y: num(y), TextY: num(y + 16), BarY: num(y + 4), W: num(w), CountX: num(barX + w + 8),
+			Href: filter{NS: n.GetNamespace()}.href(),
 		})
 	}
 	ch.Height = max(len(sorted)*rowHeight, rowHeight)

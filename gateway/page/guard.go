@@ -30,8 +30,8 @@ func IngressAllowed(a netip.Addr) bool {
 // read the page's tokens. The ingress proxy's Host is not checked; it
 // carries whatever Home Assistant's front end was reached by.
 //
-// Only GET and HEAD of the root are served: the page has no forms and makes
-// no requests of its own.
+// Only GET and HEAD of the page's paths (the root and the record browser)
+// are served: the page posts nothing and makes no requests of its own.
 func Guard(allow func(netip.Addr) bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		peer := peerAddr(r.RemoteAddr)
@@ -48,7 +48,7 @@ func Guard(allow func(netip.Addr) bool, h http.Handler) http.Handler {
 			refuse(w, http.StatusMethodNotAllowed, "method not allowed: the page is read only")
 			return
 		}
-		if r.URL.Path != "/" {
+		if !servedPaths[r.URL.Path] {
 			refuse(w, http.StatusNotFound, "not found")
 			return
 		}

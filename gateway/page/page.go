@@ -12,10 +12,15 @@
 // daemon (model servers come live from memory_status); generated tokens are
 // read from the tokens directory on every view.
 //
-// The page is one server-rendered HTML document: charts are inline SVG,
+// Beside the dashboard, a record browser (browse.go) lists, filters and
+// searches records and shows one with its history, through memory_timeline,
+// memory_search and memory_history.
+//
+// Every view is one server-rendered HTML document: charts are inline SVG,
 // styles inline, links relative (never a leading '/', so it works under the
-// ingress path), no script, no form, no external asset. Guard keeps every
-// source but the Supervisor's ingress proxy and loopback out.
+// ingress path), no script, no external asset, and no form but the search
+// box, which submits with GET. Guard keeps every source but the
+// Supervisor's ingress proxy and loopback out.
 package page
 
 import (
@@ -130,6 +135,10 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 // ServeHTTP renders the page from the services' answers. A failing call
 // shows its error in its section; the rest of the page still renders.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == recordsPath || r.URL.Path == recordPath {
+		h.serveBrowser(w, r)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+h.cfg.Token)
@@ -145,14 +154,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusInternalServerError, "internal error")
 		return
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "text/html; charset=utf-8")
-	// The page shows tokens: never store it, never send it elsewhere, and
-	// let nothing but inline styles and data: images load.
-	hd.Set("Cache-Control", "no-store")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
+	setHeaders(w.Header())
 	w.Write(buf.Bytes())
 }
 
@@ -194,6 +196,7 @@ type tile struct {
 
 type auditRow struct {
 	At, Client, Action, Namespace, RecordID, Detail string
+	Href                                            string // the record view
 }
 
 type modelLine struct {
@@ -212,6 +215,7 @@ type unusedView struct {
 
 type unusedRow struct {
 	ID, Namespace, Type, Title, Created, LastReturned string
+	Href                                              string // the record view
 }
 
 type clientView struct {
@@ -267,6 +271,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 			v.Audit = append(v.Audit, auditRow{
 				At: e.GetAt().AsTime().In(now.Location()).Format(timeLayout), Client: e.GetClient(),
 				Action: e.GetAction(), Namespace: e.GetNamespace(), RecordID: e.GetRecordId(), Detail: e.GetDetail(),
+				Href: recordHref(e.GetRecordId()),
 			})
 		}
 	}
@@ -391,7 +396,7 @@ func (h *Handler) unused(ctx context.Context, loc *time.Location) unusedView {
 	}
 	var u unusedView
 	for _, r := range resp.GetRecords() {
-		row := unusedRow{ID: r.GetId(), Namespace: r.GetNamespace(), Type: r.GetType(), Title: r.GetTitle(),
+		row := unusedRow{ID: r.GetId(), Href: recordHref(r.GetId()), Namespace: r.GetNamespace(), Type: r.GetType(), Title: r.GetTitle(),
 			Created: r.GetCreatedAt().AsTime().In(loc).Format("2006-01-02"), LastReturned: "never"}
 		if r.GetLastReturnedAt() != nil {
 			row.LastReturned = r.GetLastReturnedAt().AsTime().In(loc).Format("2006-01-02")

@@ -114,21 +114,35 @@ func wantContains(t *testing.T, html string, subs ...string) {
 // attrURL finds every attribute that can make a browser fetch something.
 var attrURL = regexp.MustCompile(`(?i)\s(src|href|action|formaction|srcset|poster|background|xlink:href|data|ping)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)`)
 
-// checkSelfContained fails unless html can render with no request: only
-// relative links, never a leading '/', no script, form, frame or CSS url().
+// pageLink is every link the page may carry: itself, the browser's views
+// (records with a query, record?id=<id>) and the data: icon. All relative,
+// never with a leading '/' or a scheme.
+var pageLink = regexp.MustCompile(`^(\./|data:,|records(\?[A-Za-z0-9_.~%&;=+-]*)?|record\?id=[0-9A-HJKMNP-TV-Z]{26})$`)
+
+// formTag finds every form tag.
+var formTag = regexp.MustCompile(`(?i)<form\b[^>]*>`)
+
+// checkSelfContained fails unless html can render with no request but the
+// page's own relative links: no script, frame or CSS url(), and no form but
+// GET forms to records.
 func checkSelfContained(t *testing.T, html string) {
 	t.Helper()
 	for _, m := range attrURL.FindAllStringSubmatch(html, -1) {
 		v := strings.Trim(m[2], `"'`)
 		switch {
-		case m[1] == "href" && v == "./":
-		case m[1] == "href" && v == "data:,":
+		case m[1] == "href" && pageLink.MatchString(v):
+		case m[1] == "action" && v == "records":
 		default:
-			t.Errorf("attribute %s=%q: only href=\"./\" and the data: icon are expected", m[1], v)
+			t.Errorf("attribute %s=%q: only the page's relative links are expected", m[1], v)
+		}
+	}
+	for _, f := range formTag.FindAllString(html, -1) {
+		if !strings.Contains(f, `method="get"`) || !strings.Contains(f, `action="records"`) {
+			t.Errorf("form %s: only GET forms to records are expected", f)
 		}
 	}
 	lower := strings.ToLower(html)
-	for _, bad := range []string{"<script", "<form", "<iframe", "<object", "<embed", "<base", "url(", "@import", "<img", "<link rel=\"stylesheet\""} {
+	for _, bad := range []string{"<script", "<iframe", "<object", "<embed", "<base", "url(", "@import", "<img", "<link rel=\"stylesheet\"", "method=\"post\"", "javascript:"} {
 		if strings.Contains(lower, bad) {
 			t.Errorf("page contains %q", bad)
 		}
@@ -242,7 +256,17 @@ func TestHandler_OK(t *testing.T) {
 		}
 		wantContains(t, r.html, "&lt;b&gt;bold&lt;/b&gt;")
 	})
-	t.Run("SelfContained", func(t *testing.T) { checkSelfContained(t, r.html) })
+	t.Run("SelfContained", func(t *testing.T) {
+		checkSelfContained(t, r.html)
+		checkMarkup(t, r.html)
+	})
+	t.Run("Links", func(t *testing.T) {
+		wantContains(t, r.html,
+			`<a href="records?status=active&amp;type=decision"><rect`, `<a href="records?status=deleted&amp;type=note"><rect`,
+			`<a href="records?ns=github%2Facme%2Fapi"><rect`,
+			`<a href="record?id=01JD3M5ZK9Q8W7E6R5T4Y3X2V1">01JD3M5ZK9Q8W7E6R5T4Y3X2V1</a>`,
+			`<form class="find" method="get" action="records">`, `<a href="records" id="browse">`)
+	})
 }
 
 func TestHandler_States(t *testing.T) {
@@ -258,7 +282,7 @@ func TestHandler_States(t *testing.T) {
 			{Id: "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", Namespace: "global", Type: "note", Title: "Old note", CreatedAt: timestamppb.New(testNow.AddDate(0, -3, 0))},
 		}}
 		r, _ := render(t, a, Config{})
-		wantContains(t, r.html, "<td class=\"wrap\">Old note</td>", "<td>2026-08-30</td><td>never</td>", "4 more not shown.")
+		wantContains(t, r.html, `<td class="wrap"><a href="record?id=01JD3M5ZK9Q8W7E6R5T4Y3X2V1">Old note</a></td>`, "<td>2026-08-30</td><td>never</td>", "4 more not shown.")
 	})
 	t.Run("UnusedNone", func(t *testing.T) {
 		a := baseAnswers()

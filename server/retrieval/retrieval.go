@@ -20,7 +20,8 @@ type Query struct {
 	// Text is the query or task, natural language.
 	Text string
 	// Chain is the scope chain, home first (R-N4); AllRepositories adds
-	// every repository namespace after it (a hub's reach, R-N5).
+	// every repository namespace after it (a hub's reach, R-N5). An empty
+	// Chain reaches every namespace (memory_search's within: all).
 	Chain           []string
 	AllRepositories bool
 	// Types, when not empty, keeps records of those types.

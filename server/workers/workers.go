@@ -118,7 +118,7 @@ type Workers struct {
 	ready  map[string]func() bool
 	models *models.Router
 	held   atomic.Bool // the failpoint held its job
-	idle      []IdleFunc // asked for work on each idle poll (idle.go)
+	idle   []IdleFunc  // asked for work on each idle poll (idle.go)
 
 	stop context.CancelFunc
 	done chan struct{}

@@ -1150,7 +1150,11 @@ type SearchRequest struct {
 	// same session_id that fetches one of this search's full-text hits counts
 	// the question as answered (memory_questions). Without it, a client's
 	// calls of one UTC day are one session.
-	SessionId     string `protobuf:"bytes,140,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,140,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Which namespaces are searched: chain (the default: the namespace's
+	// scope chain, and a hub's reach), namespace (that namespace alone) or
+	// all (every namespace; give no namespace, remote or topics).
+	Within        string `protobuf:"bytes,170,opt,name=within,proto3" json:"within,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1250,6 +1254,13 @@ func (x *SearchRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *SearchRequest) GetWithin() string {
+	if x != nil {
+		return x.Within
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.Query = v
 }
@@ -1288,6 +1299,10 @@ func (x *SearchRequest) SetRemote(v string) {
 
 func (x *SearchRequest) SetSessionId(v string) {
 	x.SessionId = v
+}
+
+func (x *SearchRequest) SetWithin(v string) {
+	x.Within = v
 }
 
 func (x *SearchRequest) HasMinCosine() bool {
@@ -1329,6 +1344,10 @@ type SearchRequest_builder struct {
 	// the question as answered (memory_questions). Without it, a client's
 	// calls of one UTC day are one session.
 	SessionId string
+	// Which namespaces are searched: chain (the default: the namespace's
+	// scope chain, and a hub's reach), namespace (that namespace alone) or
+	// all (every namespace; give no namespace, remote or topics).
+	Within string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1345,6 +1364,7 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.Recall = b.Recall
 	x.Remote = b.Remote
 	x.SessionId = b.SessionId
+	x.Within = b.Within
 	return m0
 }
 
@@ -1662,7 +1682,18 @@ type TimelineRequest struct {
 	// At most this many records (0: the default).
 	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
 	// A git remote URL to derive the namespace from, in place of `namespace`.
-	Remote        string `protobuf:"bytes,5,opt,name=remote,proto3" json:"remote,omitempty"`
+	Remote string `protobuf:"bytes,5,opt,name=remote,proto3" json:"remote,omitempty"`
+	// Only records of these types.
+	Types []string `protobuf:"bytes,170,rep,name=types,proto3" json:"types,omitempty"`
+	// Only records in these statuses (default: every status but deleted).
+	Statuses []string `protobuf:"bytes,171,rep,name=statuses,proto3" json:"statuses,omitempty"`
+	// Which namespaces are listed: chain (the default: the namespace's scope
+	// chain), namespace (that namespace alone) or all (every namespace; give
+	// no namespace or remote).
+	Within string `protobuf:"bytes,172,opt,name=within,proto3" json:"within,omitempty"`
+	// The id of the last record of the previous page: the list goes on after
+	// it (records created earlier, or at the same time with a lower id).
+	AfterId       string `protobuf:"bytes,173,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1727,6 +1758,34 @@ func (x *TimelineRequest) GetRemote() string {
 	return ""
 }
 
+func (x *TimelineRequest) GetTypes() []string {
+	if x != nil {
+		return x.Types
+	}
+	return nil
+}
+
+func (x *TimelineRequest) GetStatuses() []string {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+func (x *TimelineRequest) GetWithin() string {
+	if x != nil {
+		return x.Within
+	}
+	return ""
+}
+
+func (x *TimelineRequest) GetAfterId() string {
+	if x != nil {
+		return x.AfterId
+	}
+	return ""
+}
+
 func (x *TimelineRequest) SetNamespace(v string) {
 	x.Namespace = v
 }
@@ -1745,6 +1804,22 @@ func (x *TimelineRequest) SetLimit(v uint32) {
 
 func (x *TimelineRequest) SetRemote(v string) {
 	x.Remote = v
+}
+
+func (x *TimelineRequest) SetTypes(v []string) {
+	x.Types = v
+}
+
+func (x *TimelineRequest) SetStatuses(v []string) {
+	x.Statuses = v
+}
+
+func (x *TimelineRequest) SetWithin(v string) {
+	x.Within = v
+}
+
+func (x *TimelineRequest) SetAfterId(v string) {
+	x.AfterId = v
 }
 
 func (x *TimelineRequest) HasSince() bool {
@@ -1782,6 +1857,17 @@ type TimelineRequest_builder struct {
 	Limit uint32
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
+	// Only records of these types.
+	Types []string
+	// Only records in these statuses (default: every status but deleted).
+	Statuses []string
+	// Which namespaces are listed: chain (the default: the namespace's scope
+	// chain), namespace (that namespace alone) or all (every namespace; give
+	// no namespace or remote).
+	Within string
+	// The id of the last record of the previous page: the list goes on after
+	// it (records created earlier, or at the same time with a lower id).
+	AfterId string
 }
 
 func (b0 TimelineRequest_builder) Build() *TimelineRequest {
@@ -1793,6 +1879,10 @@ func (b0 TimelineRequest_builder) Build() *TimelineRequest {
 	x.Until = b.Until
 	x.Limit = b.Limit
 	x.Remote = b.Remote
+	x.Types = b.Types
+	x.Statuses = b.Statuses
+	x.Within = b.Within
+	x.AfterId = b.AfterId
 	return m0
 }
 
@@ -2827,6 +2917,645 @@ func (b0 EvidenceResponse_builder) Build() *EvidenceResponse {
 	return m0
 }
 
+type HistoryRequest struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// The record.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// At most this many audit rows, newest first (0: the default).
+	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryRequest) Reset() {
+	*x = HistoryRequest{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryRequest) ProtoMessage() {}
+
+func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *HistoryRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *HistoryRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *HistoryRequest) SetId(v string) {
+	x.Id = v
+}
+
+func (x *HistoryRequest) SetLimit(v uint32) {
+	x.Limit = v
+}
+
+type HistoryRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The record.
+	Id string
+	// At most this many audit rows, newest first (0: the default).
+	Limit uint32
+}
+
+func (b0 HistoryRequest_builder) Build() *HistoryRequest {
+	m0 := &HistoryRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Id = b.Id
+	x.Limit = b.Limit
+	return m0
+}
+
+// HistoryEntry is one audit row about the record.
+type HistoryEntry struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	At    *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=at,proto3" json:"at,omitempty"`
+	// The client that acted, or hearth for Hearth itself.
+	Client string `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	// store, update, forget, supersede, evidence, session-close, or a refusal
+	// (refuse.conflict, refuse.screen, refuse.auth).
+	Action string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	// The record's revision as the row was written: after the change, for a
+	// row that made one; the revision a refused write met, for a refusal. 0
+	// when not kept (rows written before Hearth kept it).
+	Revision uint32 `protobuf:"varint,4,opt,name=revision,proto3" json:"revision,omitempty"`
+	// What changed, or why.
+	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryEntry) Reset() {
+	*x = HistoryEntry{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryEntry) ProtoMessage() {}
+
+func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *HistoryEntry) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *HistoryEntry) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *HistoryEntry) GetRevision() uint32 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *HistoryEntry) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *HistoryEntry) SetAt(v *timestamppb.Timestamp) {
+	x.At = v
+}
+
+func (x *HistoryEntry) SetClient(v string) {
+	x.Client = v
+}
+
+func (x *HistoryEntry) SetAction(v string) {
+	x.Action = v
+}
+
+func (x *HistoryEntry) SetRevision(v uint32) {
+	x.Revision = v
+}
+
+func (x *HistoryEntry) SetDetail(v string) {
+	x.Detail = v
+}
+
+func (x *HistoryEntry) HasAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.At != nil
+}
+
+func (x *HistoryEntry) ClearAt() {
+	x.At = nil
+}
+
+type HistoryEntry_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	At *timestamppb.Timestamp
+	// The client that acted, or hearth for Hearth itself.
+	Client string
+	// store, update, forget, supersede, evidence, session-close, or a refusal
+	// (refuse.conflict, refuse.screen, refuse.auth).
+	Action string
+	// The record's revision as the row was written: after the change, for a
+	// row that made one; the revision a refused write met, for a refusal. 0
+	// when not kept (rows written before Hearth kept it).
+	Revision uint32
+	// What changed, or why.
+	Detail string
+}
+
+func (b0 HistoryEntry_builder) Build() *HistoryEntry {
+	m0 := &HistoryEntry{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.At = b.At
+	x.Client = b.Client
+	x.Action = b.Action
+	x.Revision = b.Revision
+	x.Detail = b.Detail
+	return m0
+}
+
+// HistoryStance is one client's current evidence about the record.
+type HistoryStance struct {
+	state  protoimpl.MessageState `protogen:"hybrid.v1"`
+	Client string                 `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	// corroborates or contradicts.
+	Stance        string                 `protobuf:"bytes,2,opt,name=stance,proto3" json:"stance,omitempty"`
+	Note          string                 `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryStance) Reset() {
+	*x = HistoryStance{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryStance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryStance) ProtoMessage() {}
+
+func (x *HistoryStance) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *HistoryStance) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *HistoryStance) GetStance() string {
+	if x != nil {
+		return x.Stance
+	}
+	return ""
+}
+
+func (x *HistoryStance) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *HistoryStance) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *HistoryStance) SetClient(v string) {
+	x.Client = v
+}
+
+func (x *HistoryStance) SetStance(v string) {
+	x.Stance = v
+}
+
+func (x *HistoryStance) SetNote(v string) {
+	x.Note = v
+}
+
+func (x *HistoryStance) SetAt(v *timestamppb.Timestamp) {
+	x.At = v
+}
+
+func (x *HistoryStance) HasAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.At != nil
+}
+
+func (x *HistoryStance) ClearAt() {
+	x.At = nil
+}
+
+type HistoryStance_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Client string
+	// corroborates or contradicts.
+	Stance string
+	Note   string
+	At     *timestamppb.Timestamp
+}
+
+func (b0 HistoryStance_builder) Build() *HistoryStance {
+	m0 := &HistoryStance{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Client = b.Client
+	x.Stance = b.Stance
+	x.Note = b.Note
+	x.At = b.At
+	return m0
+}
+
+// RecordUsage is how often the record was handed out: `returned` counts
+// search and context hits, `fetched` counts memory_get results.
+type RecordUsage struct {
+	state          protoimpl.MessageState `protogen:"hybrid.v1"`
+	Returned       uint32                 `protobuf:"varint,1,opt,name=returned,proto3" json:"returned,omitempty"`
+	Fetched        uint32                 `protobuf:"varint,2,opt,name=fetched,proto3" json:"fetched,omitempty"`
+	LastReturnedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_returned_at,json=lastReturnedAt,proto3" json:"last_returned_at,omitempty"`
+	LastFetchedAt  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_fetched_at,json=lastFetchedAt,proto3" json:"last_fetched_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RecordUsage) Reset() {
+	*x = RecordUsage{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordUsage) ProtoMessage() {}
+
+func (x *RecordUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *RecordUsage) GetReturned() uint32 {
+	if x != nil {
+		return x.Returned
+	}
+	return 0
+}
+
+func (x *RecordUsage) GetFetched() uint32 {
+	if x != nil {
+		return x.Fetched
+	}
+	return 0
+}
+
+func (x *RecordUsage) GetLastReturnedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastReturnedAt
+	}
+	return nil
+}
+
+func (x *RecordUsage) GetLastFetchedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastFetchedAt
+	}
+	return nil
+}
+
+func (x *RecordUsage) SetReturned(v uint32) {
+	x.Returned = v
+}
+
+func (x *RecordUsage) SetFetched(v uint32) {
+	x.Fetched = v
+}
+
+func (x *RecordUsage) SetLastReturnedAt(v *timestamppb.Timestamp) {
+	x.LastReturnedAt = v
+}
+
+func (x *RecordUsage) SetLastFetchedAt(v *timestamppb.Timestamp) {
+	x.LastFetchedAt = v
+}
+
+func (x *RecordUsage) HasLastReturnedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.LastReturnedAt != nil
+}
+
+func (x *RecordUsage) HasLastFetchedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.LastFetchedAt != nil
+}
+
+func (x *RecordUsage) ClearLastReturnedAt() {
+	x.LastReturnedAt = nil
+}
+
+func (x *RecordUsage) ClearLastFetchedAt() {
+	x.LastFetchedAt = nil
+}
+
+type RecordUsage_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Returned       uint32
+	Fetched        uint32
+	LastReturnedAt *timestamppb.Timestamp
+	LastFetchedAt  *timestamppb.Timestamp
+}
+
+func (b0 RecordUsage_builder) Build() *RecordUsage {
+	m0 := &RecordUsage{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Returned = b.Returned
+	x.Fetched = b.Fetched
+	x.LastReturnedAt = b.LastReturnedAt
+	x.LastFetchedAt = b.LastFetchedAt
+	return m0
+}
+
+type HistoryResponse struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// The record as it stands; absent when it was purged.
+	Record *Record `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	// Its audit rows, newest first.
+	Entries []*HistoryEntry `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	// How many audit rows the record has in all.
+	TotalEntries uint32 `protobuf:"varint,3,opt,name=total_entries,json=totalEntries,proto3" json:"total_entries,omitempty"`
+	// Each client's current stance, in the order given.
+	Evidence        []*HistoryStance `protobuf:"bytes,4,rep,name=evidence,proto3" json:"evidence,omitempty"`
+	Usage           *RecordUsage     `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
+	EstimatedTokens uint32           `protobuf:"varint,6,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
+	// True when stances or audit rows were left out to keep within the budget.
+	Truncated bool `protobuf:"varint,7,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// How many stances and audit rows were left out.
+	LeftOut       uint32 `protobuf:"varint,8,opt,name=left_out,json=leftOut,proto3" json:"left_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryResponse) Reset() {
+	*x = HistoryResponse{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryResponse) ProtoMessage() {}
+
+func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *HistoryResponse) GetRecord() *Record {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetEntries() []*HistoryEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetTotalEntries() uint32 {
+	if x != nil {
+		return x.TotalEntries
+	}
+	return 0
+}
+
+func (x *HistoryResponse) GetEvidence() []*HistoryStance {
+	if x != nil {
+		return x.Evidence
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetUsage() *RecordUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetEstimatedTokens() uint32 {
+	if x != nil {
+		return x.EstimatedTokens
+	}
+	return 0
+}
+
+func (x *HistoryResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *HistoryResponse) GetLeftOut() uint32 {
+	if x != nil {
+		return x.LeftOut
+	}
+	return 0
+}
+
+func (x *HistoryResponse) SetRecord(v *Record) {
+	x.Record = v
+}
+
+func (x *HistoryResponse) SetEntries(v []*HistoryEntry) {
+	x.Entries = v
+}
+
+func (x *HistoryResponse) SetTotalEntries(v uint32) {
+	x.TotalEntries = v
+}
+
+func (x *HistoryResponse) SetEvidence(v []*HistoryStance) {
+	x.Evidence = v
+}
+
+func (x *HistoryResponse) SetUsage(v *RecordUsage) {
+	x.Usage = v
+}
+
+func (x *HistoryResponse) SetEstimatedTokens(v uint32) {
+	x.EstimatedTokens = v
+}
+
+func (x *HistoryResponse) SetTruncated(v bool) {
+	x.Truncated = v
+}
+
+func (x *HistoryResponse) SetLeftOut(v uint32) {
+	x.LeftOut = v
+}
+
+func (x *HistoryResponse) HasRecord() bool {
+	if x == nil {
+		return false
+	}
+	return x.Record != nil
+}
+
+func (x *HistoryResponse) HasUsage() bool {
+	if x == nil {
+		return false
+	}
+	return x.Usage != nil
+}
+
+func (x *HistoryResponse) ClearRecord() {
+	x.Record = nil
+}
+
+func (x *HistoryResponse) ClearUsage() {
+	x.Usage = nil
+}
+
+type HistoryResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The record as it stands; absent when it was purged.
+	Record *Record
+	// Its audit rows, newest first.
+	Entries []*HistoryEntry
+	// How many audit rows the record has in all.
+	TotalEntries uint32
+	// Each client's current stance, in the order given.
+	Evidence        []*HistoryStance
+	Usage           *RecordUsage
+	EstimatedTokens uint32
+	// True when stances or audit rows were left out to keep within the budget.
+	Truncated bool
+	// How many stances and audit rows were left out.
+	LeftOut uint32
+}
+
+func (b0 HistoryResponse_builder) Build() *HistoryResponse {
+	m0 := &HistoryResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Record = b.Record
+	x.Entries = b.Entries
+	x.TotalEntries = b.TotalEntries
+	x.Evidence = b.Evidence
+	x.Usage = b.Usage
+	x.EstimatedTokens = b.EstimatedTokens
+	x.Truncated = b.Truncated
+	x.LeftOut = b.LeftOut
+	return m0
+}
+
 var File_hearth_v1_memory_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_memory_proto_rawDesc = "" +
@@ -2903,7 +3632,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xf5\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xad\x04\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -2919,7 +3648,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06remote\x18\t \x01(\tR\x06remote\x12A\n" +
 	"\n" +
 	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionIdB\r\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\x126\n" +
+	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06withinB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
@@ -2937,13 +3667,20 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\aranking\x18\x02 \x01(\tR\aranking\x12)\n" +
 	"\x10estimated_tokens\x18\x03 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\xdb\x01\n" +
+	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\x8f\x04\n" +
 	"\x0fTimelineRequest\x12$\n" +
 	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
 	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12&\n" +
 	"\x05limit\x18\x04 \x01(\rB\x10\x92A\r:\x0220Y\x00\x00\x00\x00\x00\x00Y@R\x05limit\x12\x16\n" +
-	"\x06remote\x18\x05 \x01(\tR\x06remote\"\xa3\x01\n" +
+	"\x06remote\x18\x05 \x01(\tR\x06remote\x12m\n" +
+	"\x05types\x18\xaa\x01 \x03(\tBV\x92AS\xa0\x01\a\xf2\x02\bdecision\xf2\x02\n" +
+	"constraint\xf2\x02\vrequirement\xf2\x02\tprocedure\xf2\x02\n" +
+	"preference\xf2\x02\x04note\xf2\x02\asummaryR\x05types\x12O\n" +
+	"\bstatuses\x18\xab\x01 \x03(\tB2\x92A/\xa0\x01\x04\xf2\x02\x06active\xf2\x02\tcandidate\xf2\x02\n" +
+	"superseded\xf2\x02\adeletedR\bstatuses\x126\n" +
+	"\x06within\x18\xac\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06within\x12:\n" +
+	"\bafter_id\x18\xad\x01 \x01(\tB\x1e\x92A\x1b\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$R\aafterId\"\xa3\x01\n" +
 	"\x10TimelineResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12)\n" +
 	"\x10estimated_tokens\x18\x02 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
@@ -2994,7 +3731,35 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x04note\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x04note\"O\n" +
 	"\x10EvidenceResponse\x12)\n" +
 	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x10\n" +
-	"\x03why\x18\x02 \x01(\tR\x03why2\x9a\v\n" +
+	"\x03why\x18\x02 \x01(\tR\x03why\"m\n" +
+	"\x0eHistoryRequest\x123\n" +
+	"\x02id\x18\x01 \x01(\tB#\x92A \x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$\xd2\x01\x02idR\x02id\x12&\n" +
+	"\x05limit\x18\x02 \x01(\rB\x10\x92A\r:\x0220Y\x00\x00\x00\x00\x00\x00Y@R\x05limit\"\x9e\x01\n" +
+	"\fHistoryEntry\x12*\n" +
+	"\x02at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x1a\n" +
+	"\brevision\x18\x04 \x01(\rR\brevision\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\x7f\n" +
+	"\rHistoryStance\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
+	"\x06stance\x18\x02 \x01(\tR\x06stance\x12\x12\n" +
+	"\x04note\x18\x03 \x01(\tR\x04note\x12*\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xcd\x01\n" +
+	"\vRecordUsage\x12\x1a\n" +
+	"\breturned\x18\x01 \x01(\rR\breturned\x12\x18\n" +
+	"\afetched\x18\x02 \x01(\rR\afetched\x12D\n" +
+	"\x10last_returned_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastReturnedAt\x12B\n" +
+	"\x0flast_fetched_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rlastFetchedAt\"\xdc\x02\n" +
+	"\x0fHistoryResponse\x12)\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\x121\n" +
+	"\aentries\x18\x02 \x03(\v2\x17.hearth.v1.HistoryEntryR\aentries\x12#\n" +
+	"\rtotal_entries\x18\x03 \x01(\rR\ftotalEntries\x124\n" +
+	"\bevidence\x18\x04 \x03(\v2\x18.hearth.v1.HistoryStanceR\bevidence\x12,\n" +
+	"\x05usage\x18\x05 \x01(\v2\x16.hearth.v1.RecordUsageR\x05usage\x12)\n" +
+	"\x10estimated_tokens\x18\x06 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
+	"\ttruncated\x18\a \x01(\bR\ttruncated\x12\x19\n" +
+	"\bleft_out\x18\b \x01(\rR\aleftOut2\xa7\f\n" +
 	"\rMemoryService\x12|\n" +
 	"\x05Store\x12\x17.hearth.v1.StoreRequest\x1a\x18.hearth.v1.StoreResponse\"@\xc2\xf3\x18 \n" +
 	"\fmemory_store\x12\x0eStore a memory\x18\x02\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/api/memory_store\x12z\n" +
@@ -3016,11 +3781,13 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\aContext\x12\x19.hearth.v1.ContextRequest\x1a\x1a.hearth.v1.ContextResponse\"S\xc2\xf3\x181\n" +
 	"\x0ememory_context\x12\x19Context packet for a task\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/memory_context\x12\x98\x01\n" +
 	"\bEvidence\x12\x1a.hearth.v1.EvidenceRequest\x1a\x1b.hearth.v1.EvidenceResponse\"S\xc2\xf3\x180\n" +
-	"\x0fmemory_evidence\x12\x19Corroborate or contradict\x18\x020\x01\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/memory_evidenceB\x99\x01\n" +
+	"\x0fmemory_evidence\x12\x19Corroborate or contradict\x18\x020\x01\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/memory_evidence\x12\x8a\x01\n" +
+	"\aHistory\x12\x19.hearth.v1.HistoryRequest\x1a\x1a.hearth.v1.HistoryResponse\"H\xc2\xf3\x18&\n" +
+	"\x0ememory_history\x12\x0eRecord history\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/memory_historyB\x99\x01\n" +
 	"\rcom.hearth.v1B\vMemoryProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_hearth_v1_memory_proto_goTypes = []any{
 	(*StoreRequest)(nil),          // 0: hearth.v1.StoreRequest
 	(*StoreResponse)(nil),         // 1: hearth.v1.StoreResponse
@@ -3045,50 +3812,65 @@ var file_hearth_v1_memory_proto_goTypes = []any{
 	(*ContextResponse)(nil),       // 20: hearth.v1.ContextResponse
 	(*EvidenceRequest)(nil),       // 21: hearth.v1.EvidenceRequest
 	(*EvidenceResponse)(nil),      // 22: hearth.v1.EvidenceResponse
-	(*Record)(nil),                // 23: hearth.v1.Record
-	(*structpb.ListValue)(nil),    // 24: google.protobuf.ListValue
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*HistoryRequest)(nil),        // 23: hearth.v1.HistoryRequest
+	(*HistoryEntry)(nil),          // 24: hearth.v1.HistoryEntry
+	(*HistoryStance)(nil),         // 25: hearth.v1.HistoryStance
+	(*RecordUsage)(nil),           // 26: hearth.v1.RecordUsage
+	(*HistoryResponse)(nil),       // 27: hearth.v1.HistoryResponse
+	(*Record)(nil),                // 28: hearth.v1.Record
+	(*structpb.ListValue)(nil),    // 29: google.protobuf.ListValue
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
 }
 var file_hearth_v1_memory_proto_depIdxs = []int32{
-	23, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
-	23, // 1: hearth.v1.GetResponse.records:type_name -> hearth.v1.Record
+	28, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
+	28, // 1: hearth.v1.GetResponse.records:type_name -> hearth.v1.Record
 	5,  // 2: hearth.v1.UpdateRequest.changes:type_name -> hearth.v1.RecordChanges
-	24, // 3: hearth.v1.RecordChanges.topics:type_name -> google.protobuf.ListValue
-	24, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
-	23, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
-	23, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
+	29, // 3: hearth.v1.RecordChanges.topics:type_name -> google.protobuf.ListValue
+	29, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
+	28, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
+	28, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
 	10, // 7: hearth.v1.SearchResponse.hits:type_name -> hearth.v1.SearchHit
-	25, // 8: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
-	25, // 9: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
-	23, // 10: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
+	30, // 8: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
+	30, // 9: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
+	28, // 10: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
 	17, // 11: hearth.v1.BootstrapResponse.items:type_name -> hearth.v1.BootstrapItem
-	23, // 12: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
-	23, // 13: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
-	0,  // 14: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
-	2,  // 15: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
-	4,  // 16: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
-	7,  // 17: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
-	9,  // 18: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
-	12, // 19: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
-	14, // 20: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
-	16, // 21: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
-	19, // 22: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
-	21, // 23: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
-	1,  // 24: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
-	3,  // 25: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
-	6,  // 26: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
-	8,  // 27: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
-	11, // 28: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
-	13, // 29: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
-	15, // 30: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
-	18, // 31: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
-	20, // 32: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
-	22, // 33: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	28, // 12: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
+	28, // 13: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
+	30, // 14: hearth.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
+	30, // 15: hearth.v1.HistoryStance.at:type_name -> google.protobuf.Timestamp
+	30, // 16: hearth.v1.RecordUsage.last_returned_at:type_name -> google.protobuf.Timestamp
+	30, // 17: hearth.v1.RecordUsage.last_fetched_at:type_name -> google.protobuf.Timestamp
+	28, // 18: hearth.v1.HistoryResponse.record:type_name -> hearth.v1.Record
+	24, // 19: hearth.v1.HistoryResponse.entries:type_name -> hearth.v1.HistoryEntry
+	25, // 20: hearth.v1.HistoryResponse.evidence:type_name -> hearth.v1.HistoryStance
+	26, // 21: hearth.v1.HistoryResponse.usage:type_name -> hearth.v1.RecordUsage
+	0,  // 22: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
+	2,  // 23: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
+	4,  // 24: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
+	7,  // 25: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
+	9,  // 26: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
+	12, // 27: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
+	14, // 28: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
+	16, // 29: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
+	19, // 30: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
+	21, // 31: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
+	23, // 32: hearth.v1.MemoryService.History:input_type -> hearth.v1.HistoryRequest
+	1,  // 33: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
+	3,  // 34: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
+	6,  // 35: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
+	8,  // 36: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
+	11, // 37: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
+	13, // 38: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
+	15, // 39: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
+	18, // 40: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
+	20, // 41: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
+	22, // 42: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
+	27, // 43: hearth.v1.MemoryService.History:output_type -> hearth.v1.HistoryResponse
+	33, // [33:44] is the sub-list for method output_type
+	22, // [22:33] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_memory_proto_init() }
@@ -3110,7 +3892,7 @@ func file_hearth_v1_memory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_memory_proto_rawDesc), len(file_hearth_v1_memory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

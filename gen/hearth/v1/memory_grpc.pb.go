@@ -29,6 +29,7 @@ const (
 	MemoryService_Bootstrap_FullMethodName = "/hearth.v1.MemoryService/Bootstrap"
 	MemoryService_Context_FullMethodName   = "/hearth.v1.MemoryService/Context"
 	MemoryService_Evidence_FullMethodName  = "/hearth.v1.MemoryService/Evidence"
+	MemoryService_History_FullMethodName   = "/hearth.v1.MemoryService/History"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -60,11 +61,15 @@ type MemoryServiceClient interface {
 	// Search memory with a natural-language query (full-text, stemmed; records
 	// sharing some of the query's words are found). Returns compact hits (id,
 	// title, snippet, score) best first within a 750-token budget; fetch detail
-	// with memory_get. Active and candidate records only.
+	// with memory_get. Active and candidate records only. `within` searches
+	// one namespace alone, or every namespace, instead of the scope chain.
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (*SearchResponse, error)
 	// List records of a namespace newest first, optionally between `since` and
 	// `until` (RFC 3339), within the 2,000-token records budget. Includes
-	// superseded records; never deleted ones.
+	// superseded records; deleted ones only when `statuses` asks for them.
+	// Filter by `types` and `statuses`; `within` lists the namespace's scope
+	// chain (default), that namespace alone, or every namespace. To read the
+	// next page, give the last record's id as `after_id`.
 	Timeline(ctx context.Context, in *TimelineRequest, opts ...grpc.CallOption) (*TimelineResponse, error)
 	// Turn a git remote URL (https, ssh git@host:owner/repo.git, ssh://, git://)
 	// into Hearth's namespace for that repository, or check a namespace `name`,
@@ -87,6 +92,13 @@ type MemoryServiceClient interface {
 	// halves the confidence. One stance per client per record: a later call
 	// replaces your earlier stance.
 	Evidence(ctx context.Context, in *EvidenceRequest, opts ...grpc.CallOption) (*EvidenceResponse, error)
+	// A record's history: the record as it stands, its audit rows newest first
+	// (who did what, at which revision, when), each client's evidence stance
+	// and its usage counters. The history is packed within the 2,000-token
+	// records budget on top of the record; `total_entries` counts every audit
+	// row. Not counted as a use. A purged record's audit rows remain, without
+	// the record.
+	History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -197,6 +209,16 @@ func (c *memoryServiceClient) Evidence(ctx context.Context, in *EvidenceRequest,
 	return out, nil
 }
 
+func (c *memoryServiceClient) History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HistoryResponse)
+	err := c.cc.Invoke(ctx, MemoryService_History_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -226,11 +248,15 @@ type MemoryServiceServer interface {
 	// Search memory with a natural-language query (full-text, stemmed; records
 	// sharing some of the query's words are found). Returns compact hits (id,
 	// title, snippet, score) best first within a 750-token budget; fetch detail
-	// with memory_get. Active and candidate records only.
+	// with memory_get. Active and candidate records only. `within` searches
+	// one namespace alone, or every namespace, instead of the scope chain.
 	Search(context.Context, *SearchRequest) (*SearchResponse, error)
 	// List records of a namespace newest first, optionally between `since` and
 	// `until` (RFC 3339), within the 2,000-token records budget. Includes
-	// superseded records; never deleted ones.
+	// superseded records; deleted ones only when `statuses` asks for them.
+	// Filter by `types` and `statuses`; `within` lists the namespace's scope
+	// chain (default), that namespace alone, or every namespace. To read the
+	// next page, give the last record's id as `after_id`.
 	Timeline(context.Context, *TimelineRequest) (*TimelineResponse, error)
 	// Turn a git remote URL (https, ssh git@host:owner/repo.git, ssh://, git://)
 	// into Hearth's namespace for that repository, or check a namespace `name`,
@@ -253,6 +279,13 @@ type MemoryServiceServer interface {
 	// halves the confidence. One stance per client per record: a later call
 	// replaces your earlier stance.
 	Evidence(context.Context, *EvidenceRequest) (*EvidenceResponse, error)
+	// A record's history: the record as it stands, its audit rows newest first
+	// (who did what, at which revision, when), each client's evidence stance
+	// and its usage counters. The history is packed within the 2,000-token
+	// records budget on top of the record; `total_entries` counts every audit
+	// row. Not counted as a use. A purged record's audit rows remain, without
+	// the record.
+	History(context.Context, *HistoryRequest) (*HistoryResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -292,6 +325,9 @@ func (UnimplementedMemoryServiceServer) Context(context.Context, *ContextRequest
 }
 func (UnimplementedMemoryServiceServer) Evidence(context.Context, *EvidenceRequest) (*EvidenceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Evidence not implemented")
+}
+func (UnimplementedMemoryServiceServer) History(context.Context, *HistoryRequest) (*HistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method History not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -494,6 +530,24 @@ func _MemoryService_Evidence_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_History_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).History(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_History_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).History(ctx, req.(*HistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -540,6 +594,10 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Evidence",
 			Handler:    _MemoryService_Evidence_Handler,
+		},
+		{
+			MethodName: "History",
+			Handler:    _MemoryService_History_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

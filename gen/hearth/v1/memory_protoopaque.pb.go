@@ -1167,6 +1167,7 @@ type SearchRequest struct {
 	xxx_hidden_Recall      bool                   `protobuf:"varint,8,opt,name=recall,proto3"`
 	xxx_hidden_Remote      string                 `protobuf:"bytes,9,opt,name=remote,proto3"`
 	xxx_hidden_SessionId   string                 `protobuf:"bytes,140,opt,name=session_id,json=sessionId,proto3"`
+	xxx_hidden_Within      string                 `protobuf:"bytes,170,opt,name=within,proto3"`
 	XXX_raceDetectHookData protoimpl.RaceDetectHookData
 	XXX_presence           [1]uint32
 	unknownFields          protoimpl.UnknownFields
@@ -1268,6 +1269,13 @@ func (x *SearchRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *SearchRequest) GetWithin() string {
+	if x != nil {
+		return x.xxx_hidden_Within
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.xxx_hidden_Query = v
 }
@@ -1290,7 +1298,7 @@ func (x *SearchRequest) SetLimit(v uint32) {
 
 func (x *SearchRequest) SetMinCosine(v float64) {
 	x.xxx_hidden_MinCosine = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 10)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 11)
 }
 
 func (x *SearchRequest) SetExclude(v []string) {
@@ -1307,6 +1315,10 @@ func (x *SearchRequest) SetRemote(v string) {
 
 func (x *SearchRequest) SetSessionId(v string) {
 	x.xxx_hidden_SessionId = v
+}
+
+func (x *SearchRequest) SetWithin(v string) {
+	x.xxx_hidden_Within = v
 }
 
 func (x *SearchRequest) HasMinCosine() bool {
@@ -1349,6 +1361,10 @@ type SearchRequest_builder struct {
 	// the question as answered (memory_questions). Without it, a client's
 	// calls of one UTC day are one session.
 	SessionId string
+	// Which namespaces are searched: chain (the default: the namespace's
+	// scope chain, and a hub's reach), namespace (that namespace alone) or
+	// all (every namespace; give no namespace, remote or topics).
+	Within string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1361,13 +1377,14 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.xxx_hidden_Types = b.Types
 	x.xxx_hidden_Limit = b.Limit
 	if b.MinCosine != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 10)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 11)
 		x.xxx_hidden_MinCosine = *b.MinCosine
 	}
 	x.xxx_hidden_Exclude = b.Exclude
 	x.xxx_hidden_Recall = b.Recall
 	x.xxx_hidden_Remote = b.Remote
 	x.xxx_hidden_SessionId = b.SessionId
+	x.xxx_hidden_Within = b.Within
 	return m0
 }
 
@@ -1685,6 +1702,10 @@ type TimelineRequest struct {
 	xxx_hidden_Until     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=until,proto3"`
 	xxx_hidden_Limit     uint32                 `protobuf:"varint,4,opt,name=limit,proto3"`
 	xxx_hidden_Remote    string                 `protobuf:"bytes,5,opt,name=remote,proto3"`
+	xxx_hidden_Types     []string               `protobuf:"bytes,170,rep,name=types,proto3"`
+	xxx_hidden_Statuses  []string               `protobuf:"bytes,171,rep,name=statuses,proto3"`
+	xxx_hidden_Within    string                 `protobuf:"bytes,172,opt,name=within,proto3"`
+	xxx_hidden_AfterId   string                 `protobuf:"bytes,173,opt,name=after_id,json=afterId,proto3"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -1749,6 +1770,34 @@ func (x *TimelineRequest) GetRemote() string {
 	return ""
 }
 
+func (x *TimelineRequest) GetTypes() []string {
+	if x != nil {
+		return x.xxx_hidden_Types
+	}
+	return nil
+}
+
+func (x *TimelineRequest) GetStatuses() []string {
+	if x != nil {
+		return x.xxx_hidden_Statuses
+	}
+	return nil
+}
+
+func (x *TimelineRequest) GetWithin() string {
+	if x != nil {
+		return x.xxx_hidden_Within
+	}
+	return ""
+}
+
+func (x *TimelineRequest) GetAfterId() string {
+	if x != nil {
+		return x.xxx_hidden_AfterId
+	}
+	return ""
+}
+
 func (x *TimelineRequest) SetNamespace(v string) {
 	x.xxx_hidden_Namespace = v
 }
@@ -1767,6 +1816,22 @@ func (x *TimelineRequest) SetLimit(v uint32) {
 
 func (x *TimelineRequest) SetRemote(v string) {
 	x.xxx_hidden_Remote = v
+}
+
+func (x *TimelineRequest) SetTypes(v []string) {
+	x.xxx_hidden_Types = v
+}
+
+func (x *TimelineRequest) SetStatuses(v []string) {
+	x.xxx_hidden_Statuses = v
+}
+
+func (x *TimelineRequest) SetWithin(v string) {
+	x.xxx_hidden_Within = v
+}
+
+func (x *TimelineRequest) SetAfterId(v string) {
+	x.xxx_hidden_AfterId = v
 }
 
 func (x *TimelineRequest) HasSince() bool {
@@ -1804,6 +1869,17 @@ type TimelineRequest_builder struct {
 	Limit uint32
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
+	// Only records of these types.
+	Types []string
+	// Only records in these statuses (default: every status but deleted).
+	Statuses []string
+	// Which namespaces are listed: chain (the default: the namespace's scope
+	// chain), namespace (that namespace alone) or all (every namespace; give
+	// no namespace or remote).
+	Within string
+	// The id of the last record of the previous page: the list goes on after
+	// it (records created earlier, or at the same time with a lower id).
+	AfterId string
 }
 
 func (b0 TimelineRequest_builder) Build() *TimelineRequest {
@@ -1815,6 +1891,10 @@ func (b0 TimelineRequest_builder) Build() *TimelineRequest {
 	x.xxx_hidden_Until = b.Until
 	x.xxx_hidden_Limit = b.Limit
 	x.xxx_hidden_Remote = b.Remote
+	x.xxx_hidden_Types = b.Types
+	x.xxx_hidden_Statuses = b.Statuses
+	x.xxx_hidden_Within = b.Within
+	x.xxx_hidden_AfterId = b.AfterId
 	return m0
 }
 
@@ -2839,6 +2919,633 @@ func (b0 EvidenceResponse_builder) Build() *EvidenceResponse {
 	return m0
 }
 
+type HistoryRequest struct {
+	state            protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Id    string                 `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Limit uint32                 `protobuf:"varint,2,opt,name=limit,proto3"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *HistoryRequest) Reset() {
+	*x = HistoryRequest{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryRequest) ProtoMessage() {}
+
+func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *HistoryRequest) GetId() string {
+	if x != nil {
+		return x.xxx_hidden_Id
+	}
+	return ""
+}
+
+func (x *HistoryRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Limit
+	}
+	return 0
+}
+
+func (x *HistoryRequest) SetId(v string) {
+	x.xxx_hidden_Id = v
+}
+
+func (x *HistoryRequest) SetLimit(v uint32) {
+	x.xxx_hidden_Limit = v
+}
+
+type HistoryRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The record.
+	Id string
+	// At most this many audit rows, newest first (0: the default).
+	Limit uint32
+}
+
+func (b0 HistoryRequest_builder) Build() *HistoryRequest {
+	m0 := &HistoryRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Id = b.Id
+	x.xxx_hidden_Limit = b.Limit
+	return m0
+}
+
+// HistoryEntry is one audit row about the record.
+type HistoryEntry struct {
+	state               protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_At       *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=at,proto3"`
+	xxx_hidden_Client   string                 `protobuf:"bytes,2,opt,name=client,proto3"`
+	xxx_hidden_Action   string                 `protobuf:"bytes,3,opt,name=action,proto3"`
+	xxx_hidden_Revision uint32                 `protobuf:"varint,4,opt,name=revision,proto3"`
+	xxx_hidden_Detail   string                 `protobuf:"bytes,5,opt,name=detail,proto3"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *HistoryEntry) Reset() {
+	*x = HistoryEntry{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryEntry) ProtoMessage() {}
+
+func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *HistoryEntry) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_At
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetClient() string {
+	if x != nil {
+		return x.xxx_hidden_Client
+	}
+	return ""
+}
+
+func (x *HistoryEntry) GetAction() string {
+	if x != nil {
+		return x.xxx_hidden_Action
+	}
+	return ""
+}
+
+func (x *HistoryEntry) GetRevision() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Revision
+	}
+	return 0
+}
+
+func (x *HistoryEntry) GetDetail() string {
+	if x != nil {
+		return x.xxx_hidden_Detail
+	}
+	return ""
+}
+
+func (x *HistoryEntry) SetAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_At = v
+}
+
+func (x *HistoryEntry) SetClient(v string) {
+	x.xxx_hidden_Client = v
+}
+
+func (x *HistoryEntry) SetAction(v string) {
+	x.xxx_hidden_Action = v
+}
+
+func (x *HistoryEntry) SetRevision(v uint32) {
+	x.xxx_hidden_Revision = v
+}
+
+func (x *HistoryEntry) SetDetail(v string) {
+	x.xxx_hidden_Detail = v
+}
+
+func (x *HistoryEntry) HasAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_At != nil
+}
+
+func (x *HistoryEntry) ClearAt() {
+	x.xxx_hidden_At = nil
+}
+
+type HistoryEntry_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	At *timestamppb.Timestamp
+	// The client that acted, or hearth for Hearth itself.
+	Client string
+	// store, update, forget, supersede, evidence, session-close, or a refusal
+	// (refuse.conflict, refuse.screen, refuse.auth).
+	Action string
+	// The record's revision as the row was written: after the change, for a
+	// row that made one; the revision a refused write met, for a refusal. 0
+	// when not kept (rows written before Hearth kept it).
+	Revision uint32
+	// What changed, or why.
+	Detail string
+}
+
+func (b0 HistoryEntry_builder) Build() *HistoryEntry {
+	m0 := &HistoryEntry{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_At = b.At
+	x.xxx_hidden_Client = b.Client
+	x.xxx_hidden_Action = b.Action
+	x.xxx_hidden_Revision = b.Revision
+	x.xxx_hidden_Detail = b.Detail
+	return m0
+}
+
+// HistoryStance is one client's current evidence about the record.
+type HistoryStance struct {
+	state             protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Client string                 `protobuf:"bytes,1,opt,name=client,proto3"`
+	xxx_hidden_Stance string                 `protobuf:"bytes,2,opt,name=stance,proto3"`
+	xxx_hidden_Note   string                 `protobuf:"bytes,3,opt,name=note,proto3"`
+	xxx_hidden_At     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=at,proto3"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *HistoryStance) Reset() {
+	*x = HistoryStance{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryStance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryStance) ProtoMessage() {}
+
+func (x *HistoryStance) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *HistoryStance) GetClient() string {
+	if x != nil {
+		return x.xxx_hidden_Client
+	}
+	return ""
+}
+
+func (x *HistoryStance) GetStance() string {
+	if x != nil {
+		return x.xxx_hidden_Stance
+	}
+	return ""
+}
+
+func (x *HistoryStance) GetNote() string {
+	if x != nil {
+		return x.xxx_hidden_Note
+	}
+	return ""
+}
+
+func (x *HistoryStance) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_At
+	}
+	return nil
+}
+
+func (x *HistoryStance) SetClient(v string) {
+	x.xxx_hidden_Client = v
+}
+
+func (x *HistoryStance) SetStance(v string) {
+	x.xxx_hidden_Stance = v
+}
+
+func (x *HistoryStance) SetNote(v string) {
+	x.xxx_hidden_Note = v
+}
+
+func (x *HistoryStance) SetAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_At = v
+}
+
+func (x *HistoryStance) HasAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_At != nil
+}
+
+func (x *HistoryStance) ClearAt() {
+	x.xxx_hidden_At = nil
+}
+
+type HistoryStance_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Client string
+	// corroborates or contradicts.
+	Stance string
+	Note   string
+	At     *timestamppb.Timestamp
+}
+
+func (b0 HistoryStance_builder) Build() *HistoryStance {
+	m0 := &HistoryStance{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Client = b.Client
+	x.xxx_hidden_Stance = b.Stance
+	x.xxx_hidden_Note = b.Note
+	x.xxx_hidden_At = b.At
+	return m0
+}
+
+// RecordUsage is how often the record was handed out: `returned` counts
+// search and context hits, `fetched` counts memory_get results.
+type RecordUsage struct {
+	state                     protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Returned       uint32                 `protobuf:"varint,1,opt,name=returned,proto3"`
+	xxx_hidden_Fetched        uint32                 `protobuf:"varint,2,opt,name=fetched,proto3"`
+	xxx_hidden_LastReturnedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_returned_at,json=lastReturnedAt,proto3"`
+	xxx_hidden_LastFetchedAt  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_fetched_at,json=lastFetchedAt,proto3"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *RecordUsage) Reset() {
+	*x = RecordUsage{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordUsage) ProtoMessage() {}
+
+func (x *RecordUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *RecordUsage) GetReturned() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Returned
+	}
+	return 0
+}
+
+func (x *RecordUsage) GetFetched() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Fetched
+	}
+	return 0
+}
+
+func (x *RecordUsage) GetLastReturnedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_LastReturnedAt
+	}
+	return nil
+}
+
+func (x *RecordUsage) GetLastFetchedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_LastFetchedAt
+	}
+	return nil
+}
+
+func (x *RecordUsage) SetReturned(v uint32) {
+	x.xxx_hidden_Returned = v
+}
+
+func (x *RecordUsage) SetFetched(v uint32) {
+	x.xxx_hidden_Fetched = v
+}
+
+func (x *RecordUsage) SetLastReturnedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_LastReturnedAt = v
+}
+
+func (x *RecordUsage) SetLastFetchedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_LastFetchedAt = v
+}
+
+func (x *RecordUsage) HasLastReturnedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LastReturnedAt != nil
+}
+
+func (x *RecordUsage) HasLastFetchedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LastFetchedAt != nil
+}
+
+func (x *RecordUsage) ClearLastReturnedAt() {
+	x.xxx_hidden_LastReturnedAt = nil
+}
+
+func (x *RecordUsage) ClearLastFetchedAt() {
+	x.xxx_hidden_LastFetchedAt = nil
+}
+
+type RecordUsage_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Returned       uint32
+	Fetched        uint32
+	LastReturnedAt *timestamppb.Timestamp
+	LastFetchedAt  *timestamppb.Timestamp
+}
+
+func (b0 RecordUsage_builder) Build() *RecordUsage {
+	m0 := &RecordUsage{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Returned = b.Returned
+	x.xxx_hidden_Fetched = b.Fetched
+	x.xxx_hidden_LastReturnedAt = b.LastReturnedAt
+	x.xxx_hidden_LastFetchedAt = b.LastFetchedAt
+	return m0
+}
+
+type HistoryResponse struct {
+	state                      protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Record          *Record                `protobuf:"bytes,1,opt,name=record,proto3"`
+	xxx_hidden_Entries         *[]*HistoryEntry       `protobuf:"bytes,2,rep,name=entries,proto3"`
+	xxx_hidden_TotalEntries    uint32                 `protobuf:"varint,3,opt,name=total_entries,json=totalEntries,proto3"`
+	xxx_hidden_Evidence        *[]*HistoryStance      `protobuf:"bytes,4,rep,name=evidence,proto3"`
+	xxx_hidden_Usage           *RecordUsage           `protobuf:"bytes,5,opt,name=usage,proto3"`
+	xxx_hidden_EstimatedTokens uint32                 `protobuf:"varint,6,opt,name=estimated_tokens,json=estimatedTokens,proto3"`
+	xxx_hidden_Truncated       bool                   `protobuf:"varint,7,opt,name=truncated,proto3"`
+	xxx_hidden_LeftOut         uint32                 `protobuf:"varint,8,opt,name=left_out,json=leftOut,proto3"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
+}
+
+func (x *HistoryResponse) Reset() {
+	*x = HistoryResponse{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryResponse) ProtoMessage() {}
+
+func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *HistoryResponse) GetRecord() *Record {
+	if x != nil {
+		return x.xxx_hidden_Record
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetEntries() []*HistoryEntry {
+	if x != nil {
+		if x.xxx_hidden_Entries != nil {
+			return *x.xxx_hidden_Entries
+		}
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetTotalEntries() uint32 {
+	if x != nil {
+		return x.xxx_hidden_TotalEntries
+	}
+	return 0
+}
+
+func (x *HistoryResponse) GetEvidence() []*HistoryStance {
+	if x != nil {
+		if x.xxx_hidden_Evidence != nil {
+			return *x.xxx_hidden_Evidence
+		}
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetUsage() *RecordUsage {
+	if x != nil {
+		return x.xxx_hidden_Usage
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetEstimatedTokens() uint32 {
+	if x != nil {
+		return x.xxx_hidden_EstimatedTokens
+	}
+	return 0
+}
+
+func (x *HistoryResponse) GetTruncated() bool {
+	if x != nil {
+		return x.xxx_hidden_Truncated
+	}
+	return false
+}
+
+func (x *HistoryResponse) GetLeftOut() uint32 {
+	if x != nil {
+		return x.xxx_hidden_LeftOut
+	}
+	return 0
+}
+
+func (x *HistoryResponse) SetRecord(v *Record) {
+	x.xxx_hidden_Record = v
+}
+
+func (x *HistoryResponse) SetEntries(v []*HistoryEntry) {
+	x.xxx_hidden_Entries = &v
+}
+
+func (x *HistoryResponse) SetTotalEntries(v uint32) {
+	x.xxx_hidden_TotalEntries = v
+}
+
+func (x *HistoryResponse) SetEvidence(v []*HistoryStance) {
+	x.xxx_hidden_Evidence = &v
+}
+
+func (x *HistoryResponse) SetUsage(v *RecordUsage) {
+	x.xxx_hidden_Usage = v
+}
+
+func (x *HistoryResponse) SetEstimatedTokens(v uint32) {
+	x.xxx_hidden_EstimatedTokens = v
+}
+
+func (x *HistoryResponse) SetTruncated(v bool) {
+	x.xxx_hidden_Truncated = v
+}
+
+func (x *HistoryResponse) SetLeftOut(v uint32) {
+	x.xxx_hidden_LeftOut = v
+}
+
+func (x *HistoryResponse) HasRecord() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Record != nil
+}
+
+func (x *HistoryResponse) HasUsage() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Usage != nil
+}
+
+func (x *HistoryResponse) ClearRecord() {
+	x.xxx_hidden_Record = nil
+}
+
+func (x *HistoryResponse) ClearUsage() {
+	x.xxx_hidden_Usage = nil
+}
+
+type HistoryResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The record as it stands; absent when it was purged.
+	Record *Record
+	// Its audit rows, newest first.
+	Entries []*HistoryEntry
+	// How many audit rows the record has in all.
+	TotalEntries uint32
+	// Each client's current stance, in the order given.
+	Evidence        []*HistoryStance
+	Usage           *RecordUsage
+	EstimatedTokens uint32
+	// True when stances or audit rows were left out to keep within the budget.
+	Truncated bool
+	// How many stances and audit rows were left out.
+	LeftOut uint32
+}
+
+func (b0 HistoryResponse_builder) Build() *HistoryResponse {
+	m0 := &HistoryResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Record = b.Record
+	x.xxx_hidden_Entries = &b.Entries
+	x.xxx_hidden_TotalEntries = b.TotalEntries
+	x.xxx_hidden_Evidence = &b.Evidence
+	x.xxx_hidden_Usage = b.Usage
+	x.xxx_hidden_EstimatedTokens = b.EstimatedTokens
+	x.xxx_hidden_Truncated = b.Truncated
+	x.xxx_hidden_LeftOut = b.LeftOut
+	return m0
+}
+
 var File_hearth_v1_memory_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_memory_proto_rawDesc = "" +
@@ -2915,7 +3622,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xf5\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xad\x04\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -2931,7 +3638,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06remote\x18\t \x01(\tR\x06remote\x12A\n" +
 	"\n" +
 	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionIdB\r\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\x126\n" +
+	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06withinB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
@@ -2949,13 +3657,20 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\aranking\x18\x02 \x01(\tR\aranking\x12)\n" +
 	"\x10estimated_tokens\x18\x03 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\xdb\x01\n" +
+	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\x8f\x04\n" +
 	"\x0fTimelineRequest\x12$\n" +
 	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
 	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12&\n" +
 	"\x05limit\x18\x04 \x01(\rB\x10\x92A\r:\x0220Y\x00\x00\x00\x00\x00\x00Y@R\x05limit\x12\x16\n" +
-	"\x06remote\x18\x05 \x01(\tR\x06remote\"\xa3\x01\n" +
+	"\x06remote\x18\x05 \x01(\tR\x06remote\x12m\n" +
+	"\x05types\x18\xaa\x01 \x03(\tBV\x92AS\xa0\x01\a\xf2\x02\bdecision\xf2\x02\n" +
+	"constraint\xf2\x02\vrequirement\xf2\x02\tprocedure\xf2\x02\n" +
+	"preference\xf2\x02\x04note\xf2\x02\asummaryR\x05types\x12O\n" +
+	"\bstatuses\x18\xab\x01 \x03(\tB2\x92A/\xa0\x01\x04\xf2\x02\x06active\xf2\x02\tcandidate\xf2\x02\n" +
+	"superseded\xf2\x02\adeletedR\bstatuses\x126\n" +
+	"\x06within\x18\xac\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06within\x12:\n" +
+	"\bafter_id\x18\xad\x01 \x01(\tB\x1e\x92A\x1b\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$R\aafterId\"\xa3\x01\n" +
 	"\x10TimelineResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12)\n" +
 	"\x10estimated_tokens\x18\x02 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
@@ -3006,7 +3721,35 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x04note\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x04note\"O\n" +
 	"\x10EvidenceResponse\x12)\n" +
 	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\x12\x10\n" +
-	"\x03why\x18\x02 \x01(\tR\x03why2\x9a\v\n" +
+	"\x03why\x18\x02 \x01(\tR\x03why\"m\n" +
+	"\x0eHistoryRequest\x123\n" +
+	"\x02id\x18\x01 \x01(\tB#\x92A \x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$\xd2\x01\x02idR\x02id\x12&\n" +
+	"\x05limit\x18\x02 \x01(\rB\x10\x92A\r:\x0220Y\x00\x00\x00\x00\x00\x00Y@R\x05limit\"\x9e\x01\n" +
+	"\fHistoryEntry\x12*\n" +
+	"\x02at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x1a\n" +
+	"\brevision\x18\x04 \x01(\rR\brevision\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\x7f\n" +
+	"\rHistoryStance\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
+	"\x06stance\x18\x02 \x01(\tR\x06stance\x12\x12\n" +
+	"\x04note\x18\x03 \x01(\tR\x04note\x12*\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xcd\x01\n" +
+	"\vRecordUsage\x12\x1a\n" +
+	"\breturned\x18\x01 \x01(\rR\breturned\x12\x18\n" +
+	"\afetched\x18\x02 \x01(\rR\afetched\x12D\n" +
+	"\x10last_returned_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastReturnedAt\x12B\n" +
+	"\x0flast_fetched_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rlastFetchedAt\"\xdc\x02\n" +
+	"\x0fHistoryResponse\x12)\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\x121\n" +
+	"\aentries\x18\x02 \x03(\v2\x17.hearth.v1.HistoryEntryR\aentries\x12#\n" +
+	"\rtotal_entries\x18\x03 \x01(\rR\ftotalEntries\x124\n" +
+	"\bevidence\x18\x04 \x03(\v2\x18.hearth.v1.HistoryStanceR\bevidence\x12,\n" +
+	"\x05usage\x18\x05 \x01(\v2\x16.hearth.v1.RecordUsageR\x05usage\x12)\n" +
+	"\x10estimated_tokens\x18\x06 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
+	"\ttruncated\x18\a \x01(\bR\ttruncated\x12\x19\n" +
+	"\bleft_out\x18\b \x01(\rR\aleftOut2\xa7\f\n" +
 	"\rMemoryService\x12|\n" +
 	"\x05Store\x12\x17.hearth.v1.StoreRequest\x1a\x18.hearth.v1.StoreResponse\"@\xc2\xf3\x18 \n" +
 	"\fmemory_store\x12\x0eStore a memory\x18\x02\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/api/memory_store\x12z\n" +
@@ -3028,11 +3771,13 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\aContext\x12\x19.hearth.v1.ContextRequest\x1a\x1a.hearth.v1.ContextResponse\"S\xc2\xf3\x181\n" +
 	"\x0ememory_context\x12\x19Context packet for a task\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/memory_context\x12\x98\x01\n" +
 	"\bEvidence\x12\x1a.hearth.v1.EvidenceRequest\x1a\x1b.hearth.v1.EvidenceResponse\"S\xc2\xf3\x180\n" +
-	"\x0fmemory_evidence\x12\x19Corroborate or contradict\x18\x020\x01\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/memory_evidenceB\x99\x01\n" +
+	"\x0fmemory_evidence\x12\x19Corroborate or contradict\x18\x020\x01\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/memory_evidence\x12\x8a\x01\n" +
+	"\aHistory\x12\x19.hearth.v1.HistoryRequest\x1a\x1a.hearth.v1.HistoryResponse\"H\xc2\xf3\x18&\n" +
+	"\x0ememory_history\x12\x0eRecord history\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/memory_historyB\x99\x01\n" +
 	"\rcom.hearth.v1B\vMemoryProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_hearth_v1_memory_proto_goTypes = []any{
 	(*StoreRequest)(nil),          // 0: hearth.v1.StoreRequest
 	(*StoreResponse)(nil),         // 1: hearth.v1.StoreResponse
@@ -3057,50 +3802,65 @@ var file_hearth_v1_memory_proto_goTypes = []any{
 	(*ContextResponse)(nil),       // 20: hearth.v1.ContextResponse
 	(*EvidenceRequest)(nil),       // 21: hearth.v1.EvidenceRequest
 	(*EvidenceResponse)(nil),      // 22: hearth.v1.EvidenceResponse
-	(*Record)(nil),                // 23: hearth.v1.Record
-	(*structpb.ListValue)(nil),    // 24: google.protobuf.ListValue
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*HistoryRequest)(nil),        // 23: hearth.v1.HistoryRequest
+	(*HistoryEntry)(nil),          // 24: hearth.v1.HistoryEntry
+	(*HistoryStance)(nil),         // 25: hearth.v1.HistoryStance
+	(*RecordUsage)(nil),           // 26: hearth.v1.RecordUsage
+	(*HistoryResponse)(nil),       // 27: hearth.v1.HistoryResponse
+	(*Record)(nil),                // 28: hearth.v1.Record
+	(*structpb.ListValue)(nil),    // 29: google.protobuf.ListValue
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
 }
 var file_hearth_v1_memory_proto_depIdxs = []int32{
-	23, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
-	23, // 1: hearth.v1.GetResponse.records:type_name -> hearth.v1.Record
+	28, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
+	28, // 1: hearth.v1.GetResponse.records:type_name -> hearth.v1.Record
 	5,  // 2: hearth.v1.UpdateRequest.changes:type_name -> hearth.v1.RecordChanges
-	24, // 3: hearth.v1.RecordChanges.topics:type_name -> google.protobuf.ListValue
-	24, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
-	23, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
-	23, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
+	29, // 3: hearth.v1.RecordChanges.topics:type_name -> google.protobuf.ListValue
+	29, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
+	28, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
+	28, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
 	10, // 7: hearth.v1.SearchResponse.hits:type_name -> hearth.v1.SearchHit
-	25, // 8: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
-	25, // 9: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
-	23, // 10: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
+	30, // 8: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
+	30, // 9: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
+	28, // 10: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
 	17, // 11: hearth.v1.BootstrapResponse.items:type_name -> hearth.v1.BootstrapItem
-	23, // 12: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
-	23, // 13: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
-	0,  // 14: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
-	2,  // 15: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
-	4,  // 16: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
-	7,  // 17: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
-	9,  // 18: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
-	12, // 19: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
-	14, // 20: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
-	16, // 21: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
-	19, // 22: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
-	21, // 23: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
-	1,  // 24: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
-	3,  // 25: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
-	6,  // 26: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
-	8,  // 27: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
-	11, // 28: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
-	13, // 29: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
-	15, // 30: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
-	18, // 31: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
-	20, // 32: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
-	22, // 33: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	28, // 12: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
+	28, // 13: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
+	30, // 14: hearth.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
+	30, // 15: hearth.v1.HistoryStance.at:type_name -> google.protobuf.Timestamp
+	30, // 16: hearth.v1.RecordUsage.last_returned_at:type_name -> google.protobuf.Timestamp
+	30, // 17: hearth.v1.RecordUsage.last_fetched_at:type_name -> google.protobuf.Timestamp
+	28, // 18: hearth.v1.HistoryResponse.record:type_name -> hearth.v1.Record
+	24, // 19: hearth.v1.HistoryResponse.entries:type_name -> hearth.v1.HistoryEntry
+	25, // 20: hearth.v1.HistoryResponse.evidence:type_name -> hearth.v1.HistoryStance
+	26, // 21: hearth.v1.HistoryResponse.usage:type_name -> hearth.v1.RecordUsage
+	0,  // 22: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
+	2,  // 23: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
+	4,  // 24: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
+	7,  // 25: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
+	9,  // 26: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
+	12, // 27: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
+	14, // 28: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
+	16, // 29: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
+	19, // 30: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
+	21, // 31: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
+	23, // 32: hearth.v1.MemoryService.History:input_type -> hearth.v1.HistoryRequest
+	1,  // 33: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
+	3,  // 34: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
+	6,  // 35: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
+	8,  // 36: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
+	11, // 37: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
+	13, // 38: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
+	15, // 39: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
+	18, // 40: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
+	20, // 41: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
+	22, // 42: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
+	27, // 43: hearth.v1.MemoryService.History:output_type -> hearth.v1.HistoryResponse
+	33, // [33:44] is the sub-list for method output_type
+	22, // [22:33] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_memory_proto_init() }
@@ -3122,7 +3882,7 @@ func file_hearth_v1_memory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_memory_proto_rawDesc), len(file_hearth_v1_memory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
