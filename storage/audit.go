@@ -40,6 +40,10 @@ const (
 	ActionRename Action = "rename"
 	// ActionUsageStart marks when usage counting began (SPEC R-K6).
 	ActionUsageStart Action = "usage-start"
+	// ActionAnchor: anchors of a record changed state, by a client's
+	// report or a sweep; the detail names each as "<anchor> <old>→<new>"
+	// with what the check found.
+	ActionAnchor Action = "anchor"
 
 	// ActionRefuseAuth: a call without a valid token, or without the scope
 	// its method needs.

@@ -24,12 +24,15 @@ const (
 const DefaultBootstrapLimit = 64
 
 // BootstrapItem is one compact line of the session-start packet.
+// Unavailable flags an item with an unavailable anchor, whatever its
+// reason; its Count is 0 for an item without one.
 type BootstrapItem struct {
-	ID        string
-	Namespace string
-	Type      string
-	Title     string
-	Reason    string
+	ID          string
+	Namespace   string
+	Type        string
+	Title       string
+	Reason      string
+	Unavailable AnchorFlag
 }
 
 // BootstrapQuery selects the session-start packet of a scope chain.
@@ -121,9 +124,6 @@ func bootstrapTx(ctx context.Context, tx *txn, chain []string, limit int) (Boots
 		if err != nil {
 			return BootstrapList{}, err
 		}
-		if err := flagUnavailableTx(ctx, tx, durable); err != nil {
-			return BootstrapList{}, err
-		}
 		out.Items = append(out.Items, durable...)
 	}
 	if len(out.Items) < limit {
@@ -132,6 +132,9 @@ func bootstrapTx(ctx context.Context, tx *txn, chain []string, limit int) (Boots
 			return BootstrapList{}, err
 		}
 		out.Items = append(out.Items, rest...)
+	}
+	if err := flagUnavailableTx(ctx, tx, out.Items); err != nil {
+		return BootstrapList{}, err
 	}
 	return out, nil
 }
@@ -199,7 +202,9 @@ func rankedTx(ctx context.Context, stmt *sql.Stmt, chain []string, section, limi
 	return out, nil
 }
 
-// flagUnavailableTx gives items with an unavailable anchor that reason.
+// flagUnavailableTx flags the items with an unavailable anchor (which
+// anchor, since when, how many) and gives a durable one among them the
+// reason ReasonAnchorUnavailable; candidates keep theirs.
 func flagUnavailableTx(ctx context.Context, tx *txn, items []BootstrapItem) error {
 	if len(items) == 0 {
 		return nil
@@ -209,25 +214,38 @@ func flagUnavailableTx(ctx context.Context, tx *txn, items []BootstrapItem) erro
 		ids[i] = it.ID
 	}
 	rows, err := tx.QueryContext(ctx, `
-		SELECT DISTINCT record_id FROM anchors
-		WHERE record_id IN (SELECT value FROM json_each(?1)) AND state = 'unavailable'`, jsonList(ids))
+		SELECT record_id, anchor, checked_at FROM anchors
+		WHERE record_id IN (SELECT value FROM json_each(?1)) AND state = 'unavailable'
+		ORDER BY record_id, position`, jsonList(ids))
 	if err != nil {
 		return classify("bootstrap", err)
 	}
 	defer rows.Close()
-	flagged := map[string]bool{}
+	flags := map[string]*AnchorFlag{}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var (
+			id, a string
+			since sql.NullInt64
+		)
+		if err := rows.Scan(&id, &a, &since); err != nil {
 			return classify("bootstrap", err)
 		}
-		flagged[id] = true
+		if f := flags[id]; f != nil {
+			f.Count++
+		} else {
+			flags[id] = &AnchorFlag{Anchor: a, Since: fromMS(since), Count: 1}
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return classify("bootstrap", err)
 	}
 	for i := range items {
-		if flagged[items[i].ID] {
+		f := flags[items[i].ID]
+		if f == nil {
+			continue
+		}
+		items[i].Unavailable = *f
+		if items[i].Reason == ReasonDurable {
 			items[i].Reason = ReasonAnchorUnavailable
 		}
 	}

@@ -45,6 +45,9 @@ func wantBootstrap(tb testing.TB, db *storage.DB, chain []string) []storage.Boot
 			item:  storage.BootstrapItem{ID: r.ID, Namespace: r.Namespace, Type: r.Type, Title: r.Title},
 			scope: slices.Index(chain, r.Namespace),
 		}
+		if f := r.Unavailable(); f != nil {
+			e.item.Unavailable = *f
+		}
 		switch {
 		case r.Status == storage.StatusCandidate:
 			e.section, e.item.Reason = 1, storage.ReasonCandidate
@@ -164,11 +167,17 @@ func TestDB_Bootstrap(t *testing.T) {
 		item := func(r *storage.Record, reason string) storage.BootstrapItem {
 			return storage.BootstrapItem{ID: r.ID, Namespace: r.Namespace, Type: r.Type, Title: r.Title, Reason: reason}
 		}
+		// The two records on the NAS are flagged with it, whatever their
+		// section.
+		flagged := func(it storage.BootstrapItem) storage.BootstrapItem {
+			it.Unavailable = storage.AnchorFlag{Anchor: "host:nas", Count: 1}
+			return it
+		}
 		want := []storage.BootstrapItem{
 			item(newCand, storage.ReasonCandidate),
 			item(oldCand, storage.ReasonCandidate),
 			item(globalCand, storage.ReasonCandidate),
-			item(constraint, storage.ReasonAnchorUnavailable),
+			flagged(item(constraint, storage.ReasonAnchorUnavailable)),
 			item(requirement, storage.ReasonDurable),
 			item(prefUsed, storage.ReasonDurable), // 0.8 and used once
 			item(prefAPI, storage.ReasonDurable),  // 0.8, unused, earlier scope
@@ -176,7 +185,7 @@ func TestDB_Bootstrap(t *testing.T) {
 			item(prefLow, storage.ReasonDurable),  // 0.5
 			item(decision, storage.ReasonDurable),
 			item(procedure, storage.ReasonDurable),
-			item(flaggedNote, storage.ReasonAnchorUnavailable),
+			flagged(item(flaggedNote, storage.ReasonAnchorUnavailable)),
 		}
 		if !slices.Equal(got.Items, want) {
 			t.Errorf("items:\ngot  %v\nwant %v", got.Items, want)
