@@ -215,13 +215,17 @@ func (b0 StatusRequest_builder) Build() *StatusRequest {
 }
 
 type StatusResponse struct {
-	state                 protoimpl.MessageState `protogen:"opaque.v1"`
-	xxx_hidden_Version    string                 `protobuf:"bytes,1,opt,name=version,proto3"`
-	xxx_hidden_Records    uint32                 `protobuf:"varint,2,opt,name=records,proto3"`
-	xxx_hidden_Counts     *[]*TypeStatusCount    `protobuf:"bytes,3,rep,name=counts,proto3"`
-	xxx_hidden_Namespaces *[]*NamespaceCount     `protobuf:"bytes,4,rep,name=namespaces,proto3"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	state                   protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Version      string                 `protobuf:"bytes,1,opt,name=version,proto3"`
+	xxx_hidden_Records      uint32                 `protobuf:"varint,2,opt,name=records,proto3"`
+	xxx_hidden_Counts       *[]*TypeStatusCount    `protobuf:"bytes,3,rep,name=counts,proto3"`
+	xxx_hidden_Namespaces   *[]*NamespaceCount     `protobuf:"bytes,4,rep,name=namespaces,proto3"`
+	xxx_hidden_LastSweep    *AnchorSweep           `protobuf:"bytes,30,opt,name=last_sweep,json=lastSweep,proto3"`
+	xxx_hidden_NextSweepAt  *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=next_sweep_at,json=nextSweepAt,proto3"`
+	xxx_hidden_Flagged      *[]*FlaggedRecord      `protobuf:"bytes,32,rep,name=flagged,proto3"`
+	xxx_hidden_FlaggedTotal uint32                 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -281,6 +285,36 @@ func (x *StatusResponse) GetNamespaces() []*NamespaceCount {
 	return nil
 }
 
+func (x *StatusResponse) GetLastSweep() *AnchorSweep {
+	if x != nil {
+		return x.xxx_hidden_LastSweep
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetNextSweepAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_NextSweepAt
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetFlagged() []*FlaggedRecord {
+	if x != nil {
+		if x.xxx_hidden_Flagged != nil {
+			return *x.xxx_hidden_Flagged
+		}
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetFlaggedTotal() uint32 {
+	if x != nil {
+		return x.xxx_hidden_FlaggedTotal
+	}
+	return 0
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.xxx_hidden_Version = v
 }
@@ -297,6 +331,44 @@ func (x *StatusResponse) SetNamespaces(v []*NamespaceCount) {
 	x.xxx_hidden_Namespaces = &v
 }
 
+func (x *StatusResponse) SetLastSweep(v *AnchorSweep) {
+	x.xxx_hidden_LastSweep = v
+}
+
+func (x *StatusResponse) SetNextSweepAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_NextSweepAt = v
+}
+
+func (x *StatusResponse) SetFlagged(v []*FlaggedRecord) {
+	x.xxx_hidden_Flagged = &v
+}
+
+func (x *StatusResponse) SetFlaggedTotal(v uint32) {
+	x.xxx_hidden_FlaggedTotal = v
+}
+
+func (x *StatusResponse) HasLastSweep() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LastSweep != nil
+}
+
+func (x *StatusResponse) HasNextSweepAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_NextSweepAt != nil
+}
+
+func (x *StatusResponse) ClearLastSweep() {
+	x.xxx_hidden_LastSweep = nil
+}
+
+func (x *StatusResponse) ClearNextSweepAt() {
+	x.xxx_hidden_NextSweepAt = nil
+}
+
 type StatusResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -308,6 +380,15 @@ type StatusResponse_builder struct {
 	Counts []*TypeStatusCount
 	// Namespaces holding records that are not deleted.
 	Namespaces []*NamespaceCount
+	// The latest entity sweep (absent if none ran).
+	LastSweep *AnchorSweep
+	// When the next scheduled sweep is due.
+	NextSweepAt *timestamppb.Timestamp
+	// Active and candidate records with an unavailable anchor, the latest
+	// flagged first (at most 20).
+	Flagged []*FlaggedRecord
+	// How many records are flagged in all.
+	FlaggedTotal uint32
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -318,6 +399,10 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_Records = b.Records
 	x.xxx_hidden_Counts = &b.Counts
 	x.xxx_hidden_Namespaces = &b.Namespaces
+	x.xxx_hidden_LastSweep = b.LastSweep
+	x.xxx_hidden_NextSweepAt = b.NextSweepAt
+	x.xxx_hidden_Flagged = &b.Flagged
+	x.xxx_hidden_FlaggedTotal = b.FlaggedTotal
 	return m0
 }
 
@@ -1129,21 +1214,26 @@ var File_hearth_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x0f\n" +
+	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/anchor.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x0f\n" +
 	"\rWhoamiRequest\"u\n" +
 	"\x0eWhoamiResponse\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x19\n" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xb3\x01\n" +
+	"\rStatusRequest\"\x83\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
 	"\x06counts\x18\x03 \x03(\v2\x1a.hearth.v1.TypeStatusCountR\x06counts\x129\n" +
 	"\n" +
 	"namespaces\x18\x04 \x03(\v2\x19.hearth.v1.NamespaceCountR\n" +
-	"namespaces\"S\n" +
+	"namespaces\x125\n" +
+	"\n" +
+	"last_sweep\x18\x1e \x01(\v2\x16.hearth.v1.AnchorSweepR\tlastSweep\x12>\n" +
+	"\rnext_sweep_at\x18\x1f \x01(\v2\x1a.google.protobuf.TimestampR\vnextSweepAt\x122\n" +
+	"\aflagged\x18  \x03(\v2\x18.hearth.v1.FlaggedRecordR\aflagged\x12#\n" +
+	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\"S\n" +
 	"\x0fTypeStatusCount\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
@@ -1209,31 +1299,36 @@ var file_hearth_v1_admin_proto_goTypes = []any{
 	(*AuditRequest)(nil),          // 9: hearth.v1.AuditRequest
 	(*AuditEntry)(nil),            // 10: hearth.v1.AuditEntry
 	(*AuditResponse)(nil),         // 11: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*AnchorSweep)(nil),           // 12: hearth.v1.AnchorSweep
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*FlaggedRecord)(nil),         // 14: hearth.v1.FlaggedRecord
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
 	4,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
 	5,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
-	12, // 2: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	12, // 3: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	12, // 4: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	7,  // 5: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	12, // 6: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	12, // 7: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	10, // 8: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 9: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 10: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	6,  // 11: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	9,  // 12: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 13: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 14: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	8,  // 15: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	11, // 16: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	13, // [13:17] is the sub-list for method output_type
-	9,  // [9:13] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	12, // 2: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
+	13, // 3: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
+	14, // 4: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
+	13, // 5: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	13, // 6: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	13, // 7: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	7,  // 8: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	13, // 9: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	13, // 10: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	10, // 11: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 12: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 13: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	6,  // 14: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	9,  // 15: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 16: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 17: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	8,  // 18: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	11, // 19: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	16, // [16:20] is the sub-list for method output_type
+	12, // [12:16] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1241,6 +1336,7 @@ func file_hearth_v1_admin_proto_init() {
 	if File_hearth_v1_admin_proto != nil {
 		return
 	}
+	file_hearth_v1_anchor_proto_init()
 	file_hearth_v1_tool_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
