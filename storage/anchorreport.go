@@ -3,6 +3,8 @@ package storage
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -157,10 +159,20 @@ func reportAnchorsTx(ctx context.Context, tx *txn, client string, reports []Anch
 
 // applyAnchorChangesTx writes the anchors of changes whose state differs
 // from what it was, advances each such record's revision once and writes its
-// audit row as client, the detail prefixed by prefix. It returns every
-// record's revision after the writes (revs holds the records as read, with
-// their revisions before).
+// audit row as client, the detail prefixed by prefix. It returns the
+// revision of every record of recs after the writes (recs holds them as
+// read; nil when the caller needs none). A sweep may change thousands of
+// anchors, so each of the three writes is one set-based statement over a
+// JSON list rather than a statement per row.
 func applyAnchorChangesTx(ctx context.Context, tx *txn, client, prefix string, changes map[anchorKey]*anchorChange, recs map[string]*Record) (map[string]int, error) {
+	type row struct {
+		RecordID string `json:"r"`
+		Anchor   string `json:"a"`
+		State    string `json:"s"`
+		At       int64  `json:"t"`
+		By       string `json:"b"`
+		Detail   string `json:"d"`
+	}
 	type line struct {
 		position int
 		text     string
@@ -169,19 +181,14 @@ func applyAnchorChangesTx(ctx context.Context, tx *txn, client, prefix string, c
 		namespace string
 		lines     []line
 	}
+	var rows []row
 	byRecord := map[string]*touched{}
 	var ids []string
 	for key, c := range changes {
 		if c.now.State == c.was.State {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `
-			UPDATE anchors SET state = ?, checked_at = ?, checked_by = ?, detail = ?
-			WHERE record_id = ? AND anchor = ?`,
-			c.now.State, ms(c.now.CheckedAt), c.now.CheckedBy, c.now.Detail, key.id, key.anchor,
-		); err != nil {
-			return nil, classify("anchor state", err)
-		}
+		rows = append(rows, row{key.id, key.anchor, c.now.State, c.now.CheckedAt.UnixMilli(), c.now.CheckedBy, c.now.Detail})
 		t := byRecord[key.id]
 		if t == nil {
 			t = &touched{namespace: c.namespace}
@@ -198,27 +205,45 @@ func applyAnchorChangesTx(ctx context.Context, tx *txn, client, prefix string, c
 	for id, r := range recs {
 		revisions[id] = r.Revision
 	}
+	if len(rows) == 0 {
+		return revisions, nil
+	}
+	list, err := json.Marshal(rows)
+	if err != nil {
+		return nil, fmt.Errorf("storage: anchor state: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE anchors SET state = c.state, checked_at = c.at, checked_by = c.by, detail = c.detail
+		FROM (SELECT value ->> 'r' AS record_id, value ->> 'a' AS anchor, value ->> 's' AS state,
+				value ->> 't' AS at, value ->> 'b' AS by, value ->> 'd' AS detail
+			FROM json_each(?)) AS c
+		WHERE anchors.record_id = c.record_id AND anchors.anchor = c.anchor`, string(list),
+	); err != nil {
+		return nil, classify("anchor state", err)
+	}
 	// Records in id order, and each record's anchors in their own order, so
 	// the audit reads the same whatever order the map gave.
 	slices.Sort(ids)
-	for _, id := range ids {
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE records SET revision = revision + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?))`,
+		tx.now.UnixMilli(), jsonList(ids),
+	); err != nil {
+		return nil, classify("anchor state", err)
+	}
+	entries := make([]AuditEntry, len(ids))
+	for i, id := range ids {
 		t := byRecord[id]
-		if _, err := tx.ExecContext(ctx, `UPDATE records SET revision = revision + 1, updated_at = ? WHERE id = ?`,
-			tx.now.UnixMilli(), id); err != nil {
-			return nil, classify("anchor state", err)
-		}
 		revisions[id]++
 		slices.SortFunc(t.lines, func(a, b line) int { return cmp.Compare(a.position, b.position) })
 		texts := make([]string, len(t.lines))
-		for i, l := range t.lines {
-			texts[i] = l.text
+		for j, l := range t.lines {
+			texts[j] = l.text
 		}
-		if err := insertAuditTx(ctx, tx, AuditEntry{
-			Client: client, Action: ActionAnchor, Namespace: t.namespace, RecordID: id,
-			Detail: screen.Redact(prefix + strings.Join(texts, "; ")),
-		}); err != nil {
-			return nil, err
-		}
+		entries[i] = AuditEntry{Client: client, Action: ActionAnchor, Namespace: t.namespace, RecordID: id,
+			Detail: screen.Redact(prefix + strings.Join(texts, "; "))}
+	}
+	if err := insertAuditsTx(ctx, tx, entries); err != nil {
+		return nil, err
 	}
 	return revisions, nil
 }

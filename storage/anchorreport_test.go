@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -284,4 +285,42 @@ func TestDB_Store_AnchorForm(t *testing.T) {
 			t.Errorf("anchors after update: %+v; want path:x.go kept as %+v", up.Anchors, was)
 		}
 	})
+}
+
+// BenchmarkDB_ReportAnchors applies a batch of 100 reports (50 records, two
+// path anchors each) in one transaction: flip changes every anchor each
+// time (50 revisions, 50 audit rows), repeat reports the states they have.
+func BenchmarkDB_ReportAnchors(b *testing.B) {
+	for _, flip := range []bool{true, false} {
+		name := map[bool]string{true: "flip", false: "repeat"}[flip]
+		b.Run(name, func(b *testing.B) {
+			db := storagetest.Open(b)
+			var reports []storage.AnchorReport
+			for i := range 50 {
+				r := anchored(b, db, fmt.Sprintf("r%d", i), fmt.Sprintf("path:src/a%d.go", i), fmt.Sprintf("path:src/b%d.go", i))
+				for _, a := range r.Anchors {
+					reports = append(reports, storage.AnchorReport{ID: r.ID, Anchor: a.Anchor, State: storage.AnchorAvailable})
+				}
+			}
+			if _, _, err := db.ReportAnchors(ctx, "claude-code", reports); err != nil {
+				b.Fatal(err)
+			}
+			state := storage.AnchorAvailable
+			for b.Loop() {
+				if flip {
+					state = map[string]string{storage.AnchorAvailable: storage.AnchorUnavailable, storage.AnchorUnavailable: storage.AnchorAvailable}[state]
+					for i := range reports {
+						reports[i].State = state
+					}
+				}
+				res, _, err := db.ReportAnchors(ctx, "claude-code", reports)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res[0].Changed != flip {
+					b.Fatalf("changed %v, want %v", res[0].Changed, flip)
+				}
+			}
+		})
+	}
 }

@@ -117,6 +117,10 @@ func (s *Server) Body(raw string) {
 	s.raw = raw
 }
 
+// Render builds the states document now rather than at the next request,
+// so that a benchmark times Hearth's work and not this server's.
+func (s *Server) Render() { s.document() }
+
 // Requests returns the paths of every request received, in order.
 func (s *Server) Requests() []string {
 	s.mu.Lock()
