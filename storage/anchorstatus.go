@@ -11,6 +11,9 @@ import (
 type FlaggedRecord struct {
 	ID, Namespace, Type, Title, Status string
 	Flag                               AnchorFlag
+	// Detail and CheckedBy are those of the check that flagged the
+	// record's first unavailable anchor.
+	Detail, CheckedBy string
 }
 
 // AnchorStatus is what memory_status reports about anchors: the latest
@@ -61,7 +64,7 @@ func anchorStatusTx(ctx context.Context, tx *txn, limit int) (*AnchorStatus, err
 		return nil, classify("anchor status", err)
 	}
 	rows, err := tx.QueryContext(ctx, `
-		SELECT r.id, r.namespace, r.type, r.title, r.status, a.anchor, a.checked_at, u.n
+		SELECT r.id, r.namespace, r.type, r.title, r.status, a.anchor, a.checked_at, u.n, a.detail, a.checked_by
 		FROM (`+flagged+`) AS u
 		JOIN records AS r ON r.id = u.record_id AND r.status IN ('active', 'candidate')
 		JOIN anchors AS a ON a.record_id = u.record_id AND a.position = u.first
@@ -76,7 +79,8 @@ func anchorStatusTx(ctx context.Context, tx *txn, limit int) (*AnchorStatus, err
 			f     FlaggedRecord
 			since sql.NullInt64
 		)
-		if err := rows.Scan(&f.ID, &f.Namespace, &f.Type, &f.Title, &f.Status, &f.Flag.Anchor, &since, &f.Flag.Count); err != nil {
+		if err := rows.Scan(&f.ID, &f.Namespace, &f.Type, &f.Title, &f.Status, &f.Flag.Anchor, &since, &f.Flag.Count,
+			&f.Detail, &f.CheckedBy); err != nil {
 			return nil, classify("anchor status", err)
 		}
 		f.Flag.Since = fromMS(since)

@@ -211,7 +211,7 @@ func TestDB_AnchorStatus(t *testing.T) {
 		*now = now.Add(time.Minute)
 		reports := []storage.AnchorReport{{ID: r.ID, Anchor: fmt.Sprintf("path:f%d.go", i), State: storage.AnchorUnavailable}}
 		if i == 1 {
-			reports = append(reports, storage.AnchorReport{ID: r.ID, Anchor: "host:nas", State: storage.AnchorUnavailable})
+			reports = append(reports, storage.AnchorReport{ID: r.ID, Anchor: "host:nas", State: storage.AnchorUnavailable, Detail: text(t, "nas is off")})
 		}
 		if _, _, err := db.ReportAnchors(ctx, "codex", reports); err != nil {
 			t.Fatal(err)
@@ -244,9 +244,9 @@ func TestDB_AnchorStatus(t *testing.T) {
 	at := func(i int) time.Time { return time.Date(2026, 11, 30, 12, i, 0, 0, time.UTC) }
 	want := []storage.FlaggedRecord{
 		{ID: recs[2].ID, Namespace: recs[2].Namespace, Type: recs[2].Type, Title: "r2", Status: storage.StatusActive,
-			Flag: storage.AnchorFlag{Anchor: "path:f2.go", Since: at(3), Count: 1}},
+			Flag: storage.AnchorFlag{Anchor: "path:f2.go", Since: at(3), Count: 1}, CheckedBy: "codex"},
 		{ID: recs[1].ID, Namespace: recs[1].Namespace, Type: recs[1].Type, Title: "r1", Status: storage.StatusActive,
-			Flag: storage.AnchorFlag{Anchor: "host:nas", Since: at(2), Count: 2}},
+			Flag: storage.AnchorFlag{Anchor: "host:nas", Since: at(2), Count: 2}, CheckedBy: "codex", Detail: "nas is off"},
 	}
 	if len(st.Flagged) != len(want) {
 		t.Fatalf("flagged: got %+v, want %+v", st.Flagged, want)

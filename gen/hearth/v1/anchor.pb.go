@@ -928,13 +928,17 @@ func (b0 AnchorSweep_builder) Build() *AnchorSweep {
 
 // FlaggedRecord is an active or candidate record with an unavailable anchor.
 type FlaggedRecord struct {
-	state         protoimpl.MessageState `protogen:"hybrid.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Namespace     string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	Type          string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
-	Title         string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
-	Status        string                 `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
-	Unavailable   *AnchorFlag            `protobuf:"bytes,6,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
+	state       protoimpl.MessageState `protogen:"hybrid.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Namespace   string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Type        string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	Title       string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Status      string                 `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	Unavailable *AnchorFlag            `protobuf:"bytes,6,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
+	// What the check of that anchor saw, e.g. "state unavailable".
+	Detail string `protobuf:"bytes,7,opt,name=detail,proto3" json:"detail,omitempty"`
+	// Who found it: a client's name, or sweep.
+	CheckedBy     string `protobuf:"bytes,8,opt,name=checked_by,json=checkedBy,proto3" json:"checked_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1006,6 +1010,20 @@ func (x *FlaggedRecord) GetUnavailable() *AnchorFlag {
 	return nil
 }
 
+func (x *FlaggedRecord) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *FlaggedRecord) GetCheckedBy() string {
+	if x != nil {
+		return x.CheckedBy
+	}
+	return ""
+}
+
 func (x *FlaggedRecord) SetId(v string) {
 	x.Id = v
 }
@@ -1030,6 +1048,14 @@ func (x *FlaggedRecord) SetUnavailable(v *AnchorFlag) {
 	x.Unavailable = v
 }
 
+func (x *FlaggedRecord) SetDetail(v string) {
+	x.Detail = v
+}
+
+func (x *FlaggedRecord) SetCheckedBy(v string) {
+	x.CheckedBy = v
+}
+
 func (x *FlaggedRecord) HasUnavailable() bool {
 	if x == nil {
 		return false
@@ -1050,6 +1076,10 @@ type FlaggedRecord_builder struct {
 	Title       string
 	Status      string
 	Unavailable *AnchorFlag
+	// What the check of that anchor saw, e.g. "state unavailable".
+	Detail string
+	// Who found it: a client's name, or sweep.
+	CheckedBy string
 }
 
 func (b0 FlaggedRecord_builder) Build() *FlaggedRecord {
@@ -1062,6 +1092,8 @@ func (b0 FlaggedRecord_builder) Build() *FlaggedRecord {
 	x.Title = b.Title
 	x.Status = b.Status
 	x.Unavailable = b.Unavailable
+	x.Detail = b.Detail
+	x.CheckedBy = b.CheckedBy
 	return m0
 }
 
@@ -1113,14 +1145,17 @@ const file_hearth_v1_anchor_proto_rawDesc = "" +
 	"\tavailable\x18\b \x01(\rR\tavailable\x12 \n" +
 	"\vunavailable\x18\t \x01(\rR\vunavailable\x12\x18\n" +
 	"\aunknown\x18\n" +
-	" \x01(\rR\aunknown\"\xb8\x01\n" +
+	" \x01(\rR\aunknown\"\xef\x01\n" +
 	"\rFlaggedRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
 	"\x05title\x18\x04 \x01(\tR\x05title\x12\x16\n" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x127\n" +
-	"\vunavailable\x18\x06 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailable2\xeb\x02\n" +
+	"\vunavailable\x18\x06 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailable\x12\x16\n" +
+	"\x06detail\x18\a \x01(\tR\x06detail\x12\x1d\n" +
+	"\n" +
+	"checked_by\x18\b \x01(\tR\tcheckedBy2\xeb\x02\n" +
 	"\rAnchorService\x12\xad\x01\n" +
 	"\fReportAnchor\x12\x1e.hearth.v1.ReportAnchorRequest\x1a\x1f.hearth.v1.ReportAnchorResponse\"\\\xc2\xf3\x184\n" +
 	"\x14memory_anchor_report\x12\x18Report an anchor's state\x18\x020\x01\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/memory_anchor_report\x12\xa9\x01\n" +

@@ -909,6 +909,8 @@ type FlaggedRecord struct {
 	xxx_hidden_Title       string                 `protobuf:"bytes,4,opt,name=title,proto3"`
 	xxx_hidden_Status      string                 `protobuf:"bytes,5,opt,name=status,proto3"`
 	xxx_hidden_Unavailable *AnchorFlag            `protobuf:"bytes,6,opt,name=unavailable,proto3"`
+	xxx_hidden_Detail      string                 `protobuf:"bytes,7,opt,name=detail,proto3"`
+	xxx_hidden_CheckedBy   string                 `protobuf:"bytes,8,opt,name=checked_by,json=checkedBy,proto3"`
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -980,6 +982,20 @@ func (x *FlaggedRecord) GetUnavailable() *AnchorFlag {
 	return nil
 }
 
+func (x *FlaggedRecord) GetDetail() string {
+	if x != nil {
+		return x.xxx_hidden_Detail
+	}
+	return ""
+}
+
+func (x *FlaggedRecord) GetCheckedBy() string {
+	if x != nil {
+		return x.xxx_hidden_CheckedBy
+	}
+	return ""
+}
+
 func (x *FlaggedRecord) SetId(v string) {
 	x.xxx_hidden_Id = v
 }
@@ -1004,6 +1020,14 @@ func (x *FlaggedRecord) SetUnavailable(v *AnchorFlag) {
 	x.xxx_hidden_Unavailable = v
 }
 
+func (x *FlaggedRecord) SetDetail(v string) {
+	x.xxx_hidden_Detail = v
+}
+
+func (x *FlaggedRecord) SetCheckedBy(v string) {
+	x.xxx_hidden_CheckedBy = v
+}
+
 func (x *FlaggedRecord) HasUnavailable() bool {
 	if x == nil {
 		return false
@@ -1024,6 +1048,10 @@ type FlaggedRecord_builder struct {
 	Title       string
 	Status      string
 	Unavailable *AnchorFlag
+	// What the check of that anchor saw, e.g. "state unavailable".
+	Detail string
+	// Who found it: a client's name, or sweep.
+	CheckedBy string
 }
 
 func (b0 FlaggedRecord_builder) Build() *FlaggedRecord {
@@ -1036,6 +1064,8 @@ func (b0 FlaggedRecord_builder) Build() *FlaggedRecord {
 	x.xxx_hidden_Title = b.Title
 	x.xxx_hidden_Status = b.Status
 	x.xxx_hidden_Unavailable = b.Unavailable
+	x.xxx_hidden_Detail = b.Detail
+	x.xxx_hidden_CheckedBy = b.CheckedBy
 	return m0
 }
 
@@ -1087,14 +1117,17 @@ const file_hearth_v1_anchor_proto_rawDesc = "" +
 	"\tavailable\x18\b \x01(\rR\tavailable\x12 \n" +
 	"\vunavailable\x18\t \x01(\rR\vunavailable\x12\x18\n" +
 	"\aunknown\x18\n" +
-	" \x01(\rR\aunknown\"\xb8\x01\n" +
+	" \x01(\rR\aunknown\"\xef\x01\n" +
 	"\rFlaggedRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
 	"\x05title\x18\x04 \x01(\tR\x05title\x12\x16\n" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x127\n" +
-	"\vunavailable\x18\x06 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailable2\xeb\x02\n" +
+	"\vunavailable\x18\x06 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailable\x12\x16\n" +
+	"\x06detail\x18\a \x01(\tR\x06detail\x12\x1d\n" +
+	"\n" +
+	"checked_by\x18\b \x01(\tR\tcheckedBy2\xeb\x02\n" +
 	"\rAnchorService\x12\xad\x01\n" +
 	"\fReportAnchor\x12\x1e.hearth.v1.ReportAnchorRequest\x1a\x1f.hearth.v1.ReportAnchorResponse\"\\\xc2\xf3\x184\n" +
 	"\x14memory_anchor_report\x12\x18Report an anchor's state\x18\x020\x01\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/memory_anchor_report\x12\xa9\x01\n" +

@@ -390,10 +390,9 @@ type Anchor struct {
 	// changes nothing); absent while never checked.
 	CheckedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=checked_at,json=checkedAt,proto3" json:"checked_at,omitempty"`
 	// Who found it: a client's name, or sweep (Home Assistant's entity
-	// states); empty while never checked.
-	CheckedBy string `protobuf:"bytes,130,opt,name=checked_by,json=checkedBy,proto3" json:"checked_by,omitempty"`
-	// What the check saw, briefly, e.g. "state unavailable".
-	Detail        string `protobuf:"bytes,131,opt,name=detail,proto3" json:"detail,omitempty"`
+	// states); empty while never checked. What the check saw is in the audit
+	// log and, while the anchor is unavailable, in memory_status.
+	CheckedBy     string `protobuf:"bytes,130,opt,name=checked_by,json=checkedBy,proto3" json:"checked_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -451,13 +450,6 @@ func (x *Anchor) GetCheckedBy() string {
 	return ""
 }
 
-func (x *Anchor) GetDetail() string {
-	if x != nil {
-		return x.Detail
-	}
-	return ""
-}
-
 func (x *Anchor) SetAnchor(v string) {
 	x.Anchor = v
 }
@@ -472,10 +464,6 @@ func (x *Anchor) SetCheckedAt(v *timestamppb.Timestamp) {
 
 func (x *Anchor) SetCheckedBy(v string) {
 	x.CheckedBy = v
-}
-
-func (x *Anchor) SetDetail(v string) {
-	x.Detail = v
 }
 
 func (x *Anchor) HasCheckedAt() bool {
@@ -500,10 +488,9 @@ type Anchor_builder struct {
 	// changes nothing); absent while never checked.
 	CheckedAt *timestamppb.Timestamp
 	// Who found it: a client's name, or sweep (Home Assistant's entity
-	// states); empty while never checked.
+	// states); empty while never checked. What the check saw is in the audit
+	// log and, while the anchor is unavailable, in memory_status.
 	CheckedBy string
-	// What the check saw, briefly, e.g. "state unavailable".
-	Detail string
 }
 
 func (b0 Anchor_builder) Build() *Anchor {
@@ -514,7 +501,6 @@ func (b0 Anchor_builder) Build() *Anchor {
 	x.State = b.State
 	x.CheckedAt = b.CheckedAt
 	x.CheckedBy = b.CheckedBy
-	x.Detail = b.Detail
 	return m0
 }
 
@@ -654,15 +640,14 @@ const file_hearth_v1_record_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xaa\x01\n" +
+	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x91\x01\n" +
 	"\x06Anchor\x12\x16\n" +
 	"\x06anchor\x18\x01 \x01(\tR\x06anchor\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x129\n" +
 	"\n" +
 	"checked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\x1e\n" +
 	"\n" +
-	"checked_by\x18\x82\x01 \x01(\tR\tcheckedBy\x12\x17\n" +
-	"\x06detail\x18\x83\x01 \x01(\tR\x06detail\"l\n" +
+	"checked_by\x18\x82\x01 \x01(\tR\tcheckedBy\"l\n" +
 	"\n" +
 	"AnchorFlag\x12\x16\n" +
 	"\x06anchor\x18\x01 \x01(\tR\x06anchor\x120\n" +

@@ -376,7 +376,6 @@ type Anchor struct {
 	xxx_hidden_State     string                 `protobuf:"bytes,2,opt,name=state,proto3"`
 	xxx_hidden_CheckedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=checked_at,json=checkedAt,proto3"`
 	xxx_hidden_CheckedBy string                 `protobuf:"bytes,130,opt,name=checked_by,json=checkedBy,proto3"`
-	xxx_hidden_Detail    string                 `protobuf:"bytes,131,opt,name=detail,proto3"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -434,13 +433,6 @@ func (x *Anchor) GetCheckedBy() string {
 	return ""
 }
 
-func (x *Anchor) GetDetail() string {
-	if x != nil {
-		return x.xxx_hidden_Detail
-	}
-	return ""
-}
-
 func (x *Anchor) SetAnchor(v string) {
 	x.xxx_hidden_Anchor = v
 }
@@ -455,10 +447,6 @@ func (x *Anchor) SetCheckedAt(v *timestamppb.Timestamp) {
 
 func (x *Anchor) SetCheckedBy(v string) {
 	x.xxx_hidden_CheckedBy = v
-}
-
-func (x *Anchor) SetDetail(v string) {
-	x.xxx_hidden_Detail = v
 }
 
 func (x *Anchor) HasCheckedAt() bool {
@@ -483,10 +471,9 @@ type Anchor_builder struct {
 	// changes nothing); absent while never checked.
 	CheckedAt *timestamppb.Timestamp
 	// Who found it: a client's name, or sweep (Home Assistant's entity
-	// states); empty while never checked.
+	// states); empty while never checked. What the check saw is in the audit
+	// log and, while the anchor is unavailable, in memory_status.
 	CheckedBy string
-	// What the check saw, briefly, e.g. "state unavailable".
-	Detail string
 }
 
 func (b0 Anchor_builder) Build() *Anchor {
@@ -497,7 +484,6 @@ func (b0 Anchor_builder) Build() *Anchor {
 	x.xxx_hidden_State = b.State
 	x.xxx_hidden_CheckedAt = b.CheckedAt
 	x.xxx_hidden_CheckedBy = b.CheckedBy
-	x.xxx_hidden_Detail = b.Detail
 	return m0
 }
 
@@ -634,15 +620,14 @@ const file_hearth_v1_record_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xaa\x01\n" +
+	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x91\x01\n" +
 	"\x06Anchor\x12\x16\n" +
 	"\x06anchor\x18\x01 \x01(\tR\x06anchor\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x129\n" +
 	"\n" +
 	"checked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\x1e\n" +
 	"\n" +
-	"checked_by\x18\x82\x01 \x01(\tR\tcheckedBy\x12\x17\n" +
-	"\x06detail\x18\x83\x01 \x01(\tR\x06detail\"l\n" +
+	"checked_by\x18\x82\x01 \x01(\tR\tcheckedBy\"l\n" +
 	"\n" +
 	"AnchorFlag\x12\x16\n" +
 	"\x06anchor\x18\x01 \x01(\tR\x06anchor\x120\n" +
