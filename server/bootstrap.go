@@ -59,7 +59,8 @@ func (m *memoryService) Bootstrap(ctx context.Context, r *hearthv1.BootstrapRequ
 	}
 	items := make([]*hearthv1.BootstrapItem, len(list.Items))
 	for i, it := range list.Items {
-		items[i] = &hearthv1.BootstrapItem{Id: it.ID, Type: it.Type, Title: it.Title, Reason: it.Reason}
+		items[i] = &hearthv1.BootstrapItem{Id: it.ID, Type: it.Type, Title: it.Title, Reason: it.Reason,
+			Unavailable: flagToProto(&it.Unavailable)}
 	}
 	resp := &hearthv1.BootstrapResponse{Namespace: home, Topics: r.GetTopics()}
 	o := budget.Options{
@@ -98,17 +99,32 @@ func packBootstrap(sz *budget.Sizer, resp *hearthv1.BootstrapResponse, items []*
 		return len(p.Kept) == 1, err
 	}
 	// The longest title that fits: fits is monotone in n, so search it.
-	lo, hi := -1, len(title) // fits(lo) holds (or lo is -1), fits(hi) does not
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		ok, err := fits(mid)
-		if err != nil {
-			return err
+	longest := func() (int, error) {
+		lo, hi := -1, len(title) // fits(lo) holds (or lo is -1), fits(hi) does not
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			ok, err := fits(mid)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				lo = mid
+			} else {
+				hi = mid
+			}
 		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
+		return lo, nil
+	}
+	lo, err := longest()
+	if err != nil {
+		return err
+	}
+	if lo < 0 && first.Unavailable != nil {
+		// The anchor flag (an anchor may be 300 characters) gives way
+		// before the item does; its reason still says anchor-unavailable.
+		first.Unavailable = nil
+		if lo, err = longest(); err != nil {
+			return err
 		}
 	}
 	if lo < 0 {

@@ -41,6 +41,11 @@ var (
 	maxUnusedLimit     = argInt(&hearthv1.UnusedRequest{}, "limit", maximum)
 	defaultAuditLimit  = argInt(&hearthv1.AuditRequest{}, "limit", defaultValue)
 	maxAuditLimit      = argInt(&hearthv1.AuditRequest{}, "limit", maximum)
+	maxReports         = argInt(&hearthv1.ReportAnchorRequest{}, "reports", maxItems)
+	maxReportAnchor    = argInt(&hearthv1.ReportAnchorRequest{}, "anchor", maxLength)
+	maxReportDetail    = argInt(&hearthv1.ReportAnchorRequest{}, "detail", maxLength)
+	maxItemAnchor      = argInt(&hearthv1.AnchorReport{}, "anchor", maxLength)
+	maxItemDetail      = argInt(&hearthv1.AnchorReport{}, "detail", maxLength)
 
 	// maxRecordBytes leaves room for the memory_get envelope around one
 	// record: a record must fit whole inside the records budget, so that

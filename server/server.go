@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/server/scope"
+	"github.com/hearth-memory/hearth/server/sweep"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 	"google.golang.org/grpc"
@@ -43,6 +44,9 @@ type Config struct {
 	// Wire says how the reply to the call in ctx travels, for the budget
 	// measured on the wire (R-B1); nil, or a nil result, is the JSON itself.
 	Wire func(ctx context.Context) budget.Wire
+	// Sweeper checks entity anchors for memory_anchor_sweep; nil means no
+	// Home Assistant.
+	Sweeper *sweep.Sweeper
 }
 
 // Server implements every hearth.v1 service.
@@ -59,6 +63,8 @@ type Server struct {
 	wire func(ctx context.Context) budget.Wire
 	// pipeline ranks searches and context packets.
 	pipeline *retrieval.Pipeline
+	// sweeper checks entity anchors against Home Assistant.
+	sweeper *sweep.Sweeper
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -75,8 +81,12 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 	if wire == nil {
 		wire = func(context.Context) budget.Wire { return nil }
 	}
+	sw := cfg.Sweeper
+	if sw == nil {
+		sw = sweep.New(nil)
+	}
 	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire, pipeline: retrieval.New(db)}, nil
+		size: size, wire: wire, pipeline: retrieval.New(db), sweeper: sw}, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the
@@ -90,6 +100,7 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 	hearthv1.RegisterMemoryServiceServer(g, &memoryService{Server: s})
 	hearthv1.RegisterAdminServiceServer(g, &adminService{Server: s})
 	hearthv1.RegisterSessionServiceServer(g, &sessionService{Server: s})
+	hearthv1.RegisterAnchorServiceServer(g, &anchorService{Server: s})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(g, hs)

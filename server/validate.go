@@ -138,7 +138,9 @@ func checkRecordSize(sz *budget.Sizer, field string, r *hearthv1.Record) error {
 	draft.CreatedAt, draft.UpdatedAt = wide, wide
 	draft.Anchors = nil
 	for _, a := range r.Anchors {
-		draft.Anchors = append(draft.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: "unavailable", CheckedAt: wide})
+		// checked_by at its longest: a client's name is at most 64 characters.
+		draft.Anchors = append(draft.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: "unavailable", CheckedAt: wide,
+			CheckedBy: strings.Repeat("w", 64)})
 	}
 	n, err := sz.Size(draft)
 	if err != nil {
