@@ -9,7 +9,8 @@
 // The Scheduler keeps one maintenance job queued for the next review_at
 // (local time); the job is durable, so a run missed while the machine was
 // off runs once at the next start. Maintenance expires old candidates and
-// purges what retention allows (storage.Maintenance).
+// purges what retention allows (storage.Maintenance). SweepSchedule keeps
+// the entity anchor sweep queued every anchor_sweep_hours in the same way.
 //
 // # Failpoint
 //
@@ -35,6 +36,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/sweep"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
@@ -81,6 +83,9 @@ type Config struct {
 	Lease time.Duration
 	// Failpoint is "" or FailpointJobAfterLease (see the package doc).
 	Failpoint string
+	// Sweeper, when set, runs the entity sweep every anchor_sweep_hours
+	// (SweepSchedule).
+	Sweeper *sweep.Sweeper
 }
 
 // Workers is the queue runner with its handlers and the scheduler.
@@ -95,6 +100,7 @@ type Workers struct {
 	handlers  map[string]Handler
 	kinds     []string
 	sched     Scheduler
+	sweep     *SweepSchedule
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -143,6 +149,11 @@ func New(cfg Config) (*Workers, error) {
 		w.sched.Location = time.Local
 	}
 	w.Handle(storage.KindMaintenance, Maintenance(cfg.Options))
+	if cfg.Sweeper != nil && cfg.Options.AnchorSweepHours > 0 {
+		w.sweep = &SweepSchedule{Every: time.Duration(cfg.Options.AnchorSweepHours) * time.Hour,
+			HomeAssistant: cfg.Sweeper.HomeAssistant()}
+		w.Handle(storage.KindAnchorSweep, AnchorSweep(cfg.Sweeper, *w.sweep))
+	}
 	return w, nil
 }
 
@@ -190,6 +201,11 @@ func (w *Workers) Prepare(ctx context.Context) error {
 	}
 	if err := w.sched.Ensure(ctx, w.db, w.now()); err != nil {
 		return fmt.Errorf("workers: schedule maintenance: %w", err)
+	}
+	if w.sweep != nil {
+		if err := w.sweep.Ensure(ctx, w.db, w.now()); err != nil {
+			return fmt.Errorf("workers: schedule the anchor sweep: %w", err)
+		}
 	}
 	return nil
 }
