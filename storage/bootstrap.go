@@ -47,7 +47,11 @@ type BootstrapQuery struct {
 // BootstrapList is the head of the packet's item list and the length of the
 // whole list.
 type BootstrapList struct {
-	// Items are the first items of the packet, in packet order.
+	// Items are the first items of the packet, in packet order. When none
+	// of them is listed for an unavailable anchor (ReasonAnchorUnavailable)
+	// but a later one is, the first such one follows them, one past the
+	// limit: the section stays within reach of a packet that makes room
+	// for it (R-B6).
 	Items []BootstrapItem
 	// Total counts every item the packet would list with no limit: Total -
 	// len(Items) more follow Items.
@@ -136,7 +140,43 @@ func bootstrapTx(ctx context.Context, tx *txn, chain []string, limit int) (Boots
 	if err := flagUnavailableTx(ctx, tx, out.Items); err != nil {
 		return BootstrapList{}, err
 	}
+	if len(out.Items) < out.Total && !slices.ContainsFunc(out.Items, func(it BootstrapItem) bool {
+		return it.Reason == ReasonAnchorUnavailable
+	}) {
+		next, err := nextUnavailableTx(ctx, tx, chain)
+		if err != nil {
+			return BootstrapList{}, err
+		}
+		out.Items = append(out.Items, next...)
+	}
 	return out, nil
+}
+
+// nextUnavailableTx returns the first item of chain's packet listed for an
+// unavailable anchor (a durable record flagged in its section, else the
+// first of the third section), flagged, or nothing when there is none.
+func nextUnavailableTx(ctx context.Context, tx *txn, chain []string) ([]BootstrapItem, error) {
+	stmt, err := tx.PrepareContext(ctx, `
+		SELECT b.record_id, r.type, r.title, b.type_rank, b.confidence, b.uses
+		FROM bootstrap_rank AS b JOIN records AS r ON r.id = b.record_id
+		WHERE b.namespace = ?1 AND b.section = ?2
+			AND EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = b.record_id AND a.state = 'unavailable')
+		ORDER BY b.type_rank, b.confidence DESC, b.uses DESC, b.record_id DESC
+		LIMIT ?3`)
+	if err != nil {
+		return nil, classify("bootstrap", err)
+	}
+	defer stmt.Close()
+	for _, section := range []int{sectionDurable, sectionUnavailable} {
+		items, err := rankedTx(ctx, stmt, chain, section, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(items) > 0 {
+			return items, flagUnavailableTx(ctx, tx, items)
+		}
+	}
+	return nil, nil
 }
 
 // rankedTx returns the first limit items of a bootstrap_rank section across

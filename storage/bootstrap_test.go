@@ -105,6 +105,12 @@ func checkBootstrap(tb testing.TB, db *storage.DB, chain []string) {
 			tb.Errorf("limit %d: Total: got %d, want %d", limit, got.Total, len(want))
 		}
 		w := want[:min(limit, len(want))]
+		// The first item listed for an unavailable anchor follows a head
+		// without one.
+		unavailable := func(it storage.BootstrapItem) bool { return it.Reason == storage.ReasonAnchorUnavailable }
+		if i := slices.IndexFunc(want, unavailable); i >= limit && !slices.ContainsFunc(w, unavailable) {
+			w = append(slices.Clip(w), want[i])
+		}
 		if !slices.Equal(got.Items, w) {
 			tb.Fatalf("limit %d: items:\ngot  %v\nwant %v", limit, got.Items, w)
 		}
@@ -192,6 +198,15 @@ func TestDB_Bootstrap(t *testing.T) {
 		}
 		if got.Total != len(want) {
 			t.Errorf("Total: got %d, want %d", got.Total, len(want))
+		}
+		// A head of three candidates is followed by the first record listed
+		// for an unavailable anchor.
+		head, err := db.Bootstrap(ctx, storage.BootstrapQuery{Namespaces: []string{api, global}, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := append(slices.Clone(want[:3]), want[3]); !slices.Equal(head.Items, w) {
+			t.Errorf("limit 3:\ngot  %v\nwant %v", head.Items, w)
 		}
 		checkBootstrap(t, db, []string{api, global})
 	})
