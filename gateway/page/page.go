@@ -179,6 +179,7 @@ type view struct {
 	Encoder modelLine
 
 	Review, Sweep jobLine
+	Anchors       anchorsView
 
 	Unused unusedView
 
@@ -271,9 +272,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 
 	v.Models, v.Encoder = h.models()
 	v.Review = h.review(rows, auditOK, complete, now.Location())
-	v.Sweep = jobLine{State: "not available yet",
-		Detail:   "Entity anchors are not checked against Home Assistant in this version.",
-		Schedule: "every " + itoa(h.cfg.AnchorSweepHours) + " h once available"}
+	v.Sweep, v.Anchors = h.anchors(st, v.StatusErr, now.Location())
 	v.Unused = h.unused(ctx, now.Location())
 
 	v.Endpoint = agentEndpoint(h.cfg.API, viaProxy, forwardedHost, h.cfg.Interfaces())
