@@ -181,6 +181,7 @@ func (s *Server) anchorStatus(ctx context.Context, resp *hearthv1.StatusResponse
 	if err != nil {
 		return err
 	}
+	resp.HomeAssistant = s.sweeper.HomeAssistant()
 	resp.LastSweep = sweepToProto(st.LastSweep)
 	resp.NextSweepAt = ts(st.NextSweep)
 	resp.FlaggedTotal = uint32(st.FlaggedTotal)

@@ -359,7 +359,7 @@ func TestAnchor_Sweep(t *testing.T) {
 					t.Errorf("kitchen anchor %v", a)
 				}
 				st := must(t, "status", rest.call(t, tok, "memory_status", map[string]any{}))
-				if str(st, "last_sweep", "requested_by") != "claude-code" || num(st, "last_sweep", "changed") != 2 || num(st, "flagged_total") != 3 {
+				if st["home_assistant"] != true || str(st, "last_sweep", "requested_by") != "claude-code" || num(st, "last_sweep", "changed") != 2 || num(st, "flagged_total") != 3 {
 					t.Errorf("status: last sweep %v, flagged %v", get(st, "last_sweep"), get(st, "flagged_total"))
 				}
 			})
@@ -420,6 +420,11 @@ func TestAnchor_NoHomeAssistant(t *testing.T) {
 	if a := anchorState(get(rec, "records", 0), "entity:light.kitchen"); str(a, "state") != "unknown" || num(rec, "records", 0, "revision") != 1 {
 		t.Errorf("record %v", rec)
 	}
+	// Nothing is scheduled without Home Assistant, and status says why.
+	st := must(t, "status", restTransport{td}.call(t, tok, "memory_status", map[string]any{}))
+	if st["home_assistant"] != false || get(st, "next_sweep_at") != nil || get(st, "last_sweep", "home_assistant") != false {
+		t.Errorf("status: home_assistant %v, next %v, last %v", st["home_assistant"], get(st, "next_sweep_at"), get(st, "last_sweep"))
+	}
 }
 
 // TestAnchor_ScheduledSweep holds the durable schedule in a running daemon:
@@ -463,5 +468,33 @@ func waitFor(tb testing.TB, cond func() bool) {
 			tb.Fatal("condition not met within 20 s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkAnchorReport posts one memory_anchor_report of 100 reports (50
+// records, two path anchors each) over REST to a real daemon, every anchor
+// changing state each time: 100 anchor updates, 50 revisions and 50 audit
+// rows in one transaction, with the request's validation and screening.
+func BenchmarkAnchorReport(b *testing.B) {
+	td := startDaemon(b, testOptions())
+	tok := td.tokens["claude-code"]
+	rest := restTransport{td}
+	var reports []map[string]any
+	for i := range 50 {
+		a, c := fmt.Sprintf("path:src/a%d.go", i), fmt.Sprintf("path:src/b%d.go", i)
+		id := str(must(b, "store", rest.call(b, tok, "memory_store", anchoredArgs("github/acme/bench", fmt.Sprintf("r%d", i), "c", a, c))), "record", "id")
+		reports = append(reports, map[string]any{"id": id, "anchor": a, "detail": "checked by the hook"},
+			map[string]any{"id": id, "anchor": c, "detail": "checked by the hook"})
+	}
+	state := "available"
+	for b.Loop() {
+		state = map[string]string{"available": "unavailable", "unavailable": "available"}[state]
+		for _, r := range reports {
+			r["state"] = state
+		}
+		r := rest.call(b, tok, "memory_anchor_report", map[string]any{"reports": reports})
+		if !r.ok || num(r.body, "changed") != 100 {
+			b.Fatalf("report: %v", r)
+		}
 	}
 }

@@ -45,7 +45,12 @@ func (h *Handler) anchors(st *hearthv1.StatusResponse, statusErr string, loc *ti
 	if next := st.GetNextSweepAt(); next != nil {
 		j.Schedule += "; next " + next.AsTime().In(loc).Format(timeLayout)
 	}
+	if !st.GetHomeAssistant() {
+		j.Schedule = "off: no Home Assistant (SUPERVISOR_TOKEN is not set)"
+	}
 	switch s := st.GetLastSweep(); {
+	case s == nil && !st.GetHomeAssistant():
+		j.State, j.Detail = "never run", "Outside Home Assistant entity anchors are not checked and stay unknown."
 	case s == nil:
 		j.State, j.Detail = "never run", "Entity anchors are checked against Home Assistant once the first sweep runs."
 	default:

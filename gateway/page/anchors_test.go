@@ -16,6 +16,7 @@ func TestHandler_Anchors(t *testing.T) {
 	at := timestamppb.New(testNow.Add(-2 * time.Hour))
 	t.Run("OK", func(t *testing.T) {
 		a := baseAnswers()
+		a.status.HomeAssistant = true
 		a.status.LastSweep = &hearthv1.AnchorSweep{SweptAt: at, RequestedBy: "hearth", HomeAssistant: true,
 			Checked: 40, Changed: 3, Available: 37, Unavailable: 3}
 		a.status.NextSweepAt = timestamppb.New(testNow.Add(4 * time.Hour))
@@ -42,6 +43,7 @@ func TestHandler_Anchors(t *testing.T) {
 	})
 	t.Run("Unreachable", func(t *testing.T) {
 		a := baseAnswers()
+		a.status.HomeAssistant = true
 		a.status.LastSweep = &hearthv1.AnchorSweep{SweptAt: at, RequestedBy: "claude-code", HomeAssistant: true, Unreachable: true,
 			Detail: "Home Assistant unreachable: Home Assistant's API is not answering (HTTP 502)", Unavailable: 2}
 		r, _ := render(t, a, cfg)
@@ -52,7 +54,8 @@ func TestHandler_Anchors(t *testing.T) {
 		a := baseAnswers()
 		a.status.LastSweep = &hearthv1.AnchorSweep{SweptAt: at, RequestedBy: "hearth", Unknown: 4}
 		r, _ := render(t, a, cfg)
-		wantContains(t, r.html, "No Home Assistant (SUPERVISOR_TOKEN is not set): entity anchors are not checked (4 stay unknown).")
+		wantContains(t, r.html, "No Home Assistant (SUPERVISOR_TOKEN is not set): entity anchors are not checked (4 stay unknown).",
+			"off: no Home Assistant (SUPERVISOR_TOKEN is not set)")
 	})
 	t.Run("ErrStatus", func(t *testing.T) {
 		a := baseAnswers()

@@ -193,7 +193,7 @@ func TestHandler_OK(t *testing.T) {
 	})
 	t.Run("Jobs", func(t *testing.T) {
 		wantContains(t, r.html, `id="review-state">last run 2026-11-30 04:20 UTC`, "reviewed 3 candidates, forgot 1",
-			"daily at 03:00 (local time)", `id="sweep-state">never run`, "every 6 h (anchor_sweep_hours)")
+			"daily at 03:00 (local time)", `id="sweep-state">never run`, "off: no Home Assistant (SUPERVISOR_TOKEN is not set)")
 	})
 	t.Run("Models", func(t *testing.T) {
 		wantContains(t, r.html, "<code>http://10.0.0.5:11434</code> <span class=\"pill\">Ollama</span>",

@@ -83,8 +83,9 @@ type Config struct {
 	Lease time.Duration
 	// Failpoint is "" or FailpointJobAfterLease (see the package doc).
 	Failpoint string
-	// Sweeper, when set, runs the entity sweep every anchor_sweep_hours
-	// (SweepSchedule).
+	// Sweeper, when set and reading Home Assistant, runs the entity sweep
+	// every anchor_sweep_hours (SweepSchedule). Without Home Assistant
+	// there is nothing to sweep on a schedule.
 	Sweeper *sweep.Sweeper
 }
 
@@ -149,7 +150,7 @@ func New(cfg Config) (*Workers, error) {
 		w.sched.Location = time.Local
 	}
 	w.Handle(storage.KindMaintenance, Maintenance(cfg.Options))
-	if cfg.Sweeper != nil && cfg.Options.AnchorSweepHours > 0 {
+	if cfg.Sweeper != nil && cfg.Sweeper.HomeAssistant() && cfg.Options.AnchorSweepHours > 0 {
 		w.sweep = &SweepSchedule{Every: time.Duration(cfg.Options.AnchorSweepHours) * time.Hour,
 			HomeAssistant: cfg.Sweeper.HomeAssistant()}
 		w.Handle(storage.KindAnchorSweep, AnchorSweep(cfg.Sweeper, *w.sweep))

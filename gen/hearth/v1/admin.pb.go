@@ -236,7 +236,10 @@ type StatusResponse struct {
 	// flagged first (at most 20).
 	Flagged []*FlaggedRecord `protobuf:"bytes,32,rep,name=flagged,proto3" json:"flagged,omitempty"`
 	// How many records are flagged in all.
-	FlaggedTotal  uint32 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3" json:"flagged_total,omitempty"`
+	FlaggedTotal uint32 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3" json:"flagged_total,omitempty"`
+	// Whether entity anchors are swept against Home Assistant (false without
+	// SUPERVISOR_TOKEN: they stay unknown).
+	HomeAssistant bool `protobuf:"varint,34,opt,name=home_assistant,json=homeAssistant,proto3" json:"home_assistant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -322,6 +325,13 @@ func (x *StatusResponse) GetFlaggedTotal() uint32 {
 	return 0
 }
 
+func (x *StatusResponse) GetHomeAssistant() bool {
+	if x != nil {
+		return x.HomeAssistant
+	}
+	return false
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.Version = v
 }
@@ -352,6 +362,10 @@ func (x *StatusResponse) SetFlagged(v []*FlaggedRecord) {
 
 func (x *StatusResponse) SetFlaggedTotal(v uint32) {
 	x.FlaggedTotal = v
+}
+
+func (x *StatusResponse) SetHomeAssistant(v bool) {
+	x.HomeAssistant = v
 }
 
 func (x *StatusResponse) HasLastSweep() bool {
@@ -396,6 +410,9 @@ type StatusResponse_builder struct {
 	Flagged []*FlaggedRecord
 	// How many records are flagged in all.
 	FlaggedTotal uint32
+	// Whether entity anchors are swept against Home Assistant (false without
+	// SUPERVISOR_TOKEN: they stay unknown).
+	HomeAssistant bool
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -410,6 +427,7 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.NextSweepAt = b.NextSweepAt
 	x.Flagged = b.Flagged
 	x.FlaggedTotal = b.FlaggedTotal
+	x.HomeAssistant = b.HomeAssistant
 	return m0
 }
 
@@ -1231,7 +1249,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\x83\x03\n" +
+	"\rStatusRequest\"\xaa\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -1243,7 +1261,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"last_sweep\x18\x1e \x01(\v2\x16.hearth.v1.AnchorSweepR\tlastSweep\x12>\n" +
 	"\rnext_sweep_at\x18\x1f \x01(\v2\x1a.google.protobuf.TimestampR\vnextSweepAt\x122\n" +
 	"\aflagged\x18  \x03(\v2\x18.hearth.v1.FlaggedRecordR\aflagged\x12#\n" +
-	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\"S\n" +
+	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\x12%\n" +
+	"\x0ehome_assistant\x18\" \x01(\bR\rhomeAssistant\"S\n" +
 	"\x0fTypeStatusCount\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +

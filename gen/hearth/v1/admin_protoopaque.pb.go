@@ -215,17 +215,18 @@ func (b0 StatusRequest_builder) Build() *StatusRequest {
 }
 
 type StatusResponse struct {
-	state                   protoimpl.MessageState `protogen:"opaque.v1"`
-	xxx_hidden_Version      string                 `protobuf:"bytes,1,opt,name=version,proto3"`
-	xxx_hidden_Records      uint32                 `protobuf:"varint,2,opt,name=records,proto3"`
-	xxx_hidden_Counts       *[]*TypeStatusCount    `protobuf:"bytes,3,rep,name=counts,proto3"`
-	xxx_hidden_Namespaces   *[]*NamespaceCount     `protobuf:"bytes,4,rep,name=namespaces,proto3"`
-	xxx_hidden_LastSweep    *AnchorSweep           `protobuf:"bytes,30,opt,name=last_sweep,json=lastSweep,proto3"`
-	xxx_hidden_NextSweepAt  *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=next_sweep_at,json=nextSweepAt,proto3"`
-	xxx_hidden_Flagged      *[]*FlaggedRecord      `protobuf:"bytes,32,rep,name=flagged,proto3"`
-	xxx_hidden_FlaggedTotal uint32                 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	state                    protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Version       string                 `protobuf:"bytes,1,opt,name=version,proto3"`
+	xxx_hidden_Records       uint32                 `protobuf:"varint,2,opt,name=records,proto3"`
+	xxx_hidden_Counts        *[]*TypeStatusCount    `protobuf:"bytes,3,rep,name=counts,proto3"`
+	xxx_hidden_Namespaces    *[]*NamespaceCount     `protobuf:"bytes,4,rep,name=namespaces,proto3"`
+	xxx_hidden_LastSweep     *AnchorSweep           `protobuf:"bytes,30,opt,name=last_sweep,json=lastSweep,proto3"`
+	xxx_hidden_NextSweepAt   *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=next_sweep_at,json=nextSweepAt,proto3"`
+	xxx_hidden_Flagged       *[]*FlaggedRecord      `protobuf:"bytes,32,rep,name=flagged,proto3"`
+	xxx_hidden_FlaggedTotal  uint32                 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3"`
+	xxx_hidden_HomeAssistant bool                   `protobuf:"varint,34,opt,name=home_assistant,json=homeAssistant,proto3"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -315,6 +316,13 @@ func (x *StatusResponse) GetFlaggedTotal() uint32 {
 	return 0
 }
 
+func (x *StatusResponse) GetHomeAssistant() bool {
+	if x != nil {
+		return x.xxx_hidden_HomeAssistant
+	}
+	return false
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.xxx_hidden_Version = v
 }
@@ -345,6 +353,10 @@ func (x *StatusResponse) SetFlagged(v []*FlaggedRecord) {
 
 func (x *StatusResponse) SetFlaggedTotal(v uint32) {
 	x.xxx_hidden_FlaggedTotal = v
+}
+
+func (x *StatusResponse) SetHomeAssistant(v bool) {
+	x.xxx_hidden_HomeAssistant = v
 }
 
 func (x *StatusResponse) HasLastSweep() bool {
@@ -389,6 +401,9 @@ type StatusResponse_builder struct {
 	Flagged []*FlaggedRecord
 	// How many records are flagged in all.
 	FlaggedTotal uint32
+	// Whether entity anchors are swept against Home Assistant (false without
+	// SUPERVISOR_TOKEN: they stay unknown).
+	HomeAssistant bool
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -403,6 +418,7 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_NextSweepAt = b.NextSweepAt
 	x.xxx_hidden_Flagged = &b.Flagged
 	x.xxx_hidden_FlaggedTotal = b.FlaggedTotal
+	x.xxx_hidden_HomeAssistant = b.HomeAssistant
 	return m0
 }
 
@@ -1221,7 +1237,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\x83\x03\n" +
+	"\rStatusRequest\"\xaa\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -1233,7 +1249,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"last_sweep\x18\x1e \x01(\v2\x16.hearth.v1.AnchorSweepR\tlastSweep\x12>\n" +
 	"\rnext_sweep_at\x18\x1f \x01(\v2\x1a.google.protobuf.TimestampR\vnextSweepAt\x122\n" +
 	"\aflagged\x18  \x03(\v2\x18.hearth.v1.FlaggedRecordR\aflagged\x12#\n" +
-	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\"S\n" +
+	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\x12%\n" +
+	"\x0ehome_assistant\x18\" \x01(\bR\rhomeAssistant\"S\n" +
 	"\x0fTypeStatusCount\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +

@@ -168,6 +168,7 @@ var Docs = map[string]string{
 	"hearth.v1.StatusResponse.counts":               "Record counts by type and status (deleted included).",
 	"hearth.v1.StatusResponse.flagged":              "Active and candidate records with an unavailable anchor, the latest flagged first (at most 20).",
 	"hearth.v1.StatusResponse.flagged_total":        "How many records are flagged in all.",
+	"hearth.v1.StatusResponse.home_assistant":       "Whether entity anchors are swept against Home Assistant (false without SUPERVISOR_TOKEN: they stay unknown).",
 	"hearth.v1.StatusResponse.last_sweep":           "The latest entity sweep (absent if none ran).",
 	"hearth.v1.StatusResponse.namespaces":           "Namespaces holding records that are not deleted.",
 	"hearth.v1.StatusResponse.next_sweep_at":        "When the next scheduled sweep is due.",
