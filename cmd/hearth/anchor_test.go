@@ -323,7 +323,7 @@ func TestAnchor_Sweep(t *testing.T) {
 	}
 	// The sweep scheduled at start may already have run: wait for it, so
 	// that the calls below are the only writers.
-	waitFor(t, func() bool {
+	pollUntil(t, func() bool {
 		st := must(t, "status", rest.call(t, tok, "memory_status", map[string]any{}))
 		return get(st, "last_sweep") != nil && get(st, "next_sweep_at") != nil
 	})
@@ -445,7 +445,7 @@ func TestAnchor_ScheduledSweep(t *testing.T) {
 
 	td = openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: opts, SupervisorToken: ha.Token, SupervisorURL: ha.URL}}, true)
 	var st map[string]any
-	waitFor(t, func() bool {
+	pollUntil(t, func() bool {
 		st = must(t, "status", restTransport{td}.call(t, tok, "memory_status", map[string]any{}))
 		return get(st, "last_sweep", "home_assistant") == true
 	})
@@ -459,8 +459,8 @@ func TestAnchor_ScheduledSweep(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 20 s.
-func waitFor(tb testing.TB, cond func() bool) {
+// pollUntil polls cond until it holds, failing the test after 20 s.
+func pollUntil(tb testing.TB, cond func() bool) {
 	tb.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
