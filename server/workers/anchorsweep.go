@@ -16,8 +16,9 @@ import (
 const sweepAttempts = 100
 
 // SweepSchedule keeps one entity sweep queued every anchor_sweep_hours
-// (SPEC R-H1). The job is durable: a sweep that fell due while the process
-// was down runs once at the next start.
+// (SPEC R-H1), as Scheduler keeps maintenance at review_at. The job is
+// durable: a sweep that fell due while the process was down runs once at
+// the next start.
 type SweepSchedule struct {
 	// Every is anchor_sweep_hours.
 	Every time.Duration

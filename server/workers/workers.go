@@ -9,8 +9,7 @@
 // The Scheduler keeps one maintenance job queued for the next review_at
 // (local time); the job is durable, so a run missed while the machine was
 // off runs once at the next start. Maintenance expires old candidates and
-// purges what retention allows (storage.Maintenance). SweepSchedule keeps
-// the entity anchor sweep queued every anchor_sweep_hours in the same way.
+// purges what retention allows (storage.Maintenance).
 //
 // # Failpoint
 //
