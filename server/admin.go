@@ -43,5 +43,8 @@ func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*
 	if err := a.modelStatus(ctx, resp); err != nil {
 		return nil, toStatus(ctx, a.log, err)
 	}
+	if err := a.anchorStatus(ctx, resp); err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	}
 	return resp, nil
 }

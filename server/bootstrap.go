@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -59,7 +60,8 @@ func (m *memoryService) Bootstrap(ctx context.Context, r *hearthv1.BootstrapRequ
 	}
 	items := make([]*hearthv1.BootstrapItem, len(list.Items))
 	for i, it := range list.Items {
-		items[i] = &hearthv1.BootstrapItem{Id: it.ID, Type: it.Type, Title: it.Title, Reason: it.Reason}
+		items[i] = &hearthv1.BootstrapItem{Id: it.ID, Type: it.Type, Title: it.Title, Reason: it.Reason,
+			Unavailable: flagToProto(&it.Unavailable)}
 	}
 	resp := &hearthv1.BootstrapResponse{Namespace: home, Topics: r.GetTopics()}
 	o := budget.Options{
@@ -71,7 +73,56 @@ func (m *memoryService) Bootstrap(ctx context.Context, r *hearthv1.BootstrapRequ
 	if err := packBootstrap(m.size, resp, items, o); err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
+	if err := keepUnavailable(m.size, resp, items, o); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
 	return resp, nil
+}
+
+// keepUnavailable keeps the packet's section of records with unavailable
+// anchors (R-B6, R-H2) when packing left it out: the first item listed for
+// an unavailable anchor goes in, in its place in the order, and the items
+// ranked lowest before it give way, last first, never the first item. When
+// not even the first item and it fit together, the packing stays as it was.
+func keepUnavailable(sz *budget.Sizer, resp *hearthv1.BootstrapResponse, items []*hearthv1.BootstrapItem, o budget.Options) error {
+	unavailable := func(it *hearthv1.BootstrapItem) bool { return it.GetReason() == storage.ReasonAnchorUnavailable }
+	packed := resp.GetItems()
+	f := slices.IndexFunc(items, unavailable)
+	if f <= 0 || len(packed) == 0 || slices.ContainsFunc(packed, unavailable) {
+		return nil
+	}
+	var keep []int // indexes in items of the packed items, in order
+	for i, it := range items {
+		if slices.Contains(packed, it) {
+			keep = append(keep, i)
+		}
+	}
+	for ; len(keep) >= 1; keep = keep[:len(keep)-1] {
+		idx := append(slices.Clone(keep), f)
+		slices.Sort(idx)
+		sub := make([]*hearthv1.BootstrapItem, len(idx))
+		for i, j := range idx {
+			sub[i] = items[j]
+		}
+		so := o
+		so.Skip = false
+		so.More = o.More + len(items) - len(sub)
+		p, err := budget.Pack(sz, resp, resp.SetItems, sub, so)
+		if err != nil {
+			return err
+		}
+		if len(p.Kept) == len(sub) && p.Fits(so) {
+			return nil
+		}
+		if len(keep) == 1 {
+			break
+		}
+	}
+	// No room: the packing as it was.
+	so := o
+	so.More = o.More + len(items) - len(packed)
+	_, err := budget.Pack(sz, resp, resp.SetItems, packed, so)
+	return err
 }
 
 // packBootstrap packs items into resp within o, the first always: when it
@@ -98,17 +149,32 @@ func packBootstrap(sz *budget.Sizer, resp *hearthv1.BootstrapResponse, items []*
 		return len(p.Kept) == 1, err
 	}
 	// The longest title that fits: fits is monotone in n, so search it.
-	lo, hi := -1, len(title) // fits(lo) holds (or lo is -1), fits(hi) does not
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		ok, err := fits(mid)
-		if err != nil {
-			return err
+	longest := func() (int, error) {
+		lo, hi := -1, len(title) // fits(lo) holds (or lo is -1), fits(hi) does not
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			ok, err := fits(mid)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				lo = mid
+			} else {
+				hi = mid
+			}
 		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
+		return lo, nil
+	}
+	lo, err := longest()
+	if err != nil {
+		return err
+	}
+	if lo < 0 && first.Unavailable != nil {
+		// The anchor flag (an anchor may be 300 characters) gives way
+		// before the item does; its reason still says anchor-unavailable.
+		first.Unavailable = nil
+		if lo, err = longest(); err != nil {
+			return err
 		}
 	}
 	if lo < 0 {

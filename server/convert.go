@@ -40,7 +40,7 @@ func recordToProto(r *storage.Record) *hearthv1.Record {
 		UpdatedAt:           ts(r.UpdatedAt),
 	}
 	for _, a := range r.Anchors {
-		p.Anchors = append(p.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: a.State, CheckedAt: ts(a.CheckedAt)})
+		p.Anchors = append(p.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: a.State, CheckedAt: ts(a.CheckedAt), CheckedBy: a.CheckedBy})
 	}
 	return p
 }

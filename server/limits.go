@@ -51,6 +51,11 @@ var (
 	maxTimelineStatus  = argInt(&hearthv1.TimelineRequest{}, "statuses", maxItems)
 	defaultHistory     = argInt(&hearthv1.HistoryRequest{}, "limit", defaultValue)
 	maxHistoryLimit    = argInt(&hearthv1.HistoryRequest{}, "limit", maximum)
+	maxReports         = argInt(&hearthv1.ReportAnchorRequest{}, "reports", maxItems)
+	maxReportAnchor    = argInt(&hearthv1.ReportAnchorRequest{}, "anchor", maxLength)
+	maxReportDetail    = argInt(&hearthv1.ReportAnchorRequest{}, "detail", maxLength)
+	maxItemAnchor      = argInt(&hearthv1.AnchorReport{}, "anchor", maxLength)
+	maxItemDetail      = argInt(&hearthv1.AnchorReport{}, "detail", maxLength)
 
 	// maxRecordBytes leaves room for the memory_get envelope around one
 	// record: a record must fit whole inside the records budget, so that

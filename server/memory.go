@@ -487,6 +487,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 		out[i] = &hearthv1.SearchHit{
 			Id: h.Record.ID, Namespace: h.Record.Namespace, Type: h.Record.Type, Title: h.Record.Title,
 			Snippet: budget.Snippet(h.Snippet), Status: h.Record.Status, Score: h.Score, Why: h.Why,
+			Unavailable: flagToProto(h.Record.Unavailable()),
 		}
 	}
 	resp := &hearthv1.SearchResponse{Ranking: res.Mode}

@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/server/scope"
+	"github.com/hearth-memory/hearth/server/sweep"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 	"google.golang.org/grpc"
@@ -47,6 +48,9 @@ type Config struct {
 	// Models is the model router whose servers memory_status reports; nil
 	// means none is configured.
 	Models *models.Router
+	// Sweeper checks entity anchors for memory_anchor_sweep; nil means no
+	// Home Assistant.
+	Sweeper *sweep.Sweeper
 }
 
 // Server implements every hearth.v1 service.
@@ -65,6 +69,8 @@ type Server struct {
 	pipeline *retrieval.Pipeline
 	// models is the model router (nil: none configured).
 	models *models.Router
+	// sweeper checks entity anchors against Home Assistant.
+	sweeper *sweep.Sweeper
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -81,8 +87,12 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 	if wire == nil {
 		wire = func(context.Context) budget.Wire { return nil }
 	}
+	sw := cfg.Sweeper
+	if sw == nil {
+		sw = sweep.New(nil)
+	}
 	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire, pipeline: retrieval.New(db), models: cfg.Models}, nil
+		size: size, wire: wire, pipeline: retrieval.New(db), models: cfg.Models, sweeper: sw}, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the
@@ -97,6 +107,7 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 	hearthv1.RegisterAdminServiceServer(g, &adminService{Server: s})
 	hearthv1.RegisterSessionServiceServer(g, &sessionService{Server: s})
 	hearthv1.RegisterAnswerServiceServer(g, &answerService{Server: s})
+	hearthv1.RegisterAnchorServiceServer(g, &anchorService{Server: s})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(g, hs)

@@ -2,17 +2,16 @@ package server
 
 import (
 	"math"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/anchor"
 	"github.com/hearth-memory/hearth/storage/namespace"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -94,50 +93,16 @@ func checkConfidence(field string, c float64) error {
 	return nil
 }
 
-var entityPattern = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+$`)
-var hostPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
-
-// checkAnchor validates an anchor's form: entity:<entity_id>,
-// path:<relative path>, host:<name> or url:<absolute URL>. Screening of the
-// value (credentials in URLs) is the screen's job.
+// checkAnchor validates an anchor's form with the one anchor parser:
+// entity:<entity_id>, path:<relative path>, host:<name> or url:<absolute
+// URL>, in the form it is stored in. Credentials in a url: anchor are the
+// screen's to refuse (screen.Anchor), after this check.
 func checkAnchor(field, a string) error {
 	if utf8.RuneCountInString(a) > maxAnchorChars {
 		return invalid(field, "is longer than %d characters", maxAnchorChars)
 	}
-	for _, r := range a {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return invalid(field, "must not contain spaces or control characters")
-		}
-	}
-	kind, val, ok := strings.Cut(a, ":")
-	if !ok || val == "" {
-		return invalid(field, "must be entity:<id>, path:<relative path>, host:<name> or url:<url>")
-	}
-	switch kind {
-	case "entity":
-		if !entityPattern.MatchString(val) {
-			return invalid(field, "entity id must look like domain.object_id")
-		}
-	case "path":
-		if strings.HasPrefix(val, "/") || strings.Contains(val, "\\") {
-			return invalid(field, "path must be relative to the repository, with forward slashes")
-		}
-		for _, seg := range strings.Split(val, "/") {
-			if seg == ".." {
-				return invalid(field, "path must not leave the repository (..)")
-			}
-		}
-	case "host":
-		if !hostPattern.MatchString(val) {
-			return invalid(field, "host must be a host name")
-		}
-	case "url":
-		u, err := url.Parse(val)
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return invalid(field, "url must be an absolute URL")
-		}
-	default:
-		return invalid(field, "must start with entity:, path:, host: or url:")
+	if _, err := anchor.Parse(a); err != nil {
+		return invalid(field, "%v", err)
 	}
 	return nil
 }
@@ -173,7 +138,9 @@ func checkRecordSize(sz *budget.Sizer, field string, r *hearthv1.Record) error {
 	draft.CreatedAt, draft.UpdatedAt = wide, wide
 	draft.Anchors = nil
 	for _, a := range r.Anchors {
-		draft.Anchors = append(draft.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: "unavailable", CheckedAt: wide})
+		// checked_by at its longest: a client's name is at most 64 characters.
+		draft.Anchors = append(draft.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: "unavailable", CheckedAt: wide,
+			CheckedBy: strings.Repeat("w", 64)})
 	}
 	n, err := sz.Size(draft)
 	if err != nil {

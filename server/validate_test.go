@@ -20,6 +20,7 @@ func FuzzCheckRequests(f *testing.F) {
 		`{"query":"how do we retry?","limit":50,"exclude":["01JD3M5Z"],"min_cosine":0.3}`,
 		`{"since":"2026-01-01T00:00:00Z","until":"2025-01-01T00:00:00Z"}`,
 		`{"anchors":["entity:light.kitchen","host:nas","path:../etc"]}`,
+		`{"id":"01JD3M5ZK9Q8W7E6R5T4Y3X2V1","anchor":"path:a.go","state":"unavailable","detail":"gone","reports":[{"id":"01JD3M5ZK9Q8W7E6R5T4Y3X2V1","anchor":"host:nas","state":"available"}]}`,
 	} {
 		f.Add(s)
 	}
@@ -51,6 +52,19 @@ func FuzzCheckRequests(f *testing.F) {
 		var tl hearthv1.TimelineRequest
 		if opts.Unmarshal([]byte(s), &tl) == nil {
 			_ = checkTimelineRequest(&tl)
+		}
+		var rep hearthv1.ReportAnchorRequest
+		if opts.Unmarshal([]byte(s), &rep) == nil {
+			if rs, err := checkReportAnchorRequest(&rep); err == nil {
+				if len(rep.GetReports()) > maxReports || len(rs) == 0 {
+					t.Fatalf("accepted %d reports: %s", len(rep.GetReports()), s)
+				}
+				for _, x := range rs {
+					if x.state != "available" && x.state != "unavailable" || len([]rune(x.detail)) > x.maxDetail {
+						t.Fatalf("accepted a bad report %+v: %s", x, s)
+					}
+				}
+			}
 		}
 		for _, a := range []string{s, "url:" + s, "path:" + s, "entity:" + s, "host:" + s} {
 			_ = checkAnchor("anchors[0]", a)

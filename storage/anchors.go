@@ -3,6 +3,10 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"fmt"
+
+	"github.com/hearth-memory/hearth/storage/anchor"
+	"github.com/hearth-memory/hearth/storage/screen"
 )
 
 // attachAnchorsTx loads the anchors of recs, in their stored order.
@@ -17,7 +21,7 @@ func attachAnchorsTx(ctx context.Context, tx *txn, recs []*Record) error {
 		ids[i] = r.ID
 	}
 	rows, err := tx.QueryContext(ctx, `
-		SELECT record_id, anchor, state, checked_at, checked_by FROM anchors
+		SELECT record_id, anchor, state, checked_at, checked_by, detail FROM anchors
 		WHERE record_id IN (SELECT value FROM json_each(?))
 		ORDER BY record_id, position`, jsonList(ids))
 	if err != nil {
@@ -30,7 +34,7 @@ func attachAnchorsTx(ctx context.Context, tx *txn, recs []*Record) error {
 			a       Anchor
 			checked sql.NullInt64
 		)
-		if err := rows.Scan(&id, &a.Anchor, &a.State, &checked, &a.CheckedBy); err != nil {
+		if err := rows.Scan(&id, &a.Anchor, &a.State, &checked, &a.CheckedBy, &a.Detail); err != nil {
 			return classify("find anchors", err)
 		}
 		a.CheckedAt = fromMS(checked)
@@ -45,9 +49,9 @@ func attachAnchorsTx(ctx context.Context, tx *txn, recs []*Record) error {
 func insertAnchorsTx(ctx context.Context, tx *txn, id string, anchors []Anchor) error {
 	for i, a := range anchors {
 		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO anchors (record_id, anchor, position, state, checked_at, checked_by)
-			VALUES (?, ?, ?, ?, ?, ?)`,
-			id, a.Anchor, i, a.State, ms(a.CheckedAt), a.CheckedBy,
+			INSERT INTO anchors (record_id, anchor, position, state, checked_at, checked_by, detail)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, a.Anchor, i, a.State, ms(a.CheckedAt), a.CheckedBy, a.Detail,
 		); err != nil {
 			return classify("insert anchors", err)
 		}
@@ -77,4 +81,15 @@ func anchorNames(as []Anchor) []string {
 		out[i] = a.Anchor
 	}
 	return out
+}
+
+// parseAnchors refuses, as Invalid naming "<field>[i]", an anchor that the
+// anchor parser refuses: storage keeps only anchors in their stored form.
+func parseAnchors(field string, as []screen.Text) error {
+	for i, a := range as {
+		if _, err := anchor.Parse(a.String()); err != nil {
+			return errorf(Invalid, fmt.Sprintf("%s[%d]", field, i), "%v", err)
+		}
+	}
+	return nil
 }

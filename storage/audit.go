@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -40,6 +42,10 @@ const (
 	ActionRename Action = "rename"
 	// ActionUsageStart marks when usage counting began (SPEC R-K6).
 	ActionUsageStart Action = "usage-start"
+	// ActionAnchor: anchors of a record changed state, by a client's
+	// report or a sweep; the detail names each as "<anchor> <old>→<new>"
+	// with what the check found.
+	ActionAnchor Action = "anchor"
 
 	// ActionRefuseAuth: a call without a valid token, or without the scope
 	// its method needs.
@@ -161,6 +167,35 @@ func insertAuditTx(ctx context.Context, tx *txn, e AuditEntry) error {
 		INSERT INTO audit (at, client, action, namespace, record_id, detail, revision)
 		VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT revision FROM records WHERE id = ?5 AND ?5 <> ''))`,
 		at.UnixMilli(), e.Client, string(e.Action), e.Namespace, e.RecordID, e.Detail.String(),
+	); err != nil {
+		return classify("audit", err)
+	}
+	return nil
+}
+
+// insertAuditsTx appends entries in one statement, in order, each at the
+// transaction's time (At is ignored): for a change of many records at once.
+func insertAuditsTx(ctx context.Context, tx *txn, entries []AuditEntry) error {
+	type row struct {
+		Client    string `json:"c"`
+		Action    string `json:"a"`
+		Namespace string `json:"n"`
+		RecordID  string `json:"r"`
+		Detail    string `json:"d"`
+	}
+	rows := make([]row, len(entries))
+	for i, e := range entries {
+		rows[i] = row{e.Client, string(e.Action), e.Namespace, e.RecordID, e.Detail.String()}
+	}
+	list, err := json.Marshal(rows)
+	if err != nil {
+		return fmt.Errorf("storage: audit: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO audit (at, client, action, namespace, record_id, detail)
+		SELECT ?, value ->> 'c', value ->> 'a', value ->> 'n', value ->> 'r', value ->> 'd'
+		FROM json_each(?) ORDER BY key`,
+		tx.now.UnixMilli(), string(list),
 	); err != nil {
 		return classify("audit", err)
 	}

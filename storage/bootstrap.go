@@ -24,12 +24,15 @@ const (
 const DefaultBootstrapLimit = 64
 
 // BootstrapItem is one compact line of the session-start packet.
+// Unavailable flags an item with an unavailable anchor, whatever its
+// reason; its Count is 0 for an item without one.
 type BootstrapItem struct {
-	ID        string
-	Namespace string
-	Type      string
-	Title     string
-	Reason    string
+	ID          string
+	Namespace   string
+	Type        string
+	Title       string
+	Reason      string
+	Unavailable AnchorFlag
 }
 
 // BootstrapQuery selects the session-start packet of a scope chain.
@@ -44,7 +47,11 @@ type BootstrapQuery struct {
 // BootstrapList is the head of the packet's item list and the length of the
 // whole list.
 type BootstrapList struct {
-	// Items are the first items of the packet, in packet order.
+	// Items are the first items of the packet, in packet order. When none
+	// of them is listed for an unavailable anchor (ReasonAnchorUnavailable)
+	// but a later one is, the first such one follows them, one past the
+	// limit: the section stays within reach of a packet that makes room
+	// for it (R-B6).
 	Items []BootstrapItem
 	// Total counts every item the packet would list with no limit: Total -
 	// len(Items) more follow Items.
@@ -121,9 +128,6 @@ func bootstrapTx(ctx context.Context, tx *txn, chain []string, limit int) (Boots
 		if err != nil {
 			return BootstrapList{}, err
 		}
-		if err := flagUnavailableTx(ctx, tx, durable); err != nil {
-			return BootstrapList{}, err
-		}
 		out.Items = append(out.Items, durable...)
 	}
 	if len(out.Items) < limit {
@@ -133,7 +137,46 @@ func bootstrapTx(ctx context.Context, tx *txn, chain []string, limit int) (Boots
 		}
 		out.Items = append(out.Items, rest...)
 	}
+	if err := flagUnavailableTx(ctx, tx, out.Items); err != nil {
+		return BootstrapList{}, err
+	}
+	if len(out.Items) < out.Total && !slices.ContainsFunc(out.Items, func(it BootstrapItem) bool {
+		return it.Reason == ReasonAnchorUnavailable
+	}) {
+		next, err := nextUnavailableTx(ctx, tx, chain)
+		if err != nil {
+			return BootstrapList{}, err
+		}
+		out.Items = append(out.Items, next...)
+	}
 	return out, nil
+}
+
+// nextUnavailableTx returns the first item of chain's packet listed for an
+// unavailable anchor (a durable record flagged in its section, else the
+// first of the third section), flagged, or nothing when there is none.
+func nextUnavailableTx(ctx context.Context, tx *txn, chain []string) ([]BootstrapItem, error) {
+	stmt, err := tx.PrepareContext(ctx, `
+		SELECT b.record_id, r.type, r.title, b.type_rank, b.confidence, b.uses
+		FROM bootstrap_rank AS b JOIN records AS r ON r.id = b.record_id
+		WHERE b.namespace = ?1 AND b.section = ?2
+			AND EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = b.record_id AND a.state = 'unavailable')
+		ORDER BY b.type_rank, b.confidence DESC, b.uses DESC, b.record_id DESC
+		LIMIT ?3`)
+	if err != nil {
+		return nil, classify("bootstrap", err)
+	}
+	defer stmt.Close()
+	for _, section := range []int{sectionDurable, sectionUnavailable} {
+		items, err := rankedTx(ctx, stmt, chain, section, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(items) > 0 {
+			return items, flagUnavailableTx(ctx, tx, items)
+		}
+	}
+	return nil, nil
 }
 
 // rankedTx returns the first limit items of a bootstrap_rank section across
@@ -199,7 +242,9 @@ func rankedTx(ctx context.Context, stmt *sql.Stmt, chain []string, section, limi
 	return out, nil
 }
 
-// flagUnavailableTx gives items with an unavailable anchor that reason.
+// flagUnavailableTx flags the items with an unavailable anchor (which
+// anchor, since when, how many) and gives a durable one among them the
+// reason ReasonAnchorUnavailable; candidates keep theirs.
 func flagUnavailableTx(ctx context.Context, tx *txn, items []BootstrapItem) error {
 	if len(items) == 0 {
 		return nil
@@ -209,25 +254,38 @@ func flagUnavailableTx(ctx context.Context, tx *txn, items []BootstrapItem) erro
 		ids[i] = it.ID
 	}
 	rows, err := tx.QueryContext(ctx, `
-		SELECT DISTINCT record_id FROM anchors
-		WHERE record_id IN (SELECT value FROM json_each(?1)) AND state = 'unavailable'`, jsonList(ids))
+		SELECT record_id, anchor, checked_at FROM anchors
+		WHERE record_id IN (SELECT value FROM json_each(?1)) AND state = 'unavailable'
+		ORDER BY record_id, position`, jsonList(ids))
 	if err != nil {
 		return classify("bootstrap", err)
 	}
 	defer rows.Close()
-	flagged := map[string]bool{}
+	flags := map[string]*AnchorFlag{}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var (
+			id, a string
+			since sql.NullInt64
+		)
+		if err := rows.Scan(&id, &a, &since); err != nil {
 			return classify("bootstrap", err)
 		}
-		flagged[id] = true
+		if f := flags[id]; f != nil {
+			f.Count++
+		} else {
+			flags[id] = &AnchorFlag{Anchor: a, Since: fromMS(since), Count: 1}
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return classify("bootstrap", err)
 	}
 	for i := range items {
-		if flagged[items[i].ID] {
+		f := flags[items[i].ID]
+		if f == nil {
+			continue
+		}
+		items[i].Unavailable = *f
+		if items[i].Reason == ReasonDurable {
 			items[i].Reason = ReasonAnchorUnavailable
 		}
 	}

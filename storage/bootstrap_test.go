@@ -45,6 +45,9 @@ func wantBootstrap(tb testing.TB, db *storage.DB, chain []string) []storage.Boot
 			item:  storage.BootstrapItem{ID: r.ID, Namespace: r.Namespace, Type: r.Type, Title: r.Title},
 			scope: slices.Index(chain, r.Namespace),
 		}
+		if f := r.Unavailable(); f != nil {
+			e.item.Unavailable = *f
+		}
 		switch {
 		case r.Status == storage.StatusCandidate:
 			e.section, e.item.Reason = 1, storage.ReasonCandidate
@@ -102,6 +105,12 @@ func checkBootstrap(tb testing.TB, db *storage.DB, chain []string) {
 			tb.Errorf("limit %d: Total: got %d, want %d", limit, got.Total, len(want))
 		}
 		w := want[:min(limit, len(want))]
+		// The first item listed for an unavailable anchor follows a head
+		// without one.
+		unavailable := func(it storage.BootstrapItem) bool { return it.Reason == storage.ReasonAnchorUnavailable }
+		if i := slices.IndexFunc(want, unavailable); i >= limit && !slices.ContainsFunc(w, unavailable) {
+			w = append(slices.Clip(w), want[i])
+		}
 		if !slices.Equal(got.Items, w) {
 			tb.Fatalf("limit %d: items:\ngot  %v\nwant %v", limit, got.Items, w)
 		}
@@ -164,11 +173,17 @@ func TestDB_Bootstrap(t *testing.T) {
 		item := func(r *storage.Record, reason string) storage.BootstrapItem {
 			return storage.BootstrapItem{ID: r.ID, Namespace: r.Namespace, Type: r.Type, Title: r.Title, Reason: reason}
 		}
+		// The two records on the NAS are flagged with it, whatever their
+		// section.
+		flagged := func(it storage.BootstrapItem) storage.BootstrapItem {
+			it.Unavailable = storage.AnchorFlag{Anchor: "host:nas", Count: 1}
+			return it
+		}
 		want := []storage.BootstrapItem{
 			item(newCand, storage.ReasonCandidate),
 			item(oldCand, storage.ReasonCandidate),
 			item(globalCand, storage.ReasonCandidate),
-			item(constraint, storage.ReasonAnchorUnavailable),
+			flagged(item(constraint, storage.ReasonAnchorUnavailable)),
 			item(requirement, storage.ReasonDurable),
 			item(prefUsed, storage.ReasonDurable), // 0.8 and used once
 			item(prefAPI, storage.ReasonDurable),  // 0.8, unused, earlier scope
@@ -176,13 +191,22 @@ func TestDB_Bootstrap(t *testing.T) {
 			item(prefLow, storage.ReasonDurable),  // 0.5
 			item(decision, storage.ReasonDurable),
 			item(procedure, storage.ReasonDurable),
-			item(flaggedNote, storage.ReasonAnchorUnavailable),
+			flagged(item(flaggedNote, storage.ReasonAnchorUnavailable)),
 		}
 		if !slices.Equal(got.Items, want) {
 			t.Errorf("items:\ngot  %v\nwant %v", got.Items, want)
 		}
 		if got.Total != len(want) {
 			t.Errorf("Total: got %d, want %d", got.Total, len(want))
+		}
+		// A head of three candidates is followed by the first record listed
+		// for an unavailable anchor.
+		head, err := db.Bootstrap(ctx, storage.BootstrapQuery{Namespaces: []string{api, global}, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := append(slices.Clone(want[:3]), want[3]); !slices.Equal(head.Items, w) {
+			t.Errorf("limit 3:\ngot  %v\nwant %v", head.Items, w)
 		}
 		checkBootstrap(t, db, []string{api, global})
 	})

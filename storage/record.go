@@ -109,13 +109,17 @@ func (r *Record) Live() bool { return liveStatus(r.Status) }
 // record and an update may set.
 func liveStatus(s string) bool { return s == StatusActive || s == StatusCandidate }
 
-// Anchor is a thing a record depends on, such as "path:src/x.go", with its
-// last check. CheckedAt is zero when it was never checked.
+// Anchor is a thing a record depends on, such as "path:src/x.go", with the
+// check that gave it its state: when (zero while never checked), by whom (a
+// client's name, or SweepChecker) and a short screened detail. A check that
+// finds the state unchanged changes nothing, so CheckedAt is when the state
+// began.
 type Anchor struct {
 	Anchor    string
 	State     string
 	CheckedAt time.Time
 	CheckedBy string
+	Detail    string
 }
 
 // NewRecord is what Store writes. Status is decided by the caller (active for

@@ -58,7 +58,7 @@ func (nr *NewRecord) validate() error {
 	if _, err := texts("anchors", nr.Anchors); err != nil {
 		return err
 	}
-	return nil
+	return parseAnchors("anchors", nr.Anchors)
 }
 
 // screenNamespace refuses a namespace that screens as a secret. Namespaces

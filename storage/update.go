@@ -164,6 +164,9 @@ var updateFields = []struct {
 				return nil
 			}
 			names, err := texts("changes.anchors", *ch.Anchors)
+			if err == nil {
+				err = parseAnchors("changes.anchors", *ch.Anchors)
+			}
 			r.Anchors = keepAnchorStates(r.Anchors, names)
 			return err
 		},

@@ -110,8 +110,12 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	sw, err := d.sweeper()
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(d.db, server.Config{
-		Version: version.Version, Log: d.Log, Options: d.Config.Options,
+		Version: version.Version, Log: d.Log, Options: d.Config.Options, Sweeper: sw,
 		// Budgets measure replies as the transports render them.
 		Marshal: gateway.MarshalResult,
 		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
@@ -200,7 +204,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	// failpoint tag (see package workers and failpoint_on.go).
 	if d.workers, err = workers.New(workers.Config{
 		DB: d.db, Options: d.Config.Options, Log: d.Log, Failpoint: failpoint(),
-		Models: router, Check: srv.CheckCandidate,
+		Models: router, Check: srv.CheckCandidate, Sweeper: sw,
 	}); err != nil {
 		return err
 	}

@@ -139,8 +139,7 @@ func closes(t *testing.T, td *testDaemon) []string {
 
 // TestHook_SessionStart injects the repository's bootstrap in each
 // harness's shape (R-B1, R-B6 through the hook), also on compact and
-// resume, and skips anchor reports silently on a server without
-// memory_anchor_report.
+// resume, and reports the records' path anchors as the checkout has them.
 func TestHook_SessionStart(t *testing.T) {
 	td := startDaemon(t, testOptions())
 	a := store(t, td, "github/acme/api", "constraint", "Never log tokens", "Tokens never reach a log line.", "path:internal/billing/x")
@@ -163,8 +162,16 @@ func TestHook_SessionStart(t *testing.T) {
 			if l := e.logText(); l != "" {
 				t.Errorf("a successful session start logged:\n%s", l)
 			}
-			if _, err := os.Stat(filepath.Join(e.cache, "anchor-report-missing")); err != nil {
-				t.Errorf("the missing memory_anchor_report route was not remembered: %v", err)
+			// The server has memory_anchor_report: the hook resolved both
+			// path anchors against the checkout and reported them.
+			if _, err := os.Stat(filepath.Join(e.cache, "anchor-report-missing")); err == nil {
+				t.Error("the hook took memory_anchor_report for missing")
+			}
+			r := restTransport{td}.call(t, td.tokens["claude-code"], "memory_get", map[string]any{"ids": []string{a, b}})
+			for i, want := range []string{"available", "unavailable"} {
+				if got := str(r.body, "records", i, "anchors", 0, "state"); got != want {
+					t.Errorf("record %d's path anchor is %q after session start, want %q: %s", i, got, want, r.raw)
+				}
 			}
 		})
 	}

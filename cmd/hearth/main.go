@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "hearth:", err)
 			return 2
 		}
+		// The one read of the environment: the Supervisor's token.
+		cfg.SupervisorToken = os.Getenv("SUPERVISOR_TOKEN")
 		if err := serve(ctx, cfg, stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, "hearth:", err)
 			return 1
@@ -90,6 +92,13 @@ type Config struct {
 	// page off. It serves the Supervisor's ingress proxy and loopback only.
 	IngressListen string
 	Options       options.Options
+	// SupervisorToken is SUPERVISOR_TOKEN, read once at start: set inside
+	// Home Assistant, where the entity sweep reads states through the
+	// Supervisor; "" elsewhere, and entity anchors stay unknown (R-H3).
+	SupervisorToken string
+	// SupervisorURL is the Supervisor's base URL; "" means
+	// homeassistant.DefaultURL (tests point it at a test Supervisor).
+	SupervisorURL string
 }
 
 type optionFlags []string

@@ -270,6 +270,13 @@ func TestPage_Chromium(t *testing.T) {
 	if r := rest.call(t, "hearth_wrong", "memory_status", map[string]any{}); r.ok {
 		t.Fatal("a wrong token was accepted")
 	}
+	// A record whose file is gone, and a sweep (no Home Assistant here),
+	// before the page is compared with the API.
+	flagged := str(must(t, "store", rest.call(t, tok, "memory_store", anchoredArgs("github/acme/api", "Chart values",
+		"The chart reads deploy/values.yaml.", "path:deploy/values.yaml"))), "record", "id")
+	must(t, "report", rest.call(t, tok, "memory_anchor_report", map[string]any{
+		"id": flagged, "anchor": "path:deploy/values.yaml", "state": "unavailable", "detail": "removed in 3f2a1c"}))
+	must(t, "sweep", rest.call(t, tok, "memory_anchor_sweep", map[string]any{}))
 
 	// What the API reports, read before the page is drawn; nothing writes
 	// after this point.
@@ -435,8 +442,14 @@ func TestPage_Chromium(t *testing.T) {
 		if !strings.Contains(dom, "off (review_at)") {
 			t.Error("review_at off is not shown")
 		}
-		if !strings.Contains(dom, `id="sweep-state">not available yet`) {
-			t.Error("anchor sweep state missing")
+		if !strings.Contains(dom, `id="sweep-state">last run `) || !strings.Contains(dom, "No Home Assistant (SUPERVISOR_TOKEN is not set)") {
+			t.Error("the anchor sweep does not show the sweep without Home Assistant")
+		}
+	})
+	t.Run("Flagged", func(t *testing.T) {
+		if num(st.body, "flagged_total") != 1 || !strings.Contains(dom, `class="flagged-row" data-id="`+flagged+`"`) ||
+			!strings.Contains(dom, "removed in 3f2a1c") || !strings.Contains(dom, `id="flagged-total">1 flagged.`) {
+			t.Errorf("the flagged record is not shown as memory_status lists it: %v", get(st.body, "flagged"))
 		}
 	})
 	t.Run("Unused", func(t *testing.T) {

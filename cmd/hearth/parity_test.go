@@ -78,6 +78,18 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 			awaitAnswer(t, td, tok, ns, "How is the cache invalidated?")
 			return map[string]any{"namespace": ns, "text": "cache invalidation: how?"}
 		},
+		"memory_anchor_report": func() any {
+			// A twin record with a path anchor each time, reported gone.
+			args := storeArgs(ns, "Parity anchored", "Depends on a file.")
+			args["anchors"] = []string{"path:deploy/values.yaml"}
+			r := rest.call(t, tok, "memory_store", args)
+			if !r.ok {
+				t.Fatalf("anchored twin: %v", r)
+			}
+			return map[string]any{"id": str(r.body, "record", "id"), "anchor": "path:deploy/values.yaml",
+				"state": "unavailable", "detail": "removed in 3f2a1c"}
+		},
+		"memory_anchor_sweep": func() any { return map[string]any{} },
 		"memory_session_close": func() any {
 			closes++ // each transport closes with its own op_id
 			return map[string]any{
@@ -103,7 +115,7 @@ func parityOptions() options.Options {
 // volatile keys differ between twin records (and twin session receipts) by
 // nature; estimated_tokens follows from their lengths.
 var volatile = map[string]bool{"id": true, "created_at": true, "updated_at": true, "checked_at": true, "estimated_tokens": true,
-	"op_id": true, "closed_at": true, "job_id": true, "summary_id": true}
+	"op_id": true, "closed_at": true, "job_id": true, "summary_id": true, "swept_at": true}
 
 func mask(v any) any {
 	switch x := v.(type) {

@@ -71,7 +71,7 @@ func text(field string, n int, r string) string {
 	switch field {
 	case "namespace":
 		return "projects/" + strings.Repeat("a", n-len("projects/"))
-	case "anchors":
+	case "anchors", "anchor":
 		return "path:" + strings.Repeat("a", n-len("path:"))
 	case "session_id":
 		return strings.Repeat("s", n)
@@ -92,6 +92,8 @@ func item(field string, i int) any {
 		return storage.Types[i%len(storage.Types)]
 	case "statuses":
 		return []string{"active", "candidate", "superseded", "deleted"}[i%4]
+	case "reports":
+		return map[string]any{"id": fmt.Sprintf("01JD3M5ZK9Q8W7E6R5T4Y3X%03d", i)[:26], "anchor": "path:src/x.go", "state": "available"}
 	}
 	return fmt.Sprintf("item-%d", i)
 }

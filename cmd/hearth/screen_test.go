@@ -158,6 +158,30 @@ func TestScreen_EveryWritePath(t *testing.T) {
 				{field: "namespace", value: "projects/" + secretMarker, secret: secretMarker, pattern: true},
 			},
 		},
+		"memory_anchor_report": {
+			args: func(t *testing.T) map[string]any {
+				args := storeArgs(ns, "Anchored", "Depends on a URL.")
+				args["anchors"] = []string{"url:https://ci.example.com/hook", "path:deploy/values.yaml"}
+				r := rest.call(t, tok, "memory_store", args)
+				if !r.ok {
+					t.Fatalf("store: %v", r)
+				}
+				id := str(r.body, "record", "id")
+				return map[string]any{"id": id, "anchor": "url:https://ci.example.com/hook", "state": "unavailable",
+					"reports": []any{map[string]any{"id": id, "anchor": "path:deploy/values.yaml", "state": "available"}}}
+			},
+			inject: []injection{
+				{field: "detail", value: "the hook answers 401 to " + secretGitHub, secret: secretGitHub, pattern: true},
+				{field: "anchor", value: "url:https://deploy:" + secretURLPass + "@ci.example.com/hook", secret: secretURLPass, pattern: true},
+				{field: "anchor", value: "url:https://ci.example.com/hook?access_token=" + secretParam, secret: secretParam, pattern: true},
+				{field: "reports[0].detail", value: []any{map[string]any{"id": "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", "anchor": "path:deploy/values.yaml",
+					"state": "available", "detail": "aws " + secretAWS}}, secret: secretAWS, pattern: true},
+				{field: "reports[0].anchor", value: []any{map[string]any{"id": "01JD3M5ZK9Q8W7E6R5T4Y3X2V1",
+					"anchor": "url:https://ci.example.com/hook#access_token=" + secretParam, "state": "available"}}, secret: secretParam, pattern: true},
+			},
+		},
+		// The sweep takes no text; its clean call must still pass.
+		"memory_anchor_sweep": {args: func(t *testing.T) map[string]any { return map[string]any{} }},
 		"memory_session_close": {
 			args: func(t *testing.T) map[string]any {
 				return map[string]any{"session_id": "s-screen", "namespace": ns, "op_id": "op-" + strings.NewReplacer("/", "-", "#", "-", "[", "-", "]", "-", ".", "-").Replace(t.Name()), "summary": "Worked on the screen."}

@@ -179,6 +179,7 @@ type view struct {
 	Encoder modelLine
 
 	Review, Sweep jobLine
+	Anchors       anchorsView
 
 	Unused unusedView
 
@@ -278,9 +279,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 
 	v.Encoder = h.encoder()
 	v.Review = h.review(rows, auditOK, complete, now.Location())
-	v.Sweep = jobLine{State: "not available yet",
-		Detail:   "Entity anchors are not checked against Home Assistant in this version.",
-		Schedule: "every " + itoa(h.cfg.AnchorSweepHours) + " h once available"}
+	v.Sweep, v.Anchors = h.anchors(st, v.StatusErr, now.Location())
 	v.Unused = h.unused(ctx, now.Location())
 	v.Questions = h.questions(ctx)
 

@@ -217,7 +217,7 @@ func TestHandler_OK(t *testing.T) {
 	})
 	t.Run("Jobs", func(t *testing.T) {
 		wantContains(t, r.html, `id="review-state">last run 2026-11-30 04:20 UTC`, "reviewed 3 candidates, forgot 1",
-			"daily at 03:00 (local time)", `id="sweep-state">not available yet`, "every 6 h once available")
+			"daily at 03:00 (local time)", `id="sweep-state">never run`, "off: no Home Assistant (SUPERVISOR_TOKEN is not set)")
 	})
 	t.Run("Models", func(t *testing.T) {
 		wantContains(t, r.html,

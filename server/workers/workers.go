@@ -36,6 +36,7 @@ import (
 
 	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/sweep"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
@@ -100,6 +101,10 @@ type Config struct {
 	// unconfigured leaves those jobs queued. Check is required with it.
 	Models *models.Router
 	Check  Check
+	// Sweeper, when set and reading Home Assistant, runs the entity sweep
+	// every anchor_sweep_hours (SweepSchedule). Without Home Assistant
+	// there is nothing to sweep on a schedule.
+	Sweeper *sweep.Sweeper
 }
 
 // Workers is the queue runner with its handlers and the scheduler.
@@ -119,6 +124,7 @@ type Workers struct {
 	models *models.Router
 	held   atomic.Bool // the failpoint held its job
 	idle   []IdleFunc  // asked for work on each idle poll (idle.go)
+	sweep  *SweepSchedule
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -171,6 +177,11 @@ func New(cfg Config) (*Workers, error) {
 	if err := w.handleModels(cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Sweeper != nil && cfg.Sweeper.HomeAssistant() && cfg.Options.AnchorSweepHours > 0 {
+		w.sweep = &SweepSchedule{Every: time.Duration(cfg.Options.AnchorSweepHours) * time.Hour,
+			HomeAssistant: cfg.Sweeper.HomeAssistant()}
+		w.Handle(storage.KindAnchorSweep, AnchorSweep(cfg.Sweeper, *w.sweep))
+	}
 	return w, nil
 }
 
@@ -218,6 +229,11 @@ func (w *Workers) Prepare(ctx context.Context) error {
 	}
 	if err := w.sched.Ensure(ctx, w.db, w.now()); err != nil {
 		return fmt.Errorf("workers: schedule maintenance: %w", err)
+	}
+	if w.sweep != nil {
+		if err := w.sweep.Ensure(ctx, w.db, w.now()); err != nil {
+			return fmt.Errorf("workers: schedule the anchor sweep: %w", err)
+		}
 	}
 	return nil
 }

@@ -242,7 +242,19 @@ type StatusResponse struct {
 	Jobs []*JobCount `protobuf:"bytes,13,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	// The model chain of each kind of call (extraction, review, answer):
 	// ollama_models, or ollama_model alone. Empty without a model server.
-	ModelChains   []*ModelChain `protobuf:"bytes,14,rep,name=model_chains,json=modelChains,proto3" json:"model_chains,omitempty"`
+	ModelChains []*ModelChain `protobuf:"bytes,14,rep,name=model_chains,json=modelChains,proto3" json:"model_chains,omitempty"`
+	// The latest entity sweep (absent if none ran).
+	LastSweep *AnchorSweep `protobuf:"bytes,30,opt,name=last_sweep,json=lastSweep,proto3" json:"last_sweep,omitempty"`
+	// When the next scheduled sweep is due.
+	NextSweepAt *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=next_sweep_at,json=nextSweepAt,proto3" json:"next_sweep_at,omitempty"`
+	// Active and candidate records with an unavailable anchor, the latest
+	// flagged first (at most 20).
+	Flagged []*FlaggedRecord `protobuf:"bytes,32,rep,name=flagged,proto3" json:"flagged,omitempty"`
+	// How many records are flagged in all.
+	FlaggedTotal uint32 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3" json:"flagged_total,omitempty"`
+	// Whether entity anchors are swept against Home Assistant (false without
+	// SUPERVISOR_TOKEN: they stay unknown).
+	HomeAssistant bool `protobuf:"varint,34,opt,name=home_assistant,json=homeAssistant,proto3" json:"home_assistant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -335,6 +347,41 @@ func (x *StatusResponse) GetModelChains() []*ModelChain {
 	return nil
 }
 
+func (x *StatusResponse) GetLastSweep() *AnchorSweep {
+	if x != nil {
+		return x.LastSweep
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetNextSweepAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextSweepAt
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetFlagged() []*FlaggedRecord {
+	if x != nil {
+		return x.Flagged
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetFlaggedTotal() uint32 {
+	if x != nil {
+		return x.FlaggedTotal
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetHomeAssistant() bool {
+	if x != nil {
+		return x.HomeAssistant
+	}
+	return false
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.Version = v
 }
@@ -371,6 +418,48 @@ func (x *StatusResponse) SetModelChains(v []*ModelChain) {
 	x.ModelChains = v
 }
 
+func (x *StatusResponse) SetLastSweep(v *AnchorSweep) {
+	x.LastSweep = v
+}
+
+func (x *StatusResponse) SetNextSweepAt(v *timestamppb.Timestamp) {
+	x.NextSweepAt = v
+}
+
+func (x *StatusResponse) SetFlagged(v []*FlaggedRecord) {
+	x.Flagged = v
+}
+
+func (x *StatusResponse) SetFlaggedTotal(v uint32) {
+	x.FlaggedTotal = v
+}
+
+func (x *StatusResponse) SetHomeAssistant(v bool) {
+	x.HomeAssistant = v
+}
+
+func (x *StatusResponse) HasLastSweep() bool {
+	if x == nil {
+		return false
+	}
+	return x.LastSweep != nil
+}
+
+func (x *StatusResponse) HasNextSweepAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.NextSweepAt != nil
+}
+
+func (x *StatusResponse) ClearLastSweep() {
+	x.LastSweep = nil
+}
+
+func (x *StatusResponse) ClearNextSweepAt() {
+	x.NextSweepAt = nil
+}
+
 type StatusResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -397,6 +486,18 @@ type StatusResponse_builder struct {
 	// The model chain of each kind of call (extraction, review, answer):
 	// ollama_models, or ollama_model alone. Empty without a model server.
 	ModelChains []*ModelChain
+	// The latest entity sweep (absent if none ran).
+	LastSweep *AnchorSweep
+	// When the next scheduled sweep is due.
+	NextSweepAt *timestamppb.Timestamp
+	// Active and candidate records with an unavailable anchor, the latest
+	// flagged first (at most 20).
+	Flagged []*FlaggedRecord
+	// How many records are flagged in all.
+	FlaggedTotal uint32
+	// Whether entity anchors are swept against Home Assistant (false without
+	// SUPERVISOR_TOKEN: they stay unknown).
+	HomeAssistant bool
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -412,6 +513,11 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.JobsWaitingForModel = b.JobsWaitingForModel
 	x.Jobs = b.Jobs
 	x.ModelChains = b.ModelChains
+	x.LastSweep = b.LastSweep
+	x.NextSweepAt = b.NextSweepAt
+	x.Flagged = b.Flagged
+	x.FlaggedTotal = b.FlaggedTotal
+	x.HomeAssistant = b.HomeAssistant
 	return m0
 }
 
@@ -1689,14 +1795,14 @@ var File_hearth_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x0f\n" +
+	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/anchor.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x0f\n" +
 	"\rWhoamiRequest\"u\n" +
 	"\x0eWhoamiResponse\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x19\n" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xb5\x03\n" +
+	"\rStatusRequest\"\xac\x05\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -1709,7 +1815,13 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\rmodel_servers\x18\v \x03(\v2\x16.hearth.v1.ModelServerR\fmodelServers\x123\n" +
 	"\x16jobs_waiting_for_model\x18\f \x01(\rR\x13jobsWaitingForModel\x12'\n" +
 	"\x04jobs\x18\r \x03(\v2\x13.hearth.v1.JobCountR\x04jobs\x128\n" +
-	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\"8\n" +
+	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\x125\n" +
+	"\n" +
+	"last_sweep\x18\x1e \x01(\v2\x16.hearth.v1.AnchorSweepR\tlastSweep\x12>\n" +
+	"\rnext_sweep_at\x18\x1f \x01(\v2\x1a.google.protobuf.TimestampR\vnextSweepAt\x122\n" +
+	"\aflagged\x18  \x03(\v2\x18.hearth.v1.FlaggedRecordR\aflagged\x12#\n" +
+	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\x12%\n" +
+	"\x0ehome_assistant\x18\" \x01(\bR\rhomeAssistant\"8\n" +
 	"\n" +
 	"ModelChain\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
@@ -1805,7 +1917,9 @@ var file_hearth_v1_admin_proto_goTypes = []any{
 	(*AuditRequest)(nil),          // 13: hearth.v1.AuditRequest
 	(*AuditEntry)(nil),            // 14: hearth.v1.AuditEntry
 	(*AuditResponse)(nil),         // 15: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*AnchorSweep)(nil),           // 16: hearth.v1.AnchorSweep
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(*FlaggedRecord)(nil),         // 18: hearth.v1.FlaggedRecord
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
 	8,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
@@ -1813,28 +1927,31 @@ var file_hearth_v1_admin_proto_depIdxs = []int32{
 	5,  // 2: hearth.v1.StatusResponse.model_servers:type_name -> hearth.v1.ModelServer
 	7,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
 	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
-	16, // 5: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
-	6,  // 6: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
-	16, // 7: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	16, // 8: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	16, // 9: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	11, // 10: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	16, // 11: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	16, // 12: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	14, // 13: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 14: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 15: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	10, // 16: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	13, // 17: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 18: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 19: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	12, // 20: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	15, // 21: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	18, // [18:22] is the sub-list for method output_type
-	14, // [14:18] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	16, // 5: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
+	17, // 6: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
+	18, // 7: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
+	17, // 8: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	6,  // 9: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	17, // 10: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	17, // 11: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	17, // 12: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	11, // 13: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	17, // 14: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	17, // 15: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	14, // 16: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 17: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 18: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	10, // 19: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	13, // 20: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 21: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 22: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	12, // 23: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	15, // 24: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	21, // [21:25] is the sub-list for method output_type
+	17, // [17:21] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1842,6 +1959,7 @@ func file_hearth_v1_admin_proto_init() {
 	if File_hearth_v1_admin_proto != nil {
 		return
 	}
+	file_hearth_v1_anchor_proto_init()
 	file_hearth_v1_tool_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -38,7 +38,8 @@ type AdminServiceClient interface {
 	// Report the server's version and what memory holds: record counts by type
 	// and status, and namespaces with their record counts; each model server
 	// (tier, live or down, last probe, calls in flight, failures by model) and
-	// the job queue, with the jobs waiting for a model.
+	// the job queue, with the jobs waiting for a model; the last anchor sweep
+	// and the records flagged by an unavailable anchor.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by
@@ -110,7 +111,8 @@ type AdminServiceServer interface {
 	// Report the server's version and what memory holds: record counts by type
 	// and status, and namespaces with their record counts; each model server
 	// (tier, live or down, last probe, calls in flight, failures by model) and
-	// the job queue, with the jobs waiting for a model.
+	// the job queue, with the jobs waiting for a model; the last anchor sweep
+	// and the records flagged by an unavailable anchor.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by

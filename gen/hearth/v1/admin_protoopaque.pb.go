@@ -225,6 +225,11 @@ type StatusResponse struct {
 	xxx_hidden_JobsWaitingForModel uint32                 `protobuf:"varint,12,opt,name=jobs_waiting_for_model,json=jobsWaitingForModel,proto3"`
 	xxx_hidden_Jobs                *[]*JobCount           `protobuf:"bytes,13,rep,name=jobs,proto3"`
 	xxx_hidden_ModelChains         *[]*ModelChain         `protobuf:"bytes,14,rep,name=model_chains,json=modelChains,proto3"`
+	xxx_hidden_LastSweep           *AnchorSweep           `protobuf:"bytes,30,opt,name=last_sweep,json=lastSweep,proto3"`
+	xxx_hidden_NextSweepAt         *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=next_sweep_at,json=nextSweepAt,proto3"`
+	xxx_hidden_Flagged             *[]*FlaggedRecord      `protobuf:"bytes,32,rep,name=flagged,proto3"`
+	xxx_hidden_FlaggedTotal        uint32                 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3"`
+	xxx_hidden_HomeAssistant       bool                   `protobuf:"varint,34,opt,name=home_assistant,json=homeAssistant,proto3"`
 	unknownFields                  protoimpl.UnknownFields
 	sizeCache                      protoimpl.SizeCache
 }
@@ -327,6 +332,43 @@ func (x *StatusResponse) GetModelChains() []*ModelChain {
 	return nil
 }
 
+func (x *StatusResponse) GetLastSweep() *AnchorSweep {
+	if x != nil {
+		return x.xxx_hidden_LastSweep
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetNextSweepAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_NextSweepAt
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetFlagged() []*FlaggedRecord {
+	if x != nil {
+		if x.xxx_hidden_Flagged != nil {
+			return *x.xxx_hidden_Flagged
+		}
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetFlaggedTotal() uint32 {
+	if x != nil {
+		return x.xxx_hidden_FlaggedTotal
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetHomeAssistant() bool {
+	if x != nil {
+		return x.xxx_hidden_HomeAssistant
+	}
+	return false
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.xxx_hidden_Version = v
 }
@@ -363,6 +405,48 @@ func (x *StatusResponse) SetModelChains(v []*ModelChain) {
 	x.xxx_hidden_ModelChains = &v
 }
 
+func (x *StatusResponse) SetLastSweep(v *AnchorSweep) {
+	x.xxx_hidden_LastSweep = v
+}
+
+func (x *StatusResponse) SetNextSweepAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_NextSweepAt = v
+}
+
+func (x *StatusResponse) SetFlagged(v []*FlaggedRecord) {
+	x.xxx_hidden_Flagged = &v
+}
+
+func (x *StatusResponse) SetFlaggedTotal(v uint32) {
+	x.xxx_hidden_FlaggedTotal = v
+}
+
+func (x *StatusResponse) SetHomeAssistant(v bool) {
+	x.xxx_hidden_HomeAssistant = v
+}
+
+func (x *StatusResponse) HasLastSweep() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LastSweep != nil
+}
+
+func (x *StatusResponse) HasNextSweepAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_NextSweepAt != nil
+}
+
+func (x *StatusResponse) ClearLastSweep() {
+	x.xxx_hidden_LastSweep = nil
+}
+
+func (x *StatusResponse) ClearNextSweepAt() {
+	x.xxx_hidden_NextSweepAt = nil
+}
+
 type StatusResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -389,6 +473,18 @@ type StatusResponse_builder struct {
 	// The model chain of each kind of call (extraction, review, answer):
 	// ollama_models, or ollama_model alone. Empty without a model server.
 	ModelChains []*ModelChain
+	// The latest entity sweep (absent if none ran).
+	LastSweep *AnchorSweep
+	// When the next scheduled sweep is due.
+	NextSweepAt *timestamppb.Timestamp
+	// Active and candidate records with an unavailable anchor, the latest
+	// flagged first (at most 20).
+	Flagged []*FlaggedRecord
+	// How many records are flagged in all.
+	FlaggedTotal uint32
+	// Whether entity anchors are swept against Home Assistant (false without
+	// SUPERVISOR_TOKEN: they stay unknown).
+	HomeAssistant bool
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -404,6 +500,11 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_JobsWaitingForModel = b.JobsWaitingForModel
 	x.xxx_hidden_Jobs = &b.Jobs
 	x.xxx_hidden_ModelChains = &b.ModelChains
+	x.xxx_hidden_LastSweep = b.LastSweep
+	x.xxx_hidden_NextSweepAt = b.NextSweepAt
+	x.xxx_hidden_Flagged = &b.Flagged
+	x.xxx_hidden_FlaggedTotal = b.FlaggedTotal
+	x.xxx_hidden_HomeAssistant = b.HomeAssistant
 	return m0
 }
 
@@ -1668,14 +1769,14 @@ var File_hearth_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x0f\n" +
+	"\x15hearth/v1/admin.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/anchor.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x0f\n" +
 	"\rWhoamiRequest\"u\n" +
 	"\x0eWhoamiResponse\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x19\n" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xb5\x03\n" +
+	"\rStatusRequest\"\xac\x05\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -1688,7 +1789,13 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\rmodel_servers\x18\v \x03(\v2\x16.hearth.v1.ModelServerR\fmodelServers\x123\n" +
 	"\x16jobs_waiting_for_model\x18\f \x01(\rR\x13jobsWaitingForModel\x12'\n" +
 	"\x04jobs\x18\r \x03(\v2\x13.hearth.v1.JobCountR\x04jobs\x128\n" +
-	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\"8\n" +
+	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\x125\n" +
+	"\n" +
+	"last_sweep\x18\x1e \x01(\v2\x16.hearth.v1.AnchorSweepR\tlastSweep\x12>\n" +
+	"\rnext_sweep_at\x18\x1f \x01(\v2\x1a.google.protobuf.TimestampR\vnextSweepAt\x122\n" +
+	"\aflagged\x18  \x03(\v2\x18.hearth.v1.FlaggedRecordR\aflagged\x12#\n" +
+	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\x12%\n" +
+	"\x0ehome_assistant\x18\" \x01(\bR\rhomeAssistant\"8\n" +
 	"\n" +
 	"ModelChain\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
@@ -1784,7 +1891,9 @@ var file_hearth_v1_admin_proto_goTypes = []any{
 	(*AuditRequest)(nil),          // 13: hearth.v1.AuditRequest
 	(*AuditEntry)(nil),            // 14: hearth.v1.AuditEntry
 	(*AuditResponse)(nil),         // 15: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*AnchorSweep)(nil),           // 16: hearth.v1.AnchorSweep
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(*FlaggedRecord)(nil),         // 18: hearth.v1.FlaggedRecord
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
 	8,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
@@ -1792,28 +1901,31 @@ var file_hearth_v1_admin_proto_depIdxs = []int32{
 	5,  // 2: hearth.v1.StatusResponse.model_servers:type_name -> hearth.v1.ModelServer
 	7,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
 	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
-	16, // 5: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
-	6,  // 6: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
-	16, // 7: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	16, // 8: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	16, // 9: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	11, // 10: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	16, // 11: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	16, // 12: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	14, // 13: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 14: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 15: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	10, // 16: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	13, // 17: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 18: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 19: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	12, // 20: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	15, // 21: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	18, // [18:22] is the sub-list for method output_type
-	14, // [14:18] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	16, // 5: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
+	17, // 6: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
+	18, // 7: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
+	17, // 8: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	6,  // 9: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	17, // 10: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	17, // 11: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	17, // 12: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	11, // 13: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	17, // 14: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	17, // 15: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	14, // 16: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 17: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 18: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	10, // 19: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	13, // 20: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 21: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 22: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	12, // 23: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	15, // 24: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	21, // [21:25] is the sub-list for method output_type
+	17, // [17:21] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1821,6 +1933,7 @@ func file_hearth_v1_admin_proto_init() {
 	if File_hearth_v1_admin_proto != nil {
 		return
 	}
+	file_hearth_v1_anchor_proto_init()
 	file_hearth_v1_tool_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1399,6 +1399,7 @@ type SearchHit struct {
 	xxx_hidden_Score       float64                `protobuf:"fixed64,7,opt,name=score,proto3"`
 	xxx_hidden_Cosine      float64                `protobuf:"fixed64,8,opt,name=cosine,proto3,oneof"`
 	xxx_hidden_Why         string                 `protobuf:"bytes,9,opt,name=why,proto3"`
+	xxx_hidden_Unavailable *AnchorFlag            `protobuf:"bytes,130,opt,name=unavailable,proto3"`
 	XXX_raceDetectHookData protoimpl.RaceDetectHookData
 	XXX_presence           [1]uint32
 	unknownFields          protoimpl.UnknownFields
@@ -1493,6 +1494,13 @@ func (x *SearchHit) GetWhy() string {
 	return ""
 }
 
+func (x *SearchHit) GetUnavailable() *AnchorFlag {
+	if x != nil {
+		return x.xxx_hidden_Unavailable
+	}
+	return nil
+}
+
 func (x *SearchHit) SetId(v string) {
 	x.xxx_hidden_Id = v
 }
@@ -1523,11 +1531,15 @@ func (x *SearchHit) SetScore(v float64) {
 
 func (x *SearchHit) SetCosine(v float64) {
 	x.xxx_hidden_Cosine = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 7, 9)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 7, 10)
 }
 
 func (x *SearchHit) SetWhy(v string) {
 	x.xxx_hidden_Why = v
+}
+
+func (x *SearchHit) SetUnavailable(v *AnchorFlag) {
+	x.xxx_hidden_Unavailable = v
 }
 
 func (x *SearchHit) HasCosine() bool {
@@ -1537,9 +1549,20 @@ func (x *SearchHit) HasCosine() bool {
 	return protoimpl.X.Present(&(x.XXX_presence[0]), 7)
 }
 
+func (x *SearchHit) HasUnavailable() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Unavailable != nil
+}
+
 func (x *SearchHit) ClearCosine() {
 	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 7)
 	x.xxx_hidden_Cosine = 0
+}
+
+func (x *SearchHit) ClearUnavailable() {
+	x.xxx_hidden_Unavailable = nil
 }
 
 type SearchHit_builder struct {
@@ -1558,6 +1581,8 @@ type SearchHit_builder struct {
 	Cosine *float64
 	// Why the hit ranks where it does.
 	Why string
+	// Set when an anchor of the record is unavailable: which, and since when.
+	Unavailable *AnchorFlag
 }
 
 func (b0 SearchHit_builder) Build() *SearchHit {
@@ -1572,10 +1597,11 @@ func (b0 SearchHit_builder) Build() *SearchHit {
 	x.xxx_hidden_Status = b.Status
 	x.xxx_hidden_Score = b.Score
 	if b.Cosine != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 7, 9)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 7, 10)
 		x.xxx_hidden_Cosine = *b.Cosine
 	}
 	x.xxx_hidden_Why = b.Why
+	x.xxx_hidden_Unavailable = b.Unavailable
 	return m0
 }
 
@@ -2250,13 +2276,14 @@ func (b0 BootstrapRequest_builder) Build() *BootstrapRequest {
 
 // BootstrapItem is one compact line of the session-start packet.
 type BootstrapItem struct {
-	state             protoimpl.MessageState `protogen:"opaque.v1"`
-	xxx_hidden_Id     string                 `protobuf:"bytes,1,opt,name=id,proto3"`
-	xxx_hidden_Type   string                 `protobuf:"bytes,2,opt,name=type,proto3"`
-	xxx_hidden_Title  string                 `protobuf:"bytes,3,opt,name=title,proto3"`
-	xxx_hidden_Reason string                 `protobuf:"bytes,4,opt,name=reason,proto3"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	state                  protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Id          string                 `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Type        string                 `protobuf:"bytes,2,opt,name=type,proto3"`
+	xxx_hidden_Title       string                 `protobuf:"bytes,3,opt,name=title,proto3"`
+	xxx_hidden_Reason      string                 `protobuf:"bytes,4,opt,name=reason,proto3"`
+	xxx_hidden_Unavailable *AnchorFlag            `protobuf:"bytes,130,opt,name=unavailable,proto3"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *BootstrapItem) Reset() {
@@ -2312,6 +2339,13 @@ func (x *BootstrapItem) GetReason() string {
 	return ""
 }
 
+func (x *BootstrapItem) GetUnavailable() *AnchorFlag {
+	if x != nil {
+		return x.xxx_hidden_Unavailable
+	}
+	return nil
+}
+
 func (x *BootstrapItem) SetId(v string) {
 	x.xxx_hidden_Id = v
 }
@@ -2328,6 +2362,21 @@ func (x *BootstrapItem) SetReason(v string) {
 	x.xxx_hidden_Reason = v
 }
 
+func (x *BootstrapItem) SetUnavailable(v *AnchorFlag) {
+	x.xxx_hidden_Unavailable = v
+}
+
+func (x *BootstrapItem) HasUnavailable() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Unavailable != nil
+}
+
+func (x *BootstrapItem) ClearUnavailable() {
+	x.xxx_hidden_Unavailable = nil
+}
+
 type BootstrapItem_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -2336,6 +2385,8 @@ type BootstrapItem_builder struct {
 	Title string
 	// Why it is listed: candidate, durable or anchor-unavailable.
 	Reason string
+	// Set when an anchor of the record is unavailable: which, and since when.
+	Unavailable *AnchorFlag
 }
 
 func (b0 BootstrapItem_builder) Build() *BootstrapItem {
@@ -2346,6 +2397,7 @@ func (b0 BootstrapItem_builder) Build() *BootstrapItem {
 	x.xxx_hidden_Type = b.Type
 	x.xxx_hidden_Title = b.Title
 	x.xxx_hidden_Reason = b.Reason
+	x.xxx_hidden_Unavailable = b.Unavailable
 	return m0
 }
 
@@ -3640,7 +3692,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
 	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\x126\n" +
 	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06withinB\r\n" +
-	"\v_min_cosine\"\xe5\x01\n" +
+	"\v_min_cosine\"\x9f\x02\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -3650,7 +3702,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06status\x18\x06 \x01(\tR\x06status\x12\x14\n" +
 	"\x05score\x18\a \x01(\x01R\x05score\x12\x1b\n" +
 	"\x06cosine\x18\b \x01(\x01H\x00R\x06cosine\x88\x01\x01\x12\x10\n" +
-	"\x03why\x18\t \x01(\tR\x03whyB\t\n" +
+	"\x03why\x18\t \x01(\tR\x03why\x128\n" +
+	"\vunavailable\x18\x82\x01 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailableB\t\n" +
 	"\a_cosine\"\xb8\x01\n" +
 	"\x0eSearchResponse\x12(\n" +
 	"\x04hits\x18\x01 \x03(\v2\x14.hearth.v1.SearchHitR\x04hits\x12\x18\n" +
@@ -3688,12 +3741,13 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06topics\x18\x03 \x03(\tB\v\x92A\bx(\x80\x01\x01\xa0\x01\bR\x06topics\x12@\n" +
 	"\n" +
 	"session_id\x18\x04 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\"a\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\"\x9b\x01\n" +
 	"\rBootstrapItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xdd\x01\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x128\n" +
+	"\vunavailable\x18\x82\x01 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailable\"\xdd\x01\n" +
 	"\x11BootstrapResponse\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
 	"\x06topics\x18\x02 \x03(\tR\x06topics\x12.\n" +
@@ -3809,7 +3863,8 @@ var file_hearth_v1_memory_proto_goTypes = []any{
 	(*HistoryResponse)(nil),       // 27: hearth.v1.HistoryResponse
 	(*Record)(nil),                // 28: hearth.v1.Record
 	(*structpb.ListValue)(nil),    // 29: google.protobuf.ListValue
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(*AnchorFlag)(nil),            // 30: hearth.v1.AnchorFlag
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
 }
 var file_hearth_v1_memory_proto_depIdxs = []int32{
 	28, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
@@ -3819,48 +3874,50 @@ var file_hearth_v1_memory_proto_depIdxs = []int32{
 	29, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
 	28, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
 	28, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
-	10, // 7: hearth.v1.SearchResponse.hits:type_name -> hearth.v1.SearchHit
-	30, // 8: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
-	30, // 9: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
-	28, // 10: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
-	17, // 11: hearth.v1.BootstrapResponse.items:type_name -> hearth.v1.BootstrapItem
-	28, // 12: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
-	28, // 13: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
-	30, // 14: hearth.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
-	30, // 15: hearth.v1.HistoryStance.at:type_name -> google.protobuf.Timestamp
-	30, // 16: hearth.v1.RecordUsage.last_returned_at:type_name -> google.protobuf.Timestamp
-	30, // 17: hearth.v1.RecordUsage.last_fetched_at:type_name -> google.protobuf.Timestamp
-	28, // 18: hearth.v1.HistoryResponse.record:type_name -> hearth.v1.Record
-	24, // 19: hearth.v1.HistoryResponse.entries:type_name -> hearth.v1.HistoryEntry
-	25, // 20: hearth.v1.HistoryResponse.evidence:type_name -> hearth.v1.HistoryStance
-	26, // 21: hearth.v1.HistoryResponse.usage:type_name -> hearth.v1.RecordUsage
-	0,  // 22: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
-	2,  // 23: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
-	4,  // 24: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
-	7,  // 25: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
-	9,  // 26: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
-	12, // 27: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
-	14, // 28: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
-	16, // 29: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
-	19, // 30: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
-	21, // 31: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
-	23, // 32: hearth.v1.MemoryService.History:input_type -> hearth.v1.HistoryRequest
-	1,  // 33: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
-	3,  // 34: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
-	6,  // 35: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
-	8,  // 36: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
-	11, // 37: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
-	13, // 38: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
-	15, // 39: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
-	18, // 40: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
-	20, // 41: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
-	22, // 42: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
-	27, // 43: hearth.v1.MemoryService.History:output_type -> hearth.v1.HistoryResponse
-	33, // [33:44] is the sub-list for method output_type
-	22, // [22:33] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	30, // 7: hearth.v1.SearchHit.unavailable:type_name -> hearth.v1.AnchorFlag
+	10, // 8: hearth.v1.SearchResponse.hits:type_name -> hearth.v1.SearchHit
+	31, // 9: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
+	31, // 10: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
+	28, // 11: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
+	30, // 12: hearth.v1.BootstrapItem.unavailable:type_name -> hearth.v1.AnchorFlag
+	17, // 13: hearth.v1.BootstrapResponse.items:type_name -> hearth.v1.BootstrapItem
+	28, // 14: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
+	28, // 15: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
+	31, // 16: hearth.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
+	31, // 17: hearth.v1.HistoryStance.at:type_name -> google.protobuf.Timestamp
+	31, // 18: hearth.v1.RecordUsage.last_returned_at:type_name -> google.protobuf.Timestamp
+	31, // 19: hearth.v1.RecordUsage.last_fetched_at:type_name -> google.protobuf.Timestamp
+	28, // 20: hearth.v1.HistoryResponse.record:type_name -> hearth.v1.Record
+	24, // 21: hearth.v1.HistoryResponse.entries:type_name -> hearth.v1.HistoryEntry
+	25, // 22: hearth.v1.HistoryResponse.evidence:type_name -> hearth.v1.HistoryStance
+	26, // 23: hearth.v1.HistoryResponse.usage:type_name -> hearth.v1.RecordUsage
+	0,  // 24: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
+	2,  // 25: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
+	4,  // 26: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
+	7,  // 27: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
+	9,  // 28: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
+	12, // 29: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
+	14, // 30: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
+	16, // 31: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
+	19, // 32: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
+	21, // 33: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
+	23, // 34: hearth.v1.MemoryService.History:input_type -> hearth.v1.HistoryRequest
+	1,  // 35: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
+	3,  // 36: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
+	6,  // 37: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
+	8,  // 38: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
+	11, // 39: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
+	13, // 40: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
+	15, // 41: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
+	18, // 42: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
+	20, // 43: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
+	22, // 44: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
+	27, // 45: hearth.v1.MemoryService.History:output_type -> hearth.v1.HistoryResponse
+	35, // [35:46] is the sub-list for method output_type
+	24, // [24:35] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_memory_proto_init() }

@@ -375,6 +375,7 @@ type Anchor struct {
 	xxx_hidden_Anchor    string                 `protobuf:"bytes,1,opt,name=anchor,proto3"`
 	xxx_hidden_State     string                 `protobuf:"bytes,2,opt,name=state,proto3"`
 	xxx_hidden_CheckedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=checked_at,json=checkedAt,proto3"`
+	xxx_hidden_CheckedBy string                 `protobuf:"bytes,130,opt,name=checked_by,json=checkedBy,proto3"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -425,6 +426,13 @@ func (x *Anchor) GetCheckedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Anchor) GetCheckedBy() string {
+	if x != nil {
+		return x.xxx_hidden_CheckedBy
+	}
+	return ""
+}
+
 func (x *Anchor) SetAnchor(v string) {
 	x.xxx_hidden_Anchor = v
 }
@@ -435,6 +443,10 @@ func (x *Anchor) SetState(v string) {
 
 func (x *Anchor) SetCheckedAt(v *timestamppb.Timestamp) {
 	x.xxx_hidden_CheckedAt = v
+}
+
+func (x *Anchor) SetCheckedBy(v string) {
+	x.xxx_hidden_CheckedBy = v
 }
 
 func (x *Anchor) HasCheckedAt() bool {
@@ -455,8 +467,13 @@ type Anchor_builder struct {
 	Anchor string
 	// unknown, available or unavailable.
 	State string
-	// When the state was last checked; absent while unknown.
+	// When the anchor took its state (a check that finds the same state
+	// changes nothing); absent while never checked.
 	CheckedAt *timestamppb.Timestamp
+	// Who found it: a client's name, or sweep (Home Assistant's entity
+	// states); empty while never checked. What the check saw is in the audit
+	// log and, while the anchor is unavailable, in memory_status.
+	CheckedBy string
 }
 
 func (b0 Anchor_builder) Build() *Anchor {
@@ -466,6 +483,108 @@ func (b0 Anchor_builder) Build() *Anchor {
 	x.xxx_hidden_Anchor = b.Anchor
 	x.xxx_hidden_State = b.State
 	x.xxx_hidden_CheckedAt = b.CheckedAt
+	x.xxx_hidden_CheckedBy = b.CheckedBy
+	return m0
+}
+
+// AnchorFlag marks a record with an unavailable anchor: what it says may no
+// longer hold. The record is still returned, never hidden.
+type AnchorFlag struct {
+	state             protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Anchor string                 `protobuf:"bytes,1,opt,name=anchor,proto3"`
+	xxx_hidden_Since  *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3"`
+	xxx_hidden_Count  uint32                 `protobuf:"varint,3,opt,name=count,proto3"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *AnchorFlag) Reset() {
+	*x = AnchorFlag{}
+	mi := &file_hearth_v1_record_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnchorFlag) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnchorFlag) ProtoMessage() {}
+
+func (x *AnchorFlag) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_record_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *AnchorFlag) GetAnchor() string {
+	if x != nil {
+		return x.xxx_hidden_Anchor
+	}
+	return ""
+}
+
+func (x *AnchorFlag) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_Since
+	}
+	return nil
+}
+
+func (x *AnchorFlag) GetCount() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Count
+	}
+	return 0
+}
+
+func (x *AnchorFlag) SetAnchor(v string) {
+	x.xxx_hidden_Anchor = v
+}
+
+func (x *AnchorFlag) SetSince(v *timestamppb.Timestamp) {
+	x.xxx_hidden_Since = v
+}
+
+func (x *AnchorFlag) SetCount(v uint32) {
+	x.xxx_hidden_Count = v
+}
+
+func (x *AnchorFlag) HasSince() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Since != nil
+}
+
+func (x *AnchorFlag) ClearSince() {
+	x.xxx_hidden_Since = nil
+}
+
+type AnchorFlag_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The record's first unavailable anchor.
+	Anchor string
+	// When it became unavailable.
+	Since *timestamppb.Timestamp
+	// How many of the record's anchors are unavailable.
+	Count uint32
+}
+
+func (b0 AnchorFlag_builder) Build() *AnchorFlag {
+	m0 := &AnchorFlag{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Anchor = b.Anchor
+	x.xxx_hidden_Since = b.Since
+	x.xxx_hidden_Count = b.Count
 	return m0
 }
 
@@ -501,31 +620,40 @@ const file_hearth_v1_record_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"q\n" +
+	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x91\x01\n" +
 	"\x06Anchor\x12\x16\n" +
 	"\x06anchor\x18\x01 \x01(\tR\x06anchor\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x129\n" +
 	"\n" +
-	"checked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAtB\x99\x01\n" +
+	"checked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\x1e\n" +
+	"\n" +
+	"checked_by\x18\x82\x01 \x01(\tR\tcheckedBy\"l\n" +
+	"\n" +
+	"AnchorFlag\x12\x16\n" +
+	"\x06anchor\x18\x01 \x01(\tR\x06anchor\x120\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\rR\x05countB\x99\x01\n" +
 	"\rcom.hearth.v1B\vRecordProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_record_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_hearth_v1_record_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_hearth_v1_record_proto_goTypes = []any{
 	(*Record)(nil),                // 0: hearth.v1.Record
 	(*Anchor)(nil),                // 1: hearth.v1.Anchor
-	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
+	(*AnchorFlag)(nil),            // 2: hearth.v1.AnchorFlag
+	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
 }
 var file_hearth_v1_record_proto_depIdxs = []int32{
 	1, // 0: hearth.v1.Record.anchors:type_name -> hearth.v1.Anchor
-	2, // 1: hearth.v1.Record.created_at:type_name -> google.protobuf.Timestamp
-	2, // 2: hearth.v1.Record.updated_at:type_name -> google.protobuf.Timestamp
-	2, // 3: hearth.v1.Anchor.checked_at:type_name -> google.protobuf.Timestamp
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	3, // 1: hearth.v1.Record.created_at:type_name -> google.protobuf.Timestamp
+	3, // 2: hearth.v1.Record.updated_at:type_name -> google.protobuf.Timestamp
+	3, // 3: hearth.v1.Anchor.checked_at:type_name -> google.protobuf.Timestamp
+	3, // 4: hearth.v1.AnchorFlag.since:type_name -> google.protobuf.Timestamp
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_record_proto_init() }
@@ -539,7 +667,7 @@ func file_hearth_v1_record_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_record_proto_rawDesc), len(file_hearth_v1_record_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

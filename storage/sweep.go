@@ -1,0 +1,223 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// KindAnchorSweep is the scheduled entity sweep (SPEC R-H1): a durable job
+// every anchor_sweep_hours.
+const KindAnchorSweep = "anchor-sweep"
+
+// SweepChecker is the checked_by of anchors whose state a sweep set.
+const SweepChecker = "sweep"
+
+// keptSweeps is how many sweeps anchor_sweeps keeps.
+const keptSweeps = 100
+
+// EntityCheck is what a sweep found for one entity: State is
+// AnchorAvailable or AnchorUnavailable, Detail says why, briefly.
+type EntityCheck struct {
+	State  string
+	Detail string
+}
+
+// SweepRun is one sweep to record. Check, when set, says what Home
+// Assistant's states show for an entity id; it is nil when nothing could be
+// checked: without Home Assistant (HomeAssistant false) or when it did not
+// answer (Unreachable), and then no anchor changes.
+type SweepRun struct {
+	// Client asked for the sweep: a client's name, or SystemClient for the
+	// schedule. Audit rows of the changes carry it.
+	Client        string
+	HomeAssistant bool
+	Unreachable   bool
+	// Detail says what happened when nothing was checked ("Home Assistant
+	// answered 502"); it is kept with the sweep.
+	Detail screen.Text
+	Check  func(entityID string) EntityCheck
+}
+
+// Sweep is a recorded sweep: when, who asked, whether Home Assistant was
+// there and answered, and the counts. Checked counts the entity anchors of
+// active and candidate records that were compared with Home Assistant's
+// states, Changed those whose state changed; Available, Unavailable and
+// Unknown count every such anchor by its state after the sweep.
+type Sweep struct {
+	At            time.Time
+	RequestedBy   string
+	HomeAssistant bool
+	Unreachable   bool
+	Detail        string
+	Checked       int
+	Changed       int
+	Available     int
+	Unavailable   int
+	Unknown       int
+}
+
+func (r *SweepRun) validate() error {
+	switch {
+	case r.Client == "":
+		return errorf(Invalid, "client", "is required")
+	case r.Check != nil && (!r.HomeAssistant || r.Unreachable):
+		return errorf(Invalid, "check", "is only given when Home Assistant answered")
+	}
+	return nil
+}
+
+// Sweep compares every entity anchor of an active or candidate record with
+// run.Check and records the sweep, in one transaction. An anchor whose state
+// differs takes the new state, with checked_by SweepChecker and the check's
+// detail; each record with such anchors advances its revision once and gets
+// one audit row (ActionAnchor, as run.Client). Anchors already in the state
+// found are not touched. Without run.Check nothing but the sweep's own row
+// is written. anchor_sweeps keeps the latest 100 sweeps.
+//
+// It returns Invalid for an empty Client, a Check without a Home Assistant
+// that answered, or a check whose state is neither available nor
+// unavailable (Field "check").
+func (db *DB) Sweep(ctx context.Context, run SweepRun) (*Sweep, error) {
+	if err := run.validate(); err != nil {
+		return nil, err
+	}
+	var out *Sweep
+	if err := db.write(ctx, "sweep", func(tx *txn) (err error) {
+		out, err = sweepTx(ctx, tx, run)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Sweep records a sweep as DB.Sweep does, inside the transaction: a
+// scheduled sweep commits with its job's completion.
+func (t *Tx) Sweep(ctx context.Context, run SweepRun) (*Sweep, error) {
+	if err := run.validate(); err != nil {
+		return nil, err
+	}
+	return sweepTx(ctx, t.tx, run)
+}
+
+// entityPrefix bounds entity anchors for anchors_anchor_idx: every anchor
+// that starts with "entity:" sorts at or after it and before entityEnd.
+const (
+	entityPrefix = "entity:"
+	entityEnd    = "entity;"
+)
+
+func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT a.record_id, r.namespace, a.anchor, a.position, a.state, a.checked_at, a.checked_by, a.detail
+		FROM anchors AS a JOIN records AS r ON r.id = a.record_id
+		WHERE a.anchor >= ? AND a.anchor < ? AND r.status IN ('active', 'candidate')`,
+		entityPrefix, entityEnd)
+	if err != nil {
+		return nil, classify("sweep", err)
+	}
+	changes := map[anchorKey]*anchorChange{}
+	var keys []anchorKey
+	for rows.Next() {
+		var (
+			c       anchorChange
+			id      string
+			checked sql.NullInt64
+		)
+		if err := rows.Scan(&id, &c.namespace, &c.was.Anchor, &c.position, &c.was.State, &checked,
+			&c.was.CheckedBy, &c.was.Detail); err != nil {
+			rows.Close()
+			return nil, classify("sweep", err)
+		}
+		c.was.CheckedAt = fromMS(checked)
+		c.now = c.was
+		k := anchorKey{id, c.was.Anchor}
+		changes[k] = &c
+		keys = append(keys, k)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, classify("sweep", err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("sweep", err)
+	}
+
+	s := &Sweep{At: tx.now, RequestedBy: run.Client, HomeAssistant: run.HomeAssistant, Unreachable: run.Unreachable,
+		Detail: run.Detail.String()}
+	if run.Check != nil {
+		for _, k := range keys {
+			c := changes[k]
+			found := run.Check(strings.TrimPrefix(k.anchor, entityPrefix))
+			if found.State != AnchorAvailable && found.State != AnchorUnavailable {
+				return nil, errorf(Invalid, "check", "gave state %q for an entity; want available or unavailable", found.State)
+			}
+			s.Checked++
+			if found.State != c.was.State {
+				c.now = Anchor{Anchor: k.anchor, State: found.State, CheckedAt: tx.now, CheckedBy: SweepChecker,
+					Detail: screen.Redact(found.Detail).String()}
+				s.Changed++
+			}
+		}
+		if _, err := applyAnchorChangesTx(ctx, tx, run.Client, "sweep: ", changes, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range changes {
+		switch c.now.State {
+		case AnchorAvailable:
+			s.Available++
+		case AnchorUnavailable:
+			s.Unavailable++
+		default:
+			s.Unknown++
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO anchor_sweeps (at, requested_by, home_assistant, unreachable, detail,
+			checked, changed, available, unavailable, unknown)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		tx.now.UnixMilli(), s.RequestedBy, s.HomeAssistant, s.Unreachable, s.Detail,
+		s.Checked, s.Changed, s.Available, s.Unavailable, s.Unknown,
+	); err != nil {
+		return nil, classify("sweep", err)
+	}
+	if _, err := tx.ExecContext(ctx, `
+		DELETE FROM anchor_sweeps WHERE seq <= (SELECT MAX(seq) FROM anchor_sweeps) - ?`, keptSweeps); err != nil {
+		return nil, classify("sweep", err)
+	}
+	return s, nil
+}
+
+// LastSweep returns the latest recorded sweep, or nil when none ran.
+func (db *DB) LastSweep(ctx context.Context) (*Sweep, error) {
+	var s *Sweep
+	err := db.read(ctx, "last sweep", func(tx *txn) (err error) {
+		s, err = lastSweepTx(ctx, tx)
+		return err
+	})
+	return s, err
+}
+
+func lastSweepTx(ctx context.Context, tx *txn) (*Sweep, error) {
+	var (
+		s  Sweep
+		at int64
+	)
+	err := tx.QueryRowContext(ctx, `
+		SELECT at, requested_by, home_assistant, unreachable, detail, checked, changed, available, unavailable, unknown
+		FROM anchor_sweeps ORDER BY seq DESC LIMIT 1`,
+	).Scan(&at, &s.RequestedBy, &s.HomeAssistant, &s.Unreachable, &s.Detail, &s.Checked, &s.Changed,
+		&s.Available, &s.Unavailable, &s.Unknown)
+	switch {
+	case err == sql.ErrNoRows:
+		return nil, nil
+	case err != nil:
+		return nil, classify("last sweep", err)
+	}
+	s.At = time.UnixMilli(at).UTC()
+	return &s, nil
+}
