@@ -95,6 +95,7 @@ type Workers struct {
 	handlers  map[string]Handler
 	kinds     []string
 	sched     Scheduler
+	onPoll    []func() // called at every poll (OnPoll)
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -217,6 +218,9 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		for _, f := range w.onPoll {
+			f()
 		}
 		for ctx.Err() == nil {
 			ran, err := w.RunOnce(ctx)
