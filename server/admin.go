@@ -40,5 +40,8 @@ func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*
 	for _, n := range st.Namespaces {
 		resp.Namespaces = append(resp.Namespaces, &hearthv1.NamespaceCount{Namespace: n.Namespace, Records: uint32(n.Records)})
 	}
+	if resp.Encoder, err = a.encoderStatus(ctx); err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	}
 	return resp, nil
 }

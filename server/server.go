@@ -15,6 +15,7 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/hearth-memory/hearth/server/encoder"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/server/scope"
@@ -43,6 +44,11 @@ type Config struct {
 	// Wire says how the reply to the call in ctx travels, for the budget
 	// measured on the wire (R-B1); nil, or a nil result, is the JSON itself.
 	Wire func(ctx context.Context) budget.Wire
+	// Encoder and Vectors, when the encoder is configured, add the cosine
+	// list to search and context packets (R-K3) and report the encoder in
+	// memory_status; nil for full text only.
+	Encoder *encoder.Encoder
+	Vectors *retrieval.Index
 }
 
 // Server implements every hearth.v1 service.
@@ -59,6 +65,9 @@ type Server struct {
 	wire func(ctx context.Context) budget.Wire
 	// pipeline ranks searches and context packets.
 	pipeline *retrieval.Pipeline
+	// encoder and vectors are nil without an encoder.
+	encoder *encoder.Encoder
+	vectors *retrieval.Index
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -75,8 +84,13 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 	if wire == nil {
 		wire = func(context.Context) budget.Wire { return nil }
 	}
-	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire, pipeline: retrieval.New(db)}, nil
+	s := &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
+		size: size, wire: wire, pipeline: retrieval.New(db)}
+	if cfg.Encoder != nil && cfg.Encoder.Configured() && cfg.Vectors != nil {
+		s.encoder, s.vectors = cfg.Encoder, cfg.Vectors
+		s.pipeline = retrieval.New(db, retrieval.Cosine{DB: db, Encoder: cfg.Encoder, Index: cfg.Vectors})
+	}
+	return s, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the

@@ -227,7 +227,9 @@ type StatusResponse struct {
 	// Record counts by type and status (deleted included).
 	Counts []*TypeStatusCount `protobuf:"bytes,3,rep,name=counts,proto3" json:"counts,omitempty"`
 	// Namespaces holding records that are not deleted.
-	Namespaces    []*NamespaceCount `protobuf:"bytes,4,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	Namespaces []*NamespaceCount `protobuf:"bytes,4,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// The encoder (embed_url) and the state of the record vectors.
+	Encoder       *EncoderStatus `protobuf:"bytes,20,opt,name=encoder,proto3" json:"encoder,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -285,6 +287,13 @@ func (x *StatusResponse) GetNamespaces() []*NamespaceCount {
 	return nil
 }
 
+func (x *StatusResponse) GetEncoder() *EncoderStatus {
+	if x != nil {
+		return x.Encoder
+	}
+	return nil
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.Version = v
 }
@@ -301,6 +310,21 @@ func (x *StatusResponse) SetNamespaces(v []*NamespaceCount) {
 	x.Namespaces = v
 }
 
+func (x *StatusResponse) SetEncoder(v *EncoderStatus) {
+	x.Encoder = v
+}
+
+func (x *StatusResponse) HasEncoder() bool {
+	if x == nil {
+		return false
+	}
+	return x.Encoder != nil
+}
+
+func (x *StatusResponse) ClearEncoder() {
+	x.Encoder = nil
+}
+
 type StatusResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -312,6 +336,8 @@ type StatusResponse_builder struct {
 	Counts []*TypeStatusCount
 	// Namespaces holding records that are not deleted.
 	Namespaces []*NamespaceCount
+	// The encoder (embed_url) and the state of the record vectors.
+	Encoder *EncoderStatus
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -322,6 +348,232 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.Records = b.Records
 	x.Counts = b.Counts
 	x.Namespaces = b.Namespaces
+	x.Encoder = b.Encoder
+	return m0
+}
+
+// EncoderStatus is the encoder and the record vectors.
+type EncoderStatus struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// Whether embed_url is set; without it search is full text only.
+	Configured bool `protobuf:"varint,1,opt,name=configured,proto3" json:"configured,omitempty"`
+	// Whether it answered its last probe (probes run every 30 s).
+	Live  bool   `protobuf:"varint,2,opt,name=live,proto3" json:"live,omitempty"`
+	Url   string `protobuf:"bytes,3,opt,name=url,proto3" json:"url,omitempty"`
+	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	// The model snapshot the last batch read; empty before any.
+	Snapshot string `protobuf:"bytes,5,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	// The vector dimension; 0 before any batch.
+	Dim uint32 `protobuf:"varint,6,opt,name=dim,proto3" json:"dim,omitempty"`
+	// Live records by the state of their vector: current (search can fuse),
+	// stale (made from other text, model or snapshot) and missing.
+	VectorsCurrent uint32 `protobuf:"varint,7,opt,name=vectors_current,json=vectorsCurrent,proto3" json:"vectors_current,omitempty"`
+	VectorsStale   uint32 `protobuf:"varint,8,opt,name=vectors_stale,json=vectorsStale,proto3" json:"vectors_stale,omitempty"`
+	VectorsMissing uint32 `protobuf:"varint,9,opt,name=vectors_missing,json=vectorsMissing,proto3" json:"vectors_missing,omitempty"`
+	// When the last probe started; absent before the first.
+	LastProbe *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_probe,json=lastProbe,proto3" json:"last_probe,omitempty"`
+	// Why the last probe or call failed, if one did.
+	Error         string `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EncoderStatus) Reset() {
+	*x = EncoderStatus{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EncoderStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EncoderStatus) ProtoMessage() {}
+
+func (x *EncoderStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *EncoderStatus) GetConfigured() bool {
+	if x != nil {
+		return x.Configured
+	}
+	return false
+}
+
+func (x *EncoderStatus) GetLive() bool {
+	if x != nil {
+		return x.Live
+	}
+	return false
+}
+
+func (x *EncoderStatus) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetSnapshot() string {
+	if x != nil {
+		return x.Snapshot
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetDim() uint32 {
+	if x != nil {
+		return x.Dim
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsCurrent() uint32 {
+	if x != nil {
+		return x.VectorsCurrent
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsStale() uint32 {
+	if x != nil {
+		return x.VectorsStale
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsMissing() uint32 {
+	if x != nil {
+		return x.VectorsMissing
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetLastProbe() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastProbe
+	}
+	return nil
+}
+
+func (x *EncoderStatus) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *EncoderStatus) SetConfigured(v bool) {
+	x.Configured = v
+}
+
+func (x *EncoderStatus) SetLive(v bool) {
+	x.Live = v
+}
+
+func (x *EncoderStatus) SetUrl(v string) {
+	x.Url = v
+}
+
+func (x *EncoderStatus) SetModel(v string) {
+	x.Model = v
+}
+
+func (x *EncoderStatus) SetSnapshot(v string) {
+	x.Snapshot = v
+}
+
+func (x *EncoderStatus) SetDim(v uint32) {
+	x.Dim = v
+}
+
+func (x *EncoderStatus) SetVectorsCurrent(v uint32) {
+	x.VectorsCurrent = v
+}
+
+func (x *EncoderStatus) SetVectorsStale(v uint32) {
+	x.VectorsStale = v
+}
+
+func (x *EncoderStatus) SetVectorsMissing(v uint32) {
+	x.VectorsMissing = v
+}
+
+func (x *EncoderStatus) SetLastProbe(v *timestamppb.Timestamp) {
+	x.LastProbe = v
+}
+
+func (x *EncoderStatus) SetError(v string) {
+	x.Error = v
+}
+
+func (x *EncoderStatus) HasLastProbe() bool {
+	if x == nil {
+		return false
+	}
+	return x.LastProbe != nil
+}
+
+func (x *EncoderStatus) ClearLastProbe() {
+	x.LastProbe = nil
+}
+
+type EncoderStatus_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Whether embed_url is set; without it search is full text only.
+	Configured bool
+	// Whether it answered its last probe (probes run every 30 s).
+	Live  bool
+	Url   string
+	Model string
+	// The model snapshot the last batch read; empty before any.
+	Snapshot string
+	// The vector dimension; 0 before any batch.
+	Dim uint32
+	// Live records by the state of their vector: current (search can fuse),
+	// stale (made from other text, model or snapshot) and missing.
+	VectorsCurrent uint32
+	VectorsStale   uint32
+	VectorsMissing uint32
+	// When the last probe started; absent before the first.
+	LastProbe *timestamppb.Timestamp
+	// Why the last probe or call failed, if one did.
+	Error string
+}
+
+func (b0 EncoderStatus_builder) Build() *EncoderStatus {
+	m0 := &EncoderStatus{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Configured = b.Configured
+	x.Live = b.Live
+	x.Url = b.Url
+	x.Model = b.Model
+	x.Snapshot = b.Snapshot
+	x.Dim = b.Dim
+	x.VectorsCurrent = b.VectorsCurrent
+	x.VectorsStale = b.VectorsStale
+	x.VectorsMissing = b.VectorsMissing
+	x.LastProbe = b.LastProbe
+	x.Error = b.Error
 	return m0
 }
 
@@ -336,7 +588,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -348,7 +600,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +672,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +684,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -493,7 +745,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -505,7 +757,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +826,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -586,7 +838,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +1003,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +1015,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +1139,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -899,7 +1151,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1203,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1215,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1336,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1348,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,14 +1395,31 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xb3\x01\n" +
+	"\rStatusRequest\"\xe7\x01\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
 	"\x06counts\x18\x03 \x03(\v2\x1a.hearth.v1.TypeStatusCountR\x06counts\x129\n" +
 	"\n" +
 	"namespaces\x18\x04 \x03(\v2\x19.hearth.v1.NamespaceCountR\n" +
-	"namespaces\"S\n" +
+	"namespaces\x122\n" +
+	"\aencoder\x18\x14 \x01(\v2\x18.hearth.v1.EncoderStatusR\aencoder\"\xe1\x02\n" +
+	"\rEncoderStatus\x12\x1e\n" +
+	"\n" +
+	"configured\x18\x01 \x01(\bR\n" +
+	"configured\x12\x12\n" +
+	"\x04live\x18\x02 \x01(\bR\x04live\x12\x10\n" +
+	"\x03url\x18\x03 \x01(\tR\x03url\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12\x1a\n" +
+	"\bsnapshot\x18\x05 \x01(\tR\bsnapshot\x12\x10\n" +
+	"\x03dim\x18\x06 \x01(\rR\x03dim\x12'\n" +
+	"\x0fvectors_current\x18\a \x01(\rR\x0evectorsCurrent\x12#\n" +
+	"\rvectors_stale\x18\b \x01(\rR\fvectorsStale\x12'\n" +
+	"\x0fvectors_missing\x18\t \x01(\rR\x0evectorsMissing\x129\n" +
+	"\n" +
+	"last_probe\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tlastProbe\x12\x14\n" +
+	"\x05error\x18\v \x01(\tR\x05error\"S\n" +
 	"\x0fTypeStatusCount\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
@@ -1202,45 +1471,48 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
 	(*StatusRequest)(nil),         // 2: hearth.v1.StatusRequest
 	(*StatusResponse)(nil),        // 3: hearth.v1.StatusResponse
-	(*TypeStatusCount)(nil),       // 4: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 5: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 6: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 7: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 8: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 9: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 10: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 11: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*EncoderStatus)(nil),         // 4: hearth.v1.EncoderStatus
+	(*TypeStatusCount)(nil),       // 5: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 6: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 7: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 8: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 9: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 10: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 11: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 12: hearth.v1.AuditResponse
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	4,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	5,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
-	12, // 2: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	12, // 3: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	12, // 4: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	7,  // 5: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	12, // 6: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	12, // 7: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	10, // 8: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 9: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 10: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	6,  // 11: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	9,  // 12: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 13: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 14: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	8,  // 15: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	11, // 16: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	13, // [13:17] is the sub-list for method output_type
-	9,  // [9:13] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	5,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	6,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	4,  // 2: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
+	13, // 3: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
+	13, // 4: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	13, // 5: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	13, // 6: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	8,  // 7: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	13, // 8: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	13, // 9: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	11, // 10: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 11: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 12: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	7,  // 13: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	10, // 14: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 15: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 16: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	9,  // 17: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	12, // 18: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	15, // [15:19] is the sub-list for method output_type
+	11, // [11:15] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1255,7 +1527,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -220,6 +220,7 @@ type StatusResponse struct {
 	xxx_hidden_Records    uint32                 `protobuf:"varint,2,opt,name=records,proto3"`
 	xxx_hidden_Counts     *[]*TypeStatusCount    `protobuf:"bytes,3,rep,name=counts,proto3"`
 	xxx_hidden_Namespaces *[]*NamespaceCount     `protobuf:"bytes,4,rep,name=namespaces,proto3"`
+	xxx_hidden_Encoder    *EncoderStatus         `protobuf:"bytes,20,opt,name=encoder,proto3"`
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
 }
@@ -281,6 +282,13 @@ func (x *StatusResponse) GetNamespaces() []*NamespaceCount {
 	return nil
 }
 
+func (x *StatusResponse) GetEncoder() *EncoderStatus {
+	if x != nil {
+		return x.xxx_hidden_Encoder
+	}
+	return nil
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.xxx_hidden_Version = v
 }
@@ -297,6 +305,21 @@ func (x *StatusResponse) SetNamespaces(v []*NamespaceCount) {
 	x.xxx_hidden_Namespaces = &v
 }
 
+func (x *StatusResponse) SetEncoder(v *EncoderStatus) {
+	x.xxx_hidden_Encoder = v
+}
+
+func (x *StatusResponse) HasEncoder() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Encoder != nil
+}
+
+func (x *StatusResponse) ClearEncoder() {
+	x.xxx_hidden_Encoder = nil
+}
+
 type StatusResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -308,6 +331,8 @@ type StatusResponse_builder struct {
 	Counts []*TypeStatusCount
 	// Namespaces holding records that are not deleted.
 	Namespaces []*NamespaceCount
+	// The encoder (embed_url) and the state of the record vectors.
+	Encoder *EncoderStatus
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -318,6 +343,224 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_Records = b.Records
 	x.xxx_hidden_Counts = &b.Counts
 	x.xxx_hidden_Namespaces = &b.Namespaces
+	x.xxx_hidden_Encoder = b.Encoder
+	return m0
+}
+
+// EncoderStatus is the encoder and the record vectors.
+type EncoderStatus struct {
+	state                     protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Configured     bool                   `protobuf:"varint,1,opt,name=configured,proto3"`
+	xxx_hidden_Live           bool                   `protobuf:"varint,2,opt,name=live,proto3"`
+	xxx_hidden_Url            string                 `protobuf:"bytes,3,opt,name=url,proto3"`
+	xxx_hidden_Model          string                 `protobuf:"bytes,4,opt,name=model,proto3"`
+	xxx_hidden_Snapshot       string                 `protobuf:"bytes,5,opt,name=snapshot,proto3"`
+	xxx_hidden_Dim            uint32                 `protobuf:"varint,6,opt,name=dim,proto3"`
+	xxx_hidden_VectorsCurrent uint32                 `protobuf:"varint,7,opt,name=vectors_current,json=vectorsCurrent,proto3"`
+	xxx_hidden_VectorsStale   uint32                 `protobuf:"varint,8,opt,name=vectors_stale,json=vectorsStale,proto3"`
+	xxx_hidden_VectorsMissing uint32                 `protobuf:"varint,9,opt,name=vectors_missing,json=vectorsMissing,proto3"`
+	xxx_hidden_LastProbe      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_probe,json=lastProbe,proto3"`
+	xxx_hidden_Error          string                 `protobuf:"bytes,11,opt,name=error,proto3"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *EncoderStatus) Reset() {
+	*x = EncoderStatus{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EncoderStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EncoderStatus) ProtoMessage() {}
+
+func (x *EncoderStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *EncoderStatus) GetConfigured() bool {
+	if x != nil {
+		return x.xxx_hidden_Configured
+	}
+	return false
+}
+
+func (x *EncoderStatus) GetLive() bool {
+	if x != nil {
+		return x.xxx_hidden_Live
+	}
+	return false
+}
+
+func (x *EncoderStatus) GetUrl() string {
+	if x != nil {
+		return x.xxx_hidden_Url
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetModel() string {
+	if x != nil {
+		return x.xxx_hidden_Model
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetSnapshot() string {
+	if x != nil {
+		return x.xxx_hidden_Snapshot
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetDim() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Dim
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsCurrent() uint32 {
+	if x != nil {
+		return x.xxx_hidden_VectorsCurrent
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsStale() uint32 {
+	if x != nil {
+		return x.xxx_hidden_VectorsStale
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsMissing() uint32 {
+	if x != nil {
+		return x.xxx_hidden_VectorsMissing
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetLastProbe() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_LastProbe
+	}
+	return nil
+}
+
+func (x *EncoderStatus) GetError() string {
+	if x != nil {
+		return x.xxx_hidden_Error
+	}
+	return ""
+}
+
+func (x *EncoderStatus) SetConfigured(v bool) {
+	x.xxx_hidden_Configured = v
+}
+
+func (x *EncoderStatus) SetLive(v bool) {
+	x.xxx_hidden_Live = v
+}
+
+func (x *EncoderStatus) SetUrl(v string) {
+	x.xxx_hidden_Url = v
+}
+
+func (x *EncoderStatus) SetModel(v string) {
+	x.xxx_hidden_Model = v
+}
+
+func (x *EncoderStatus) SetSnapshot(v string) {
+	x.xxx_hidden_Snapshot = v
+}
+
+func (x *EncoderStatus) SetDim(v uint32) {
+	x.xxx_hidden_Dim = v
+}
+
+func (x *EncoderStatus) SetVectorsCurrent(v uint32) {
+	x.xxx_hidden_VectorsCurrent = v
+}
+
+func (x *EncoderStatus) SetVectorsStale(v uint32) {
+	x.xxx_hidden_VectorsStale = v
+}
+
+func (x *EncoderStatus) SetVectorsMissing(v uint32) {
+	x.xxx_hidden_VectorsMissing = v
+}
+
+func (x *EncoderStatus) SetLastProbe(v *timestamppb.Timestamp) {
+	x.xxx_hidden_LastProbe = v
+}
+
+func (x *EncoderStatus) SetError(v string) {
+	x.xxx_hidden_Error = v
+}
+
+func (x *EncoderStatus) HasLastProbe() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LastProbe != nil
+}
+
+func (x *EncoderStatus) ClearLastProbe() {
+	x.xxx_hidden_LastProbe = nil
+}
+
+type EncoderStatus_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Whether embed_url is set; without it search is full text only.
+	Configured bool
+	// Whether it answered its last probe (probes run every 30 s).
+	Live  bool
+	Url   string
+	Model string
+	// The model snapshot the last batch read; empty before any.
+	Snapshot string
+	// The vector dimension; 0 before any batch.
+	Dim uint32
+	// Live records by the state of their vector: current (search can fuse),
+	// stale (made from other text, model or snapshot) and missing.
+	VectorsCurrent uint32
+	VectorsStale   uint32
+	VectorsMissing uint32
+	// When the last probe started; absent before the first.
+	LastProbe *timestamppb.Timestamp
+	// Why the last probe or call failed, if one did.
+	Error string
+}
+
+func (b0 EncoderStatus_builder) Build() *EncoderStatus {
+	m0 := &EncoderStatus{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Configured = b.Configured
+	x.xxx_hidden_Live = b.Live
+	x.xxx_hidden_Url = b.Url
+	x.xxx_hidden_Model = b.Model
+	x.xxx_hidden_Snapshot = b.Snapshot
+	x.xxx_hidden_Dim = b.Dim
+	x.xxx_hidden_VectorsCurrent = b.VectorsCurrent
+	x.xxx_hidden_VectorsStale = b.VectorsStale
+	x.xxx_hidden_VectorsMissing = b.VectorsMissing
+	x.xxx_hidden_LastProbe = b.LastProbe
+	x.xxx_hidden_Error = b.Error
 	return m0
 }
 
@@ -332,7 +575,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -344,7 +587,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -416,7 +659,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -428,7 +671,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +730,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -499,7 +742,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +809,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -578,7 +821,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +984,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +996,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +1121,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +1133,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1185,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +1197,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,7 +1318,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1330,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,14 +1379,31 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xb3\x01\n" +
+	"\rStatusRequest\"\xe7\x01\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
 	"\x06counts\x18\x03 \x03(\v2\x1a.hearth.v1.TypeStatusCountR\x06counts\x129\n" +
 	"\n" +
 	"namespaces\x18\x04 \x03(\v2\x19.hearth.v1.NamespaceCountR\n" +
-	"namespaces\"S\n" +
+	"namespaces\x122\n" +
+	"\aencoder\x18\x14 \x01(\v2\x18.hearth.v1.EncoderStatusR\aencoder\"\xe1\x02\n" +
+	"\rEncoderStatus\x12\x1e\n" +
+	"\n" +
+	"configured\x18\x01 \x01(\bR\n" +
+	"configured\x12\x12\n" +
+	"\x04live\x18\x02 \x01(\bR\x04live\x12\x10\n" +
+	"\x03url\x18\x03 \x01(\tR\x03url\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12\x1a\n" +
+	"\bsnapshot\x18\x05 \x01(\tR\bsnapshot\x12\x10\n" +
+	"\x03dim\x18\x06 \x01(\rR\x03dim\x12'\n" +
+	"\x0fvectors_current\x18\a \x01(\rR\x0evectorsCurrent\x12#\n" +
+	"\rvectors_stale\x18\b \x01(\rR\fvectorsStale\x12'\n" +
+	"\x0fvectors_missing\x18\t \x01(\rR\x0evectorsMissing\x129\n" +
+	"\n" +
+	"last_probe\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tlastProbe\x12\x14\n" +
+	"\x05error\x18\v \x01(\tR\x05error\"S\n" +
 	"\x0fTypeStatusCount\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
@@ -1195,45 +1455,48 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
 	(*StatusRequest)(nil),         // 2: hearth.v1.StatusRequest
 	(*StatusResponse)(nil),        // 3: hearth.v1.StatusResponse
-	(*TypeStatusCount)(nil),       // 4: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 5: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 6: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 7: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 8: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 9: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 10: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 11: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*EncoderStatus)(nil),         // 4: hearth.v1.EncoderStatus
+	(*TypeStatusCount)(nil),       // 5: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 6: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 7: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 8: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 9: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 10: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 11: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 12: hearth.v1.AuditResponse
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	4,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	5,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
-	12, // 2: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	12, // 3: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	12, // 4: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	7,  // 5: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	12, // 6: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	12, // 7: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	10, // 8: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 9: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 10: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	6,  // 11: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	9,  // 12: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 13: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 14: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	8,  // 15: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	11, // 16: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	13, // [13:17] is the sub-list for method output_type
-	9,  // [9:13] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	5,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	6,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	4,  // 2: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
+	13, // 3: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
+	13, // 4: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	13, // 5: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	13, // 6: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	8,  // 7: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	13, // 8: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	13, // 9: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	11, // 10: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 11: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 12: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	7,  // 13: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	10, // 14: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 15: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 16: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	9,  // 17: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	12, // 18: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	15, // [15:19] is the sub-list for method output_type
+	11, // [11:15] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1248,7 +1511,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1126,7 +1126,12 @@ type SearchRequest struct {
 	// A per-prompt recall search: not recorded as a question asked.
 	Recall bool `protobuf:"varint,8,opt,name=recall,proto3" json:"recall,omitempty"`
 	// A git remote URL to derive the namespace from, in place of `namespace`.
-	Remote        string `protobuf:"bytes,9,opt,name=remote,proto3" json:"remote,omitempty"`
+	Remote string `protobuf:"bytes,9,opt,name=remote,proto3" json:"remote,omitempty"`
+	// Ask for one ranking: "fts" (full text alone) or "cosine" (embedding
+	// similarity alone, for measuring it; FAILED_PRECONDITION when the encoder
+	// cannot answer). Empty: fusion when the encoder can answer, else full
+	// text.
+	Ranking       string `protobuf:"bytes,120,opt,name=ranking,proto3" json:"ranking,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1219,6 +1224,13 @@ func (x *SearchRequest) GetRemote() string {
 	return ""
 }
 
+func (x *SearchRequest) GetRanking() string {
+	if x != nil {
+		return x.Ranking
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.Query = v
 }
@@ -1255,6 +1267,10 @@ func (x *SearchRequest) SetRemote(v string) {
 	x.Remote = v
 }
 
+func (x *SearchRequest) SetRanking(v string) {
+	x.Ranking = v
+}
+
 func (x *SearchRequest) HasMinCosine() bool {
 	if x == nil {
 		return false
@@ -1288,6 +1304,11 @@ type SearchRequest_builder struct {
 	Recall bool
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
+	// Ask for one ranking: "fts" (full text alone) or "cosine" (embedding
+	// similarity alone, for measuring it; FAILED_PRECONDITION when the encoder
+	// cannot answer). Empty: fusion when the encoder can answer, else full
+	// text.
+	Ranking string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1303,6 +1324,7 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.Exclude = b.Exclude
 	x.Recall = b.Recall
 	x.Remote = b.Remote
+	x.Ranking = b.Ranking
 	return m0
 }
 
@@ -1497,7 +1519,8 @@ func (b0 SearchHit_builder) Build() *SearchHit {
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	Hits  []*SearchHit           `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
-	// fts (full text) or rrf (full text fused with embeddings).
+	// fts (full text) or rrf (full text fused with embeddings); cosine when
+	// asked for.
 	Ranking         string `protobuf:"bytes,2,opt,name=ranking,proto3" json:"ranking,omitempty"`
 	EstimatedTokens uint32 `protobuf:"varint,3,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
 	Truncated       bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
@@ -1590,7 +1613,8 @@ type SearchResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
 	Hits []*SearchHit
-	// fts (full text) or rrf (full text fused with embeddings).
+	// fts (full text) or rrf (full text fused with embeddings); cosine when
+	// asked for.
 	Ranking         string
 	EstimatedTokens uint32
 	Truncated       bool
@@ -2858,7 +2882,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xb2\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xe0\x03\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -2871,7 +2895,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"min_cosine\x18\x06 \x01(\x01B\x15\x92A\x12Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbfH\x00R\tminCosine\x88\x01\x01\x12 \n" +
 	"\aexclude\x18\a \x03(\tB\x06\x92A\x03\xa0\x01dR\aexclude\x12\x16\n" +
 	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
-	"\x06remote\x18\t \x01(\tR\x06remoteB\r\n" +
+	"\x06remote\x18\t \x01(\tR\x06remote\x12,\n" +
+	"\aranking\x18x \x01(\tB\x12\x92A\x0f\xf2\x02\x03fts\xf2\x02\x06cosineR\arankingB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +

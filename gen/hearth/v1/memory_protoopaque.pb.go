@@ -1150,6 +1150,7 @@ type SearchRequest struct {
 	xxx_hidden_Exclude     []string               `protobuf:"bytes,7,rep,name=exclude,proto3"`
 	xxx_hidden_Recall      bool                   `protobuf:"varint,8,opt,name=recall,proto3"`
 	xxx_hidden_Remote      string                 `protobuf:"bytes,9,opt,name=remote,proto3"`
+	xxx_hidden_Ranking     string                 `protobuf:"bytes,120,opt,name=ranking,proto3"`
 	XXX_raceDetectHookData protoimpl.RaceDetectHookData
 	XXX_presence           [1]uint32
 	unknownFields          protoimpl.UnknownFields
@@ -1244,6 +1245,13 @@ func (x *SearchRequest) GetRemote() string {
 	return ""
 }
 
+func (x *SearchRequest) GetRanking() string {
+	if x != nil {
+		return x.xxx_hidden_Ranking
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.xxx_hidden_Query = v
 }
@@ -1266,7 +1274,7 @@ func (x *SearchRequest) SetLimit(v uint32) {
 
 func (x *SearchRequest) SetMinCosine(v float64) {
 	x.xxx_hidden_MinCosine = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 9)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 10)
 }
 
 func (x *SearchRequest) SetExclude(v []string) {
@@ -1279,6 +1287,10 @@ func (x *SearchRequest) SetRecall(v bool) {
 
 func (x *SearchRequest) SetRemote(v string) {
 	x.xxx_hidden_Remote = v
+}
+
+func (x *SearchRequest) SetRanking(v string) {
+	x.xxx_hidden_Ranking = v
 }
 
 func (x *SearchRequest) HasMinCosine() bool {
@@ -1315,6 +1327,11 @@ type SearchRequest_builder struct {
 	Recall bool
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
+	// Ask for one ranking: "fts" (full text alone) or "cosine" (embedding
+	// similarity alone, for measuring it; FAILED_PRECONDITION when the encoder
+	// cannot answer). Empty: fusion when the encoder can answer, else full
+	// text.
+	Ranking string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1327,12 +1344,13 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.xxx_hidden_Types = b.Types
 	x.xxx_hidden_Limit = b.Limit
 	if b.MinCosine != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 9)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 10)
 		x.xxx_hidden_MinCosine = *b.MinCosine
 	}
 	x.xxx_hidden_Exclude = b.Exclude
 	x.xxx_hidden_Recall = b.Recall
 	x.xxx_hidden_Remote = b.Remote
+	x.xxx_hidden_Ranking = b.Ranking
 	return m0
 }
 
@@ -1624,7 +1642,8 @@ type SearchResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
 	Hits []*SearchHit
-	// fts (full text) or rrf (full text fused with embeddings).
+	// fts (full text) or rrf (full text fused with embeddings); cosine when
+	// asked for.
 	Ranking         string
 	EstimatedTokens uint32
 	Truncated       bool
@@ -2877,7 +2896,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xb2\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xe0\x03\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -2890,7 +2909,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"min_cosine\x18\x06 \x01(\x01B\x15\x92A\x12Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbfH\x00R\tminCosine\x88\x01\x01\x12 \n" +
 	"\aexclude\x18\a \x03(\tB\x06\x92A\x03\xa0\x01dR\aexclude\x12\x16\n" +
 	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
-	"\x06remote\x18\t \x01(\tR\x06remoteB\r\n" +
+	"\x06remote\x18\t \x01(\tR\x06remote\x12,\n" +
+	"\aranking\x18x \x01(\tB\x12\x92A\x0f\xf2\x02\x03fts\xf2\x02\x06cosineR\arankingB\r\n" +
 	"\v_min_cosine\"\xe5\x01\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
