@@ -62,6 +62,8 @@ type Daemon struct {
 	tokens *server.Provisioned
 	// workers run the job queue and scheduled maintenance (SPEC R-J).
 	workers *workers.Workers
+	// embedder keeps record vectors current; nil without embed_url.
+	embedder *workers.Embedder
 
 	ingress   *http.Server
 	ingressLn net.Listener
@@ -101,11 +103,16 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	enc, vectors, err := d.openEncoder()
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(d.db, server.Config{
 		Version: version.Version, Log: d.Log, Options: d.Config.Options,
 		// Budgets measure replies as the transports render them.
 		Marshal: gateway.MarshalResult,
 		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
+		Encoder: enc, Vectors: vectors,
 	})
 	if err != nil {
 		return err
@@ -196,6 +203,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err = d.workers.Start(ctx); err != nil {
 		return err
 	}
+	d.startEmbedder(ctx, enc, vectors)
 	if d.Config.IngressListen != "" {
 		return d.openIngress(pageToken)
 	}
@@ -377,6 +385,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	if d.workers != nil {
 		d.workers.Stop()
+	}
+	if d.embedder != nil {
+		d.embedder.Stop()
 	}
 	if d.db != nil {
 		if err := d.db.Close(); err != nil {
