@@ -99,7 +99,7 @@ type VectorChange struct {
 	// feed.
 	Seq, Version int64
 	// Gone is set when the record was purged; nothing below is then.
-	Gone bool
+	Gone                                        bool
 	ID, Namespace, Type, Status, Title, Content string
 	// Digest, Model and Snapshot key the record's vector; all "" when it
 	// has none.
