@@ -200,10 +200,10 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}); err != nil {
 		return err
 	}
+	d.startEmbedder(ctx, enc, vectors)
 	if err = d.workers.Start(ctx); err != nil {
 		return err
 	}
-	d.startEmbedder(ctx, enc, vectors)
 	if d.Config.IngressListen != "" {
 		return d.openIngress(pageToken)
 	}
