@@ -177,6 +177,7 @@ type view struct {
 
 	Models  []modelLine
 	Encoder modelLine
+	Vectors vectorsView
 
 	Review, Sweep jobLine
 
@@ -270,6 +271,9 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 	}
 
 	v.Models, v.Encoder = h.models()
+	if v.Vectors = newVectorsView(st.GetEncoder(), now.Location()); v.Vectors.Shown {
+		v.Encoder.State = v.Vectors.State
+	}
 	v.Review = h.review(rows, auditOK, complete, now.Location())
 	v.Sweep = jobLine{State: "not available yet",
 		Detail:   "Entity anchors are not checked against Home Assistant in this version.",
