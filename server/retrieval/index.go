@@ -323,23 +323,6 @@ func quantize(v []float32) ([]int8, float32, float32) {
 	return codes, scale, float32(math.Sqrt(lost))
 }
 
-// dotInt8 is the integer dot product of two code vectors of equal length.
-func dotInt8(a, b []int8) int32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += int32(a[i]) * int32(b[i])
-		s1 += int32(a[i+1]) * int32(b[i+1])
-		s2 += int32(a[i+2]) * int32(b[i+2])
-		s3 += int32(a[i+3]) * int32(b[i+3])
-	}
-	for ; i < len(a); i++ {
-		s0 += int32(a[i]) * int32(b[i])
-	}
-	return s0 + s1 + s2 + s3
-}
-
 // dot is the float64 dot product of two vectors of equal length.
 func dot(a, b []float32) float64 {
 	b = b[:len(a)]
@@ -370,20 +353,18 @@ type bound struct {
 const parallelScan = 4096
 
 // approximate computes every entry's approximate cosine to the unit query q
-// from the int8 codes, with a bound on its error: for unit q and v with
-// q ≈ qs·qc (lost qr) and v ≈ vs·vc (lost vr),
-// |q·v − qs·vs·(qc·vc)| ≤ vr + qr·(1 + vr).
+// from its int8 codes, with a bound on the error: for v ≈ vs·vc, losing vr,
+// |q·v − vs·(q·vc)| = |q·(v − vs·vc)| ≤ |q|·vr = vr (Cauchy–Schwarz).
 func approximate(q []float32, es []*entry) []bound {
-	qc, qs, qr := quantize(q)
 	out := make([]bound, len(es))
 	work := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e := es[i]
-			if len(e.codes) != len(qc) {
+			if len(e.codes) != len(q) {
 				continue
 			}
-			a := qs * e.scale * float32(dotInt8(qc, e.codes))
-			eps := e.resid + qr*(1+e.resid) + 1e-5
+			a := e.scale * dotCodes(q, e.codes)
+			eps := e.resid + 1e-5 // and float rounding
 			out[i] = bound{e: e, approx: a, lo: a - eps, hi: a + eps, present: true}
 		}
 	}
@@ -403,6 +384,24 @@ func approximate(q []float32, es []*entry) []bound {
 	}
 	wg.Wait()
 	return out
+}
+
+// dotCodes is the dot product of a float vector and a code vector of equal
+// length.
+func dotCodes(q []float32, c []int8) float32 {
+	c = c[:len(q)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(q); i += 4 {
+		s0 += q[i] * float32(c[i])
+		s1 += q[i+1] * float32(c[i+1])
+		s2 += q[i+2] * float32(c[i+2])
+		s3 += q[i+3] * float32(c[i+3])
+	}
+	for ; i < len(q); i++ {
+		s0 += q[i] * float32(c[i])
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // maxRescore caps how many vectors a scan reads back as float32 for exact
