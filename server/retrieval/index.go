@@ -93,12 +93,11 @@ func (x *Index) Loaded() bool {
 }
 
 // SetKey makes model and snapshot the key vectors must have been made
-// under to be current. A different key reloads the index from the store
-// (every vector's currency changes); meanwhile Loaded is false, so searches
-// rank by full text rather than wait.
+// under to be current, loading the index the first time. A different key
+// reloads the index from the store (every vector's currency changes);
+// meanwhile Loaded is false, so searches rank by full text rather than
+// wait for the load.
 func (x *Index) SetKey(ctx context.Context, model, snapshot string) error {
-	x.syncMu.Lock()
-	defer x.syncMu.Unlock()
 	x.mu.RLock()
 	same := x.loaded && x.model == model && x.snap == snapshot
 	x.mu.RUnlock()
@@ -107,6 +106,8 @@ func (x *Index) SetKey(ctx context.Context, model, snapshot string) error {
 	}
 	x.reloading.Store(true)
 	defer x.reloading.Store(false)
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
 	entries, version, err := x.read(ctx, 0, model, snapshot)
 	if err != nil {
 		return err
@@ -119,9 +120,12 @@ func (x *Index) SetKey(ctx context.Context, model, snapshot string) error {
 	return nil
 }
 
-// Sync applies the store's changes since the last Sync (the first loads
-// every record and vector).
+// Sync applies the store's changes since the last Sync. Before SetKey
+// first loaded the index it does nothing.
 func (x *Index) Sync(ctx context.Context) error {
+	if !x.Loaded() {
+		return nil
+	}
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
 	x.mu.RLock()
