@@ -36,7 +36,7 @@ func BenchmarkSearchFused(b *testing.B) {
 		putVectors(b, td.db, "qwen3-emb-0.6b", "emb.gguf")
 		tok := td.tokens["claude-code"]
 		g := grpcTransport{td: td}
-		waitFor(b, "current vectors", func() bool {
+		pollUntil(b, "current vectors", func() bool {
 			st := encoderStatus(b, g, tok)
 			return encNum(st["vectors_current"]) == n
 		})

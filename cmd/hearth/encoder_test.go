@@ -13,8 +13,8 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 )
 
-// waitFor polls cond until it holds, failing the test after 30 s.
-func waitFor(tb testing.TB, what string, cond func() bool) {
+// pollUntil polls cond until it holds, failing the test after 30 s.
+func pollUntil(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
@@ -68,7 +68,7 @@ func TestDaemon_Encoder(t *testing.T) {
 				rec := r.body["record"].(map[string]any)
 				ids[rec["id"].(string)] = title
 			}
-			waitFor(t, "the vectors", func() bool {
+			pollUntil(t, "the vectors", func() bool {
 				st := encoderStatus(t, tr, tok)
 				return st["live"] == true && encNum(st["vectors_missing"]) == 0 && encNum(st["vectors_stale"]) == 0
 			})
