@@ -37,8 +37,10 @@ type Query struct {
 	// alone) or the name of another list alone (ranking.ModeCosine). ""
 	// fuses every list that can answer.
 	Mode string
-	// MinCosine, when set, keeps hits at least that similar to the query;
-	// under full-text ranking, which knows no similarity, none (R-K4).
+	// MinCosine, when set, keeps hits at least that similar to the query
+	// (R-K4). Full-text ranking knows no similarity: under it the bar
+	// drops nothing, so a hook that always sends it still recalls by full
+	// text without an encoder.
 	MinCosine *float64
 	// Known are the ids of the hits earlier lists returned, which a
 	// similarity list gives cosines for too. The pipeline sets it.
@@ -132,7 +134,7 @@ func (p *Pipeline) Run(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 	hits := ranking.Fuse(chainOf(q.Chain, seen), lists...)
-	if q.MinCosine != nil {
+	if q.MinCosine != nil && mode != ranking.ModeFTS {
 		kept := hits[:0]
 		for _, h := range hits {
 			if h.HasCosine && h.Cosine >= *q.MinCosine {
