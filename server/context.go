@@ -87,8 +87,6 @@ func (m *memoryService) Context(ctx context.Context, r *hearthv1.ContextRequest)
 	for i, k := range p.Kept {
 		returned[i] = recs[k].GetId()
 	}
-	if err := m.pipeline.Returned(ctx, returned); err != nil {
-		return nil, toStatus(ctx, m.log, err)
-	}
+	m.pipeline.Returned(returned)
 	return resp, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/server/encoder"
+	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/server/scope"
@@ -44,6 +45,9 @@ type Config struct {
 	// Wire says how the reply to the call in ctx travels, for the budget
 	// measured on the wire (R-B1); nil, or a nil result, is the JSON itself.
 	Wire func(ctx context.Context) budget.Wire
+	// Models is the model router whose servers memory_status reports; nil
+	// means none is configured.
+	Models *models.Router
 	// Encoder and Vectors, when the encoder is configured, add the cosine
 	// list to search and context packets (R-K3) and report the encoder in
 	// memory_status; nil for full text only.
@@ -65,6 +69,8 @@ type Server struct {
 	wire func(ctx context.Context) budget.Wire
 	// pipeline ranks searches and context packets.
 	pipeline *retrieval.Pipeline
+	// models is the model router (nil: none configured).
+	models *models.Router
 	// encoder and vectors are nil without an encoder.
 	encoder *encoder.Encoder
 	vectors *retrieval.Index
@@ -85,7 +91,7 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 		wire = func(context.Context) budget.Wire { return nil }
 	}
 	s := &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire, pipeline: retrieval.New(db)}
+		size: size, wire: wire, pipeline: retrieval.New(db), models: cfg.Models}
 	if cfg.Encoder != nil && cfg.Encoder.Configured() && cfg.Vectors != nil {
 		s.encoder, s.vectors = cfg.Encoder, cfg.Vectors
 		s.pipeline = retrieval.New(db, retrieval.Cosine{DB: db, Encoder: cfg.Encoder, Index: cfg.Vectors})

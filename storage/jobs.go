@@ -30,6 +30,9 @@ const (
 	// KindMaintenance is the run at review_at: candidate expiry and purge
 	// (SPEC R-J3, R-J4).
 	KindMaintenance = "maintenance"
+	// KindReview is the nightly review of candidates by a model, queued by
+	// the maintenance run when a model server is configured (SPEC R-J2).
+	KindReview = "review"
 )
 
 // DefaultMaxAttempts is how often a job is tried when NewJob names no limit.

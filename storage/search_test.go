@@ -257,3 +257,51 @@ func TestDB_Timeline(t *testing.T) {
 		t.Errorf("limit: got %v, want %v", got, want)
 	}
 }
+
+// TestDB_SearchCJK: a word inside a Chinese, Japanese or Korean sentence
+// (no spaces between words) is found, alone or in a mixed-script query; a
+// single character finds its records; text of other scripts is unaffected.
+func TestDB_SearchCJK(t *testing.T) {
+	db := storagetest.Open(t)
+	store := func(title, content string) *storage.Record {
+		return storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, title), Content: storagetest.Text(t, content)})
+	}
+	zh := store("数据库迁移", "我们使用数据库迁移工具来管理表结构的变更，部署前先运行迁移。")
+	ja := store("デプロイ手順", "本番環境へのデプロイは毎週火曜日に行います。ロールバック手順も確認すること。")
+	ko := store("캐시 정책", "캐시는 쓰기 시점에 무효화합니다. 재시도는 지수 백오프를 사용합니다.")
+	en := store("Cache policy", "Invalidate the cache on write; retries use exponential backoff.")
+	for _, tt := range []struct {
+		query string
+		want  []string
+	}{
+		{"表结构", []string{zh.ID}},                 // a word inside a sentence
+		{"如何运行迁移", []string{zh.ID}},              // a question sharing a word
+		{"火曜日", []string{ja.ID}},                 // Japanese
+		{"ロールバック", []string{ja.ID}},              // Katakana
+		{"무효화", []string{ko.ID}},                 // Korean
+		{"docker 部署", []string{zh.ID}},           // mixed script: the CJK word counts
+		{"cache 캐시", []string{ko.ID, en.ID}},     // both indexes answer
+		{"迁", []string{zh.ID}},                   // one character
+		{"exponential backoff", []string{en.ID}}, // other text as before
+	} {
+		hits, err := db.Search(ctx, storage.SearchQuery{Text: tt.query, Limit: 10})
+		if err != nil {
+			t.Fatalf("%q: %v", tt.query, err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Record.ID)
+		}
+		slices.Sort(got)
+		want := slices.Clone(tt.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: got %v, want %v", tt.query, got, want)
+		}
+	}
+	// Snippets of CJK hits come from the CJK index, around the match.
+	hits, _ := db.Search(ctx, storage.SearchQuery{Text: "表结构", Limit: 1})
+	if len(hits) != 1 || !strings.Contains(hits[0].Snippet, "表结构") {
+		t.Errorf("snippet %q does not show the match", hits[0].Snippet)
+	}
+}

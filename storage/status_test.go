@@ -1,7 +1,11 @@
 package storage_test
 
 import (
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,4 +68,82 @@ func TestDB_SetClientTokenHash(t *testing.T) {
 		wantErr(t, db.SetClientTokenHash(ctx, "codex", "abc"), storage.Invalid, "token_sha256")
 		wantErr(t, db.SetClientTokenHash(ctx, "codex", strings.Repeat("zz", 32)), storage.Invalid, "token_sha256")
 	})
+}
+
+// TestDB_StatusCounts holds record_counts (migration 0009) to a count of
+// the records themselves over a random history of stores, type and status
+// changes, supersessions, forgets, purges and renames.
+func TestDB_StatusCounts(t *testing.T) {
+	db := storagetest.Open(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	namespaces := []string{"global", "projects/x", "github/acme/api", "github/acme/web"}
+	var live []*storage.Record
+	for step := range 300 {
+		switch op := r.IntN(6); {
+		case op <= 1 || len(live) == 0:
+			nr := rec(t, namespaces[r.IntN(len(namespaces))], fmt.Sprint("t", step), "c")
+			nr.Type = storage.Types[r.IntN(len(storage.Types))]
+			live = append(live, storagetest.Store(t, db, nr))
+		case op == 2:
+			i := r.IntN(len(live))
+			typ := storage.Types[r.IntN(len(storage.Types))]
+			st := []string{storage.StatusActive, storage.StatusCandidate}[r.IntN(2)]
+			up, err := db.Update(ctx, live[i].ID, live[i].Revision, storage.Changes{Type: &typ, Status: &st}, "test")
+			if err == nil {
+				live[i] = up
+			}
+		case op == 3:
+			i := r.IntN(len(live))
+			if _, err := db.Forget(ctx, live[i].ID, 0, text(t, ""), "test"); err != nil {
+				t.Fatal(err)
+			}
+			live = slices.Delete(live, i, i+1)
+		case op == 4:
+			i := r.IntN(len(live))
+			if err := db.ExecRaw(ctx, `DELETE FROM records WHERE id = ?`, live[i].ID); err != nil {
+				t.Fatal(err)
+			}
+			live = slices.Delete(live, i, i+1)
+		default:
+			from, to := "github/acme", "github/acme-renamed"
+			if r.IntN(2) == 0 {
+				from, to = to, from
+			}
+			if _, err := db.RenameNamespaces(ctx, []storage.Rename{{From: from, To: to}}); err != nil {
+				t.Fatal(err)
+			}
+			for i, l := range live {
+				if got, err := db.Get(ctx, []string{l.ID}); err == nil && len(got) == 1 {
+					live[i] = got[0]
+				}
+			}
+		}
+	}
+	st, err := db.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []storage.Count
+	var wantNS []storage.NamespaceCount
+	for _, q := range []string{
+		`SELECT group_concat(type || ':' || status || ':' || n, ',') FROM (SELECT type, status, COUNT(*) AS n FROM records GROUP BY type, status ORDER BY type, status)`,
+		`SELECT group_concat(namespace || ':' || n, ',') FROM (SELECT namespace, COUNT(*) AS n FROM records WHERE status <> 'deleted' GROUP BY namespace ORDER BY namespace)`,
+	} {
+		var s sql.NullString
+		if err := db.QueryRaw(ctx, true, q, &s); err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range strings.Split(s.String, ",") {
+			f := strings.Split(part, ":")
+			n, _ := strconv.Atoi(f[len(f)-1])
+			if len(f) == 3 {
+				want = append(want, storage.Count{Type: f[0], Status: f[1], N: n})
+			} else if len(f) == 2 {
+				wantNS = append(wantNS, storage.NamespaceCount{Namespace: f[0], Records: n})
+			}
+		}
+	}
+	if !slices.Equal(st.Counts, want) || !slices.Equal(st.Namespaces, wantNS) {
+		t.Errorf("status = %+v / %+v\nrecords say %+v / %+v", st.Counts, st.Namespaces, want, wantNS)
+	}
 }

@@ -88,6 +88,7 @@ func (c *stmtCache) close() error {
 // ExecContext runs query in the transaction, through a cached statement
 // when there is one.
 func (tx *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -97,6 +98,7 @@ func (tx *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.
 // QueryContext runs query in the transaction, through a cached statement
 // when there is one.
 func (tx *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
@@ -106,6 +108,7 @@ func (tx *txn) QueryContext(ctx context.Context, query string, args ...any) (*sq
 // QueryRowContext runs query in the transaction, through a cached statement
 // when there is one.
 func (tx *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}

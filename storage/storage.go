@@ -27,10 +27,10 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ncruces/go-sqlite3/driver"
-	"github.com/ncruces/go-sqlite3/ext/fts5"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -72,6 +72,28 @@ type DB struct {
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
 	lastMS  uint64 // time part of the last id made, so ids never go backwards
+
+	// The writer loop (tx.go): writes waits for it, closing stops it,
+	// loopDone says it has stopped; nil loopDone means it never started.
+	writes    chan *writeRequest
+	closing   chan struct{}
+	loopDone  chan struct{}
+	closeOnce sync.Once
+	waiting   atomic.Int64
+
+	// uses holds counted uses until flushLoop stores them (usagebuf.go);
+	// flushStop stops flushLoop, flushDone says it has stopped.
+	uses      *usageBuffer
+	flushStop chan struct{}
+	flushDone chan struct{}
+
+	// gen counts commits that may have changed the full-text index; dfs
+	// caches document frequencies for one generation, counted on vocab, a
+	// pool of its own (rank.go).
+	gen   atomic.Uint64
+	dfs   dfCache
+	stems stemCache
+	vocab *sql.DB
 }
 
 // Open opens (creating if needed) the database at path, with its parent
@@ -92,9 +114,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("storage: open: %w", err)
 	}
 	db := &DB{
-		path:    abs,
-		Now:     time.Now,
-		entropy: ulid.Monotonic(rand.Reader, 0),
+		path:      abs,
+		Now:       time.Now,
+		entropy:   ulid.Monotonic(rand.Reader, 0),
+		writes:    make(chan *writeRequest),
+		closing:   make(chan struct{}),
+		uses:      newUsageBuffer(),
+		flushStop: make(chan struct{}),
 	}
 	if err := db.open(ctx); err != nil {
 		db.Close()
@@ -104,9 +130,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 }
 
 func (db *DB) open(ctx context.Context) (err error) {
-	// FTS5 is not built into the driver: fts5.Register runs on every new
+	// FTS5 is not built into the driver: registerFTS (with hearth_rank) runs on every new
 	// connection of both pools.
-	db.writer, err = driver.Open(dsn(db.path, "immediate", writerPragmas), fts5.Register)
+	db.writer, err = driver.Open(dsn(db.path, "immediate", writerPragmas), db.registerFTS)
 	if err != nil {
 		return fmt.Errorf("storage: open writer: %w", err)
 	}
@@ -135,7 +161,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 		return err
 	}
 
-	db.reader, err = driver.Open(dsn(db.path, "deferred", readerPragmas), fts5.Register)
+	db.reader, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.registerFTS)
 	if err != nil {
 		return fmt.Errorf("storage: open readers: %w", err)
 	}
@@ -143,6 +169,16 @@ func (db *DB) open(ctx context.Context) (err error) {
 	db.reader.SetMaxOpenConns(n)
 	db.reader.SetMaxIdleConns(n)
 	db.readerStmts = newStmtCache(db.reader)
+	if db.vocab, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.registerFTS); err != nil {
+		return fmt.Errorf("storage: open vocabulary reader: %w", err)
+	}
+	db.vocab.SetMaxOpenConns(2)
+	db.vocab.SetMaxIdleConns(2)
+
+	db.loopDone = make(chan struct{})
+	go db.writeLoop()
+	db.flushDone = make(chan struct{})
+	go db.flushLoop()
 	return nil
 }
 
@@ -180,10 +216,27 @@ func dsn(path, txlock string, pragmas []string) string {
 	return u.String()
 }
 
-// Close closes the readers and then the writer. It is safe to call on a
-// partly opened DB.
+// Close stops the writer loop, after the writes already handed to it (a
+// write that comes later fails with ErrClosed), then closes the readers and
+// the writer. It is safe to call on a partly opened DB, and more than once.
 func (db *DB) Close() error {
 	var errs []error
+	db.closeOnce.Do(func() {
+		// The flusher stops first, then what it had not stored is stored,
+		// then the writer stops: a clean stop loses no counted use.
+		close(db.flushStop)
+		if db.flushDone != nil {
+			<-db.flushDone
+			errs = append(errs, db.FlushUsage(context.Background()))
+		}
+		close(db.closing)
+	})
+	if db.loopDone != nil {
+		<-db.loopDone
+	}
+	if db.vocab != nil {
+		errs = append(errs, db.vocab.Close())
+	}
 	if db.reader != nil {
 		if db.readerStmts != nil {
 			errs = append(errs, db.readerStmts.close())

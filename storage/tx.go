@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -12,28 +13,67 @@ type txn struct {
 	*sql.Tx
 	now   time.Time
 	stmts *stmtCache
+	// write is set on the writer's transactions: their statements run
+	// without the caller's cancellation (see statementContext).
+	write bool
 }
 
 // begin starts a write transaction (BEGIN IMMEDIATE) on the writer. Only
-// write and the migrations call it; everything else goes through write.
+// the writer loop and the migrations call it; everything else goes through
+// write.
 func (db *DB) begin(ctx context.Context) (*txn, error) {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &txn{Tx: tx, now: db.now(), stmts: db.writerStmts}, nil
+	return &txn{Tx: tx, now: db.now(), stmts: db.writerStmts, write: true}, nil
 }
 
-// write runs fn in one write transaction (BEGIN IMMEDIATE) on the single
+// statementContext is the context a statement of tx runs under. A write
+// statement keeps ctx's values but not its cancellation: SQLite answers an
+// interrupted INSERT, UPDATE or DELETE by rolling back the whole
+// transaction, which would undo the other callers' work committed in the
+// same group. A write is short and bounded; a caller that gives up before
+// its turn is skipped instead (see runGroup).
+func (tx *txn) statementContext(ctx context.Context) context.Context {
+	if tx.write {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+// maxGroup bounds how many callers' writes share one transaction.
+const maxGroup = 64
+
+// writeRequest is one caller's write, waiting for the writer loop.
+type writeRequest struct {
+	ctx  context.Context
+	op   string
+	fn   func(tx *txn) error
+	done chan writeResult // buffered: the loop never waits for the caller
+}
+
+type writeResult struct {
+	err   error
+	panic any
+}
+
+// ErrClosed is returned by a write after Close.
+var ErrClosed = errors.New("storage: closed")
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE) on the single
 // writer connection and commits what fn wrote. op names the operation in
 // internal errors ("storage: <op>: commit: …"). When fn fails, nothing it
 // wrote is kept and its error comes back as fn returned it: fn classifies
 // its own errors (classify, errorf). A failure to begin or to commit is an
 // internal error naming op.
 //
-// fn keeps to a contract that lets a later change (group commit, issue #16)
-// run the fns of several callers in ONE transaction, each under its own
-// SAVEPOINT, without touching any caller:
+// Writes are group-committed: the writer loop runs the fns of the callers
+// waiting at that moment in ONE transaction, each under its own SAVEPOINT,
+// so a fn that fails is undone alone and the others still commit together,
+// and N concurrent writers pay for one commit (one FTS5 flush, one WAL
+// write) instead of N. A lone caller runs alone, as before. fn keeps to a
+// contract that makes this safe:
 //
 //   - fn never commits or rolls back tx and never opens another transaction
 //     (write, read, or a pool directly): the writer has one connection, so
@@ -45,23 +85,174 @@ func (db *DB) begin(ctx context.Context) (*txn, error) {
 //     leaves no trace of an earlier run. The caller reads them only when
 //     write returns nil: a fn that succeeded is still undone when the commit
 //     fails.
-//   - fn runs its statements under the caller's ctx, which it captures, and
-//     takes its time from tx.now, which every row of the transaction shares
-//     (in a group, every fn of the group).
+//   - fn runs its statements under the caller's ctx, which it captures; once
+//     fn has started they are not cancelled by it (statementContext). It
+//     takes its time from tx.now, which every row of the group shares.
+//
+// A caller whose ctx ends while it waits for its turn gets ctx's error and
+// its fn never runs. A panic in fn is re-raised in the caller.
 func (db *DB) write(ctx context.Context, op string, fn func(tx *txn) error) error {
-	tx, err := db.begin(ctx)
+	r := &writeRequest{ctx: ctx, op: op, fn: fn, done: make(chan writeResult, 1)}
+	db.waiting.Add(1)
+	select {
+	case db.writes <- r:
+		db.waiting.Add(-1)
+	case <-ctx.Done():
+		db.waiting.Add(-1)
+		return ctx.Err()
+	case <-db.closing:
+		db.waiting.Add(-1)
+		return ErrClosed
+	}
+	res := <-r.done
+	if res.panic != nil {
+		panic(res.panic)
+	}
+	return res.err
+}
+
+// WritesWaiting returns how many writes wait for the writer loop to take
+// them: the queue in front of the single writer.
+func (db *DB) WritesWaiting() int64 { return db.waiting.Load() }
+
+// writeLoop owns the writer connection: it takes the first waiting write,
+// gathers every other write waiting at that moment (up to maxGroup) and
+// runs them as one group. It returns when Close is called, after finishing
+// the group in hand; writes sent to it are never dropped.
+func (db *DB) writeLoop() {
+	defer close(db.loopDone)
+	for {
+		var first *writeRequest
+		select {
+		case first = <-db.writes:
+		case <-db.closing:
+			return
+		}
+		group := []*writeRequest{first}
+	gather:
+		for len(group) < maxGroup {
+			select {
+			case r := <-db.writes:
+				group = append(group, r)
+			default:
+				break gather
+			}
+		}
+		db.runGroup(group)
+	}
+}
+
+// runGroup runs one group of writes in one transaction and answers each.
+func (db *DB) runGroup(group []*writeRequest) {
+	live := group[:0]
+	for _, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- writeResult{err: err}
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	results := make([]writeResult, len(live))
+	answer := func() {
+		for i, r := range live {
+			r.done <- results[i]
+		}
+	}
+	defer answer()
+	failAll := func(err error) {
+		for i := range results {
+			if results[i].err == nil && results[i].panic == nil {
+				results[i].err = err
+			}
+		}
+	}
+
+	// The transaction is the loop's, not any caller's: a caller's ctx
+	// ending must not roll back the others' work.
+	tx, err := db.begin(context.Background())
 	if err != nil {
-		return fmt.Errorf("storage: %s: begin: %w", op, err)
+		for i, r := range live {
+			results[i].err = fmt.Errorf("storage: %s: begin: %w", r.op, err)
+		}
+		return
 	}
 	defer tx.Rollback()
 
-	if err := fn(tx); err != nil {
-		return err
+	if len(live) == 1 {
+		results[0] = call(live[0].fn, tx)
+		if results[0].err == nil && results[0].panic == nil {
+			if err := tx.Commit(); err != nil {
+				results[0].err = fmt.Errorf("storage: %s: commit: %w", live[0].op, err)
+			} else {
+				db.committed(live)
+			}
+		}
+		return
+	}
+	ctx := context.Background()
+	for i, r := range live {
+		if _, err := tx.Tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			failAll(fmt.Errorf("storage: %s: savepoint: %w", r.op, err))
+			return
+		}
+		results[i] = call(r.fn, tx)
+		if results[i].err != nil || results[i].panic != nil {
+			// A fn's failure undoes its own work. Should SQLite have
+			// rolled back the whole transaction (a full disk, an I/O
+			// error), the savepoint is gone and so is every earlier fn's
+			// work: then every caller of the group fails.
+			if _, err := tx.Tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+				failAll(fmt.Errorf("storage: %s: a write in the same group failed: %w", r.op, firstErr(results[i], err)))
+				return
+			}
+		}
+		if _, err := tx.Tx.ExecContext(ctx, "RELEASE w"); err != nil {
+			failAll(fmt.Errorf("storage: %s: release: %w", r.op, err))
+			return
+		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storage: %s: commit: %w", op, err)
+		failAll(fmt.Errorf("storage: %s: commit: %w", live[0].op, err))
+		return
 	}
-	return nil
+	db.committed(live)
+}
+
+// opFlushUsage is the op of usage flushes, which never touch the records or
+// their full-text index.
+const opFlushUsage = "flush usage"
+
+// committed advances the write generation after a commit that may have
+// changed the full-text index (anything but a usage flush), so that cached
+// document frequencies are counted again.
+func (db *DB) committed(group []*writeRequest) {
+	for _, r := range group {
+		if r.op != opFlushUsage {
+			db.gen.Add(1)
+			return
+		}
+	}
+}
+
+// call runs fn, catching a panic to re-raise in its caller.
+func call(fn func(*txn) error, tx *txn) (res writeResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = writeResult{panic: p}
+		}
+	}()
+	return writeResult{err: fn(tx)}
+}
+
+// firstErr is the error a failed fn gave, or else err.
+func firstErr(r writeResult, err error) error {
+	if r.err != nil {
+		return r.err
+	}
+	return err
 }
 
 // read runs fn in a read-only transaction on the reader pool: one

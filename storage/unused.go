@@ -77,6 +77,11 @@ func (db *DB) Unused(ctx context.Context, namespace string, now time.Time, limit
 	if limit <= 0 {
 		limit = DefaultUnusedLimit
 	}
+	// Unused is about what nothing returned: uses still in memory count,
+	// so they are stored first (a rare, administrative read).
+	if err := db.FlushUsage(ctx); err != nil {
+		return nil, time.Time{}, false, err
+	}
 	err = db.read(ctx, "unused", func(tx *txn) (err error) {
 		recs, countingSince, ready, err = unusedTx(ctx, tx, namespace, now, limit)
 		return err

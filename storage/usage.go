@@ -16,51 +16,25 @@ type Usage struct {
 	LastFetchedAt  time.Time
 }
 
-// CountReturned adds one to the returned count of each record in ids (a
-// repeated id counts once) and sets its last_returned_at. Unknown ids are
-// skipped. It never touches the records table or its full-text index.
+// CountReturned counts the records in ids (a repeated id once) as returned
+// and stores every use counted so far before it returns (NoteReturned, then
+// FlushUsage). Unknown ids are skipped. It never touches the records table
+// or its full-text index. Request paths use NoteReturned, which never waits.
 func (db *DB) CountReturned(ctx context.Context, ids []string) error {
-	return db.count(ctx, ids, `
-		INSERT INTO usage (record_id, returned, last_returned_at)
-		SELECT id, 1, ?2 FROM records WHERE id = ?1
-		ON CONFLICT (record_id) DO UPDATE SET
-			returned = returned + 1, last_returned_at = excluded.last_returned_at`)
+	db.NoteReturned(ids)
+	return db.FlushUsage(ctx)
 }
 
-// CountFetched adds one to the fetched count of each record in ids (a
-// repeated id counts once) and sets its last_fetched_at. Unknown ids are
-// skipped. It never touches the records table or its full-text index.
+// CountFetched counts the records in ids as fetched and stores every use
+// counted so far, like CountReturned.
 func (db *DB) CountFetched(ctx context.Context, ids []string) error {
-	return db.count(ctx, ids, `
-		INSERT INTO usage (record_id, fetched, last_fetched_at)
-		SELECT id, 1, ?2 FROM records WHERE id = ?1
-		ON CONFLICT (record_id) DO UPDATE SET
-			fetched = fetched + 1, last_fetched_at = excluded.last_fetched_at`)
+	db.NoteFetched(ids)
+	return db.FlushUsage(ctx)
 }
 
-func (db *DB) count(ctx context.Context, ids []string, query string) error {
-	ids = uniq(ids)
-	if len(ids) == 0 {
-		return nil
-	}
-	return db.write(ctx, "count usage", func(tx *txn) error {
-		return countTx(ctx, tx, ids, query)
-	})
-}
-
-func countTx(ctx context.Context, tx *txn, ids []string, query string) error {
-	// Through the statement cache: the upsert compiles the usage triggers,
-	// which is worth doing once, not on every search.
-	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, query, id, tx.now.UnixMilli()); err != nil {
-			return classify("count usage", err)
-		}
-	}
-	return nil
-}
-
-// Usage returns the usage counters of record id; a record never counted has
-// zero counts. It returns NotFound (Field "id") for an unknown record.
+// Usage returns the usage counters of record id, those still in memory
+// included; a record never counted has zero counts. It returns NotFound
+// (Field "id") for an unknown record.
 func (db *DB) Usage(ctx context.Context, id string) (Usage, error) {
 	var (
 		u                 Usage
@@ -79,6 +53,15 @@ func (db *DB) Usage(ctx context.Context, id string) (Usage, error) {
 		return classify("usage", err)
 	}); err != nil {
 		return Usage{}, err
+	}
+	p := db.pendingUse(id)
+	u.Returned += p.returned
+	u.Fetched += p.fetched
+	if p.lastReturned > 0 && p.lastReturned > lastRet.Int64 {
+		lastRet = sql.NullInt64{Int64: p.lastReturned, Valid: true}
+	}
+	if p.lastFetched > 0 && p.lastFetched > lastFech.Int64 {
+		lastFech = sql.NullInt64{Int64: p.lastFetched, Valid: true}
 	}
 	u.LastReturnedAt = fromMS(lastRet)
 	u.LastFetchedAt = fromMS(lastFech)

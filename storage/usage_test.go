@@ -1,6 +1,8 @@
 package storage_test
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -65,4 +67,31 @@ func TestDB_CountReturned(t *testing.T) {
 		_, err := db.Usage(ctx, "01NOSUCHRECORD000000000000")
 		wantErr(t, err, storage.NotFound, "id")
 	})
+}
+
+// TestDB_NoteReturned: a noted use is in memory at once (Usage shows it)
+// and stored by Close, exactly once, without any write by the reader.
+func TestDB_NoteReturned(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := storage.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, "a"), Content: storagetest.Text(t, "b")})
+	db.NoteReturned([]string{r.ID, r.ID})
+	db.NoteReturned([]string{r.ID})
+	db.NoteFetched([]string{r.ID})
+	u, err := db.Usage(ctx, r.ID)
+	if err != nil || u.Returned != 2 || u.Fetched != 1 || u.LastReturnedAt.IsZero() || u.LastFetchedAt.IsZero() {
+		t.Fatalf("in memory: %+v, %v; want 2 returned, 1 fetched, with times", u, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = storagetest.OpenPath(t, path)
+	u, err = db.Usage(ctx, r.ID)
+	if err != nil || u.Returned != 2 || u.Fetched != 1 {
+		t.Errorf("after Close: %+v, %v; want 2 returned, 1 fetched", u, err)
+	}
 }

@@ -103,6 +103,10 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	router, err := d.modelRouter()
+	if err != nil {
+		return err
+	}
 	enc, vectors, err := d.openEncoder()
 	if err != nil {
 		return err
@@ -112,6 +116,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		// Budgets measure replies as the transports render them.
 		Marshal: gateway.MarshalResult,
 		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
+		Models:  router,
 		Encoder: enc, Vectors: vectors,
 	})
 	if err != nil {
@@ -197,6 +202,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	// failpoint tag (see package workers and failpoint_on.go).
 	if d.workers, err = workers.New(workers.Config{
 		DB: d.db, Options: d.Config.Options, Log: d.Log, Failpoint: failpoint(),
+		Models: router, Check: srv.CheckCandidate,
 	}); err != nil {
 		return err
 	}
@@ -224,8 +230,7 @@ func (d *Daemon) openIngress(token string) (err error) {
 	o := d.Config.Options
 	h := page.New(page.Config{
 		Conn: d.conn, Token: token, API: api, Clients: pageClients(o.Clients), TokensDir: d.TokensDir(),
-		OllamaURL: o.OllamaURL, OllamaFallbackURL: o.OllamaFallbackURL, OllamaDirectURLs: o.OllamaDirectURLs,
-		OllamaModel: o.OllamaModel, EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
+		EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
 		ReviewAt: o.ReviewAt.String(), AnchorSweepHours: o.AnchorSweepHours,
 		Now: d.Now, Log: d.Log, ShowTokens: d.PageShowTokens,
 	})

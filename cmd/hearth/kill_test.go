@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
@@ -217,5 +219,126 @@ func TestKill_JobExactlyOnce(t *testing.T) {
 	}
 	if done, _ := db.Jobs(ctx, storage.KindMaintenance, storage.JobDone); len(done) != 1 {
 		t.Errorf("%d maintenance jobs done, want 1", len(done))
+	}
+}
+
+// TestKill_ExtractionExactlyOnce holds R-Z4 and R-R6 across a crash after
+// the model answered: the process is killed (SIGKILL) after the extraction
+// job's model call returned and before its completion
+// (HEARTH_FAILPOINT=job-before-complete). Nothing of the reply was stored;
+// after a restart the job asks the model again and its candidates are
+// stored exactly once, with the job's completion.
+func TestKill_ExtractionExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hearth binary")
+	}
+	ctx := context.Background()
+	bin := buildHearth(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hearth.db")
+	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
+	srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: memoriesContent("Leases survive restarts", "Jobs retry with backoff")}})
+	opts, _ := json.Marshal(map[string]string{"ollama_url": srv.URL, "ollama_model": "m1"})
+	if err := os.WriteFile(filepath.Join(dir, "options.json"), opts, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// First run: a close queues the job; the worker calls the model and the
+	// failpoint holds the job before its completion; then the kill.
+	p := startHearth(t, bin, dir, "HEARTH_FAILPOINT=job-before-complete")
+	tokBytes, err := os.ReadFile(filepath.Join(dir, "tokens", "claude-code"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := strings.TrimSpace(string(tokBytes))
+	rest := restTransport{&testDaemon{url: "http://" + p.addr}}
+	r := rest.call(t, tok, "memory_session_close", closeArgs("kill-extract-1", "", "We made the job queue durable."))
+	if !r.ok {
+		t.Fatalf("close: %v", r)
+	}
+	jobID := str(r.body, "receipt", "job_id")
+	p.waitLine(t, regexp.MustCompile(`failpoint job-before-complete.*job=`+jobID))
+	if n := srv.Count("/api/chat"); n != 1 {
+		t.Fatalf("chat requests before the kill: got %d, want 1", n)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+
+	db, err := storage.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := db.Job(ctx, jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, _ := db.Candidates(ctx, 0)
+	if j.State != storage.JobLeased || j.Attempts != 1 || len(cands) != 0 {
+		t.Fatalf("after the kill: job %+v, %d candidates; want leased and nothing stored", j, len(cands))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Second run: the dead lease is released, the job runs again and
+	// completes; wait for it over REST, then stop cleanly.
+	p = startHearth(t, bin, dir)
+	p.waitLine(t, regexp.MustCompile(`released job leases of an earlier process.*jobs=1`))
+	rest = restTransport{&testDaemon{url: "http://" + p.addr}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := rest.call(t, tok, "memory_status", map[string]any{})
+		done := false
+		for _, e := range get(st.body, "jobs").([]any) {
+			done = done || (str(e, "kind") == storage.KindExtraction && str(e, "state") == storage.JobDone)
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the extraction never completed: %v", st)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, not waiting for time
+	}
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("hearth did not stop cleanly: %v", err)
+	}
+
+	// Exactly once: the job is done on its second attempt, after a second
+	// call; each memory is one candidate; one extraction is audited.
+	db, err = storage.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if j, _ = db.Job(ctx, jobID); j.State != storage.JobDone || j.Attempts != 2 {
+		t.Errorf("job = %+v, want done on attempt 2", j)
+	}
+	if n := srv.Count("/api/chat"); n != 2 {
+		t.Errorf("chat requests: got %d, want 2", n)
+	}
+	cands, _ = db.Candidates(ctx, 0)
+	var titles []string
+	for _, c := range cands {
+		titles = append(titles, c.Title)
+	}
+	if strings.Join(titles, "|") != "Leases survive restarts|Jobs retry with backoff" {
+		t.Errorf("candidates: got %q, want each memory once", titles)
+	}
+	log, err := db.AuditLog(ctx, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[storage.Action]int{}
+	for _, e := range log {
+		counts[e.Action]++
+	}
+	if counts[storage.ActionExtract] != 1 || counts[storage.ActionStore] != 2 {
+		t.Errorf("audit: %v, want one extract and two stores", counts)
 	}
 }

@@ -4,6 +4,8 @@
 //	hearth serve --data DIR [--listen 127.0.0.1:8765] [--ingress-listen 127.0.0.1:8099] [--option key=value ...]
 //	hearth version
 //	hearth healthcheck [--url http://127.0.0.1:8765/healthz]
+//	hearth hook session-start|prompt|session-end --harness claude-code|codex [--url URL] [--token-file FILE]
+//	hearth connect claude-code|codex [--url URL] [--token-file FILE] [--apply]
 package main
 
 import (
@@ -24,6 +26,10 @@ import (
 	"github.com/hearth-memory/hearth/server/version"
 )
 
+// processStart is when the process started, as near as Go can tell:
+// prompt recall's deadline counts from it.
+var processStart = time.Now()
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -34,6 +40,8 @@ const usage = `usage:
   hearth serve --data DIR [--listen ADDR] [--ingress-listen ADDR] [--option key=value ...]
   hearth version
   hearth healthcheck [--url URL]
+  hearth hook session-start|prompt|session-end --harness claude-code|codex [--url URL] [--token-file FILE]
+  hearth connect claude-code|codex [--url URL] [--token-file FILE] [--apply]
 `
 
 // run executes one subcommand and returns the process exit code.
@@ -62,6 +70,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "healthcheck":
 		return healthcheck(ctx, args[1:], stderr)
+	case "hook":
+		return runHook(ctx, args[1:], os.Stdin, stdout, stderr, processStart)
+	case "connect":
+		return runConnect(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -8,9 +8,9 @@
 // connection, as a built-in client (ClientName) whose token lives in memory
 // only: it reads exactly what memory_status, memory_audit and memory_unused
 // report, through the same interceptor, and has no query path of its own.
-// Clients, their tokens and the model servers are configuration, handed in
-// by the daemon; generated tokens are read from the tokens directory on
-// every view.
+// Clients, their tokens and the encoder are configuration, handed in by the
+// daemon (model servers come live from memory_status); generated tokens are
+// read from the tokens directory on every view.
 //
 // The page is one server-rendered HTML document: charts are inline SVG,
 // styles inline, links relative (never a leading '/', so it works under the
@@ -78,11 +78,9 @@ type Config struct {
 	// TokensDir/<name>.
 	Clients   []Client
 	TokensDir string
-	// Model servers and encoder, as configured ("" or empty when unset).
-	OllamaURL, OllamaFallbackURL string
-	OllamaDirectURLs             []string
-	OllamaModel                  string
-	EmbedURL, EmbedModel         string
+	// The encoder, as configured ("" when unset). Model servers are read
+	// from memory_status.
+	EmbedURL, EmbedModel string
 	// ReviewAt is the nightly review's local time ("HH:MM") or "off";
 	// AnchorSweepHours the sweep interval.
 	ReviewAt         string
@@ -175,7 +173,7 @@ type view struct {
 	HoursLen int
 	Audit    []auditRow
 
-	Models  []modelLine
+	Models  modelsView
 	Encoder modelLine
 	Vectors vectorsView
 
@@ -233,6 +231,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 	v := &view{Now: now.Format(timeLayout), HoursLen: chartHours, ViaProxy: viaProxy}
 
 	st, err := h.admin.Status(ctx, &hearthv1.StatusRequest{})
+	v.Models = newModelsView(st, err, now.Location())
 	records, candidates, namespaces := "?", "?", "?"
 	if err != nil {
 		v.StatusErr = callError("memory_status", err)
@@ -270,7 +269,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 		}
 	}
 
-	v.Models, v.Encoder = h.models()
+	v.Encoder = h.encoder()
 	if v.Vectors = newVectorsView(st.GetEncoder(), now.Location()); v.Vectors.Shown {
 		v.Encoder.State = v.Vectors.State
 	}
@@ -285,16 +284,8 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 		v.Clients = append(v.Clients, h.client(c, v.Endpoint, showTokens))
 	}
 
-	servers := 0
-	for _, m := range v.Models {
-		if m.URL != "" {
-			servers++
-		}
-	}
-	modelsTile, encoderTile := "none", "off"
-	if servers > 0 {
-		modelsTile = itoa(servers)
-	}
+	modelsTile, modelsNote := v.Models.tile()
+	encoderTile := "off"
 	if h.cfg.EmbedURL != "" {
 		encoderTile = "on"
 	}
@@ -307,7 +298,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 		{Key: "candidates", Label: "candidates", Value: candidates, Note: "awaiting review"},
 		{Key: "namespaces", Label: "namespaces", Value: namespaces, Note: "holding records"},
 		{Key: "clients", Label: "clients", Value: itoa(len(h.cfg.Clients)), Note: "configured"},
-		{Key: "models", Label: "model servers", Value: modelsTile, Note: "configured"},
+		{Key: "models", Label: "model servers", Value: modelsTile, Note: modelsNote},
 		{Key: "encoder", Label: "encoder", Value: encoderTile, Note: encoderNote(h.cfg.EmbedURL)},
 		{Key: "version", Label: "version", Value: version, Note: "hearth"},
 	}
@@ -330,30 +321,14 @@ func callError(tool string, err error) string {
 
 func itoa[T ~int | ~uint32](n T) string { return strconv.FormatInt(int64(n), 10) }
 
-// models lists the configured model servers and the encoder. No model
-// client exists yet, so a configured server is shown as configured and not
-// probed.
-func (h *Handler) models() ([]modelLine, modelLine) {
-	const unprobed = "configured, not probed (no model client in this version)"
-	var out []modelLine
-	add := func(role, url string) {
-		if url != "" {
-			out = append(out, modelLine{Role: role, URL: url, Kind: serverKind(url), Model: h.cfg.OllamaModel, State: unprobed})
-		}
+// encoder describes the configured encoder. No encoder client exists yet,
+// so a configured one is shown as configured and not probed.
+func (h *Handler) encoder() modelLine {
+	if h.cfg.EmbedURL == "" {
+		return modelLine{Role: "embed_url", State: "not configured: search is full text only"}
 	}
-	add("ollama_url", h.cfg.OllamaURL)
-	add("ollama_fallback_url", h.cfg.OllamaFallbackURL)
-	for _, u := range h.cfg.OllamaDirectURLs {
-		add("ollama_direct_urls", u)
-	}
-	if len(out) == 0 {
-		out = append(out, modelLine{Role: "model servers", State: "not configured: no enrichment; everything else works without a model"})
-	}
-	enc := modelLine{Role: "embed_url", State: "not configured: search is full text only"}
-	if h.cfg.EmbedURL != "" {
-		enc = modelLine{Role: "embed_url", URL: h.cfg.EmbedURL, Kind: serverKind(h.cfg.EmbedURL), Model: h.cfg.EmbedModel, State: unprobed}
-	}
-	return out, enc
+	return modelLine{Role: "embed_url", URL: h.cfg.EmbedURL, Kind: serverKind(h.cfg.EmbedURL), Model: h.cfg.EmbedModel,
+		State: "configured, not probed (no encoder client in this version)"}
 }
 
 // serverKind tells the two wire formats apart, as SPEC R-M2 does.

@@ -148,10 +148,20 @@ func TestHandler_OK(t *testing.T) {
 			{Name: "laptop", Scopes: []string{"read", "admin"}, Supplied: true},
 			{Name: "kitchen", Scopes: []string{"read", "write"}, IP: netip.MustParseAddr("192.168.1.20")},
 		},
-		OllamaURL: "http://10.0.0.5:11434", OllamaDirectURLs: []string{"http://10.0.0.6:8080/v1"}, OllamaModel: "qwen3.5:9b",
 		ReviewAt: "03:00", AnchorSweepHours: 6,
 	}
-	r, b := render(t, baseAnswers(), cfg)
+	a := baseAnswers()
+	a.status.ModelsConfigured = true
+	a.status.ModelServers = []*hearthv1.ModelServer{
+		{Url: "http://10.0.0.5:11434", Format: "ollama", Tier: "primary", Live: true, Probed: true,
+			LastProbe: timestamppb.New(testNow.Add(-10 * time.Second)), Models: []string{"qwen3.5:9b"}, CallsInFlight: 1, Calls: 40,
+			Failures: []*hearthv1.ModelFailures{{Model: "qwen3.5:9b", Count: 3}}},
+		{Url: "http://10.0.0.6:8080/v1", Format: "openai", Tier: "direct", Live: false, Probed: true,
+			LastProbe: timestamppb.New(testNow.Add(-5 * time.Second)), ProbeError: "no answer: connection refused"},
+	}
+	a.status.ModelChains = []*hearthv1.ModelChain{{Kind: "extraction", Models: []string{"qwen3.5:9b", "qwen3:4b"}}}
+	a.status.Jobs = []*hearthv1.JobCount{{Kind: "extraction", State: "queued", Count: 2}, {Kind: "extraction", State: "done", Count: 9}}
+	r, b := render(t, a, cfg)
 	if r.code != http.StatusOK {
 		t.Fatalf("status %d: %s", r.code, r.html)
 	}
@@ -185,7 +195,7 @@ func TestHandler_OK(t *testing.T) {
 	t.Run("Figures", func(t *testing.T) {
 		wantContains(t, r.html,
 			`id="tile-records"><b>7</b>`, `id="tile-candidates"><b>2</b>`, `id="tile-namespaces"><b>2</b>`,
-			`id="tile-clients"><b>4</b>`, `id="tile-models"><b>2</b>`, `id="tile-encoder"><b>off</b>`, `id="tile-version"><b>9.8.7</b>`,
+			`id="tile-clients"><b>4</b>`, `id="tile-models"><b>1/2</b><span>model servers</span><small>live</small>`, `id="tile-encoder"><b>off</b>`, `id="tile-version"><b>9.8.7</b>`,
 			"<title>decision active: 5</title>", "<title>note candidate: 2</title>", "<title>note deleted: 1</title>",
 			`data-namespace="github/acme/api" data-records="5"`, `data-namespace="global" data-records="2"`,
 			`data-total="2"`, // audit rows in the last 48 h
@@ -196,9 +206,16 @@ func TestHandler_OK(t *testing.T) {
 			"daily at 03:00 (local time)", `id="sweep-state">not available yet`, "every 6 h once available")
 	})
 	t.Run("Models", func(t *testing.T) {
-		wantContains(t, r.html, "<code>http://10.0.0.5:11434</code> <span class=\"pill\">Ollama</span>",
+		wantContains(t, r.html,
+			`<tr class="model-server" data-url="http://10.0.0.5:11434" data-state="live"><td class="mono">ollama_url</td>`,
+			"<code>http://10.0.0.5:11434</code> <span class=\"pill\">Ollama</span> <span class=\"muted small\">qwen3.5:9b</span>",
+			`</svg> live</td>`+"\n"+`<td class="nw">2026-11-30 14:19 UTC</td><td>1</td><td>40</td><td class="wrap">qwen3.5:9b: 3</td>`,
+			`data-url="http://10.0.0.6:8080/v1" data-state="down"><td class="mono">ollama_direct_urls</td>`,
 			"<code>http://10.0.0.6:8080/v1</code> <span class=\"pill\">OpenAI-style</span>",
-			"configured, not probed", "not configured: search is full text only")
+			`</svg> down<div class="muted small">no answer: connection refused</div>`,
+			"models: extraction qwen3.5:9b → qwen3:4b",
+			`jobs waiting for a model: 0 <span class="muted small">(extraction: 2 queued)</span>`,
+			"not configured: search is full text only")
 	})
 	t.Run("Unused", func(t *testing.T) {
 		wantContains(t, r.html, `id="unused-state">not ready`, "Usage counted since 2026-11-28 14:20 UTC; the list is ready on 2026-12-28.")
@@ -276,6 +293,25 @@ func TestHandler_States(t *testing.T) {
 		wantContains(t, r.html, "memory_status failed: PermissionDenied: permission denied", "memory_audit failed: Unavailable: down",
 			`id="tile-records"><b>?</b>`, `id="review-state">unknown`)
 		checkSelfContained(t, r.html)
+	})
+	t.Run("ModelsNotConfigured", func(t *testing.T) {
+		a := baseAnswers()
+		a.status.JobsWaitingForModel = 2
+		a.status.Jobs = []*hearthv1.JobCount{{Kind: "extraction", State: "queued", Count: 2}}
+		r, _ := render(t, a, Config{})
+		wantContains(t, r.html, `id="models-state">No model server is configured`,
+			`<p id="models-waiting" class="err">jobs waiting for a model: 2`, `id="tile-models"><b>none</b>`)
+		if strings.Contains(r.html, `id="model-servers"`) {
+			t.Error("a server table without servers")
+		}
+	})
+	t.Run("ModelsNotProbed", func(t *testing.T) {
+		a := baseAnswers()
+		a.status.ModelsConfigured = true
+		a.status.ModelServers = []*hearthv1.ModelServer{{Url: "http://10.0.0.5:11434", Format: "ollama", Tier: "fallback", Live: true}}
+		r, _ := render(t, a, Config{})
+		wantContains(t, r.html, `data-state="not probed yet"><td class="mono">ollama_fallback_url</td>`,
+			`</svg> not probed yet</td>`+"\n"+`<td class="nw">never</td>`, `id="tile-models"><b>1/1</b>`)
 	})
 	t.Run("EncoderConfigured", func(t *testing.T) {
 		r, _ := render(t, baseAnswers(), Config{EmbedURL: "http://10.0.0.5:11434", EmbedModel: "qwen3-emb-0.6b"})

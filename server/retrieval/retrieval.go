@@ -147,9 +147,11 @@ func (p *Pipeline) Run(ctx context.Context, q Query) (Result, error) {
 }
 
 // Returned counts records as returned (R-K5): the hits and packet records
-// that reached the caller, after the budget.
-func (p *Pipeline) Returned(ctx context.Context, ids []string) error {
-	return p.db.CountReturned(ctx, ids)
+// that reached the caller, after the budget. The count is kept in memory and
+// stored by the single writer within storage.UsageFlushInterval, so a
+// search never waits for a write.
+func (p *Pipeline) Returned(ids []string) {
+	p.db.NoteReturned(ids)
 }
 
 // chainOf returns chain followed by the other namespaces hits came from, in

@@ -11,6 +11,12 @@
 // off runs once at the next start. Maintenance expires old candidates and
 // purges what retention allows (storage.Maintenance).
 //
+// With a model server configured (Config.Models), the runner also probes the
+// servers on its own goroutine and runs the model jobs while one is live:
+// extraction of candidates from session closes (Extract) and the nightly
+// review that each maintenance run queues (Review), whose verdicts apply only
+// when their guards hold. Without one those jobs wait, queued.
+//
 // # Failpoint
 //
 // Config.Failpoint (a daemon built with the failpoint tag reads it from the
@@ -19,7 +25,10 @@
 // the runner, right after leasing its first job, logs "failpoint
 // job-after-lease" with the job id and then holds the job without running
 // it until the workers stop, so a test can kill the process between lease
-// and completion. Unset, it does nothing; any other value fails New.
+// and completion. With "job-before-complete" it runs the first job's
+// handler (a model call, say) and holds the job, logging "failpoint
+// job-before-complete", before completing it. Unset, it does nothing; any
+// other value fails New.
 package workers
 
 import (
@@ -32,15 +41,21 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// FailpointJobAfterLease is the one failpoint: hold the first leased job.
-const FailpointJobAfterLease = "job-after-lease"
+// The failpoints: hold the first leased job right after its lease, or
+// after its handler ran and before its completion.
+const (
+	FailpointJobAfterLease     = "job-after-lease"
+	FailpointJobBeforeComplete = "job-before-complete"
+)
 
 // Defaults for Config.
 const (
@@ -79,8 +94,14 @@ type Config struct {
 	// Lease is how long a job is held before another worker may take it
 	// (DefaultLease).
 	Lease time.Duration
-	// Failpoint is "" or FailpointJobAfterLease (see the package doc).
+	// Failpoint is "", FailpointJobAfterLease or FailpointJobBeforeComplete
+	// (see the package doc).
 	Failpoint string
+	// Models, when it has a server configured, runs extraction and the
+	// nightly review, probed from the runner (see models.go); nil or
+	// unconfigured leaves those jobs queued. Check is required with it.
+	Models *models.Router
+	Check  Check
 }
 
 // Workers is the queue runner with its handlers and the scheduler.
@@ -95,7 +116,11 @@ type Workers struct {
 	handlers  map[string]Handler
 	kinds     []string
 	sched     Scheduler
-	onPoll    []func() // called at every poll (OnPoll)
+	// ready gates kinds (HandleWhen); models runs the probes.
+	ready  map[string]func() bool
+	models *models.Router
+	held   atomic.Bool // the failpoint held its job
+	onPoll []func()    // called at every poll (OnPoll)
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -108,7 +133,7 @@ func New(cfg Config) (*Workers, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("workers: DB is required")
 	}
-	if cfg.Failpoint != "" && cfg.Failpoint != FailpointJobAfterLease {
+	if cfg.Failpoint != "" && cfg.Failpoint != FailpointJobAfterLease && cfg.Failpoint != FailpointJobBeforeComplete {
 		return nil, fmt.Errorf("workers: unknown failpoint %q (HEARTH_FAILPOINT)", cfg.Failpoint)
 	}
 	w := &Workers{
@@ -120,6 +145,7 @@ func New(cfg Config) (*Workers, error) {
 		failpoint: cfg.Failpoint,
 		now:       cfg.Now,
 		handlers:  map[string]Handler{},
+		ready:     map[string]func() bool{},
 		sched:     Scheduler{At: cfg.Options.ReviewAt, Location: cfg.Location},
 	}
 	if w.log == nil {
@@ -144,6 +170,9 @@ func New(cfg Config) (*Workers, error) {
 		w.sched.Location = time.Local
 	}
 	w.Handle(storage.KindMaintenance, Maintenance(cfg.Options))
+	if err := w.handleModels(cfg); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -211,6 +240,7 @@ func (w *Workers) Stop() {
 
 func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 	defer close(done)
+	defer w.probe(ctx)()
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -239,7 +269,11 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 // completion or failure. It reports whether there was a job. A handler's
 // failure is recorded on the job, not returned; the error is the queue's own.
 func (w *Workers) RunOnce(ctx context.Context) (ran bool, err error) {
-	job, err := w.db.LeaseJob(ctx, w.owner, w.kinds, w.lease)
+	kinds := w.readyKinds()
+	if len(kinds) == 0 {
+		return false, nil
+	}
+	job, err := w.db.LeaseJob(ctx, w.owner, kinds, w.lease)
 	if err != nil || job == nil {
 		return false, err
 	}
@@ -294,6 +328,11 @@ func (w *Workers) attempt(ctx context.Context, job *storage.Job) (err error) {
 	effects, err := h(ctx, job)
 	if err != nil {
 		return err
+	}
+	if w.failpoint == FailpointJobBeforeComplete && w.held.CompareAndSwap(false, true) {
+		w.log.WarnContext(ctx, "failpoint "+FailpointJobBeforeComplete+": holding a job before its completion", "job", job.ID, "kind", job.Kind)
+		<-ctx.Done()
+		return ctx.Err()
 	}
 	return w.db.CompleteJob(ctx, job, effects)
 }

@@ -66,18 +66,28 @@ func Patterns() []string {
 	return names
 }
 
-// match is a hit: the pattern and the span of the secret in the value. The
-// span never leaves the package; tests use it to prove errors don't echo it.
+// match is a hit: the pattern, the upstream rule id when an upstream rule
+// found it, and the span of the secret in the value. Only the pattern
+// leaves the package; tests use the span to prove errors don't echo it.
 type match struct {
 	pattern    string
+	rule       string
 	start, end int
 }
+
+var noMatch = match{start: -1, end: -1}
 
 // scan runs the pattern table over s and returns the first hit.
 func scan(s string) (match, bool) {
 	t := newText(s)
 	for i := range patterns {
 		p := &patterns[i]
+		if p.findNamed != nil {
+			if m := p.findNamed(t); m.start >= 0 {
+				return m, true
+			}
+			continue
+		}
 		if start, end := p.find(t); start >= 0 {
 			return match{pattern: p.name, start: start, end: end}, true
 		}

@@ -16,7 +16,56 @@ func findAssignment(s string) (int, int) {
 	if start, end := eachAssignment(s, credential, realValue); start >= 0 {
 		return start, end
 	}
+	if start, end := findXMLElement(s); start >= 0 {
+		return start, end
+	}
 	return findFlag(s)
+}
+
+// findXMLElement finds an XML element named as a credential, such as
+// Maven's <password>…</password>, and returns its text's span.
+func findXMLElement(s string) (int, int) {
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "</")
+		if j < 0 {
+			break
+		}
+		c := i + j // the closing tag
+		i = c + 2
+		k := i
+		for k < len(s) && k-i <= maxKey && (isKeyByte(s[k]) || s[k] == ':') {
+			k++
+		}
+		if k == i || k >= len(s) || s[k] != '>' {
+			continue
+		}
+		name := s[i:k]
+		if !hasStem(name) || !credentialName(name, false) {
+			continue
+		}
+		// The opening tag, <name> or <name attr…>, before it.
+		lo := max(0, c-maxValue-len(name)-64)
+		o := strings.LastIndex(s[lo:c], "<"+name)
+		if o < 0 {
+			continue
+		}
+		o += lo
+		gt := strings.IndexByte(s[o:c], '>')
+		if gt < 0 || s[o+gt-1] == '/' {
+			continue
+		}
+		start, end := o+gt+1, c
+		for start < end && isBlank(s[start]) {
+			start++
+		}
+		for end > start && isBlank(s[end-1]) {
+			end--
+		}
+		if realValue(s[start:end], false) {
+			return start, end
+		}
+	}
+	return -1, -1
 }
 
 // eachAssignment returns the span of the first value assigned to a key that
@@ -40,11 +89,44 @@ func eachAssignment(s string, isKey func(key string, inURL bool) bool, isValue f
 			continue
 		}
 		start, end, quoted := valueAt(s, v)
+		if !quoted && isBlockScalar(s[start:end]) {
+			// YAML's password: | (or >-…): the value is the next line.
+			start, end = blockScalarLine(s, end)
+		}
 		if isValue(s[start:end], !quoted) {
 			return start, end
 		}
 	}
 	return -1, -1
+}
+
+// isBlockScalar reports whether v is a YAML block scalar indicator.
+func isBlockScalar(v string) bool {
+	switch v {
+	case "|", "|-", "|+", ">", ">-", ">+":
+		return true
+	}
+	return false
+}
+
+// blockScalarLine returns the span of the first line of a block scalar
+// whose indicator ends at i: the next non-blank line, without its
+// indentation. It is empty when the indicator's own line goes on.
+func blockScalarLine(s string, i int) (int, int) {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+		i++
+	}
+	if i >= len(s) || s[i] != '\n' {
+		return i, i
+	}
+	for i < len(s) && isBlank(s[i]) {
+		i++
+	}
+	end := i
+	for end < len(s) && end-i < maxValue && s[end] != '\n' && s[end] != '\r' {
+		end++
+	}
+	return i, end
 }
 
 // separator reports whether the = or : at p separates a key from a value,
@@ -159,7 +241,7 @@ func valueAt(s string, i int) (start, end int, quoted bool) {
 }
 
 // authSchemes precede the credential in an Authorization header value.
-var authSchemes = []string{"bearer ", "basic ", "token ", "bot "}
+var authSchemes = []string{"bearer ", "basic ", "token ", "bot ", "negotiate ", "ntlm ", "apikey ", "api-key ", "ssws ", "sharedkey ", "dpop "}
 
 // authScheme returns the length of a leading "Bearer " (any case, with its
 // blanks), or 0.
@@ -223,9 +305,14 @@ func isValueStop(c byte) bool {
 var stems = []string{"pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "sess"}
 
 func hasStem(name string) bool {
-	for _, st := range stems {
-		if indexFold(name, st) >= 0 {
-			return true
+	for i := 0; i < len(name); i++ {
+		switch lower(name[i]) {
+		case 'p', 's', 't', 'k', 'c', 'a':
+			for _, st := range stems {
+				if st[0] == lower(name[i]) && hasPrefixFold(name[i:], st) {
+					return true
+				}
+			}
 		}
 	}
 	return false
@@ -236,6 +323,7 @@ var credentialHeads = map[string]bool{
 	"password": true, "passwd": true, "passphrase": true,
 	"passwords": true, "secret": true, "secrets": true, "token": true,
 	"credential": true, "credentials": true, "authorization": true,
+	"passcode": true, "sshpass": true,
 	// compounds written as one word
 	"apikey": true, "accesskey": true, "secretkey": true, "privatekey": true,
 }
@@ -265,39 +353,96 @@ var urlHeads = map[string]bool{
 var credentialSuffixes = []string{"password", "passwd", "secret", "token"}
 
 // credentialName reports whether a key or parameter name reads as a
-// credential, judged by its words (see "Names" in the package doc). inURL
+// credential, judged by its words (see "Names" in docs/screen.md). inURL
 // adds the URL-only names.
 func credentialName(name string, inURL bool) bool {
-	ws := splitWords(name)
-	if len(ws) == 0 {
-		return false
-	}
-	head, prev := ws[len(ws)-1], ""
-	if len(ws) > 1 {
-		prev = ws[len(ws)-2]
-	}
+	var pb, hb [maxWord]byte
+	prev, head, ok := lastWords(name, &pb, &hb)
+	return ok && credentialWords(prev, head, inURL)
+}
+
+// maxWord is the longest word of a name that credentialName judges; a
+// longer last word is no credential.
+const maxWord = 32
+
+// credentialWords judges a name by its last word head and the word before
+// it, prev (empty when there is none), both lower case.
+func credentialWords(prev, head []byte, inURL bool) bool {
+	h, p := string(head), string(prev) // compared and looked up without copies
 	switch {
-	case head == "token":
-		return !cursorWords[prev]
-	case credentialHeads[head]:
+	case h == "token":
+		return !cursorWords[p]
+	case credentialHeads[h]:
 		return true
-	case head == "key":
-		return keyQualifiers[prev]
-	case head == "pwd" || head == "pw":
-		return prev != "" // a bare PWD is the working directory
-	case head == "pass":
-		return prev != "" || inURL // a bare PASS: is test output
-	case inURL && urlHeads[head]:
+	case h == "key":
+		return keyQualifiers[p]
+	case h == "pwd" || h == "pw":
+		return p != "" // a bare PWD is the working directory
+	case h == "pass":
+		return p != "" || inURL // a bare PASS: is test output
+	case inURL && urlHeads[h]:
 		return true
-	case inURL && head == "id" && prev == "session":
+	case inURL && h == "id" && p == "session":
 		return true
 	}
 	for _, suf := range credentialSuffixes {
-		if rest, ok := strings.CutSuffix(head, suf); ok && rest != "" {
-			return !(suf == "token" && cursorWords[rest])
+		if len(head) > len(suf) && string(head[len(head)-len(suf):]) == suf {
+			return !(suf == "token" && cursorWords[string(head[:len(head)-len(suf)])])
 		}
 	}
 	return false
+}
+
+// lastWords writes the last two words of name, split as splitWords splits
+// it, in lower case into pb and hb, and returns them; ok is false when name
+// has no word or a word too long for the buffers.
+func lastWords(name string, pb, hb *[maxWord]byte) (prev, head []byte, ok bool) {
+	var spans [2][2]int // the last two word spans
+	n := 0
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			spans[0], spans[1] = spans[1], [2]int{start, end}
+			n++
+			start = -1
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case !isAlnum(c):
+			flush(i)
+		case start < 0:
+			start = i
+		case isUpper(c) && (isLower(name[i-1]) || isDigit(name[i-1])),
+			isUpper(c) && isUpper(name[i-1]) && i+1 < len(name) && isLower(name[i+1]):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(name))
+	if n == 0 {
+		return nil, nil, false
+	}
+	lowerInto := func(buf *[maxWord]byte, sp [2]int) ([]byte, bool) {
+		if sp[1]-sp[0] > maxWord {
+			return nil, false
+		}
+		for i := sp[0]; i < sp[1]; i++ {
+			buf[i-sp[0]] = lower(name[i])
+		}
+		return buf[:sp[1]-sp[0]], true
+	}
+	head, ok = lowerInto(hb, spans[1])
+	if !ok {
+		return nil, nil, false
+	}
+	if n >= 2 {
+		if prev, ok = lowerInto(pb, spans[0]); !ok {
+			prev = nil // a long word before: judge the head alone
+		}
+	}
+	return prev, head, true
 }
 
 // splitWords splits a name into lower-case words at punctuation and

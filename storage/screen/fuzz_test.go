@@ -8,8 +8,9 @@ import (
 
 // FuzzCheck checks the screen's properties on any input: it never panics,
 // it is deterministic, a refusal names the pattern and never the secret,
-// a pass returns the value unchanged, Redact's output always passes, and
-// Anchor is never laxer than Check.
+// a pass returns the value unchanged, Redact's output always passes,
+// Anchor is never laxer than Check, and an upstream rule run on its
+// anchors finds a secret whenever it finds one run on the whole value.
 func FuzzCheck(f *testing.F) {
 	for _, e := range readCorpus(f, "secrets.txt", true) {
 		f.Add(e.text)
@@ -47,6 +48,11 @@ func FuzzCheck(f *testing.F) {
 			}
 			if span := s[m.start:m.end]; m.pattern != patMarker && strings.Contains(err.Error(), span) && !strings.Contains(skeleton, span) {
 				t.Fatalf("message %q echoes the secret %q", err.Error(), span)
+			}
+		}
+		for _, r := range firedRules(newText(s)) {
+			if w := r.find(s, false); w.start >= 0 && r.find(s, true).start < 0 {
+				t.Fatalf("rule %s: got no hit anchored, want the whole-value hit %q", r.id, s[w.start:w.end])
 			}
 		}
 		red := Redact(s).String()

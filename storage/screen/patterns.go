@@ -24,7 +24,14 @@ const (
 	patStripe      = "stripe-key"
 	patJWT         = "jwt"
 	patURLUserinfo = "url-userinfo"
+	patProvider    = "provider-token"
+	patDriverDSN   = "driver-dsn"
+	patConnString  = "connection-string"
+	patPgpass      = "pgpass-password"
+	patNetrc       = "netrc-password"
+	patCLI         = "cli-password"
 	patAssignment  = "credential-assignment"
+	patProse       = "credential-in-prose"
 	patURLParam    = "url-credential-param" // Anchor only; see screenURL
 )
 
@@ -35,47 +42,34 @@ type pattern struct {
 	// must be cheap on text without any hint of its secret: the screen runs
 	// on every persisted string.
 	find func(t *text) (start, end int)
+	// findNamed, set instead of find, names its hit itself: the upstream
+	// table reports the name its rule maps to.
+	findNamed func(t *text) match
 }
 
-// text is a value being screened, with what one pass over it found.
+// text is a value being screened, with what one pass over it found (see
+// hints.go).
 type text struct {
-	s    string
-	lits uint64 // bit i is set when literals[i] occurs in s
+	s     string
+	ascii bool      // s is all ASCII
+	lits  uint64    // bit i is set when literals[i] may occur in s
+	fired [4]uint64 // bit i is set when upstream rule i has a keyword in s
+	cli   []hint    // command names (cli.go)
+	prose []int     // ends of credential stems (prose.go)
+	netrc []hint    // machine and default (findNetrc)
+
+	cliBuf   [8]hint
+	proseBuf [16]int
+	netrcBuf [4]hint
 }
 
-// literals are the literal prefixes of every reFind expression. newText
-// finds which of them occur in one pass, through the bigram table that
-// init builds, instead of one substring search per literal.
-var (
-	literals   []string
-	bigrams    [1 << 16 / 64]uint64 // bit b: some literal starts with the two bytes b
-	bigramLits = map[uint16][]int{} // the literals starting with each bigram
-)
-
-func init() {
-	if len(literals) > 64 {
-		panic("screen: more than 64 literals")
-	}
-	for id, l := range literals {
-		b := uint16(l[0])<<8 | uint16(l[1])
-		bigrams[b/64] |= 1 << (b % 64)
-		bigramLits[b] = append(bigramLits[b], id)
-	}
-}
+// literals are the literal prefixes of every reFind expression; hints.go
+// finds which of them occur, ignoring case, in its one pass.
+var literals []string
 
 func newText(s string) *text {
 	t := &text{s: s}
-	for i := 0; i+1 < len(s); i++ {
-		b := uint16(s[i])<<8 | uint16(s[i+1])
-		if bigrams[b/64]&(1<<(b%64)) == 0 {
-			continue
-		}
-		for _, id := range bigramLits[b] {
-			if strings.HasPrefix(s[i:], literals[id]) {
-				t.lits |= 1 << id
-			}
-		}
-	}
+	t.scanHints()
 	return t
 }
 
@@ -95,7 +89,10 @@ var patterns = []pattern{
 		// file. "BEGIN CERTIFICATE", "BEGIN PUBLIC KEY", ssh-ed25519 public keys
 		// and a header with elided material ("...") don't match.
 		name: patPrivateKey,
-		find: reFind(false, nil, `-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[nr])*(?:[A-Za-z-]+: ?[^\n\\]*(?:\s|\\[nr])+)*([A-Za-z0-9+/=]{16})`),
+		find: reFind(false, nil,
+			`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[nr])*(?:[A-Za-z-]+: ?[^\n\\]*(?:\s|\\[nr])+)*([A-Za-z0-9+/=]{16})`,
+			`---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----(?:\s|\\[nr])*(?:[A-Za-z-]+: ?[^\n\\]*(?:\s|\\[nr])+)*([A-Za-z0-9+/=]{16})`,
+			`PuTTY-User-Key-File-[0-9]: (?s:.){0,1000}?Private-Lines: [0-9]{1,3}(?:\s|\\[nr])+([A-Za-z0-9+/=]{16})`),
 	},
 	{
 		// Anthropic API and admin keys: sk-ant-api03-…. Before openai-key, whose
@@ -190,6 +187,12 @@ var patterns = []pattern{
 		find: reFind(false, nil, `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`),
 	},
 	{
+		// Every other rule of gitleaks' default set (upstream.go), named
+		// provider-token unless the screen already names its provider.
+		name:      patProvider,
+		findNamed: findUpstream,
+	},
+	{
 		// A password in a URL's userinfo: scheme://user:pass@host, with the
 		// placeholder rule applied to pass, so postgres://postgres:postgres@…,
 		// https://user:${TOKEN}@… and ssh://git@host pass in text. (Anchor is
@@ -198,12 +201,47 @@ var patterns = []pattern{
 		find: func(t *text) (int, int) { return findURLPassword(t.s) },
 	},
 	{
+		// A database driver DSN that is not a URL: user:pass@tcp(host)/db,
+		// user/pass@//host/service.
+		name: patDriverDSN,
+		find: func(t *text) (int, int) { return findDriverDSN(t.s) },
+	},
+	{
+		// A key=value;… connection string with Password=, Pwd=,
+		// AccountKey= or SharedAccessKey=. Before credential-assignment,
+		// which would also catch most of them under a vaguer name.
+		name: patConnString,
+		find: func(t *text) (int, int) { return findConnString(t.s) },
+	},
+	{
+		// A .pgpass line: host:port:db:user:password.
+		name: patPgpass,
+		find: func(t *text) (int, int) { return findPgpass(t.s) },
+	},
+	{
+		// A .netrc entry: machine host login user password pw.
+		name: patNetrc,
+		find: findNetrc,
+	},
+	{
+		// A password flag of a known command: mysql -p<pw>, sshpass -p
+		// <pw>, curl -u user:<pw>, openssl -passin pass:<pw>…; see cli.go.
+		name: patCLI,
+		find: findCLIPassword,
+	},
+	{
 		// A credential-named key assigned a real-looking value, in env, shell,
 		// YAML, JSON, TOML, INI, code, HTTP headers and --flag form; see
-		// eachAssignment, and the name and placeholder rules in the package
-		// doc.
+		// eachAssignment, and the name and placeholder rules in
+		// docs/screen.md.
 		name: patAssignment,
 		find: func(t *text) (int, int) { return findAssignment(t.s) },
+	},
+	{
+		// A secret stated in prose: "the prod secret key is 9dK2v…",
+		// "use password Xq7!… for the admin"; see findProse.
+		name: patProse,
+		find: findProse,
 	},
 }
 

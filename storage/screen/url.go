@@ -9,7 +9,7 @@ import (
 const maxAuthority = 512
 
 // findURLPassword finds scheme://user:pass@host in text and returns the span
-// of pass when it looks real (the placeholder rule of the package doc).
+// of pass when it looks real (the placeholder rule of docs/screen.md).
 func findURLPassword(s string) (int, int) {
 	for i := 0; ; {
 		j := strings.Index(s[i:], "://")

@@ -14,7 +14,7 @@ const minSecret = 8
 
 // realValue reports whether v, the value of a credential assignment or a URL
 // password, looks like a real secret rather than a placeholder; see
-// "Placeholders" in the package doc. code is set for unquoted values, which
+// "Placeholders" in docs/screen.md. code is set for unquoted values, which
 // may be code (cfg.Password, os.Getenv("X")) rather than literals.
 func realValue(v string, code bool) bool {
 	if strings.Contains(v, "%") {
@@ -25,10 +25,10 @@ func realValue(v string, code bool) bool {
 	if utf8.RuneCountInString(v) < minSecret {
 		return false
 	}
-	if strings.ContainsAny(v, " \t\r\n") {
-		return false // prose: "rotate it every 90 days"
+	if strings.IndexFunc(v, unicode.IsSpace) >= 0 {
+		return false // prose: "rotate it every 90 days", also with U+2028 or a no-break space
 	}
-	if reference(v) || !notDummy(v) {
+	if reference(v) || embeddedRefRE.MatchString(v) || !notDummy(v) {
 		return false
 	}
 	if code && (v[0] == '(' || numberRE.MatchString(v) || codeRE.MatchString(v) && (strings.ContainsAny(v, ".([{") || strings.Contains(v, "->") || identifier(v))) {
@@ -85,6 +85,10 @@ var nameRE = regexp.MustCompile(`^[a-z]{2,}(?:[-_][a-z]{2,})+(?:[-_]v?[0-9]{1,4}
 
 // refPrefixes name where a secret lives rather than the secret.
 var refPrefixes = []string{"$", "{", "[", "<", "#{", "~/", "./", "../", "arn:", "urn:", "vault:", "op://", "env:", "file:"}
+
+// embeddedRefRE matches a reference inside a value: hvs.<token>,
+// prefix-${SUFFIX}, {{ .Values.x }}.
+var embeddedRefRE = regexp.MustCompile(`<[A-Za-z][\w .-]*>|\$\{|\{\{`)
 
 // pathRE matches an absolute path such as /run/secrets/db_password.
 var pathRE = regexp.MustCompile(`^/[A-Za-z]{2,}/[\w./-]*$`)

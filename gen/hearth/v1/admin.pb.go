@@ -228,6 +228,21 @@ type StatusResponse struct {
 	Counts []*TypeStatusCount `protobuf:"bytes,3,rep,name=counts,proto3" json:"counts,omitempty"`
 	// Namespaces holding records that are not deleted.
 	Namespaces []*NamespaceCount `protobuf:"bytes,4,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// Whether a model server is configured (ollama_url, ollama_fallback_url,
+	// ollama_direct_urls). Without one there is no extraction and no nightly
+	// review; everything else works.
+	ModelsConfigured bool `protobuf:"varint,10,opt,name=models_configured,json=modelsConfigured,proto3" json:"models_configured,omitempty"`
+	// Each configured model server, in order: ollama_url,
+	// ollama_fallback_url, then ollama_direct_urls.
+	ModelServers []*ModelServer `protobuf:"bytes,11,rep,name=model_servers,json=modelServers,proto3" json:"model_servers,omitempty"`
+	// Jobs that need a model (extraction, the nightly review), queued while no
+	// model server is configured or live; they run when one is.
+	JobsWaitingForModel uint32 `protobuf:"varint,12,opt,name=jobs_waiting_for_model,json=jobsWaitingForModel,proto3" json:"jobs_waiting_for_model,omitempty"`
+	// The job queue by kind and state (queued, leased, done, failed).
+	Jobs []*JobCount `protobuf:"bytes,13,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// The model chain of each kind of call (extraction, review, answer):
+	// ollama_models, or ollama_model alone. Empty without a model server.
+	ModelChains []*ModelChain `protobuf:"bytes,14,rep,name=model_chains,json=modelChains,proto3" json:"model_chains,omitempty"`
 	// The encoder (embed_url) and the state of the record vectors.
 	Encoder       *EncoderStatus `protobuf:"bytes,20,opt,name=encoder,proto3" json:"encoder,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -287,6 +302,41 @@ func (x *StatusResponse) GetNamespaces() []*NamespaceCount {
 	return nil
 }
 
+func (x *StatusResponse) GetModelsConfigured() bool {
+	if x != nil {
+		return x.ModelsConfigured
+	}
+	return false
+}
+
+func (x *StatusResponse) GetModelServers() []*ModelServer {
+	if x != nil {
+		return x.ModelServers
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetJobsWaitingForModel() uint32 {
+	if x != nil {
+		return x.JobsWaitingForModel
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetJobs() []*JobCount {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetModelChains() []*ModelChain {
+	if x != nil {
+		return x.ModelChains
+	}
+	return nil
+}
+
 func (x *StatusResponse) GetEncoder() *EncoderStatus {
 	if x != nil {
 		return x.Encoder
@@ -308,6 +358,26 @@ func (x *StatusResponse) SetCounts(v []*TypeStatusCount) {
 
 func (x *StatusResponse) SetNamespaces(v []*NamespaceCount) {
 	x.Namespaces = v
+}
+
+func (x *StatusResponse) SetModelsConfigured(v bool) {
+	x.ModelsConfigured = v
+}
+
+func (x *StatusResponse) SetModelServers(v []*ModelServer) {
+	x.ModelServers = v
+}
+
+func (x *StatusResponse) SetJobsWaitingForModel(v uint32) {
+	x.JobsWaitingForModel = v
+}
+
+func (x *StatusResponse) SetJobs(v []*JobCount) {
+	x.Jobs = v
+}
+
+func (x *StatusResponse) SetModelChains(v []*ModelChain) {
+	x.ModelChains = v
 }
 
 func (x *StatusResponse) SetEncoder(v *EncoderStatus) {
@@ -336,6 +406,21 @@ type StatusResponse_builder struct {
 	Counts []*TypeStatusCount
 	// Namespaces holding records that are not deleted.
 	Namespaces []*NamespaceCount
+	// Whether a model server is configured (ollama_url, ollama_fallback_url,
+	// ollama_direct_urls). Without one there is no extraction and no nightly
+	// review; everything else works.
+	ModelsConfigured bool
+	// Each configured model server, in order: ollama_url,
+	// ollama_fallback_url, then ollama_direct_urls.
+	ModelServers []*ModelServer
+	// Jobs that need a model (extraction, the nightly review), queued while no
+	// model server is configured or live; they run when one is.
+	JobsWaitingForModel uint32
+	// The job queue by kind and state (queued, leased, done, failed).
+	Jobs []*JobCount
+	// The model chain of each kind of call (extraction, review, answer):
+	// ollama_models, or ollama_model alone. Empty without a model server.
+	ModelChains []*ModelChain
 	// The encoder (embed_url) and the state of the record vectors.
 	Encoder *EncoderStatus
 }
@@ -348,7 +433,475 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.Records = b.Records
 	x.Counts = b.Counts
 	x.Namespaces = b.Namespaces
+	x.ModelsConfigured = b.ModelsConfigured
+	x.ModelServers = b.ModelServers
+	x.JobsWaitingForModel = b.JobsWaitingForModel
+	x.Jobs = b.Jobs
+	x.ModelChains = b.ModelChains
 	x.Encoder = b.Encoder
+	return m0
+}
+
+// ModelChain is the models one kind of call tries, in order, on a server.
+type ModelChain struct {
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Models        []string               `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelChain) Reset() {
+	*x = ModelChain{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelChain) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelChain) ProtoMessage() {}
+
+func (x *ModelChain) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ModelChain) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ModelChain) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *ModelChain) SetKind(v string) {
+	x.Kind = v
+}
+
+func (x *ModelChain) SetModels(v []string) {
+	x.Models = v
+}
+
+type ModelChain_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Kind   string
+	Models []string
+}
+
+func (b0 ModelChain_builder) Build() *ModelChain {
+	m0 := &ModelChain{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Kind = b.Kind
+	x.Models = b.Models
+	return m0
+}
+
+// ModelServer is one model server as the router sees it.
+type ModelServer struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	Url   string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// "ollama", or "openai" for a URL ending in /v1 (llama-server, llama-swap).
+	Format string `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
+	// "primary" (ollama_url), "fallback" (ollama_fallback_url) or "direct"
+	// (ollama_direct_urls, used only while neither of the others is live).
+	Tier string `protobuf:"bytes,3,opt,name=tier,proto3" json:"tier,omitempty"`
+	// Whether calls go to it: it answered its last probe, or has not been
+	// probed yet.
+	Live bool `protobuf:"varint,4,opt,name=live,proto3" json:"live,omitempty"`
+	// Whether it was ever probed.
+	Probed bool `protobuf:"varint,5,opt,name=probed,proto3" json:"probed,omitempty"`
+	// When its last probe started; absent before the first.
+	LastProbe *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_probe,json=lastProbe,proto3" json:"last_probe,omitempty"`
+	// Why its last probe failed; empty when it answered.
+	ProbeError string `protobuf:"bytes,7,opt,name=probe_error,json=probeError,proto3" json:"probe_error,omitempty"`
+	// The models its last answered probe listed.
+	Models []string `protobuf:"bytes,8,rep,name=models,proto3" json:"models,omitempty"`
+	// Calls on it now.
+	CallsInFlight uint32 `protobuf:"varint,9,opt,name=calls_in_flight,json=callsInFlight,proto3" json:"calls_in_flight,omitempty"`
+	// Calls routed to it since the start.
+	Calls uint32 `protobuf:"varint,10,opt,name=calls,proto3" json:"calls,omitempty"`
+	// Failed attempts since the start, by model.
+	Failures      []*ModelFailures `protobuf:"bytes,11,rep,name=failures,proto3" json:"failures,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelServer) Reset() {
+	*x = ModelServer{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelServer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelServer) ProtoMessage() {}
+
+func (x *ModelServer) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ModelServer) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *ModelServer) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *ModelServer) GetTier() string {
+	if x != nil {
+		return x.Tier
+	}
+	return ""
+}
+
+func (x *ModelServer) GetLive() bool {
+	if x != nil {
+		return x.Live
+	}
+	return false
+}
+
+func (x *ModelServer) GetProbed() bool {
+	if x != nil {
+		return x.Probed
+	}
+	return false
+}
+
+func (x *ModelServer) GetLastProbe() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastProbe
+	}
+	return nil
+}
+
+func (x *ModelServer) GetProbeError() string {
+	if x != nil {
+		return x.ProbeError
+	}
+	return ""
+}
+
+func (x *ModelServer) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *ModelServer) GetCallsInFlight() uint32 {
+	if x != nil {
+		return x.CallsInFlight
+	}
+	return 0
+}
+
+func (x *ModelServer) GetCalls() uint32 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *ModelServer) GetFailures() []*ModelFailures {
+	if x != nil {
+		return x.Failures
+	}
+	return nil
+}
+
+func (x *ModelServer) SetUrl(v string) {
+	x.Url = v
+}
+
+func (x *ModelServer) SetFormat(v string) {
+	x.Format = v
+}
+
+func (x *ModelServer) SetTier(v string) {
+	x.Tier = v
+}
+
+func (x *ModelServer) SetLive(v bool) {
+	x.Live = v
+}
+
+func (x *ModelServer) SetProbed(v bool) {
+	x.Probed = v
+}
+
+func (x *ModelServer) SetLastProbe(v *timestamppb.Timestamp) {
+	x.LastProbe = v
+}
+
+func (x *ModelServer) SetProbeError(v string) {
+	x.ProbeError = v
+}
+
+func (x *ModelServer) SetModels(v []string) {
+	x.Models = v
+}
+
+func (x *ModelServer) SetCallsInFlight(v uint32) {
+	x.CallsInFlight = v
+}
+
+func (x *ModelServer) SetCalls(v uint32) {
+	x.Calls = v
+}
+
+func (x *ModelServer) SetFailures(v []*ModelFailures) {
+	x.Failures = v
+}
+
+func (x *ModelServer) HasLastProbe() bool {
+	if x == nil {
+		return false
+	}
+	return x.LastProbe != nil
+}
+
+func (x *ModelServer) ClearLastProbe() {
+	x.LastProbe = nil
+}
+
+type ModelServer_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Url string
+	// "ollama", or "openai" for a URL ending in /v1 (llama-server, llama-swap).
+	Format string
+	// "primary" (ollama_url), "fallback" (ollama_fallback_url) or "direct"
+	// (ollama_direct_urls, used only while neither of the others is live).
+	Tier string
+	// Whether calls go to it: it answered its last probe, or has not been
+	// probed yet.
+	Live bool
+	// Whether it was ever probed.
+	Probed bool
+	// When its last probe started; absent before the first.
+	LastProbe *timestamppb.Timestamp
+	// Why its last probe failed; empty when it answered.
+	ProbeError string
+	// The models its last answered probe listed.
+	Models []string
+	// Calls on it now.
+	CallsInFlight uint32
+	// Calls routed to it since the start.
+	Calls uint32
+	// Failed attempts since the start, by model.
+	Failures []*ModelFailures
+}
+
+func (b0 ModelServer_builder) Build() *ModelServer {
+	m0 := &ModelServer{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Url = b.Url
+	x.Format = b.Format
+	x.Tier = b.Tier
+	x.Live = b.Live
+	x.Probed = b.Probed
+	x.LastProbe = b.LastProbe
+	x.ProbeError = b.ProbeError
+	x.Models = b.Models
+	x.CallsInFlight = b.CallsInFlight
+	x.Calls = b.Calls
+	x.Failures = b.Failures
+	return m0
+}
+
+// ModelFailures counts one model's failed attempts on one server.
+type ModelFailures struct {
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
+	Model         string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	Count         uint32                 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelFailures) Reset() {
+	*x = ModelFailures{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelFailures) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelFailures) ProtoMessage() {}
+
+func (x *ModelFailures) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ModelFailures) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelFailures) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *ModelFailures) SetModel(v string) {
+	x.Model = v
+}
+
+func (x *ModelFailures) SetCount(v uint32) {
+	x.Count = v
+}
+
+type ModelFailures_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Model string
+	Count uint32
+}
+
+func (b0 ModelFailures_builder) Build() *ModelFailures {
+	m0 := &ModelFailures{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Model = b.Model
+	x.Count = b.Count
+	return m0
+}
+
+// JobCount is the number of jobs of one kind in one state.
+type JobCount struct {
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	Count         uint32                 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCount) Reset() {
+	*x = JobCount{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCount) ProtoMessage() {}
+
+func (x *JobCount) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *JobCount) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *JobCount) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *JobCount) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *JobCount) SetKind(v string) {
+	x.Kind = v
+}
+
+func (x *JobCount) SetState(v string) {
+	x.State = v
+}
+
+func (x *JobCount) SetCount(v uint32) {
+	x.Count = v
+}
+
+type JobCount_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Kind  string
+	State string
+	Count uint32
+}
+
+func (b0 JobCount_builder) Build() *JobCount {
+	m0 := &JobCount{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Kind = b.Kind
+	x.State = b.State
+	x.Count = b.Count
 	return m0
 }
 
@@ -380,7 +933,7 @@ type EncoderStatus struct {
 
 func (x *EncoderStatus) Reset() {
 	*x = EncoderStatus{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +945,7 @@ func (x *EncoderStatus) String() string {
 func (*EncoderStatus) ProtoMessage() {}
 
 func (x *EncoderStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -588,7 +1141,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -600,7 +1153,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +1225,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +1237,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -745,7 +1298,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +1310,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +1379,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -838,7 +1391,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +1556,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1568,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1692,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1704,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1756,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1768,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1336,7 +1889,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1901,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,15 +1948,47 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xe7\x01\n" +
+	"\rStatusRequest\"\xe9\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
 	"\x06counts\x18\x03 \x03(\v2\x1a.hearth.v1.TypeStatusCountR\x06counts\x129\n" +
 	"\n" +
 	"namespaces\x18\x04 \x03(\v2\x19.hearth.v1.NamespaceCountR\n" +
-	"namespaces\x122\n" +
-	"\aencoder\x18\x14 \x01(\v2\x18.hearth.v1.EncoderStatusR\aencoder\"\xe1\x02\n" +
+	"namespaces\x12+\n" +
+	"\x11models_configured\x18\n" +
+	" \x01(\bR\x10modelsConfigured\x12;\n" +
+	"\rmodel_servers\x18\v \x03(\v2\x16.hearth.v1.ModelServerR\fmodelServers\x123\n" +
+	"\x16jobs_waiting_for_model\x18\f \x01(\rR\x13jobsWaitingForModel\x12'\n" +
+	"\x04jobs\x18\r \x03(\v2\x13.hearth.v1.JobCountR\x04jobs\x128\n" +
+	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\x122\n" +
+	"\aencoder\x18\x14 \x01(\v2\x18.hearth.v1.EncoderStatusR\aencoder\"8\n" +
+	"\n" +
+	"ModelChain\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06models\x18\x02 \x03(\tR\x06models\"\xdf\x02\n" +
+	"\vModelServer\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
+	"\x06format\x18\x02 \x01(\tR\x06format\x12\x12\n" +
+	"\x04tier\x18\x03 \x01(\tR\x04tier\x12\x12\n" +
+	"\x04live\x18\x04 \x01(\bR\x04live\x12\x16\n" +
+	"\x06probed\x18\x05 \x01(\bR\x06probed\x129\n" +
+	"\n" +
+	"last_probe\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tlastProbe\x12\x1f\n" +
+	"\vprobe_error\x18\a \x01(\tR\n" +
+	"probeError\x12\x16\n" +
+	"\x06models\x18\b \x03(\tR\x06models\x12&\n" +
+	"\x0fcalls_in_flight\x18\t \x01(\rR\rcallsInFlight\x12\x14\n" +
+	"\x05calls\x18\n" +
+	" \x01(\rR\x05calls\x124\n" +
+	"\bfailures\x18\v \x03(\v2\x18.hearth.v1.ModelFailuresR\bfailures\";\n" +
+	"\rModelFailures\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\rR\x05count\"J\n" +
+	"\bJobCount\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\rR\x05count\"\xe1\x02\n" +
 	"\rEncoderStatus\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x01 \x01(\bR\n" +
@@ -1471,48 +2056,57 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
 	(*StatusRequest)(nil),         // 2: hearth.v1.StatusRequest
 	(*StatusResponse)(nil),        // 3: hearth.v1.StatusResponse
-	(*EncoderStatus)(nil),         // 4: hearth.v1.EncoderStatus
-	(*TypeStatusCount)(nil),       // 5: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 6: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 7: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 8: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 9: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 10: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 11: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 12: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*ModelChain)(nil),            // 4: hearth.v1.ModelChain
+	(*ModelServer)(nil),           // 5: hearth.v1.ModelServer
+	(*ModelFailures)(nil),         // 6: hearth.v1.ModelFailures
+	(*JobCount)(nil),              // 7: hearth.v1.JobCount
+	(*EncoderStatus)(nil),         // 8: hearth.v1.EncoderStatus
+	(*TypeStatusCount)(nil),       // 9: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 10: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 11: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 12: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 13: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 14: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 15: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 16: hearth.v1.AuditResponse
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	5,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	6,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
-	4,  // 2: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
-	13, // 3: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
-	13, // 4: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	13, // 5: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	13, // 6: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	8,  // 7: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	13, // 8: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	13, // 9: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	11, // 10: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 11: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 12: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	7,  // 13: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	10, // 14: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 15: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 16: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	9,  // 17: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	12, // 18: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	15, // [15:19] is the sub-list for method output_type
-	11, // [11:15] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	9,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	10, // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	5,  // 2: hearth.v1.StatusResponse.model_servers:type_name -> hearth.v1.ModelServer
+	7,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
+	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
+	8,  // 5: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
+	17, // 6: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	6,  // 7: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	17, // 8: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
+	17, // 9: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	17, // 10: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	17, // 11: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	12, // 12: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	17, // 13: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	17, // 14: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	15, // 15: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 16: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 17: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	11, // 18: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	14, // 19: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 20: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 21: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	13, // 22: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	16, // 23: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	20, // [20:24] is the sub-list for method output_type
+	16, // [16:20] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1527,7 +2121,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,7 +36,9 @@ type AdminServiceClient interface {
 	// way first, so a client without a valid token is told 401 at once.
 	Whoami(ctx context.Context, in *WhoamiRequest, opts ...grpc.CallOption) (*WhoamiResponse, error)
 	// Report the server's version and what memory holds: record counts by type
-	// and status, and namespaces with their record counts.
+	// and status, and namespaces with their record counts; each model server
+	// (tier, live or down, last probe, calls in flight, failures by model) and
+	// the job queue, with the jobs waiting for a model.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by
@@ -106,7 +108,9 @@ type AdminServiceServer interface {
 	// way first, so a client without a valid token is told 401 at once.
 	Whoami(context.Context, *WhoamiRequest) (*WhoamiResponse, error)
 	// Report the server's version and what memory holds: record counts by type
-	// and status, and namespaces with their record counts.
+	// and status, and namespaces with their record counts; each model server
+	// (tier, live or down, last probe, calls in flight, failures by model) and
+	// the job queue, with the jobs waiting for a model.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/hearth-memory/hearth"
+
+// goList runs `go list` over the module with the given format.
+func goList(t *testing.T, format string) []string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	out, err := exec.Command("go", "list", "-f", format, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if sc.Text() != "" {
+			lines = append(lines, sc.Text())
+		}
+	}
+	return lines
+}
+
+// under reports whether pkg is dir or inside it (module-relative).
+func under(pkg, dir string) bool {
+	p := module + "/" + dir
+	return pkg == p || strings.HasPrefix(pkg, p+"/")
+}
+
+// transports are the packages that serve a protocol; they may share the
+// contract (package gateway) but never import each other.
+var transportPkgs = []string{"gateway/rest", "gateway/page", "mcpbridge"}
+
+func transportOf(pkg string) string {
+	for _, tr := range transportPkgs {
+		if under(pkg, tr) {
+			return tr
+		}
+	}
+	return ""
+}
+
+// TestImports_OneWay reads `go list -deps` (the transitive imports of every
+// package, tests excluded) and fails on an arrow the architecture forbids:
+// transport to transport, server to any transport or the contract, storage
+// to gen, server or a transport, and the contract or a transport to
+// storage or server.
+func TestImports_OneWay(t *testing.T) {
+	lines := goList(t, `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`)
+	checked := 0
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		pkg, deps := fields[0], fields[1:]
+		if under(pkg, "gateway/gatewaytest") {
+			continue // test support
+		}
+		checked++
+		for _, dep := range deps {
+			if !strings.HasPrefix(dep, module+"/") {
+				continue
+			}
+			var why string
+			switch {
+			case transportOf(pkg) != "" && transportOf(dep) != "" && transportOf(dep) != transportOf(pkg):
+				why = "a transport imports another transport"
+			case under(pkg, "server") && (under(dep, "gateway") || under(dep, "mcpbridge")):
+				why = "server imports a transport"
+			case under(pkg, "storage") && (under(dep, "gen") || under(dep, "server") || under(dep, "gateway") || under(dep, "mcpbridge")):
+				why = "storage imports gen, server or a transport"
+			case (under(pkg, "gateway") || under(pkg, "mcpbridge")) && (under(dep, "storage") || under(dep, "server")):
+				why = "a transport imports storage or server"
+			default:
+				continue
+			}
+			t.Errorf("%s -> %s: %s", strings.TrimPrefix(pkg, module+"/"), strings.TrimPrefix(dep, module+"/"), why)
+		}
+	}
+	if checked < 15 {
+		t.Fatalf("checked %d packages; go list found too few", checked)
+	}
+}
+
+// maxDocLines bounds a package doc comment: what a reader needs to find
+// their way; tables and long rules live in docs/.
+const maxDocLines = 25
+
+// TestPackageDocs fails when a package (generated code aside) has no doc
+// comment, has more than one, or has one longer than maxDocLines lines.
+func TestPackageDocs(t *testing.T) {
+	for _, line := range goList(t, "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \",\"}}") {
+		parts := strings.Split(line, "\t")
+		pkg, dir, files := parts[0], parts[1], strings.Split(parts[2], ",")
+		if under(pkg, "gen") || parts[2] == "" {
+			continue
+		}
+		var docs []string
+		for _, f := range files {
+			file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file.Doc == nil {
+				continue
+			}
+			docs = append(docs, f)
+			if n := len(file.Doc.List); n > maxDocLines {
+				t.Errorf("%s: the package doc in %s is %d lines; keep it within %d and move detail to docs/", pkg, f, n, maxDocLines)
+			}
+		}
+		switch len(docs) {
+		case 0:
+			t.Errorf("%s: no package doc comment", pkg)
+		case 1:
+		default:
+			t.Errorf("%s: package doc comments in %v; keep exactly one", pkg, docs)
+		}
+	}
+}

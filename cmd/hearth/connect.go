@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hearth-memory/hearth/cmd/hearth/internal/connect"
+)
+
+const connectUsage = `usage: hearth connect claude-code|codex [--url URL] [--token-file FILE] [--apply]
+
+Prints the MCP registration and the hooks that connect Claude Code or Codex
+to Hearth; with --apply, merges them into your settings instead (every other
+entry is kept, and each changed file is backed up first). The token never
+appears in either: the hooks read --token-file or HEARTH_TOKEN, the MCP
+registration reads HEARTH_TOKEN (or, for Claude Code with --token-file, the
+file through "hearth hook mcp-headers").
+`
+
+// runConnect is `hearth connect`.
+func runConnect(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, connectUsage)
+		return 0
+	}
+	harness := args[0]
+	fs := flag.NewFlagSet("connect "+harness, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", "", "Hearth's base URL (default $HEARTH_URL, else "+defaultURL+")")
+	tokenFile := fs.String("token-file", "", "file holding the token, read by the hooks (and Claude Code's MCP headers helper)")
+	apply := fs.Bool("apply", false, "merge into your settings instead of printing")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hearth connect: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	o, err := connectOptions(harness, *url, *tokenFile, os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth connect:", err)
+		return 2
+	}
+	if !*apply {
+		fmt.Fprint(stdout, connect.Text(o))
+		return 0
+	}
+	paths, err := connect.SettingsPaths(harness, os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth connect:", err)
+		return 1
+	}
+	changes, err := connect.Apply(o, paths, time.Now())
+	for _, c := range changes {
+		if c.Backup != "" {
+			fmt.Fprintf(stdout, "updated %s (backup: %s)\n", c.Path, c.Backup)
+		} else {
+			fmt.Fprintf(stdout, "wrote %s\n", c.Path)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth connect:", err)
+		return 1
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(stdout, "already connected: nothing to change")
+	}
+	if harness == connect.Codex {
+		fmt.Fprintln(stdout, "Codex runs new hooks only once you trust them: open codex and run /hooks.")
+	}
+	if o.TokenFile == "" || harness == connect.Codex {
+		fmt.Fprintf(stdout, "The MCP server reads the token from $%s: set it where you start %s.\n", connect.TokenEnv, harness)
+	}
+	return 0
+}
+
+// connectOptions settles what `hearth connect` writes: the URL (flag,
+// HEARTH_URL, default), an absolute token file, and this binary's absolute
+// path for the hook commands.
+func connectOptions(harness, url, tokenFile string, env func(string) string) (connect.Options, error) {
+	if harness != connect.ClaudeCode && harness != connect.Codex {
+		return connect.Options{}, fmt.Errorf("harness %q: want claude-code or codex", harness)
+	}
+	o := connect.Options{Harness: harness, URL: url}
+	if o.URL == "" {
+		o.URL = env("HEARTH_URL")
+	}
+	if o.URL == "" {
+		o.URL = defaultURL
+	}
+	var err error
+	if o.URL, err = baseURL(o.URL); err != nil {
+		return o, err
+	}
+	o.PassURL = o.URL != defaultURL
+	if tokenFile != "" {
+		abs, err := filepath.Abs(tokenFile)
+		if err != nil {
+			return o, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return o, fmt.Errorf("token file: %w", err)
+		}
+		o.TokenFile = abs
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return o, err
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	o.Exe = exe
+	return o, nil
+}

@@ -1,0 +1,185 @@
+// Package connect is `hearth connect`: the MCP registration and hooks
+// configuration that connect Claude Code or Codex to Hearth, printed for a
+// user to paste, merged into the user's settings, or written out as the
+// plugins in the repository. One set of functions makes all three, so they
+// cannot drift apart.
+package connect
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Harnesses `hearth connect` knows.
+const (
+	ClaudeCode = "claude-code"
+	Codex      = "codex"
+)
+
+// ServerName is the name Hearth's MCP server is registered under; its tools
+// appear as mcp__hearth__<tool>.
+const ServerName = "hearth"
+
+// TokenEnv is the environment variable the MCP registrations read the
+// token from.
+const TokenEnv = "HEARTH_TOKEN"
+
+// Hook timeouts, in seconds, as the harnesses take them. Session start may
+// wait on a slow network once; prompt recall answers in 300 ms or says
+// nothing; session end only spools the close and returns.
+const (
+	SessionStartTimeout = 10
+	PromptTimeout       = 2
+	SessionEndTimeout   = 2
+)
+
+// Options say what to connect.
+type Options struct {
+	// Harness is ClaudeCode or Codex.
+	Harness string
+	// URL is Hearth's base URL (no /mcp).
+	URL string
+	// TokenFile, when set, is the file the hooks (and Claude Code's MCP
+	// headers helper) read the token from; otherwise both read HEARTH_TOKEN.
+	TokenFile string
+	// Exe is the hearth command the hooks run: an absolute path for a
+	// user's settings, "hearth" (from PATH) for the plugins.
+	Exe string
+	// PassURL puts --url into the hook commands (when the URL is not the
+	// default and HEARTH_URL may not be set where the harness runs).
+	PassURL bool
+}
+
+// hookEvents are the three hooks in the order they fire, with each one's
+// `hearth hook` event and timeout.
+var hookEvents = []struct {
+	Name, Event string
+	Timeout     int
+}{
+	{"SessionStart", "session-start", SessionStartTimeout},
+	{"UserPromptSubmit", "prompt", PromptTimeout},
+	{"SessionEnd", "session-end", SessionEndTimeout},
+}
+
+// HookCommand is the shell command of one hook.
+func HookCommand(o Options, event string) string {
+	parts := []string{shellQuote(o.Exe), "hook", event, "--harness", o.Harness}
+	if o.PassURL {
+		parts = append(parts, "--url", shellQuote(o.URL))
+	}
+	if o.TokenFile != "" {
+		parts = append(parts, "--token-file", shellQuote(o.TokenFile))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ownHook reports whether a hook command is one of Hearth's: `… hook
+// <event> --harness <harness>`. Merging replaces such entries.
+func ownHook(command string) bool {
+	for _, e := range hookEvents {
+		if strings.Contains(command, " hook "+e.Event+" --harness ") {
+			return true
+		}
+	}
+	return false
+}
+
+// handler is one command hook.
+type handler struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+}
+
+// group is one matcher group of an event; Hearth's match everything.
+type group struct {
+	Hooks []handler `json:"hooks"`
+}
+
+// Hooks returns the hooks object ({"SessionStart": [...], ...}) for o, the
+// same shape for both harnesses, events in firing order.
+func Hooks(o Options) *Object {
+	obj := &Object{}
+	for _, e := range hookEvents {
+		g := []group{{Hooks: []handler{{Type: "command", Command: HookCommand(o, e.Event), Timeout: e.Timeout}}}}
+		obj.Set(e.Name, mustJSON(g))
+	}
+	return obj
+}
+
+// ClaudeMCPServer is Claude Code's MCP entry for Hearth (the value of
+// mcpServers.hearth). With a token file, a headers helper (`hearth hook
+// mcp-headers`) reads it when Claude Code connects; otherwise the header
+// reads ${HEARTH_TOKEN}, which Claude Code expands from its environment.
+// Either way the token is in no settings file.
+func ClaudeMCPServer(o Options) *Object {
+	obj := &Object{}
+	obj.Set("type", mustJSON("http"))
+	obj.Set("url", mustJSON(o.URL+"/mcp"))
+	if o.TokenFile != "" {
+		obj.Set("headersHelper", mustJSON(shellQuote(o.Exe)+" hook mcp-headers --token-file "+shellQuote(o.TokenFile)))
+	} else {
+		obj.Set("headers", mustJSON(map[string]string{"Authorization": "Bearer ${" + TokenEnv + "}"}))
+	}
+	return obj
+}
+
+// CodexMCPTOML is Codex's config.toml table for Hearth. Codex reads a
+// bearer token only from an environment variable.
+func CodexMCPTOML(o Options) string {
+	return fmt.Sprintf("[mcp_servers.%s]\nurl = %s\nbearer_token_env_var = %q\n", ServerName, tomlString(o.URL+"/mcp"), TokenEnv)
+}
+
+// Text is what `hearth connect <harness>` prints: the registration and the
+// hooks, with where each goes.
+func Text(o Options) string {
+	var b strings.Builder
+	hooks := &Object{}
+	hooks.Set("hooks", Hooks(o).Compact())
+	switch o.Harness {
+	case ClaudeCode:
+		server := ClaudeMCPServer(o)
+		fmt.Fprintf(&b, "# Hearth for Claude Code, server %s.\n#\n", o.URL)
+		fmt.Fprintf(&b, "# 1. MCP tools, for every project (user scope):\n")
+		fmt.Fprintf(&b, "claude mcp add-json --scope user %s %s\n#\n", ServerName, shellQuote(string(server.Compact())))
+		if o.TokenFile != "" {
+			fmt.Fprintf(&b, "#    Claude Code runs `hearth hook mcp-headers` to read the token from %s when it connects.\n#\n", o.TokenFile)
+		} else {
+			fmt.Fprintf(&b, "#    Claude Code expands ${%s} from its environment when it connects:\n", TokenEnv)
+			fmt.Fprintf(&b, "#    export %s=\"$(cat <token file>)\" where you start claude.\n#\n", TokenEnv)
+		}
+		fmt.Fprintf(&b, "# 2. Hooks (session-start bootstrap, prompt recall, session close), merged into\n")
+		fmt.Fprintf(&b, "#    ~/.claude/settings.json:\n%s\n#\n", hooks.Indent())
+	case Codex:
+		fmt.Fprintf(&b, "# Hearth for Codex, server %s.\n#\n", o.URL)
+		fmt.Fprintf(&b, "# 1. MCP tools, in ~/.codex/config.toml (or: codex mcp add %s --url %s/mcp --bearer-token-env-var %s):\n", ServerName, o.URL, TokenEnv)
+		fmt.Fprintf(&b, "%s#\n", CodexMCPTOML(o))
+		fmt.Fprintf(&b, "#    Codex reads the token from $%s only: export %s=\"$(cat <token file>)\" where you start codex.\n#\n", TokenEnv, TokenEnv)
+		fmt.Fprintf(&b, "# 2. Hooks (session-start bootstrap, prompt recall, session close), merged into\n")
+		fmt.Fprintf(&b, "#    ~/.codex/hooks.json; then trust them once with /hooks in codex:\n%s\n#\n", hooks.Indent())
+	}
+	fmt.Fprintf(&b, "# `hearth connect %s --apply` merges both into your settings, keeping every other entry,\n# with a backup of each file it changes.\n", o.Harness)
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	return string(mustJSON(s)) // JSON escapes are valid TOML basic-string escapes
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,221 @@
+package hook
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Harness names an agent harness whose hooks these are.
+type Harness string
+
+// The harnesses Hearth's hooks speak to.
+const (
+	ClaudeCode Harness = "claude-code"
+	Codex      Harness = "codex"
+)
+
+// ParseHarness checks a --harness value.
+func ParseHarness(s string) (Harness, error) {
+	switch h := Harness(s); h {
+	case ClaudeCode, Codex:
+		return h, nil
+	}
+	return "", fmt.Errorf("harness %q: want claude-code or codex", s)
+}
+
+// Hook event names as the harnesses spell them.
+const (
+	EventSessionStart = "SessionStart"
+	EventPrompt       = "UserPromptSubmit"
+)
+
+// MaxContextChars is the harnesses' cap on injected context: Claude Code
+// writes longer hook output to a file and shows a preview; Codex spills it
+// likewise. Counted in UTF-16 code units, as Claude Code's JavaScript counts
+// (never fewer than characters).
+const MaxContextChars = 10000
+
+// cutNote ends context that was cut to fit MaxContextChars.
+const cutNote = "(cut to fit the hook's 10,000-character limit)"
+
+// Render returns what a hook prints to give a harness context: for Claude
+// Code the JSON form {"hookSpecificOutput":{"hookEventName", "additionalContext"}},
+// which it injects as a system reminder; for Codex plain text, which it
+// injects as a developer message. Codex refuses JSON with keys it does not
+// know and fails output that looks like JSON but is not its schema, so plain
+// text (never starting with '{' or '[') is the shape that cannot break.
+// Empty text renders as nothing: the hook prints nothing at all.
+func Render(h Harness, event, text string) []byte {
+	text = FitContext(text)
+	if text == "" {
+		return nil
+	}
+	if h == Codex {
+		return []byte(text + "\n")
+	}
+	var out struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	out.HookSpecificOutput.HookEventName = event
+	out.HookSpecificOutput.AdditionalContext = text
+	b, _ := json.Marshal(out)
+	return append(b, '\n')
+}
+
+// FitContext cuts text at a line so that it and cutNote fit MaxContextChars.
+func FitContext(text string) string {
+	text = strings.TrimSpace(text)
+	if contextLen(text) <= MaxContextChars {
+		return text
+	}
+	budget := MaxContextChars - contextLen(cutNote) - 1
+	var b strings.Builder
+	used := 0
+	for _, line := range strings.Split(text, "\n") {
+		n := contextLen(line) + 1
+		if used+n > budget {
+			if used == 0 {
+				// One long first line: cut it at a character.
+				for _, r := range line {
+					if used+utf16.RuneLen(r) > budget {
+						break
+					}
+					b.WriteRune(r)
+					used += utf16.RuneLen(r)
+				}
+				b.WriteByte('\n')
+			}
+			break
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+		used += n
+	}
+	return b.String() + cutNote
+}
+
+// contextLen counts s in UTF-16 code units.
+func contextLen(s string) int {
+	n := 0
+	for _, r := range s {
+		if r == utf8.RuneError {
+			n++
+			continue
+		}
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// BootstrapItem is one line of memory_bootstrap.
+type BootstrapItem struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Reason string `json:"reason"`
+	// Namespace and Anchors, when the server sends them with an item, spare
+	// session-start a memory_get before it checks path anchors.
+	Namespace string   `json:"namespace,omitempty"`
+	Anchors   []Anchor `json:"anchors,omitempty"`
+}
+
+// Bootstrap is memory_bootstrap's result.
+type Bootstrap struct {
+	Namespace string          `json:"namespace"`
+	Items     []BootstrapItem `json:"items"`
+	LeftOut   int             `json:"left_out"`
+}
+
+// Handoff is the summary of the last session closed for the repository by
+// another session (possibly another harness): where work left off.
+type Handoff struct {
+	OpID      string    `json:"op_id"`
+	SessionID string    `json:"session_id"`
+	Client    string    `json:"client"`
+	ClosedAt  time.Time `json:"closed_at"`
+	Summary   string    `json:"summary"`
+}
+
+// SessionStartText is the context session-start injects: the repository's
+// bootstrap items, then the handoff when there is one.
+func SessionStartText(b *Bootstrap, h *Handoff) string {
+	var s strings.Builder
+	if b != nil {
+		if len(b.Items) == 0 {
+			fmt.Fprintf(&s, "Hearth memory for %s: nothing stored yet.\n", b.Namespace)
+		} else {
+			fmt.Fprintf(&s, "Hearth memory for %s (shared by every agent on this repository; full records by id with memory_get):\n", b.Namespace)
+			for _, it := range b.Items {
+				fmt.Fprintf(&s, "- %s: %s [%s]%s\n", it.Type, oneLine(it.Title), it.ID, reasonNote(it.Reason))
+			}
+			if b.LeftOut > 0 {
+				fmt.Fprintf(&s, "%d more not listed here; memory_search finds them.\n", b.LeftOut)
+			}
+		}
+	}
+	if h != nil && strings.TrimSpace(h.Summary) != "" {
+		who := h.Client
+		if who == "" {
+			who = "another session"
+		}
+		when := ""
+		if !h.ClosedAt.IsZero() {
+			when = ", closed " + h.ClosedAt.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		fmt.Fprintf(&s, "Where the last session on this repository left off (%s%s):\n%s\n", who, when, strings.TrimSpace(h.Summary))
+	}
+	return s.String()
+}
+
+func reasonNote(reason string) string {
+	switch reason {
+	case "candidate":
+		return " (candidate, awaiting review)"
+	case "anchor-unavailable":
+		return " (what it depends on is unavailable)"
+	}
+	return ""
+}
+
+// SearchHit is one memory_search hit.
+type SearchHit struct {
+	ID        string   `json:"id"`
+	Namespace string   `json:"namespace"`
+	Type      string   `json:"type"`
+	Title     string   `json:"title"`
+	Snippet   string   `json:"snippet"`
+	Cosine    *float64 `json:"cosine"`
+}
+
+// Search is memory_search's result.
+type Search struct {
+	Hits    []SearchHit `json:"hits"`
+	Ranking string      `json:"ranking"`
+}
+
+// RecallText is the context prompt recall injects for hits; "" for none.
+func RecallText(hits []SearchHit) string {
+	if len(hits) == 0 {
+		return ""
+	}
+	var s strings.Builder
+	s.WriteString("Hearth memory that may bear on this prompt (full records by id with memory_get):\n")
+	for _, h := range hits {
+		fmt.Fprintf(&s, "- %s: %s [%s]", h.Type, oneLine(h.Title), h.ID)
+		if sn := oneLine(h.Snippet); sn != "" {
+			s.WriteString(" — " + sn)
+		}
+		s.WriteByte('\n')
+	}
+	return s.String()
+}
+
+// oneLine folds white space runs, newlines included, into single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,74 @@
+package storage_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
+)
+
+// benchDB returns a store prefilled with n generated records. With
+// HEARTH_BENCH_CACHE set to a folder, the prefilled file is kept there
+// (storage-<n>.db) and copied for each run, since filling 100k records takes
+// minutes; a changed schema needs the cache emptied by hand.
+func benchDB(b *testing.B, n int) *storage.DB { return benchDBT(b, n) }
+
+func benchDBT(b testing.TB, n int) *storage.DB {
+	b.Helper()
+	dir := os.Getenv("HEARTH_BENCH_CACHE")
+	if dir == "" {
+		db := storagetest.Open(b)
+		fill(b, db, n)
+		return db
+	}
+	cached := filepath.Join(dir, "storage-"+strconv.Itoa(n)+".db")
+	if _, err := os.Stat(cached); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		db, err := storage.Open(context.Background(), cached)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fill(b, db, n)
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	path := filepath.Join(b.TempDir(), "hearth.db")
+	if err := copyFile(cached, path); err != nil {
+		b.Fatal(err)
+	}
+	return storagetest.OpenPath(b, path)
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,218 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// openGroupDB opens a store with a table of its own for the group tests.
+func openGroupDB(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.ExecRaw(context.Background(), `CREATE TABLE g (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// holdWriter starts a write that keeps the writer loop busy until release is
+// called, so that writes sent meanwhile wait and form one group.
+func holdWriter(t *testing.T, db *DB) (release func()) {
+	t.Helper()
+	started, gate := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- db.write(context.Background(), "hold", func(tx *txn) error {
+			close(started)
+			<-gate
+			return nil
+		})
+	}()
+	<-started
+	return func() {
+		close(gate)
+		if err := <-done; err != nil {
+			t.Errorf("hold: %v", err)
+		}
+	}
+}
+
+// queuedWrites is how many writes wait to be handed to the loop.
+func queuedWrites(db *DB) int { return int(db.WritesWaiting()) }
+
+func keys(t *testing.T, db *DB) map[string]bool {
+	t.Helper()
+	got := map[string]bool{}
+	err := db.read(context.Background(), "keys", func(tx *txn) error {
+		rows, err := tx.QueryContext(context.Background(), `SELECT k FROM g`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				return err
+			}
+			got[k] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestWrite_Group: writes waiting together commit in one transaction; a
+// write that fails (an error of its own, a constraint, a panic) is undone
+// alone and its caller gets its error, while the others commit; a caller
+// whose context ended while it waited is skipped.
+func TestWrite_Group(t *testing.T) {
+	db := openGroupDB(t)
+	release := holdWriter(t, db)
+
+	const n = 12
+	type outcome struct {
+		err      error
+		panicked any
+		tx       *txn
+	}
+	results := make([]outcome, n)
+	canceled, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { results[i].panicked = recover() }()
+			ctx := context.Background()
+			if i == 11 {
+				ctx = canceled
+			}
+			results[i].err = db.write(ctx, "group", func(tx *txn) error {
+				results[i].tx = tx
+				if _, err := tx.ExecContext(ctx, `INSERT INTO g (k) VALUES (?)`, fmt.Sprint("k", i)); err != nil {
+					return err
+				}
+				switch i {
+				case 3:
+					return errors.New("refused by its own rule")
+				case 5:
+					_, err := tx.ExecContext(ctx, `INSERT INTO g (k) VALUES ('k0')`) // a duplicate key
+					return err
+				case 7:
+					panic("fn panicked")
+				}
+				return nil
+			})
+		}()
+	}
+	// Every write is blocked sending to the busy loop once none of the
+	// goroutines can make progress; then cancel one and let the loop go.
+	deadline := time.Now().Add(5 * time.Second)
+	for queuedWrites(db) < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	release()
+	wg.Wait()
+
+	got := keys(t, db)
+	var groupTx *txn
+	for i, r := range results {
+		want := fmt.Sprint("k", i)
+		switch i {
+		case 3, 5:
+			if r.err == nil || got[want] {
+				t.Errorf("write %d: err %v, stored %v; want its error and nothing stored", i, r.err, got[want])
+			}
+		case 7:
+			if r.panicked != "fn panicked" || got[want] {
+				t.Errorf("write 7: panic %v, stored %v; want the panic re-raised and nothing stored", r.panicked, got[want])
+			}
+		case 11:
+			if !errors.Is(r.err, context.Canceled) || r.tx != nil || got[want] {
+				t.Errorf("write 11: err %v, ran %v; want context.Canceled without running", r.err, r.tx != nil)
+			}
+		default:
+			if r.err != nil || !got[want] {
+				t.Errorf("write %d: err %v, stored %v; want it committed", i, r.err, got[want])
+			}
+		}
+		if r.tx != nil {
+			if groupTx != nil && r.tx != groupTx {
+				t.Errorf("write %d ran in another transaction than the group", i)
+			}
+			groupTx = r.tx
+		}
+	}
+}
+
+// TestWrite_GroupLost: when SQLite itself ends the transaction in the
+// middle of a group (as a full disk or an I/O error does), every write of
+// the group fails and nothing of it is kept.
+func TestWrite_GroupLost(t *testing.T) {
+	db := openGroupDB(t)
+	release := holdWriter(t, db)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = db.write(context.Background(), "lost", func(tx *txn) error {
+				if _, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES (?)`, fmt.Sprint("k", i)); err != nil {
+					return err
+				}
+				if i == 1 {
+					// What SQLite does on SQLITE_FULL: the transaction is gone.
+					tx.Tx.ExecContext(context.Background(), `ROLLBACK`)
+					return errors.New("disk full")
+				}
+				return nil
+			})
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for queuedWrites(db) < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			t.Errorf("write %d succeeded, though its group's transaction was lost", i)
+		}
+	}
+	if got := keys(t, db); len(got) != 0 {
+		t.Errorf("kept %v", got)
+	}
+	// The loop goes on.
+	if err := db.write(context.Background(), "after", func(tx *txn) error {
+		_, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES ('after')`)
+		return err
+	}); err != nil || !keys(t, db)["after"] {
+		t.Errorf("a write after the lost group: %v", err)
+	}
+}
+
+// TestWrite_Closed: a write after Close fails with ErrClosed.
+func TestWrite_Closed(t *testing.T) {
+	db := openGroupDB(t)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.write(context.Background(), "late", func(*txn) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("got %v, want ErrClosed", err)
+	}
+}

@@ -1,0 +1,113 @@
+package storage
+
+import (
+	"context"
+
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// Audit actions of the model jobs: extraction (SPEC R-Z4) and the nightly
+// review (SPEC R-J2). Like the actions in audit.go, their strings never
+// change. A memory the model proposed that screens as a secret is audited as
+// ActionRefuseScreen, by field and pattern.
+const (
+	// ActionExtract: an extraction job stored its candidates; the detail
+	// counts what was kept and dropped, and names the server and model.
+	ActionExtract Action = "extract"
+	// ActionExtractDrop: a memory the model proposed was not stored; the
+	// detail says which one and why (its type, a length, a repeat).
+	ActionExtractDrop Action = "extract.drop"
+	// ActionReview: a nightly review ran; the detail counts its verdicts.
+	ActionReview Action = "review"
+	// ActionReviewVerdict: a verdict on a candidate was applied (duplicate
+	// or session-state: the candidate was forgotten; keep: it stays).
+	ActionReviewVerdict Action = "review.verdict"
+	// ActionReviewRefused: a guard refused the model's verdict; the
+	// candidate stays. The detail is the verdict and the guard's reason.
+	ActionReviewRefused Action = "review.refused"
+	// ActionReviewFailed: the model call for a candidate failed; the
+	// candidate stays. The detail is the failure.
+	ActionReviewFailed Action = "review.failed"
+)
+
+// ModelKinds are the job kinds that need a model server: extraction and
+// the nightly review. They wait, queued, while no server is configured or
+// live.
+var ModelKinds = []string{KindExtraction, KindReview}
+
+// Record returns the record id as the transaction sees it, with its
+// anchors. It returns NotFound (Field "id") for an unknown id.
+func (t *Tx) Record(ctx context.Context, id string) (*Record, error) {
+	return findRecordTx(ctx, t.tx, id)
+}
+
+// Forget forgets a record as DB.Forget does, inside the transaction:
+// revision, when not 0, must be the record's current one.
+//
+// It returns NotFound for an unknown id, Conflict for another revision and
+// Invalid (Field "id") for a record already deleted.
+func (t *Tx) Forget(ctx context.Context, id string, revision int, reason screen.Text, client string) (*Record, error) {
+	return forgetTx(ctx, t.tx, id, revision, reason, client)
+}
+
+// Audit appends e inside the transaction, as DB.Audit does.
+//
+// It returns Invalid (Field "action") when Action is empty.
+func (t *Tx) Audit(ctx context.Context, e AuditEntry) error {
+	if e.Action == "" {
+		return errorf(Invalid, "action", "is required")
+	}
+	return insertAuditTx(ctx, t.tx, e)
+}
+
+// Refuse appends the audit row of r inside the transaction, as DB.Refuse
+// does.
+//
+// It returns Invalid (Field "action") when r.Action is not a refusal.
+func (t *Tx) Refuse(ctx context.Context, r Refusal) error {
+	return refuseTx(ctx, t.tx, r)
+}
+
+// Candidates returns up to limit live candidates, oldest first, with their
+// anchors: what the nightly review reads. limit <= 0 means every one.
+func (db *DB) Candidates(ctx context.Context, limit int) ([]*Record, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	var recs []*Record
+	err := db.read(ctx, "candidates", func(tx *txn) (err error) {
+		recs, err = findRecordsTx(ctx, tx, `WHERE r.status = 'candidate' ORDER BY r.created_at, r.id LIMIT ?`, limit)
+		return err
+	})
+	return recs, err
+}
+
+// JobCount is the number of jobs of one kind in one state.
+type JobCount struct {
+	Kind  string
+	State string
+	N     int
+}
+
+// JobCounts counts the jobs by kind and state, sorted by kind, then state.
+func (db *DB) JobCounts(ctx context.Context) ([]JobCount, error) {
+	var out []JobCount
+	err := db.read(ctx, "job counts", func(tx *txn) error {
+		rows, err := tx.QueryContext(ctx, `SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state ORDER BY kind, state`)
+		if err != nil {
+			return classify("job counts", err)
+		}
+		defer rows.Close()
+		var counts []JobCount
+		for rows.Next() {
+			var c JobCount
+			if err := rows.Scan(&c.Kind, &c.State, &c.N); err != nil {
+				return classify("job counts", err)
+			}
+			counts = append(counts, c)
+		}
+		out = counts
+		return classify("job counts", rows.Err())
+	})
+	return out, err
+}

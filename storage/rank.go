@@ -1,0 +1,277 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/ext/fts5"
+)
+
+// BM25 constants, as FTS5's own bm25 uses them.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// rankFunction is the name of the full-text rank function, registered on
+// every connection: hearth_rank(records_fts, nSkip, docsize, words, weight...).
+const rankFunction = "hearth_rank"
+
+// registerFTS registers FTS5 on a new connection, with hearth_rank and the
+// hearth_cjk tokenizer.
+func (db *DB) registerFTS(c *sqlite3.Conn) error {
+	return fts5.RegisterCustom(c, func(api *fts5.API) error {
+		if err := api.CreateTokenizer("hearth_cjk", func([]string) (fts5.Tokenizer, error) { return cjkTokenizer{}, nil }); err != nil {
+			return err
+		}
+		return api.CreateFunction(rankFunction, db.rank)
+	})
+}
+
+// rankData is what hearth_rank computes once per query: each phrase's
+// inverse document frequency (0 for the scope phrases) and the average row
+// size in tokens.
+type rankData struct {
+	nScope  int
+	idf     []float64
+	avgdl   float64
+	freq    []float64 // scratch, one per phrase
+	colSize []int     // one per column
+}
+
+// rank is hearth_rank(records_fts, nSkip, docsize, words, w0, w1, ...):
+// FTS5's bm25 — lower is better, per-column weights w — computed in Go with
+// each phrase's document frequency taken from dfs, a cache kept per write
+// generation, instead of counted on every query from the phrase's whole
+// doclist. The first nSkip phrases of the query are not scored: the scope
+// tokens (migration 0006), whose column weighs 0 and whose frequency is the
+// costliest to count, and the phrases of a gate (Search's pruning), which
+// repeat scored ones. words lists, space-separated, the words of the scored
+// phrases in order, so that their stems are learned. docsize is the row's records_fts_docsize.sz
+// blob (its size in tokens per column), which the query joins in: asking
+// FTS5 for it from Go (xColumnSize) crashes go-sqlite3 v0.37 when the
+// lookup statement is not yet prepared. With a fresh cache the score equals
+// bm25's (rank_test.go).
+func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value) {
+	d, _ := fts.GetAuxdata(false).(*rankData)
+	if d == nil {
+		nScope := 0
+		if len(args) > 0 {
+			nScope = args[0].Int()
+		}
+		var words string
+		if len(args) > 2 {
+			words = args[2].Text()
+		}
+		var err error
+		if d, err = db.rankData(fts, nScope, strings.Fields(words)); err != nil {
+			ctx.ResultError(err)
+			return
+		}
+		if err := fts.SetAuxdata(d); err != nil {
+			ctx.ResultError(err)
+			return
+		}
+	}
+	clear(d.freq)
+	n, err := fts.InstCount()
+	if err != nil {
+		ctx.ResultError(err)
+		return
+	}
+	for i := range n {
+		p, col, _, err := fts.Inst(i)
+		if err != nil {
+			ctx.ResultError(err)
+			return
+		}
+		w := 1.0
+		if 3+col < len(args) {
+			w = args[3+col].Float()
+		}
+		d.freq[p] += w
+	}
+	// The row's size in tokens: the sum of the docsize blob's varints.
+	size := 0
+	if len(args) > 1 {
+		for b := args[1].RawBlob(); len(b) > 0; {
+			v, n := varint(b)
+			if n == 0 {
+				break
+			}
+			size += int(v)
+			b = b[n:]
+		}
+	}
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(size)/d.avgdl)
+	score := 0.0
+	for i := d.nScope; i < len(d.idf); i++ {
+		if f := d.freq[i]; f != 0 {
+			score += d.idf[i] * (f * (bm25K1 + 1)) / (f + norm)
+		}
+	}
+	ctx.ResultFloat(-score)
+}
+
+// rankData computes a query's IDFs from cached document frequencies, and
+// learns the stems of words, the words of the scored phrases.
+func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData, error) {
+	rows, err := fts.RowCount()
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := fts.ColumnTotalSize(-1)
+	if err != nil {
+		return nil, err
+	}
+	n := fts.PhraseCount()
+	d := &rankData{nScope: min(nScope, n), idf: make([]float64, n), freq: make([]float64, n)}
+	d.avgdl = 1
+	if rows > 0 && tokens > 0 {
+		d.avgdl = float64(tokens) / float64(rows)
+	}
+	db.dfs.rowsSeen.Store(rows)
+	for i := d.nScope; i < n; i++ {
+		// A phrase of several tokens (which Search never builds) counts as
+		// often as its rarest token: an upper bound, so its IDF is never
+		// overstated.
+		hits := int64(-1)
+		for t := range fts.PhraseSize(i) {
+			token, err := fts.QueryToken(i, t)
+			if err != nil {
+				return nil, err
+			}
+			if w := i - d.nScope; t == 0 && w < len(words) && fts.PhraseSize(i) == 1 {
+				db.stems.learn(words[w], token)
+			}
+			df, err := db.dfs.get(db, token, rows)
+			if err != nil {
+				return nil, err
+			}
+			if hits < 0 || df < hits {
+				hits = df
+			}
+		}
+		// The cache may hold a count from a snapshot newer than the query's:
+		// never more records than the query sees.
+		hits = min(max(hits, 0), rows)
+		idf := math.Log((float64(rows) - float64(hits) + 0.5) / (float64(hits) + 0.5))
+		if idf <= 0 || math.IsNaN(idf) {
+			idf = 1e-6
+		}
+		d.idf[i] = idf
+	}
+	return d, nil
+}
+
+// dfCache holds the document frequencies of the terms queries asked for,
+// valid for one write generation of the store and one row count of the
+// index: any commit that may change the index empties it, so a term's
+// frequency is counted once between writes, not once per query.
+type dfCache struct {
+	mu   sync.Mutex
+	gen  uint64
+	rows int64
+	df   map[string]int64
+	// approx keeps the last count of every term across generations, for
+	// decisions that need only an estimate (Search's pruning).
+	approx map[string]int64
+	// rowsSeen is the index's row count the last ranked query saw.
+	rowsSeen atomic.Int64
+	// counted is how many frequencies were counted on the vocabulary.
+	counted atomic.Int64
+}
+
+// estimate returns the last count of token's document frequency, of any
+// generation, and whether there is one.
+func (c *dfCache) estimate(token string) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	df, ok := c.approx[token]
+	return df, ok
+}
+
+// maxCachedTerms bounds the cache between writes.
+const maxCachedTerms = 1 << 16
+
+// get returns how many records hold token, from the cache or counted on the
+// vocabulary table (db.vocab, a pool of its own: the query that asks is
+// running on a reader connection).
+func (c *dfCache) get(db *DB, token string, rows int64) (int64, error) {
+	gen := db.gen.Load()
+	c.mu.Lock()
+	if c.gen != gen || c.rows != rows || c.df == nil || len(c.df) >= maxCachedTerms {
+		c.gen, c.rows, c.df = gen, rows, map[string]int64{}
+	}
+	df, ok := c.df[token]
+	c.mu.Unlock()
+	if ok {
+		return df, nil
+	}
+	c.counted.Add(1)
+	err := db.vocab.QueryRowContext(context.Background(), `SELECT doc FROM records_vocab WHERE term = ?`, token).Scan(&df)
+	if errors.Is(err, sql.ErrNoRows) {
+		df, err = 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("storage: document frequency: %w", err)
+	}
+	c.mu.Lock()
+	if c.gen == gen && c.rows == rows {
+		c.df[token] = df
+	}
+	if c.approx == nil || len(c.approx) >= maxCachedTerms {
+		c.approx = map[string]int64{}
+	}
+	c.approx[token] = df
+	c.mu.Unlock()
+	return df, nil
+}
+
+// stemCache maps query words to the index tokens FTS5's porter tokenizer
+// made of them, learned from the queries hearth_rank scores, so that Search
+// can look up a word's frequency before it queries.
+type stemCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *stemCache) learn(word, token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedTerms {
+		c.m = map[string]string{}
+	}
+	c.m[word] = token
+}
+
+func (c *stemCache) get(word string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.m[word]
+	return t, ok
+}
+
+// varint decodes an SQLite varint (1 to 9 bytes, big-endian groups of 7
+// bits, the ninth byte whole), as FTS5 writes its docsize blobs. It returns
+// the value and the bytes read, 0 when b is cut short.
+func varint(b []byte) (uint64, int) {
+	var v uint64
+	for i := range min(len(b), 9) {
+		if i == 8 {
+			return v<<8 | uint64(b[i]), 9
+		}
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}

@@ -1,0 +1,150 @@
+package storage
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// UsageFlushInterval is the longest a counted use waits in memory before
+// the single writer stores it (SPEC R-K5 counters, issue #16): a hard stop
+// (SIGKILL, power loss) loses at most the uses counted in the last interval;
+// a clean Close stores them all.
+const UsageFlushInterval = time.Second
+
+// maxPendingUses starts a flush early when this many records wait.
+const maxPendingUses = 2048
+
+// use is what one record has been counted since the last flush.
+type use struct {
+	returned, fetched         int
+	lastReturned, lastFetched int64 // unix ms, 0 when none
+}
+
+// usageBuffer accumulates counted uses in memory for the flusher.
+type usageBuffer struct {
+	mu      sync.Mutex
+	pending map[string]*use
+	kick    chan struct{} // a flush is due before the interval ends
+}
+
+func newUsageBuffer() *usageBuffer {
+	return &usageBuffer{pending: map[string]*use{}, kick: make(chan struct{}, 1)}
+}
+
+// NoteReturned counts the records in ids (a repeated id once) as returned by
+// a search, recall or context packet now, in memory: no read waits for the
+// writer to count. The flusher stores the counts within UsageFlushInterval.
+func (db *DB) NoteReturned(ids []string) { db.note(ids, false) }
+
+// NoteFetched counts the records in ids (a repeated id once) as fetched by
+// memory_get now, in memory, like NoteReturned.
+func (db *DB) NoteFetched(ids []string) { db.note(ids, true) }
+
+func (db *DB) note(ids []string, fetched bool) {
+	ids = uniq(ids)
+	if len(ids) == 0 {
+		return
+	}
+	at := db.now().UnixMilli()
+	b := db.uses
+	b.mu.Lock()
+	for _, id := range ids {
+		u := b.pending[id]
+		if u == nil {
+			u = &use{}
+			b.pending[id] = u
+		}
+		if fetched {
+			u.fetched++
+			u.lastFetched = max(u.lastFetched, at)
+		} else {
+			u.returned++
+			u.lastReturned = max(u.lastReturned, at)
+		}
+	}
+	full := len(b.pending) >= maxPendingUses
+	b.mu.Unlock()
+	if full {
+		select {
+		case b.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// FlushUsage stores every use counted so far in one write transaction of
+// the single writer. Unknown ids (records purged meanwhile) are skipped.
+// When the write fails, the uses go back to memory for the next flush, so
+// each is stored exactly once.
+func (db *DB) FlushUsage(ctx context.Context) error {
+	b := db.uses
+	b.mu.Lock()
+	batch := b.pending
+	b.pending = map[string]*use{}
+	b.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	err := db.write(ctx, opFlushUsage, func(tx *txn) error {
+		for id, u := range batch {
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO usage (record_id, returned, fetched, last_returned_at, last_fetched_at)
+				SELECT id, ?2, ?3, NULLIF(?4, 0), NULLIF(?5, 0) FROM records WHERE id = ?1
+				ON CONFLICT (record_id) DO UPDATE SET
+					returned = returned + excluded.returned,
+					fetched = fetched + excluded.fetched,
+					last_returned_at = COALESCE(MAX(last_returned_at, excluded.last_returned_at), last_returned_at, excluded.last_returned_at),
+					last_fetched_at = COALESCE(MAX(last_fetched_at, excluded.last_fetched_at), last_fetched_at, excluded.last_fetched_at)`,
+				id, u.returned, u.fetched, u.lastReturned, u.lastFetched); err != nil {
+				return classify("flush usage", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.mu.Lock()
+		for id, u := range batch {
+			p := b.pending[id]
+			if p == nil {
+				b.pending[id] = u
+				continue
+			}
+			p.returned += u.returned
+			p.fetched += u.fetched
+			p.lastReturned = max(p.lastReturned, u.lastReturned)
+			p.lastFetched = max(p.lastFetched, u.lastFetched)
+		}
+		b.mu.Unlock()
+	}
+	return err
+}
+
+// pendingUse returns what id has been counted but not yet stored.
+func (db *DB) pendingUse(id string) use {
+	b := db.uses
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if u := b.pending[id]; u != nil {
+		return *u
+	}
+	return use{}
+}
+
+// flushLoop stores counted uses every UsageFlushInterval, or sooner when
+// many wait, until Close stops it; Close then flushes what is left.
+func (db *DB) flushLoop() {
+	defer close(db.flushDone)
+	t := time.NewTicker(UsageFlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.flushStop:
+			return
+		case <-t.C:
+		case <-db.uses.kick:
+		}
+		// A failure leaves the uses in memory for the next round.
+		_ = db.FlushUsage(context.Background())
+	}
+}
