@@ -44,12 +44,12 @@ func spooled(e *hookEnv) []string {
 }
 
 // waitFor polls cond until it holds, failing after 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
+			tb.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time
 	}

@@ -46,18 +46,6 @@ func memoriesContent(titles ...string) string {
 	return string(b)
 }
 
-// waitFor polls cond until it holds, failing the test after 20 s.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not waiting for time
-	}
-}
-
 // jobsDone reports whether every job of kind is done.
 func jobsDone(tb testing.TB, td *testDaemon, kind string, n int) func() bool {
 	return func() bool {

@@ -17,18 +17,8 @@
 // review that each maintenance run queues (Review), whose verdicts apply only
 // when their guards hold. Without one those jobs wait, queued.
 //
-// # Failpoint
-//
-// Config.Failpoint (a daemon built with the failpoint tag reads it from the
-// environment variable HEARTH_FAILPOINT; a normal build never sets it)
-// exists for one test: with the value "job-after-lease"
-// the runner, right after leasing its first job, logs "failpoint
-// job-after-lease" with the job id and then holds the job without running
-// it until the workers stop, so a test can kill the process between lease
-// and completion. With "job-before-complete" it runs the first job's
-// handler (a model call, say) and holds the job, logging "failpoint
-// job-before-complete", before completing it. Unset, it does nothing; any
-// other value fails New.
+// Config.Failpoint holds a job at a chosen step for the crash tests (see
+// its doc); a normal build never sets it.
 package workers
 
 import (
@@ -94,8 +84,16 @@ type Config struct {
 	// Lease is how long a job is held before another worker may take it
 	// (DefaultLease).
 	Lease time.Duration
-	// Failpoint is "", FailpointJobAfterLease or FailpointJobBeforeComplete
-	// (see the package doc).
+	// Failpoint exists for the crash tests (a daemon built with the
+	// failpoint tag reads it from HEARTH_FAILPOINT; a normal build never
+	// sets it). With FailpointJobAfterLease the runner, right after leasing
+	// its first job, logs "failpoint job-after-lease" with the job id and
+	// holds the job without running it until the workers stop, so a test
+	// can kill the process between lease and completion. With
+	// FailpointJobBeforeComplete it runs the first job's handler (a model
+	// call, say) and holds the job, logging "failpoint
+	// job-before-complete", before completing it. Unset, it does nothing;
+	// any other value fails New.
 	Failpoint string
 	// Models, when it has a server configured, runs extraction and the
 	// nightly review, probed from the runner (see models.go); nil or
