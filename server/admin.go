@@ -46,5 +46,10 @@ func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*
 	if err := a.anchorStatus(ctx, resp); err != nil {
 		return nil, toStatus(ctx, a.log, err)
 	}
+	enc, err := a.encoderStatus(ctx)
+	if err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	}
+	resp.Encoder = enc
 	return resp, nil
 }

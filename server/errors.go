@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 	"google.golang.org/grpc/codes"
@@ -75,6 +76,10 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 			d.Record = recordToProto(se.Current)
 		}
 		return withDetail(c, msg, d)
+	case errors.Is(err, retrieval.ErrUnavailable):
+		// A ranking asked for by name (ranking: "cosine") that cannot be
+		// given now: the request is valid, the server's state is not.
+		return withDetail(codes.FailedPrecondition, "ranking: "+err.Error(), &hearthv1.ErrorDetail{Field: "ranking"})
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "canceled")
 	case errors.Is(err, context.DeadlineExceeded):

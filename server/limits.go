@@ -29,6 +29,7 @@ var (
 	maxExclude         = argInt(&hearthv1.SearchRequest{}, "exclude", maxItems)
 	defaultSearchLimit = argInt(&hearthv1.SearchRequest{}, "limit", defaultValue)
 	maxSearchLimit     = argInt(&hearthv1.SearchRequest{}, "limit", maximum)
+	searchRankings     = arg(&hearthv1.SearchRequest{}, "ranking").GetEnum()
 	defaultTimeline    = argInt(&hearthv1.TimelineRequest{}, "limit", defaultValue)
 	maxTimelineLimit   = argInt(&hearthv1.TimelineRequest{}, "limit", maximum)
 	maxBootstrapSessID = argInt(&hearthv1.BootstrapRequest{}, "session_id", maxBytes)

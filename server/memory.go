@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/hearth-memory/hearth/server/ranking"
 	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/namespace"
@@ -458,6 +460,9 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 	if err := checkSessionID("session_id", r.GetSessionId(), maxSearchSessID); err != nil {
 		return err
 	}
+	if m := r.GetRanking(); m != "" && !slices.Contains(searchRankings, m) {
+		return invalid("ranking", "must be one of %s, or empty for the best available", strings.Join(searchRankings, ", "))
+	}
 	return checkWithin(r.GetWithin(), r.GetNamespace(), r.GetRemote(), r.GetTopics())
 }
 
@@ -470,10 +475,12 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 		limit = defaultSearchLimit
 	}
 	res, home, err := m.retrieveWithin(ctx, retrieval.Query{
-		Text:    r.GetQuery(),
-		Types:   r.GetTypes(),
-		Exclude: r.GetExclude(),
-		Depth:   max(limit, minPool),
+		Text:      r.GetQuery(),
+		Types:     r.GetTypes(),
+		Exclude:   r.GetExclude(),
+		Depth:     max(limit, minPool),
+		Mode:      r.GetRanking(),
+		MinCosine: r.MinCosine,
 	}, r.GetWithin(), r.GetNamespace(), r.GetRemote(), r.GetTopics())
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
@@ -488,6 +495,10 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 			Id: h.Record.ID, Namespace: h.Record.Namespace, Type: h.Record.Type, Title: h.Record.Title,
 			Snippet: budget.Snippet(h.Snippet), Status: h.Record.Status, Score: h.Score, Why: h.Why,
 			Unavailable: flagToProto(h.Record.Unavailable()),
+		}
+		if h.HasCosine && res.Mode != ranking.ModeFTS {
+			c := math.Round(h.Cosine*1e4) / 1e4
+			out[i].Cosine = &c
 		}
 	}
 	resp := &hearthv1.SearchResponse{Ranking: res.Mode}

@@ -15,6 +15,7 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/hearth-memory/hearth/server/encoder"
 	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/retrieval"
@@ -51,6 +52,11 @@ type Config struct {
 	// Sweeper checks entity anchors for memory_anchor_sweep; nil means no
 	// Home Assistant.
 	Sweeper *sweep.Sweeper
+	// Encoder and Vectors, when the encoder is configured, add the cosine
+	// list to search and context packets (R-K3) and report the encoder in
+	// memory_status; nil for full text only.
+	Encoder *encoder.Encoder
+	Vectors *retrieval.Index
 }
 
 // Server implements every hearth.v1 service.
@@ -71,6 +77,9 @@ type Server struct {
 	models *models.Router
 	// sweeper checks entity anchors against Home Assistant.
 	sweeper *sweep.Sweeper
+	// encoder and vectors are nil without an encoder.
+	encoder *encoder.Encoder
+	vectors *retrieval.Index
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -91,8 +100,13 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 	if sw == nil {
 		sw = sweep.New(nil)
 	}
-	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire, pipeline: retrieval.New(db), models: cfg.Models, sweeper: sw}, nil
+	s := &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
+		size: size, wire: wire, pipeline: retrieval.New(db), models: cfg.Models, sweeper: sw}
+	if cfg.Encoder != nil && cfg.Encoder.Configured() && cfg.Vectors != nil {
+		s.encoder, s.vectors = cfg.Encoder, cfg.Vectors
+		s.pipeline = retrieval.New(db, retrieval.Cosine{DB: db, Encoder: cfg.Encoder, Index: cfg.Vectors})
+	}
+	return s, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the

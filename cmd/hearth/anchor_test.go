@@ -323,7 +323,7 @@ func TestAnchor_Sweep(t *testing.T) {
 	}
 	// The sweep scheduled at start may already have run: wait for it, so
 	// that the calls below are the only writers.
-	pollUntil(t, func() bool {
+	waitFor(t, "the condition", func() bool {
 		st := must(t, "status", rest.call(t, tok, "memory_status", map[string]any{}))
 		return get(st, "last_sweep") != nil && get(st, "next_sweep_at") != nil
 	})
@@ -445,7 +445,7 @@ func TestAnchor_ScheduledSweep(t *testing.T) {
 
 	td = openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: opts, SupervisorToken: ha.Token, SupervisorURL: ha.URL}}, true)
 	var st map[string]any
-	pollUntil(t, func() bool {
+	waitFor(t, "the condition", func() bool {
 		st = must(t, "status", restTransport{td}.call(t, tok, "memory_status", map[string]any{}))
 		return get(st, "last_sweep", "home_assistant") == true
 	})
@@ -456,18 +456,6 @@ func TestAnchor_ScheduledSweep(t *testing.T) {
 	swept, _ := time.Parse(time.RFC3339, str(st, "last_sweep", "swept_at"))
 	if err != nil || !next.Equal(swept.Add(time.Hour)) {
 		t.Errorf("next sweep %v, want an hour after %v", str(st, "next_sweep_at"), swept)
-	}
-}
-
-// pollUntil polls cond until it holds, failing the test after 20 s.
-func pollUntil(tb testing.TB, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatal("condition not met within 20 s")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -64,6 +64,8 @@ type Daemon struct {
 	tokens *server.Provisioned
 	// workers run the job queue and scheduled maintenance (SPEC R-J).
 	workers *workers.Workers
+	// embedder keeps record vectors current; nil without embed_url.
+	embedder *workers.Embedder
 
 	ingress   *http.Server
 	ingressLn net.Listener
@@ -114,12 +116,17 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	enc, vectors, err := d.openEncoder()
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(d.db, server.Config{
 		Version: version.Version, Log: d.Log, Options: d.Config.Options, Sweeper: sw,
 		// Budgets measure replies as the transports render them.
 		Marshal: gateway.MarshalResult,
 		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
 		Models:  router,
+		Encoder: enc, Vectors: vectors,
 	})
 	if err != nil {
 		return err
@@ -211,6 +218,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	// Standing answers are refreshed one per idle poll (SPEC R-W3), with
 	// the same model router as the other model jobs.
 	d.workers.HandleAnswers(&answers.Composer{DB: d.db, Scopes: scope.New(d.Config.Options), Models: router}, answers.DefaultRefresh)
+	d.startEmbedder(ctx, enc, vectors)
 	if err = d.workers.Start(ctx); err != nil {
 		return err
 	}
@@ -394,6 +402,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	if d.workers != nil {
 		d.workers.Stop()
+	}
+	if d.embedder != nil {
+		d.embedder.Stop()
 	}
 	if d.db != nil {
 		if err := d.db.Close(); err != nil {

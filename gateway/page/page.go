@@ -177,6 +177,7 @@ type view struct {
 
 	Models  modelsView
 	Encoder modelLine
+	Vectors vectorsView
 
 	Review, Sweep jobLine
 	Anchors       anchorsView
@@ -278,6 +279,9 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 	}
 
 	v.Encoder = h.encoder()
+	if v.Vectors = newVectorsView(st.GetEncoder(), now.Location()); v.Vectors.Shown {
+		v.Encoder.State = v.Vectors.State
+	}
 	v.Review = h.review(rows, auditOK, complete, now.Location())
 	v.Sweep, v.Anchors = h.anchors(st, v.StatusErr, now.Location())
 	v.Unused = h.unused(ctx, now.Location())

@@ -109,12 +109,13 @@ type reply struct {
 // answers extractively at once.
 func (c *Composer) Compose(ctx context.Context, q *storage.Question, lastTry bool) (storage.NewAnswer, error) {
 	na := storage.NewAnswer{QuestionID: q.ID}
-	hits, err := retrieval.FTS{DB: c.DB}.Rank(ctx, retrieval.Query{
+	ranked, err := retrieval.FTS{DB: c.DB}.Rank(ctx, retrieval.Query{
 		Text: q.Text, Chain: c.Scopes.Chain(q.Namespace, nil), Depth: Sources,
 	})
 	if err != nil {
 		return na, err
 	}
+	hits := ranked.Hits
 	if len(hits) == 0 {
 		na.Kind, na.Basis = storage.AnswerNone, storage.Basis(nil, nil)
 		return na, nil

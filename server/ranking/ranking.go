@@ -15,20 +15,25 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 )
 
-// Ranking modes reported in search responses.
+// Ranking modes reported in search responses: full text alone, fusion,
+// and cosine alone (only when asked for by name, as the eval does).
 const (
-	ModeFTS = "fts"
-	ModeRRF = "rrf"
+	ModeFTS    = "fts"
+	ModeRRF    = "rrf"
+	ModeCosine = "cosine"
 )
 
 // K is the reciprocal-rank-fusion constant.
 const K = 60
 
 // List is one ranked list: its name, as `why` reports it ("fts"), and its
-// hits, best first.
+// hits, best first. Cosine, set by a similarity list, holds the cosine
+// similarity to the query of records by id: of its own hits and of any
+// other record it was asked about.
 type List struct {
-	Name string
-	Hits []storage.Hit
+	Name   string
+	Hits   []storage.Hit
+	Cosine map[string]float64
 }
 
 // Hit is a ranked search hit.
@@ -38,6 +43,10 @@ type Hit struct {
 	Score   float64
 	// Why explains the score, e.g. "fts #2" or "fts #1, evidence x1.11".
 	Why string
+	// Cosine is the record's cosine similarity to the query when a list
+	// knew it (HasCosine).
+	Cosine    float64
+	HasCosine bool
 }
 
 // EvidenceFactor returns effective over asserted confidence, or 1 for a
@@ -59,8 +68,13 @@ func FTS(hits []storage.Hit, chain []string) []Hit {
 // scope chain: each list a record is in adds 1/(K + its position), and the
 // sum is multiplied by the record's evidence factor. A hit's snippet is the
 // first list's that has one; its why names each list and position in list
-// order, then the evidence factor when it is not 1. Equal scores go to the
-// earlier scope of chain, then the lower id.
+// order, then the evidence factor when it is not 1. A hit carries the
+// cosine any list knew for it.
+//
+// Equal scores go to the higher cosine, then the lower id, when any list
+// knew cosines (R-K3; a hit without one counts as less similar than any
+// with one); otherwise, as full text alone ranks, to the earlier scope of
+// chain, then the lower id.
 func Fuse(chain []string, lists ...List) []Hit {
 	scope := make(map[string]int, len(chain))
 	for i, ns := range chain {
@@ -75,7 +89,9 @@ func Fuse(chain []string, lists ...List) []Hit {
 	}
 	var order []string
 	byID := make(map[string]*fused)
+	similar := false
 	for _, l := range lists {
+		similar = similar || l.Cosine != nil
 		for i, h := range l.Hits {
 			f, ok := byID[h.Record.ID]
 			if !ok {
@@ -99,6 +115,12 @@ func Fuse(chain []string, lists ...List) []Hit {
 		}
 		f.hit.Score = round(f.sum*factor, 6)
 		f.hit.Why = strings.Join(f.why, ", ")
+		for _, l := range lists {
+			if c, ok := l.Cosine[id]; ok {
+				f.hit.Cosine, f.hit.HasCosine = c, true
+				break
+			}
+		}
 		out[i] = f.hit
 	}
 	slices.SortStableFunc(out, func(a, b Hit) int {
@@ -107,6 +129,20 @@ func Fuse(chain []string, lists ...List) []Hit {
 			return -1
 		case a.Score < b.Score:
 			return 1
+		}
+		if similar {
+			switch {
+			case a.HasCosine != b.HasCosine:
+				if a.HasCosine {
+					return -1
+				}
+				return 1
+			case a.Cosine > b.Cosine:
+				return -1
+			case a.Cosine < b.Cosine:
+				return 1
+			}
+			return strings.Compare(a.Record.ID, b.Record.ID)
 		}
 		if d := scope[a.Record.Namespace] - scope[b.Record.Namespace]; d != 0 {
 			return d

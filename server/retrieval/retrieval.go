@@ -1,14 +1,16 @@
 // Package retrieval is the one pipeline behind memory_search and context
 // packets: it reads every ranked list for a query within a scope chain and
 // fuses them into one ranking (SPEC R-K2, R-K3). Full text is always a list;
-// other lists (the encoder's cosine list) join through List, and a list that
-// cannot answer a query steps aside with ErrUnavailable, so the ranking
-// falls back to full text alone and says so in its mode.
+// other lists (the encoder's cosine list, over the in-memory vector Index)
+// join through List, and a list that cannot answer a query steps aside with
+// ErrUnavailable, so the ranking falls back to full text alone and says so
+// in its mode.
 package retrieval
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/hearth-memory/hearth/server/ranking"
@@ -32,6 +34,25 @@ type Query struct {
 	// Depth is how many hits each list holds: max(limit, 20) for a search
 	// (R-K3), the packet's pool for a context packet.
 	Depth int
+	// Mode, when not "", asks for one ranking: ranking.ModeFTS (full text
+	// alone) or the name of another list alone (ranking.ModeCosine). ""
+	// fuses every list that can answer.
+	Mode string
+	// MinCosine, when set, keeps hits at least that similar to the query
+	// (R-K4). Full-text ranking knows no similarity: under it the bar
+	// drops nothing, so a hook that always sends it still recalls by full
+	// text without an encoder.
+	MinCosine *float64
+	// Known are the ids of the hits earlier lists returned, which a
+	// similarity list gives cosines for too. The pipeline sets it.
+	Known []string
+}
+
+// Ranked is a list's answer: its hits, best first, and, from a similarity
+// list, the cosine of each hit and of every record in Query.Known.
+type Ranked struct {
+	Hits   []storage.Hit
+	Cosine map[string]float64
 }
 
 // List is one ranked list of the pipeline.
@@ -39,8 +60,9 @@ type List interface {
 	// Name is how hits' why names the list, e.g. "fts".
 	Name() string
 	// Rank returns the list's hits for q, best first, at most q.Depth. A
-	// list that cannot answer this query returns ErrUnavailable.
-	Rank(ctx context.Context, q Query) ([]storage.Hit, error)
+	// list that cannot answer this query returns an error wrapping
+	// ErrUnavailable that says why.
+	Rank(ctx context.Context, q Query) (Ranked, error)
 }
 
 // ErrUnavailable is returned by a List that cannot answer a query (its
@@ -53,11 +75,14 @@ type Result struct {
 	// Hits are the fused hits, best first.
 	Hits []ranking.Hit
 	// Mode is ranking.ModeRRF when more than one list answered, else
-	// ranking.ModeFTS.
+	// ranking.ModeFTS, or the one list asked for by Query.Mode.
 	Mode string
 	// FTS is the full-text list alone, best first: what the demand signal
 	// records, so an encoder going up or down does not move it (R-W2).
 	FTS []storage.Hit
+	// Fallback, when a list stepped aside, says why (wrapping
+	// ErrUnavailable).
+	Fallback error
 }
 
 // Pipeline ranks queries over full text and any further lists.
@@ -73,29 +98,59 @@ func New(db *storage.DB, more ...List) *Pipeline {
 }
 
 // Run ranks q. Full text must answer; a further list that returns
-// ErrUnavailable is left out, any other error fails the run.
+// ErrUnavailable is left out (Result.Fallback says why), any other error
+// fails the run. A query for one list alone (Query.Mode) fails with that
+// list's ErrUnavailable when it cannot answer.
 func (p *Pipeline) Run(ctx context.Context, q Query) (Result, error) {
 	var lists []ranking.List
 	var seen, fts []storage.Hit
+	var fallback error
+	mode := q.Mode
 	for i, l := range p.lists {
-		hits, err := l.Rank(ctx, q)
-		if errors.Is(err, ErrUnavailable) && i > 0 {
+		if mode != "" && l.Name() != mode {
+			continue
+		}
+		q.Known = nil
+		if i > 0 {
+			q.Known = make([]string, 0, len(seen))
+			for _, h := range seen {
+				q.Known = append(q.Known, h.Record.ID)
+			}
+		}
+		r, err := l.Rank(ctx, q)
+		if errors.Is(err, ErrUnavailable) && i > 0 && mode == "" {
+			fallback = err
 			continue
 		}
 		if err != nil {
 			return Result{}, err
 		}
-		if i == 0 {
-			fts = hits
+		if l.Name() == ranking.ModeFTS {
+			fts = r.Hits
 		}
-		lists = append(lists, ranking.List{Name: l.Name(), Hits: hits})
-		seen = append(seen, hits...)
+		lists = append(lists, ranking.List{Name: l.Name(), Hits: r.Hits, Cosine: r.Cosine})
+		seen = append(seen, r.Hits...)
 	}
-	mode := ranking.ModeFTS
-	if len(lists) > 1 {
-		mode = ranking.ModeRRF
+	if len(lists) == 0 {
+		return Result{}, fmt.Errorf("%w: no list %q", ErrUnavailable, mode)
 	}
-	return Result{Hits: ranking.Fuse(chainOf(q.Chain, seen), lists...), Mode: mode, FTS: fts}, nil
+	if mode == "" {
+		mode = ranking.ModeFTS
+		if len(lists) > 1 {
+			mode = ranking.ModeRRF
+		}
+	}
+	hits := ranking.Fuse(chainOf(q.Chain, seen), lists...)
+	if q.MinCosine != nil && mode != ranking.ModeFTS {
+		kept := hits[:0]
+		for _, h := range hits {
+			if h.HasCosine && h.Cosine >= *q.MinCosine {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
+	}
+	return Result{Hits: hits, Mode: mode, FTS: fts, Fallback: fallback}, nil
 }
 
 // Returned counts records as returned (R-K5): the hits and packet records
@@ -133,9 +188,10 @@ type FTS struct {
 func (FTS) Name() string { return ranking.ModeFTS }
 
 // Rank runs the full-text search.
-func (f FTS) Rank(ctx context.Context, q Query) ([]storage.Hit, error) {
-	return f.DB.Search(ctx, storage.SearchQuery{
+func (f FTS) Rank(ctx context.Context, q Query) (Ranked, error) {
+	hits, err := f.DB.Search(ctx, storage.SearchQuery{
 		Text: q.Text, Namespaces: q.Chain, Types: q.Types, Exclude: q.Exclude,
 		Limit: q.Depth, AllRepositories: q.AllRepositories,
 	})
+	return Ranked{Hits: hits}, err
 }

@@ -22,13 +22,13 @@ type reversed struct {
 
 func (reversed) Name() string { return "reversed" }
 
-func (r reversed) Rank(ctx context.Context, q retrieval.Query) ([]storage.Hit, error) {
+func (r reversed) Rank(ctx context.Context, q retrieval.Query) (retrieval.Ranked, error) {
 	if r.err != nil {
-		return nil, r.err
+		return retrieval.Ranked{}, r.err
 	}
-	hits, err := retrieval.FTS{DB: r.db}.Rank(ctx, q)
-	slices.Reverse(hits)
-	return hits, err
+	res, err := retrieval.FTS{DB: r.db}.Rank(ctx, q)
+	slices.Reverse(res.Hits)
+	return res, err
 }
 
 func ids(hs []ranking.Hit) []string {
@@ -46,7 +46,8 @@ func TestPipeline_Run(t *testing.T) {
 		storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, title), Content: storagetest.Text(t, title)})
 	}
 	q := retrieval.Query{Text: "retry webhooks backoff", Chain: []string{"global"}, Depth: 20}
-	fts, err := retrieval.FTS{DB: db}.Rank(ctx, q)
+	res, err := retrieval.FTS{DB: db}.Rank(ctx, q)
+	fts := res.Hits
 	if err != nil || len(fts) != 3 {
 		t.Fatalf("full text: %d hits, %v; want 3", len(fts), err)
 	}

@@ -125,6 +125,7 @@ type Workers struct {
 	held   atomic.Bool // the failpoint held its job
 	idle   []IdleFunc  // asked for work on each idle poll (idle.go)
 	sweep  *SweepSchedule
+	onPoll []func() // called at every poll (OnPoll)
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -262,6 +263,9 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		for _, f := range w.onPoll {
+			f()
 		}
 		for ctx.Err() == nil {
 			ran, err := w.RunOnce(ctx)

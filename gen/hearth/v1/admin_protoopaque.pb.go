@@ -225,6 +225,7 @@ type StatusResponse struct {
 	xxx_hidden_JobsWaitingForModel uint32                 `protobuf:"varint,12,opt,name=jobs_waiting_for_model,json=jobsWaitingForModel,proto3"`
 	xxx_hidden_Jobs                *[]*JobCount           `protobuf:"bytes,13,rep,name=jobs,proto3"`
 	xxx_hidden_ModelChains         *[]*ModelChain         `protobuf:"bytes,14,rep,name=model_chains,json=modelChains,proto3"`
+	xxx_hidden_Encoder             *EncoderStatus         `protobuf:"bytes,20,opt,name=encoder,proto3"`
 	xxx_hidden_LastSweep           *AnchorSweep           `protobuf:"bytes,30,opt,name=last_sweep,json=lastSweep,proto3"`
 	xxx_hidden_NextSweepAt         *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=next_sweep_at,json=nextSweepAt,proto3"`
 	xxx_hidden_Flagged             *[]*FlaggedRecord      `protobuf:"bytes,32,rep,name=flagged,proto3"`
@@ -332,6 +333,13 @@ func (x *StatusResponse) GetModelChains() []*ModelChain {
 	return nil
 }
 
+func (x *StatusResponse) GetEncoder() *EncoderStatus {
+	if x != nil {
+		return x.xxx_hidden_Encoder
+	}
+	return nil
+}
+
 func (x *StatusResponse) GetLastSweep() *AnchorSweep {
 	if x != nil {
 		return x.xxx_hidden_LastSweep
@@ -405,6 +413,10 @@ func (x *StatusResponse) SetModelChains(v []*ModelChain) {
 	x.xxx_hidden_ModelChains = &v
 }
 
+func (x *StatusResponse) SetEncoder(v *EncoderStatus) {
+	x.xxx_hidden_Encoder = v
+}
+
 func (x *StatusResponse) SetLastSweep(v *AnchorSweep) {
 	x.xxx_hidden_LastSweep = v
 }
@@ -425,6 +437,13 @@ func (x *StatusResponse) SetHomeAssistant(v bool) {
 	x.xxx_hidden_HomeAssistant = v
 }
 
+func (x *StatusResponse) HasEncoder() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Encoder != nil
+}
+
 func (x *StatusResponse) HasLastSweep() bool {
 	if x == nil {
 		return false
@@ -437,6 +456,10 @@ func (x *StatusResponse) HasNextSweepAt() bool {
 		return false
 	}
 	return x.xxx_hidden_NextSweepAt != nil
+}
+
+func (x *StatusResponse) ClearEncoder() {
+	x.xxx_hidden_Encoder = nil
 }
 
 func (x *StatusResponse) ClearLastSweep() {
@@ -473,6 +496,8 @@ type StatusResponse_builder struct {
 	// The model chain of each kind of call (extraction, review, answer):
 	// ollama_models, or ollama_model alone. Empty without a model server.
 	ModelChains []*ModelChain
+	// The encoder (embed_url) and the state of the record vectors.
+	Encoder *EncoderStatus
 	// The latest entity sweep (absent if none ran).
 	LastSweep *AnchorSweep
 	// When the next scheduled sweep is due.
@@ -500,6 +525,7 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_JobsWaitingForModel = b.JobsWaitingForModel
 	x.xxx_hidden_Jobs = &b.Jobs
 	x.xxx_hidden_ModelChains = &b.ModelChains
+	x.xxx_hidden_Encoder = b.Encoder
 	x.xxx_hidden_LastSweep = b.LastSweep
 	x.xxx_hidden_NextSweepAt = b.NextSweepAt
 	x.xxx_hidden_Flagged = &b.Flagged
@@ -961,6 +987,223 @@ func (b0 JobCount_builder) Build() *JobCount {
 	return m0
 }
 
+// EncoderStatus is the encoder and the record vectors.
+type EncoderStatus struct {
+	state                     protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Configured     bool                   `protobuf:"varint,1,opt,name=configured,proto3"`
+	xxx_hidden_Live           bool                   `protobuf:"varint,2,opt,name=live,proto3"`
+	xxx_hidden_Url            string                 `protobuf:"bytes,3,opt,name=url,proto3"`
+	xxx_hidden_Model          string                 `protobuf:"bytes,4,opt,name=model,proto3"`
+	xxx_hidden_Snapshot       string                 `protobuf:"bytes,5,opt,name=snapshot,proto3"`
+	xxx_hidden_Dim            uint32                 `protobuf:"varint,6,opt,name=dim,proto3"`
+	xxx_hidden_VectorsCurrent uint32                 `protobuf:"varint,7,opt,name=vectors_current,json=vectorsCurrent,proto3"`
+	xxx_hidden_VectorsStale   uint32                 `protobuf:"varint,8,opt,name=vectors_stale,json=vectorsStale,proto3"`
+	xxx_hidden_VectorsMissing uint32                 `protobuf:"varint,9,opt,name=vectors_missing,json=vectorsMissing,proto3"`
+	xxx_hidden_LastProbe      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_probe,json=lastProbe,proto3"`
+	xxx_hidden_Error          string                 `protobuf:"bytes,11,opt,name=error,proto3"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *EncoderStatus) Reset() {
+	*x = EncoderStatus{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EncoderStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EncoderStatus) ProtoMessage() {}
+
+func (x *EncoderStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *EncoderStatus) GetConfigured() bool {
+	if x != nil {
+		return x.xxx_hidden_Configured
+	}
+	return false
+}
+
+func (x *EncoderStatus) GetLive() bool {
+	if x != nil {
+		return x.xxx_hidden_Live
+	}
+	return false
+}
+
+func (x *EncoderStatus) GetUrl() string {
+	if x != nil {
+		return x.xxx_hidden_Url
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetModel() string {
+	if x != nil {
+		return x.xxx_hidden_Model
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetSnapshot() string {
+	if x != nil {
+		return x.xxx_hidden_Snapshot
+	}
+	return ""
+}
+
+func (x *EncoderStatus) GetDim() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Dim
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsCurrent() uint32 {
+	if x != nil {
+		return x.xxx_hidden_VectorsCurrent
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsStale() uint32 {
+	if x != nil {
+		return x.xxx_hidden_VectorsStale
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetVectorsMissing() uint32 {
+	if x != nil {
+		return x.xxx_hidden_VectorsMissing
+	}
+	return 0
+}
+
+func (x *EncoderStatus) GetLastProbe() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_LastProbe
+	}
+	return nil
+}
+
+func (x *EncoderStatus) GetError() string {
+	if x != nil {
+		return x.xxx_hidden_Error
+	}
+	return ""
+}
+
+func (x *EncoderStatus) SetConfigured(v bool) {
+	x.xxx_hidden_Configured = v
+}
+
+func (x *EncoderStatus) SetLive(v bool) {
+	x.xxx_hidden_Live = v
+}
+
+func (x *EncoderStatus) SetUrl(v string) {
+	x.xxx_hidden_Url = v
+}
+
+func (x *EncoderStatus) SetModel(v string) {
+	x.xxx_hidden_Model = v
+}
+
+func (x *EncoderStatus) SetSnapshot(v string) {
+	x.xxx_hidden_Snapshot = v
+}
+
+func (x *EncoderStatus) SetDim(v uint32) {
+	x.xxx_hidden_Dim = v
+}
+
+func (x *EncoderStatus) SetVectorsCurrent(v uint32) {
+	x.xxx_hidden_VectorsCurrent = v
+}
+
+func (x *EncoderStatus) SetVectorsStale(v uint32) {
+	x.xxx_hidden_VectorsStale = v
+}
+
+func (x *EncoderStatus) SetVectorsMissing(v uint32) {
+	x.xxx_hidden_VectorsMissing = v
+}
+
+func (x *EncoderStatus) SetLastProbe(v *timestamppb.Timestamp) {
+	x.xxx_hidden_LastProbe = v
+}
+
+func (x *EncoderStatus) SetError(v string) {
+	x.xxx_hidden_Error = v
+}
+
+func (x *EncoderStatus) HasLastProbe() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LastProbe != nil
+}
+
+func (x *EncoderStatus) ClearLastProbe() {
+	x.xxx_hidden_LastProbe = nil
+}
+
+type EncoderStatus_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Whether embed_url is set; without it search is full text only.
+	Configured bool
+	// Whether it answered its last probe (probes run every 30 s).
+	Live  bool
+	Url   string
+	Model string
+	// The model snapshot the last batch read; empty before any.
+	Snapshot string
+	// The vector dimension; 0 before any batch.
+	Dim uint32
+	// Live records by the state of their vector: current (search can fuse),
+	// stale (made from other text, model or snapshot) and missing.
+	VectorsCurrent uint32
+	VectorsStale   uint32
+	VectorsMissing uint32
+	// When the last probe started; absent before the first.
+	LastProbe *timestamppb.Timestamp
+	// Why the last probe or call failed, if one did.
+	Error string
+}
+
+func (b0 EncoderStatus_builder) Build() *EncoderStatus {
+	m0 := &EncoderStatus{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Configured = b.Configured
+	x.xxx_hidden_Live = b.Live
+	x.xxx_hidden_Url = b.Url
+	x.xxx_hidden_Model = b.Model
+	x.xxx_hidden_Snapshot = b.Snapshot
+	x.xxx_hidden_Dim = b.Dim
+	x.xxx_hidden_VectorsCurrent = b.VectorsCurrent
+	x.xxx_hidden_VectorsStale = b.VectorsStale
+	x.xxx_hidden_VectorsMissing = b.VectorsMissing
+	x.xxx_hidden_LastProbe = b.LastProbe
+	x.xxx_hidden_Error = b.Error
+	return m0
+}
+
 type TypeStatusCount struct {
 	state             protoimpl.MessageState `protogen:"opaque.v1"`
 	xxx_hidden_Type   string                 `protobuf:"bytes,1,opt,name=type,proto3"`
@@ -972,7 +1215,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1227,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1299,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1311,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1370,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1382,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1449,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1461,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1624,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1393,7 +1636,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1518,7 +1761,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[13]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1773,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[13]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +1825,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[14]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1837,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[14]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1958,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[15]
+	mi := &file_hearth_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1970,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[15]
+	mi := &file_hearth_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +2019,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xac\x05\n" +
+	"\rStatusRequest\"\xe0\x05\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -1789,7 +2032,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\rmodel_servers\x18\v \x03(\v2\x16.hearth.v1.ModelServerR\fmodelServers\x123\n" +
 	"\x16jobs_waiting_for_model\x18\f \x01(\rR\x13jobsWaitingForModel\x12'\n" +
 	"\x04jobs\x18\r \x03(\v2\x13.hearth.v1.JobCountR\x04jobs\x128\n" +
-	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\x125\n" +
+	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\x122\n" +
+	"\aencoder\x18\x14 \x01(\v2\x18.hearth.v1.EncoderStatusR\aencoder\x125\n" +
 	"\n" +
 	"last_sweep\x18\x1e \x01(\v2\x16.hearth.v1.AnchorSweepR\tlastSweep\x12>\n" +
 	"\rnext_sweep_at\x18\x1f \x01(\v2\x1a.google.protobuf.TimestampR\vnextSweepAt\x122\n" +
@@ -1821,7 +2065,23 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bJobCount\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\rR\x05count\"S\n" +
+	"\x05count\x18\x03 \x01(\rR\x05count\"\xe1\x02\n" +
+	"\rEncoderStatus\x12\x1e\n" +
+	"\n" +
+	"configured\x18\x01 \x01(\bR\n" +
+	"configured\x12\x12\n" +
+	"\x04live\x18\x02 \x01(\bR\x04live\x12\x10\n" +
+	"\x03url\x18\x03 \x01(\tR\x03url\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12\x1a\n" +
+	"\bsnapshot\x18\x05 \x01(\tR\bsnapshot\x12\x10\n" +
+	"\x03dim\x18\x06 \x01(\rR\x03dim\x12'\n" +
+	"\x0fvectors_current\x18\a \x01(\rR\x0evectorsCurrent\x12#\n" +
+	"\rvectors_stale\x18\b \x01(\rR\fvectorsStale\x12'\n" +
+	"\x0fvectors_missing\x18\t \x01(\rR\x0evectorsMissing\x129\n" +
+	"\n" +
+	"last_probe\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tlastProbe\x12\x14\n" +
+	"\x05error\x18\v \x01(\tR\x05error\"S\n" +
 	"\x0fTypeStatusCount\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
@@ -1873,7 +2133,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
@@ -1883,49 +2143,52 @@ var file_hearth_v1_admin_proto_goTypes = []any{
 	(*ModelServer)(nil),           // 5: hearth.v1.ModelServer
 	(*ModelFailures)(nil),         // 6: hearth.v1.ModelFailures
 	(*JobCount)(nil),              // 7: hearth.v1.JobCount
-	(*TypeStatusCount)(nil),       // 8: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 9: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 10: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 11: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 12: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 13: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 14: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 15: hearth.v1.AuditResponse
-	(*AnchorSweep)(nil),           // 16: hearth.v1.AnchorSweep
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(*FlaggedRecord)(nil),         // 18: hearth.v1.FlaggedRecord
+	(*EncoderStatus)(nil),         // 8: hearth.v1.EncoderStatus
+	(*TypeStatusCount)(nil),       // 9: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 10: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 11: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 12: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 13: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 14: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 15: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 16: hearth.v1.AuditResponse
+	(*AnchorSweep)(nil),           // 17: hearth.v1.AnchorSweep
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*FlaggedRecord)(nil),         // 19: hearth.v1.FlaggedRecord
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	8,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	9,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	9,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	10, // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
 	5,  // 2: hearth.v1.StatusResponse.model_servers:type_name -> hearth.v1.ModelServer
 	7,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
 	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
-	16, // 5: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
-	17, // 6: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
-	18, // 7: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
-	17, // 8: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
-	6,  // 9: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
-	17, // 10: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	17, // 11: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	17, // 12: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	11, // 13: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	17, // 14: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	17, // 15: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	14, // 16: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 17: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 18: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	10, // 19: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	13, // 20: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 21: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 22: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	12, // 23: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	15, // 24: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	21, // [21:25] is the sub-list for method output_type
-	17, // [17:21] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	8,  // 5: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
+	17, // 6: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
+	18, // 7: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
+	19, // 8: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
+	18, // 9: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	6,  // 10: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	18, // 11: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
+	18, // 12: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	18, // 13: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	18, // 14: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	12, // 15: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	18, // 16: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	18, // 17: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	15, // 18: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 19: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 20: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	11, // 21: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	14, // 22: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 23: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 24: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	13, // 25: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	16, // 26: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	23, // [23:27] is the sub-list for method output_type
+	19, // [19:23] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1941,7 +2204,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

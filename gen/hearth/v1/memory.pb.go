@@ -1154,7 +1154,12 @@ type SearchRequest struct {
 	// Which namespaces are searched: chain (the default: the namespace's
 	// scope chain, and a hub's reach), namespace (that namespace alone) or
 	// all (every namespace; give no namespace, remote or topics).
-	Within        string `protobuf:"bytes,170,opt,name=within,proto3" json:"within,omitempty"`
+	Within string `protobuf:"bytes,170,opt,name=within,proto3" json:"within,omitempty"`
+	// Ask for one ranking: "fts" (full text alone) or "cosine" (embedding
+	// similarity alone, for measuring it; FAILED_PRECONDITION when the encoder
+	// cannot answer). Empty: fusion when the encoder can answer, else full
+	// text.
+	Ranking       string `protobuf:"bytes,120,opt,name=ranking,proto3" json:"ranking,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1261,6 +1266,13 @@ func (x *SearchRequest) GetWithin() string {
 	return ""
 }
 
+func (x *SearchRequest) GetRanking() string {
+	if x != nil {
+		return x.Ranking
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.Query = v
 }
@@ -1303,6 +1315,10 @@ func (x *SearchRequest) SetSessionId(v string) {
 
 func (x *SearchRequest) SetWithin(v string) {
 	x.Within = v
+}
+
+func (x *SearchRequest) SetRanking(v string) {
+	x.Ranking = v
 }
 
 func (x *SearchRequest) HasMinCosine() bool {
@@ -1348,6 +1364,11 @@ type SearchRequest_builder struct {
 	// scope chain, and a hub's reach), namespace (that namespace alone) or
 	// all (every namespace; give no namespace, remote or topics).
 	Within string
+	// Ask for one ranking: "fts" (full text alone) or "cosine" (embedding
+	// similarity alone, for measuring it; FAILED_PRECONDITION when the encoder
+	// cannot answer). Empty: fusion when the encoder can answer, else full
+	// text.
+	Ranking string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1365,6 +1386,7 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.Remote = b.Remote
 	x.SessionId = b.SessionId
 	x.Within = b.Within
+	x.Ranking = b.Ranking
 	return m0
 }
 
@@ -1586,7 +1608,8 @@ func (b0 SearchHit_builder) Build() *SearchHit {
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	Hits  []*SearchHit           `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
-	// fts (full text) or rrf (full text fused with embeddings).
+	// fts (full text) or rrf (full text fused with embeddings); cosine when
+	// asked for.
 	Ranking         string `protobuf:"bytes,2,opt,name=ranking,proto3" json:"ranking,omitempty"`
 	EstimatedTokens uint32 `protobuf:"varint,3,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
 	Truncated       bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
@@ -1679,7 +1702,8 @@ type SearchResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
 	Hits []*SearchHit
-	// fts (full text) or rrf (full text fused with embeddings).
+	// fts (full text) or rrf (full text fused with embeddings); cosine when
+	// asked for.
 	Ranking         string
 	EstimatedTokens uint32
 	Truncated       bool
@@ -3686,7 +3710,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xad\x04\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xdb\x04\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -3703,7 +3727,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
 	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\x126\n" +
-	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06withinB\r\n" +
+	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06within\x12,\n" +
+	"\aranking\x18x \x01(\tB\x12\x92A\x0f\xf2\x02\x03fts\xf2\x02\x06cosineR\arankingB\r\n" +
 	"\v_min_cosine\"\x9f\x02\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +

@@ -1168,6 +1168,7 @@ type SearchRequest struct {
 	xxx_hidden_Remote      string                 `protobuf:"bytes,9,opt,name=remote,proto3"`
 	xxx_hidden_SessionId   string                 `protobuf:"bytes,140,opt,name=session_id,json=sessionId,proto3"`
 	xxx_hidden_Within      string                 `protobuf:"bytes,170,opt,name=within,proto3"`
+	xxx_hidden_Ranking     string                 `protobuf:"bytes,120,opt,name=ranking,proto3"`
 	XXX_raceDetectHookData protoimpl.RaceDetectHookData
 	XXX_presence           [1]uint32
 	unknownFields          protoimpl.UnknownFields
@@ -1276,6 +1277,13 @@ func (x *SearchRequest) GetWithin() string {
 	return ""
 }
 
+func (x *SearchRequest) GetRanking() string {
+	if x != nil {
+		return x.xxx_hidden_Ranking
+	}
+	return ""
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.xxx_hidden_Query = v
 }
@@ -1298,7 +1306,7 @@ func (x *SearchRequest) SetLimit(v uint32) {
 
 func (x *SearchRequest) SetMinCosine(v float64) {
 	x.xxx_hidden_MinCosine = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 11)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 12)
 }
 
 func (x *SearchRequest) SetExclude(v []string) {
@@ -1319,6 +1327,10 @@ func (x *SearchRequest) SetSessionId(v string) {
 
 func (x *SearchRequest) SetWithin(v string) {
 	x.xxx_hidden_Within = v
+}
+
+func (x *SearchRequest) SetRanking(v string) {
+	x.xxx_hidden_Ranking = v
 }
 
 func (x *SearchRequest) HasMinCosine() bool {
@@ -1365,6 +1377,11 @@ type SearchRequest_builder struct {
 	// scope chain, and a hub's reach), namespace (that namespace alone) or
 	// all (every namespace; give no namespace, remote or topics).
 	Within string
+	// Ask for one ranking: "fts" (full text alone) or "cosine" (embedding
+	// similarity alone, for measuring it; FAILED_PRECONDITION when the encoder
+	// cannot answer). Empty: fusion when the encoder can answer, else full
+	// text.
+	Ranking string
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1377,7 +1394,7 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.xxx_hidden_Types = b.Types
 	x.xxx_hidden_Limit = b.Limit
 	if b.MinCosine != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 11)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 12)
 		x.xxx_hidden_MinCosine = *b.MinCosine
 	}
 	x.xxx_hidden_Exclude = b.Exclude
@@ -1385,6 +1402,7 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.xxx_hidden_Remote = b.Remote
 	x.xxx_hidden_SessionId = b.SessionId
 	x.xxx_hidden_Within = b.Within
+	x.xxx_hidden_Ranking = b.Ranking
 	return m0
 }
 
@@ -1702,7 +1720,8 @@ type SearchResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
 	Hits []*SearchHit
-	// fts (full text) or rrf (full text fused with embeddings).
+	// fts (full text) or rrf (full text fused with embeddings); cosine when
+	// asked for.
 	Ranking         string
 	EstimatedTokens uint32
 	Truncated       bool
@@ -3674,7 +3693,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xad\x04\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xdb\x04\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -3691,7 +3710,8 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
 	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\x126\n" +
-	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06withinB\r\n" +
+	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06within\x12,\n" +
+	"\aranking\x18x \x01(\tB\x12\x92A\x0f\xf2\x02\x03fts\xf2\x02\x06cosineR\arankingB\r\n" +
 	"\v_min_cosine\"\x9f\x02\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +

@@ -1,0 +1,158 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hearth-memory/hearth/server/encoder"
+	"github.com/hearth-memory/hearth/server/ranking"
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// Why a cosine list steps aside (each wraps ErrUnavailable).
+var (
+	ErrEncoderDown   = fmt.Errorf("%w: the encoder is not configured or did not answer its last probe", ErrUnavailable)
+	ErrSecretQuery   = fmt.Errorf("%w: the query screens as a secret and is not sent to the encoder", ErrUnavailable)
+	ErrNotCurrent    = fmt.Errorf("%w: %v", ErrUnavailable, errNotCurrent)
+	ErrIndexLoading  = fmt.Errorf("%w: %v", ErrUnavailable, errNotLoaded)
+	ErrQueryVector   = fmt.Errorf("%w: the query vector did not arrive within embed_timeout_s", ErrUnavailable)
+	ErrKeyMismatched = fmt.Errorf("%w: the query vector is not of the model and snapshot the records were embedded with", ErrUnavailable)
+)
+
+// Cosine is the cosine list: the records in scope ranked by the cosine
+// similarity of their vectors to the query's (SPEC R-K3). It answers only
+// when the encoder answered its last probe, every record the search could
+// return has a current vector, the query does not screen as a secret
+// (R-S5: it is then never sent) and the query vector arrives within the
+// encoder's timeout (embed_timeout_s); otherwise it steps aside with an
+// error wrapping ErrUnavailable that says which.
+//
+// The scan is exact: the int8 copy in the Index gives every candidate's
+// cosine within a known error, and the few that can be in the top Depth
+// (or were found by full text, Query.Known) are read back as float32 and
+// scored exactly.
+type Cosine struct {
+	DB      *storage.DB
+	Encoder *encoder.Encoder
+	Index   *Index
+}
+
+// Name returns "cosine".
+func (Cosine) Name() string { return ranking.ModeCosine }
+
+// Rank ranks the records in scope by cosine similarity to q.Text.
+func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
+	if c.Encoder == nil || !c.Encoder.Configured() || !c.Encoder.Live() {
+		return Ranked{}, ErrEncoderDown
+	}
+	if _, err := screen.Check("query", q.Text); err != nil {
+		return Ranked{}, ErrSecretQuery
+	}
+	if err := c.Index.Sync(ctx); err != nil {
+		return Ranked{}, err
+	}
+	es, model, snapshot, err := c.Index.collect(q)
+	switch {
+	case err == errNotLoaded:
+		return Ranked{}, ErrIndexLoading
+	case err != nil:
+		return Ranked{}, ErrNotCurrent
+	}
+	byID := make(map[string]*entry, len(es))
+	for _, e := range es {
+		byID[e.id] = e
+	}
+	// A record full text found that the index does not hold as a candidate
+	// changed between the two reads: rank by full text.
+	for _, id := range q.Known {
+		if byID[id] == nil {
+			return Ranked{}, ErrNotCurrent
+		}
+	}
+	if model != c.Encoder.Model() {
+		return Ranked{}, ErrKeyMismatched
+	}
+
+	vec, err := c.Encoder.Query(ctx, q.Text)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Ranked{}, ctx.Err()
+		}
+		return Ranked{}, fmt.Errorf("%w (%v)", ErrQueryVector, err)
+	}
+	if vec.Model != model || vec.Snapshot != snapshot {
+		return Ranked{}, ErrKeyMismatched
+	}
+
+	want := shortlist(approximate(vec.Values, es), q.Depth)
+	ids := make([]string, 0, len(want)+len(q.Known))
+	for _, e := range want {
+		ids = append(ids, e.id)
+	}
+	for _, id := range q.Known {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	stored, err := c.DB.Embeddings(ctx, ids)
+	if err != nil {
+		return Ranked{}, err
+	}
+	cos := make(map[string]float64, len(ids))
+	for _, id := range ids {
+		s, ok := stored[id]
+		if !ok || s.Digest != byID[id].digest || len(s.Vector) != len(vec.Values) {
+			return Ranked{}, ErrNotCurrent // re-embedded or dropped since the index synced
+		}
+		cos[id] = dot(vec.Values, s.Vector)
+	}
+	slices.SortFunc(want, func(a, b *entry) int {
+		switch ca, cb := cos[a.id], cos[b.id]; {
+		case ca > cb:
+			return -1
+		case ca < cb:
+			return 1
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	want = want[:min(len(want), q.Depth)]
+
+	top := make([]string, len(want))
+	for i, e := range want {
+		top[i] = e.id
+	}
+	recs, err := c.DB.Get(ctx, top)
+	if err != nil {
+		return Ranked{}, err
+	}
+	recByID := make(map[string]*storage.Record, len(recs))
+	for _, r := range recs {
+		recByID[r.ID] = r
+	}
+	hits := make([]storage.Hit, 0, len(top))
+	for _, id := range top {
+		r := recByID[id]
+		if r == nil || (r.Status != storage.StatusActive && r.Status != storage.StatusCandidate) {
+			return Ranked{}, ErrNotCurrent // forgotten since the index synced
+		}
+		hits = append(hits, storage.Hit{Record: r, Snippet: lead(r.Content)})
+	}
+	return Ranked{Hits: hits, Cosine: cos}, nil
+}
+
+// snippetWords is how many words of its content a hit found by similarity
+// alone shows (full text's snippets show about as many around the match).
+const snippetWords = 24
+
+// lead returns the first snippetWords words of content, with "…" when it
+// goes on.
+func lead(content string) string {
+	words := strings.Fields(content)
+	if len(words) <= snippetWords {
+		return strings.Join(words, " ")
+	}
+	return strings.Join(words[:snippetWords], " ") + "…"
+}
