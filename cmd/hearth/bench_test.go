@@ -150,7 +150,11 @@ func prefilled(b *testing.B, n int) *testDaemon {
 	cache := os.Getenv("HEARTH_BENCH_CACHE")
 	cached := filepath.Join(cache, "hearth-"+strconv.Itoa(n)+".db")
 	if _, err := os.Stat(cached); cache != "" && err == nil {
+		// The database and the tokens its hashes were made from.
 		if err := copyFile(cached, filepath.Join(dir, "hearth.db")); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.CopyFS(filepath.Join(dir, "tokens"), os.DirFS(cached+".tokens")); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -162,6 +166,9 @@ func prefilled(b *testing.B, n int) *testDaemon {
 				b.Fatal(err)
 			}
 			if err := snapshotDB(filepath.Join(dir, "hearth.db"), cached); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.CopyFS(cached+".tokens", os.DirFS(td.TokensDir())); err != nil {
 				b.Fatal(err)
 			}
 		}
