@@ -80,18 +80,19 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		}
 	}
 
+	snip := newSnippetter(words, q.Text)
 	var hits []Hit
 	err := db.read(ctx, "search", func(tx *txn) error {
 		var lists [][]Hit
 		if len(words) > 0 {
-			h, err := db.searchWords(ctx, tx, words, q, exclude, limit)
+			h, err := db.searchWords(ctx, tx, words, snip, q, exclude, limit)
 			if err != nil {
 				return err
 			}
 			lists = append(lists, h)
 		}
 		if cjk != "" {
-			h, err := searchTx(ctx, tx, cjkIndex, cjk, nil, q, exclude, limit)
+			h, err := searchTx(ctx, tx, cjkIndex, cjk, nil, snip, q, exclude, limit)
 			if err != nil {
 				return err
 			}
@@ -126,7 +127,7 @@ var (
 // gives fewer than limit hits are all matches scored. A record held out is
 // one that shares nothing but common words with the query while limit
 // better ones exist: it would rank below them.
-func (db *DB) searchWords(ctx context.Context, tx *txn, words []string, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
+func (db *DB) searchWords(ctx context.Context, tx *txn, words []string, snip *snippetter, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
 	scope, nScope := "", 0
 	if len(q.Namespaces) > 0 && !q.AllRepositories {
 		nScope = len(q.Namespaces)
@@ -140,12 +141,12 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, words []string, q Search
 	joined := strings.Join(words, " ")
 	if gate, n := db.gate(words); n > 0 {
 		hits, err := searchTx(ctx, tx, wordIndex, scope+"{title content} : ("+gate+") AND "+all,
-			[]any{nScope + n, joined}, q, exclude, limit)
+			[]any{nScope + n, joined}, snip, q, exclude, limit)
 		if err != nil || len(hits) >= limit {
 			return hits, err
 		}
 	}
-	return searchTx(ctx, tx, wordIndex, scope+all, []any{nScope, joined}, q, exclude, limit)
+	return searchTx(ctx, tx, wordIndex, scope+all, []any{nScope, joined}, snip, q, exclude, limit)
 }
 
 // gate returns the pruning gate for words (see searchWords) and how many
@@ -252,9 +253,10 @@ func mergeHits(lists [][]Hit, limit int) []Hit {
 // searchTx runs the full-text query match on ix, rankArgs binding the
 // rank expression's arguments, with Search's filters, in two steps: every
 // matching row is ranked with only what ranking and the filters need, then
-// the best limit rows are read whole with their snippets. Reading every
-// match whole, and cutting a snippet from each, cost more than ranking.
-func searchTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []any, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
+// the best limit rows are read whole and snip cuts their snippets. Reading
+// every match whole, or running the match again per hit for FTS5's
+// snippet(), cost more than ranking.
+func searchTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []any, snip *snippetter, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.seq, `+ix.rank+` AS rank
 		FROM `+ix.table+`
@@ -293,18 +295,16 @@ func searchTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []a
 	}
 	rows.Close()
 
-	// The snippet needs the match: FTS5 finds a row by rowid at once.
+	// The best rows, read whole; their snippets are cut in Go.
 	hits := make([]Hit, 0, len(top))
 	recs := make([]*Record, 0, len(top))
 	for _, t := range top {
 		h := Hit{BM25: t.rank}
-		row := tx.QueryRowContext(ctx, `
-			SELECT `+recordColumns+`, snippet(`+ix.table+`, 1, '', '', '…', 24)
-			FROM `+ix.table+` JOIN records AS r ON r.seq = `+ix.table+`.rowid
-			WHERE `+ix.table+` MATCH ?1 AND `+ix.table+`.rowid = ?2`, match, t.seq)
-		if h.Record, err = scanRecord(row, &h.Snippet); err != nil {
+		row := tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records AS r WHERE r.seq = ?`, t.seq)
+		if h.Record, err = scanRecord(row); err != nil {
 			return nil, classify("search", err)
 		}
+		h.Snippet = snip.cut(h.Record.Content)
 		hits = append(hits, h)
 		recs = append(recs, h.Record)
 	}
