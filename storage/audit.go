@@ -40,6 +40,18 @@ const (
 	ActionRename Action = "rename"
 	// ActionUsageStart marks when usage counting began (SPEC R-K6).
 	ActionUsageStart Action = "usage-start"
+	// ActionBackup: a verified backup was written; the detail names the
+	// file, its records and bytes.
+	ActionBackup Action = "backup"
+	// ActionImport: a record was imported (memory_import); the detail says
+	// how it was written.
+	ActionImport Action = "import"
+	// ActionTokenGenerate: a client's token was generated and its file
+	// written.
+	ActionTokenGenerate Action = "token.generate"
+	// ActionTokenRotate: a client's token was replaced; the old one is
+	// refused from then on.
+	ActionTokenRotate Action = "token.rotate"
 
 	// ActionRefuseAuth: a call without a valid token, or without the scope
 	// its method needs.
