@@ -19,13 +19,13 @@ type ClientToken struct {
 // StoreClientToken stores (or replaces) the SHA-256 of client's generated
 // token, as 64 hex digits kept lower-case, and appends its audit row in the
 // same transaction: action ActionTokenGenerate or ActionTokenRotate, by the
-// client that asked (SystemClient at start). The row never carries the
-// token or its hash.
+// client that asked (SystemClient at start), with note (if any) saying why.
+// The row never carries the token or its hash.
 //
 // It returns Invalid for an empty client (Field "client"), a hash that is
 // not 64 hex digits (Field "token_sha256") or another action (Field
 // "action").
-func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action Action, by string) error {
+func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action Action, by, note string) error {
 	hash = strings.ToLower(hash)
 	switch {
 	case client == "":
@@ -38,6 +38,10 @@ func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action 
 	if by == "" {
 		by = SystemClient
 	}
+	detail := "client " + client
+	if note != "" {
+		detail += ": " + note
+	}
 	return db.write(ctx, "store client token", func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO client_tokens (client, token_sha256, updated_at) VALUES (?, ?, ?)
@@ -48,7 +52,7 @@ func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action 
 			return classify("store client token", err)
 		}
 		return insertAuditTx(ctx, tx, AuditEntry{
-			Client: by, Action: action, Detail: screen.Redact("client " + client),
+			Client: by, Action: action, Detail: screen.Redact(detail),
 		})
 	})
 }
