@@ -40,5 +40,10 @@ func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*
 	for _, n := range st.Namespaces {
 		resp.Namespaces = append(resp.Namespaces, &hearthv1.NamespaceCount{Namespace: n.Namespace, Records: uint32(n.Records)})
 	}
+	if at, ok, err := a.db.LastBackup(ctx); err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	} else if ok {
+		resp.LastBackupAt = ts(at)
+	}
 	return resp, nil
 }

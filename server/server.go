@@ -43,6 +43,13 @@ type Config struct {
 	// Wire says how the reply to the call in ctx travels, for the budget
 	// measured on the wire (R-B1); nil, or a nil result, is the JSON itself.
 	Wire func(ctx context.Context) budget.Wire
+	// TokensDir holds the generated client tokens, one file per client
+	// (token rotation writes there); BackupDir is where memory_backup
+	// writes. Both lie in the data directory.
+	TokensDir, BackupDir string
+	// Tools maps full gRPC method names to tool names: the closed set of
+	// the metrics' tool label.
+	Tools map[string]string
 }
 
 // Server implements every hearth.v1 service.
@@ -59,6 +66,9 @@ type Server struct {
 	wire func(ctx context.Context) budget.Wire
 	// pipeline ranks searches and context packets.
 	pipeline *retrieval.Pipeline
+	// ops: token rotation, backups, coalesced refusals and metrics
+	// (ops.go).
+	ops ops
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -75,13 +85,18 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 	if wire == nil {
 		wire = func(context.Context) budget.Wire { return nil }
 	}
-	return &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire, pipeline: retrieval.New(db)}, nil
+	s := &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
+		size: size, wire: wire, pipeline: retrieval.New(db)}
+	if err := s.initOps(cfg); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return s, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the
 // message size limit, every hearth.v1 service, health and reflection.
 func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
+	s.ops.in = in // token rotation updates its table
 	g := grpc.NewServer(
 		grpc.ChainUnaryInterceptor(in.Unary),
 		grpc.ChainStreamInterceptor(in.Stream),
@@ -98,8 +113,14 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 }
 
 // AuditRefusal writes an authorization refusal to the audit. It is the
-// interceptor's OnRefuse hook.
+// interceptor's OnRefuse hook. A call without a valid token is coalesced
+// with the others of its source and reason in the same minute
+// (refusals.go); a known client's refusal is written at once.
 func (s *Server) AuditRefusal(ctx context.Context, r auth.Refusal) {
+	if r.Code == codes.Unauthenticated {
+		s.ops.refusals.add(ctx, r)
+		return
+	}
 	s.refuse(ctx, storage.Refusal{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: r.Method + ": " + r.Reason})
 }
 
