@@ -54,6 +54,7 @@ type Daemon struct {
 	PageShowTokens func(netip.Addr) bool
 
 	db     *storage.DB
+	srv    *server.Server
 	grpc   *grpc.Server
 	inproc *bufconn.Listener
 	conn   *grpc.ClientConn
@@ -106,10 +107,13 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		// Budgets measure replies as the transports render them.
 		Marshal: gateway.MarshalResult,
 		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
+
+		TokensDir: d.TokensDir(), BackupDir: d.BackupDir(), Tools: toolNames(),
 	})
 	if err != nil {
 		return err
 	}
+	d.srv = srv
 	clients := d.tokens.Clients
 	var pageToken string
 	if d.Config.IngressListen != "" {
@@ -123,8 +127,13 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}
 	in := auth.New(clients, methods)
 	in.OnRefuse = srv.AuditRefusal
-	if in.OnDone, err = accessLog(d.Log); err != nil {
+	logCall, err := accessLog(d.Log)
+	if err != nil {
 		return err
+	}
+	in.OnDone = func(ctx context.Context, done auth.Done) {
+		logCall(ctx, done)
+		srv.ObserveCall(done)
 	}
 	d.grpc = srv.NewGRPC(in)
 
@@ -163,6 +172,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		w.Write(openapi)
 	})
 	mux.Handle("/mcp", mcp)
+	mux.Handle("GET /metrics", metricsHandler(d.conn))
 
 	if d.ln, err = net.Listen("tcp", d.Config.Listen); err != nil {
 		return err
@@ -377,6 +387,11 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	if d.workers != nil {
 		d.workers.Stop()
+	}
+	if d.srv != nil {
+		if err := d.srv.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server: %w", err))
+		}
 	}
 	if d.db != nil {
 		if err := d.db.Close(); err != nil {
