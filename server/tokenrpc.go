@@ -89,27 +89,9 @@ func (a *adminService) RotateToken(ctx context.Context, r *hearthv1.RotateTokenR
 		return nil, toStatus(ctx, a.log, err)
 	}
 	name := r.GetClient()
-	var conf *options.Client
-	for i := range a.opts.Clients {
-		if a.opts.Clients[i].Name == name {
-			conf = &a.opts.Clients[i]
-		}
-	}
-	switch {
-	case conf == nil:
-		return nil, withDetail(codes.NotFound, "client: no configured client has this name", &hearthv1.ErrorDetail{Field: "client"})
-	case clientKind(*conf) == KindSupplied:
-		return nil, withDetail(codes.FailedPrecondition, "client: its token is supplied (token_sha256): set a new hash in the configuration and restart",
-			&hearthv1.ErrorDetail{Field: "client"})
-	case clientKind(*conf) == KindAddress:
-		return nil, withDetail(codes.FailedPrecondition, "client: it is identified by its address and has no token", &hearthv1.ErrorDetail{Field: "client"})
-	case a.ops.tokensDir == "":
-		return nil, withDetail(codes.FailedPrecondition, "this server has no tokens folder", &hearthv1.ErrorDetail{})
-	}
 	a.ops.rotate.Lock()
 	defer a.ops.rotate.Unlock()
-	path := filepath.Join(a.ops.tokensDir, name)
-	sum, err := rotateToken(ctx, a.db, name, path, client(ctx))
+	path, sum, err := RotateGeneratedToken(ctx, a.db, a.opts.Clients, a.ops.tokensDir, name, client(ctx))
 	if err != nil {
 		return nil, toStatus(ctx, a.log, err)
 	}
@@ -118,6 +100,39 @@ func (a *adminService) RotateToken(ctx context.Context, r *hearthv1.RotateTokenR
 	}
 	a.log.InfoContext(ctx, "token rotated", "client", name, "by", client(ctx), "file", path)
 	return &hearthv1.RotateTokenResponse{Client: name, TokenPath: path, RotatedAt: ts(a.db.Now())}, nil
+}
+
+// RotateGeneratedToken replaces the generated token of the configured
+// client name: a new token in dir/<name> (0600, replaced atomically) and
+// its digest stored with an audit row "token.rotate" by by. It returns the
+// file and the new digest; the caller updates a running interceptor. Its
+// errors are gRPC status errors: NOT_FOUND (field client) for a client not
+// configured, FAILED_PRECONDITION (field client) for one whose token is
+// supplied or that is identified by address.
+func RotateGeneratedToken(ctx context.Context, db *storage.DB, clients []options.Client, dir, name, by string) (string, []byte, error) {
+	var conf *options.Client
+	for i := range clients {
+		if clients[i].Name == name {
+			conf = &clients[i]
+		}
+	}
+	switch {
+	case conf == nil:
+		return "", nil, withDetail(codes.NotFound, "client: no configured client has this name", &hearthv1.ErrorDetail{Field: "client"})
+	case clientKind(*conf) == KindSupplied:
+		return "", nil, withDetail(codes.FailedPrecondition, "client: its token is supplied (token_sha256): set a new hash in the configuration and restart",
+			&hearthv1.ErrorDetail{Field: "client"})
+	case clientKind(*conf) == KindAddress:
+		return "", nil, withDetail(codes.FailedPrecondition, "client: it is identified by its address and has no token", &hearthv1.ErrorDetail{Field: "client"})
+	case dir == "":
+		return "", nil, withDetail(codes.FailedPrecondition, "this server has no tokens folder", &hearthv1.ErrorDetail{})
+	}
+	path := filepath.Join(dir, name)
+	sum, err := rotateToken(ctx, db, name, path, by)
+	if err != nil {
+		return "", nil, err
+	}
+	return path, sum, nil
 }
 
 // rotateToken writes a new token to path and stores its digest, audited

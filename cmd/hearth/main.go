@@ -4,6 +4,11 @@
 //	hearth serve --data DIR [--listen 127.0.0.1:8765] [--ingress-listen 127.0.0.1:8099] [--option key=value ...]
 //	hearth version
 //	hearth healthcheck [--url http://127.0.0.1:8765/healthz]
+//	hearth backup --data DIR --out FILE [--url URL --token-file FILE]
+//	hearth restore --data DIR FILE
+//	hearth export [--url URL] --token-file FILE [--prefix NS] [--out FILE]
+//	hearth import [--url URL] --token-file FILE [--as-active] FILE
+//	hearth token rotate|show --client NAME ...
 package main
 
 import (
@@ -34,6 +39,12 @@ const usage = `usage:
   hearth serve --data DIR [--listen ADDR] [--ingress-listen ADDR] [--option key=value ...]
   hearth version
   hearth healthcheck [--url URL]
+  hearth backup --data DIR --out FILE [--url URL --token-file FILE]
+  hearth restore --data DIR FILE
+  hearth export [--url URL] --token-file FILE [--prefix NS] [--out FILE]
+  hearth import [--url URL] --token-file FILE [--as-active] FILE
+  hearth token rotate --client NAME [--data DIR] [--url URL --token-file FILE]
+  hearth token show --client NAME --data DIR [--reveal]
 `
 
 // run executes one subcommand and returns the process exit code.
@@ -62,6 +73,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "healthcheck":
 		return healthcheck(ctx, args[1:], stderr)
+	case "backup":
+		return backupCmd(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return restoreCmd(ctx, args[1:], stdout, stderr)
+	case "export":
+		return exportCmd(ctx, args[1:], stdout, stderr)
+	case "import":
+		return importCmd(ctx, args[1:], stdout, stderr)
+	case "token":
+		return tokenCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
