@@ -108,9 +108,9 @@ type Done struct {
 type Interceptor struct {
 	methods map[string]Scope
 	// mu guards tokens, which SetToken replaces while calls run.
-	mu      sync.RWMutex
-	tokens  []Client
-	addrs   map[netip.Addr]Client
+	mu     sync.RWMutex
+	tokens []Client
+	addrs  map[netip.Addr]Client
 	// OnRefuse, when set, is called for every refused call (the audit).
 	OnRefuse func(ctx context.Context, r Refusal)
 	// OnDone, when set, is called after every call of a method that is not
