@@ -142,7 +142,9 @@ func checkImportRequest(r *hearthv1.ImportRequest) error {
 // as_active, admin scope too). A line that fails its checks or the screen,
 // or that storage refuses, is reported by number in failed and leaves
 // nothing behind; the others are written. Lines refused by the screen are
-// audited in one refuse.screen row per call, by line, field and pattern.
+// audited in one refuse.screen row per call, by line, field and pattern,
+// and lines whose id names a record with other content in one
+// refuse.conflict row.
 // Returns PERMISSION_DENIED for as_active without admin scope or for a
 // client that is not a token client, INVALID_ARGUMENT (field lines) for an
 // empty or oversized request.
@@ -181,28 +183,42 @@ func (a *adminService) Import(ctx context.Context, r *hearthv1.ImportRequest) (*
 		lineNo = append(lineNo, i+1)
 	}
 	if len(screened) > 0 {
-		detail := "memory_import: " + strings.Join(screened[:min(len(screened), 20)], "; ")
-		if len(screened) > 20 {
-			detail += fmt.Sprintf("; and %d more", len(screened)-20)
-		}
-		a.refuse(ctx, storage.Refusal{Client: who, Action: storage.ActionRefuseScreen, Detail: detail})
+		a.refuse(ctx, storage.Refusal{Client: who, Action: storage.ActionRefuseScreen, Detail: "memory_import: " + summarize(screened)})
 	}
 	results, err := a.db.Import(ctx, items, storage.ImportOptions{Client: who, AsActive: r.GetAsActive()})
 	if err != nil {
 		return nil, toStatus(ctx, a.log, err)
 	}
+	var conflicts []string
 	for i, res := range results {
 		switch {
 		case res.Err != nil:
 			resp.Failed = append(resp.Failed, lineFailure(lineNo[i], res.Err))
+			if storage.ErrorCode(res.Err) == storage.Exists {
+				conflicts = append(conflicts, fmt.Sprintf("line %d id %s", lineNo[i], items[i].ID))
+			}
 		case res.Outcome == storage.Imported:
 			resp.Imported++
 		default:
 			resp.Unchanged++
 		}
 	}
+	if len(conflicts) > 0 {
+		a.refuse(ctx, storage.Refusal{Client: who, Action: storage.ActionRefuseConflict,
+			Detail: "memory_import: a record with the id exists with other content: " + summarize(conflicts)})
+	}
 	sortFailures(resp.Failed)
 	return resp, nil
+}
+
+// summarize joins the first 20 items of a refusal's detail and counts the
+// rest: one audit row per call, whatever the request holds.
+func summarize(items []string) string {
+	s := strings.Join(items[:min(len(items), 20)], "; ")
+	if len(items) > 20 {
+		s += fmt.Sprintf("; and %d more", len(items)-20)
+	}
+	return s
 }
 
 func sortFailures(fs []*hearthv1.ImportFailure) {

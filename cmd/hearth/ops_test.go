@@ -318,20 +318,31 @@ func TestExportImport_RoundTrip(t *testing.T) {
 			`{"namespace":"github/acme/mixed","type":"note","title":"Leaky","content":"token ` + secretGitHub + `"}`,
 			`{"namespace":"github/acme/mixed","type":"opinion","title":"Bad type","content":"x"}`,
 			`{"namespace":"github/acme/mixed","type":"note","title":"Good two","content":"Kept too."}`,
+			`{"id":"` + want[0].ID + `","namespace":"github/acme/trip","type":"decision","title":"Same id","content":"Other content."}`,
 		}, "\n")
 		bad := filepath.Join(t.TempDir(), "mixed.jsonl")
 		os.WriteFile(bad, []byte(lines), 0o600)
 		code, stdout, _ := cli(t, "import", "--url", dst.url, "--token-file", dtok, bad)
-		if code != 1 || !strings.Contains(stdout, "imported 2, unchanged 0, failed 3") {
-			t.Errorf("exit %d %q, want 2 imported and 3 failed", code, stdout)
+		if code != 1 || !strings.Contains(stdout, "imported 2, unchanged 0, failed 4") {
+			t.Errorf("exit %d %q, want 2 imported and 4 failed", code, stdout)
 		}
-		for _, want := range []string{"line 2: ", "line 4: content: refused: looks like a secret (pattern ", "line 5: type: "} {
+		for _, want := range []string{"line 2: ", "line 4: content: refused: looks like a secret (pattern ", "line 5: type: ",
+			"line 7: id: a record with this id exists with other content"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("report %q lacks %q", stdout, want)
 			}
 		}
 		if strings.Contains(stdout, secretGitHub) {
 			t.Errorf("the report echoes the secret")
+		}
+		audit := restTransport{dst}.call(t, dst.tokens["claude-code"], "memory_audit", map[string]any{"limit": 5})
+		var screenRow, conflictRow bool
+		for _, e := range list(audit.body, "entries") {
+			screenRow = screenRow || str(e, "action") == "refuse.screen" && strings.Contains(str(e, "detail"), "line 4 field content pattern ")
+			conflictRow = conflictRow || str(e, "action") == "refuse.conflict" && strings.Contains(str(e, "detail"), "line 7 id "+want[0].ID)
+		}
+		if !screenRow || !conflictRow {
+			t.Errorf("audit %s: want a refuse.screen row for line 4 and a refuse.conflict row for line 7", audit.raw)
 		}
 		r := restTransport{dst}.call(t, dst.tokens["claude-code"], "memory_search", map[string]any{"namespace": "github/acme/mixed", "query": "good"})
 		if len(list(r.body, "hits")) != 2 {
