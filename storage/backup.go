@@ -79,8 +79,10 @@ func (db *DB) LastBackup(ctx context.Context) (at time.Time, ok bool, err error)
 }
 
 // BackupFile copies the database file src, which no server needs to hold,
-// to dst exactly as Backup does (without the audit row: src is only read).
-// src is not migrated; a server that starts meanwhile is not disturbed.
+// to dst exactly as Backup does, without the audit row: src's content is
+// only read and it is not migrated (a WAL a crash left behind is read as
+// the next start would, and closing may checkpoint it into src, as any
+// last connection does). A server that starts meanwhile is not disturbed.
 func BackupFile(ctx context.Context, src, dst string) (*BackupInfo, error) {
 	abs, err := filepath.Abs(src)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,6 +180,21 @@ func TestBackupFile(t *testing.T) {
 			t.Errorf("records = %d, want 50", info.Records)
 		}
 	})
+	t.Run("OKAfterCrash", func(t *testing.T) {
+		// A server killed with its writes in the WAL: the copy recovers
+		// them, as the next start would.
+		path := filepath.Join(t.TempDir(), "hearth.db")
+		cmd := holder(t, path, 40)
+		cmd.Process.Kill()
+		cmd.Wait()
+		if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+			t.Fatalf("no WAL left by the killed holder: %v", err)
+		}
+		info, err := storage.BackupFile(ctx, path, filepath.Join(t.TempDir(), "copy.db"))
+		if err != nil || info.Records != 40 {
+			t.Fatalf("BackupFile after a crash: %+v, %v; want the 40 records", info, err)
+		}
+	})
 	t.Run("ErrMissing", func(t *testing.T) {
 		if _, err := storage.BackupFile(ctx, filepath.Join(t.TempDir(), "none.db"), filepath.Join(t.TempDir(), "x.db")); err == nil {
 			t.Errorf("got nil, want an error for a missing source")
@@ -308,15 +324,43 @@ func copyDB(t *testing.T, src, dst string, stmts ...string) {
 	}
 }
 
+// holder starts a child process that opens the database at path, stores n
+// records and holds it open until the test kills it.
+func holder(t *testing.T, path string, n int) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAcquireLock$")
+	cmd.Env = append(os.Environ(), "HEARTH_LOCK_HOLDER="+path, fmt.Sprintf("HEARTH_LOCK_HOLDER_STORE=%d", n))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "holding\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child: %q", line)
+	}
+	return cmd
+}
+
 // TestAcquireLock holds the lock's two promises: a second holder is refused
 // while the first lives, and a holder that dies (kill -9) leaves nothing
 // that refuses the next one.
 func TestAcquireLock(t *testing.T) {
 	if path := os.Getenv("HEARTH_LOCK_HOLDER"); path != "" {
-		// The child: hold the database open until killed.
-		if _, err := storage.Open(context.Background(), path); err != nil {
+		// The child: hold the database open until killed, after storing
+		// the records asked for (they stay in the WAL: no checkpoint runs
+		// at this size, and a kill leaves no clean close).
+		db, err := storage.Open(context.Background(), path)
+		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
+		}
+		if n, _ := strconv.Atoi(os.Getenv("HEARTH_LOCK_HOLDER_STORE")); n > 0 {
+			fillStore(t, db, "global", n)
 		}
 		fmt.Println("holding")
 		select {}
@@ -339,22 +383,8 @@ func TestAcquireLock(t *testing.T) {
 	})
 	t.Run("OKAfterCrash", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "hearth.db")
-		cmd := exec.Command(os.Args[0], "-test.run=^TestAcquireLock$")
-		cmd.Env = append(os.Environ(), "HEARTH_LOCK_HOLDER="+path)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		if line != "holding\n" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("child: %q", line)
-		}
-		_, err = storage.AcquireLock(path)
+		cmd := holder(t, path, 0)
+		_, err := storage.AcquireLock(path)
 		if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", cmd.Process.Pid)) {
 			t.Errorf("while the child holds it: got %v, want ErrLocked naming pid %d", err, cmd.Process.Pid)
 		}
