@@ -16,6 +16,7 @@ import (
 	"context"
 	"regexp"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,7 +61,8 @@ type Metrics struct {
 	reg     *prometheus.Registry
 	calls   *prometheus.CounterVec
 	latency *prometheus.HistogramVec
-	scrapes prometheus.Counter
+	// storeErrors counts scrapes whose store gauges could not be read.
+	storeErrors atomic.Int64
 }
 
 // kindPattern is the form of a job kind (storage refuses any other).
@@ -85,11 +87,7 @@ func New(cfg Config) *Metrics {
 		Help:    "Call latency by tool, from the interceptor's start to the handler's return.",
 		Buckets: LatencyBuckets,
 	}, []string{"tool"})
-	m.scrapes = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "hearth_store_scrape_errors_total",
-		Help: "Scrapes whose store gauges could not be read (they are left out of that scrape).",
-	})
-	m.reg.MustRegister(m.calls, m.latency, m.scrapes, storeCollector{m},
+	m.reg.MustRegister(m.calls, m.latency, storeCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -126,6 +124,7 @@ var (
 	jobsDesc    = prometheus.NewDesc("hearth_jobs", "Jobs in the durable queue by kind and state.", []string{"kind", "state"}, nil)
 	backupTS    = prometheus.NewDesc("hearth_last_backup_timestamp_seconds", "When the newest backup (memory_backup) was taken, Unix time; absent before the first.", nil, nil)
 	backupAge   = prometheus.NewDesc("hearth_last_backup_age_seconds", "Seconds since the newest backup was taken; absent before the first.", nil, nil)
+	storeErrs   = prometheus.NewDesc("hearth_store_scrape_errors_total", "Scrapes whose store gauges could not be read (they are left out of that scrape).", nil, nil)
 )
 
 // storeCollector reads the store's gauges at each scrape.
@@ -136,6 +135,7 @@ func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- backupTS
 	ch <- backupAge
+	ch <- storeErrs
 }
 
 // storeTimeout bounds the store's part of a scrape.
@@ -150,7 +150,11 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	g, err := cfg.Gauges(ctx)
 	if err != nil {
-		c.m.scrapes.Inc()
+		c.m.storeErrors.Add(1)
+	}
+	// Sent by this collector, so a scrape counts its own failure.
+	ch <- prometheus.MustNewConstMetric(storeErrs, prometheus.CounterValue, float64(c.m.storeErrors.Load()))
+	if err != nil {
 		return
 	}
 	emit(ch, recordsDesc, g.Records, func(l [2]string) [2]string {
