@@ -37,7 +37,7 @@ func fillStore(tb testing.TB, db *storage.DB, ns string, n int) {
 
 // bulkRecords fill the store before the backup test's writers start, so
 // that the copy takes long enough for writes to land while it runs.
-const bulkRecords = 1500
+const bulkRecords = 500
 
 // TestDB_Backup holds that a backup taken while 8 writers store records is
 // a sound database holding every write acknowledged before it started.
