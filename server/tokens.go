@@ -33,8 +33,10 @@ type Provisioned struct {
 // token_sha256 uses that digest; a client with only an ip is an address
 // client; any other client gets a generated token: 32 random bytes, stored
 // as its SHA-256 digest in the database and written once, in plain text, to
-// dir/<client> (mode 0600) for the admin. A token generated on an earlier
-// start is kept. Tokens are never logged.
+// dir/<client> (mode 0600) for the admin, with an audit row
+// "token.generate". A token generated on an earlier start is kept, and its
+// file decides when it disagrees with the stored digest (generatedToken).
+// Tokens are never logged.
 func ProvisionTokens(ctx context.Context, db *storage.DB, clients []options.Client, dir string) (*Provisioned, error) {
 	p := &Provisioned{Dir: dir}
 	for _, c := range clients {
