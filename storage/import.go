@@ -103,8 +103,9 @@ type ImportResult struct {
 // Links (AsActive): a record's supersedes and superseded_by are set when
 // the record at the other end exists (imported earlier, or earlier in the
 // same import) and agrees; until then the link waits for the other end,
-// whose import makes it. A link to a record that names another is refused
-// (Invalid, Field "supersedes" or "superseded_by").
+// whose import makes it. A link to a record that names another, or whose
+// retired end is not superseded, is refused (Invalid, Field "supersedes"
+// or "superseded_by").
 //
 // Items are written ImportBatch at a time, each batch in one transaction
 // and each item under its own savepoint, so a refused item leaves the
@@ -349,9 +350,9 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 // other end exists and agrees.
 func linkImportTx(ctx context.Context, tx *txn, id string, it *ImportItem) error {
 	link := func(field, older, newer, other string) error {
-		var ns string
+		var ns, status string
 		var sup, supBy sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT namespace, supersedes, superseded_by FROM records WHERE id = ?`, other).Scan(&ns, &sup, &supBy)
+		err := tx.QueryRowContext(ctx, `SELECT namespace, status, supersedes, superseded_by FROM records WHERE id = ?`, other).Scan(&ns, &status, &sup, &supBy)
 		if err == sql.ErrNoRows {
 			return nil // the other end links when it arrives
 		} else if err != nil {
@@ -359,6 +360,15 @@ func linkImportTx(ctx context.Context, tx *txn, id string, it *ImportItem) error
 		}
 		if ns != it.Namespace {
 			return errorf(Invalid, field, "%s is in another namespace (%s)", other, ns)
+		}
+		// The retired end must say so: a link never leaves an active
+		// record with a successor.
+		olderStatus := it.Status
+		if other == older {
+			olderStatus = status
+		}
+		if olderStatus != StatusSuperseded {
+			return errorf(Invalid, field, "%s is %s, not superseded", older, olderStatus)
 		}
 		// The other end must name this record, or nothing yet.
 		theirs := sup

@@ -248,6 +248,25 @@ func TestDB_Import(t *testing.T) {
 		}
 	})
 
+	t.Run("ErrLinkToActive", func(t *testing.T) {
+		dst := storagetest.Open(t)
+		local := storagetest.Store(t, dst, storage.NewRecord{Namespace: "github/acme/api", Title: text(t, "Local and active")})
+		it := storage.ImportItem{Namespace: "github/acme/api", Type: storage.TypeNote, Title: text(t, "Claims to retire it"),
+			Content: text(t, "c"), Confidence: 0.8, Status: storage.StatusActive, Writer: "codex", Source: storage.SourceStore,
+			Supersedes: local.ID}
+		res, err := dst.Import(ctx, []storage.ImportItem{it}, storage.ImportOptions{Client: "admin", AsActive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var se *storage.Error
+		if storage.ErrorCode(res[0].Err) != storage.Invalid || !asError(res[0].Err, &se) || se.Field != "supersedes" {
+			t.Errorf("a link retiring an active record: got %v, want Invalid naming supersedes", res[0].Err)
+		}
+		if got := get(t, dst, local.ID); got.SupersededBy != "" || got.Status != storage.StatusActive {
+			t.Errorf("the local record changed: %+v", got)
+		}
+	})
+
 	t.Run("OKWithoutID", func(t *testing.T) {
 		dst := storagetest.Open(t)
 		it := storage.ImportItem{Namespace: "global", Type: storage.TypeNote, Title: text(t, "Hand made"),
