@@ -51,5 +51,10 @@ func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*
 		return nil, toStatus(ctx, a.log, err)
 	}
 	resp.Encoder = enc
+	if at, ok, err := a.db.LastBackup(ctx); err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	} else if ok {
+		resp.LastBackupAt = ts(at)
+	}
 	return resp, nil
 }

@@ -57,6 +57,13 @@ type Config struct {
 	// memory_status; nil for full text only.
 	Encoder *encoder.Encoder
 	Vectors *retrieval.Index
+	// TokensDir holds the generated client tokens, one file per client
+	// (token rotation writes there); BackupDir is where memory_backup
+	// writes. Both lie in the data directory.
+	TokensDir, BackupDir string
+	// Tools maps full gRPC method names to tool names: the closed set of
+	// the metrics' tool label.
+	Tools map[string]string
 }
 
 // Server implements every hearth.v1 service.
@@ -80,6 +87,9 @@ type Server struct {
 	// encoder and vectors are nil without an encoder.
 	encoder *encoder.Encoder
 	vectors *retrieval.Index
+	// ops: token rotation, backups, coalesced refusals and metrics
+	// (ops.go).
+	ops ops
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -106,12 +116,16 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 		s.encoder, s.vectors = cfg.Encoder, cfg.Vectors
 		s.pipeline = retrieval.New(db, retrieval.Cosine{DB: db, Encoder: cfg.Encoder, Index: cfg.Vectors})
 	}
+	if err := s.initOps(cfg); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	return s, nil
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor, the
 // message size limit, every hearth.v1 service, health and reflection.
 func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
+	s.ops.in = in // token rotation updates its table
 	g := grpc.NewServer(
 		grpc.ChainUnaryInterceptor(in.Unary),
 		grpc.ChainStreamInterceptor(in.Stream),
@@ -130,8 +144,14 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 }
 
 // AuditRefusal writes an authorization refusal to the audit. It is the
-// interceptor's OnRefuse hook.
+// interceptor's OnRefuse hook. A call without a valid token is coalesced
+// with the others of its source and reason in the same minute
+// (refusals.go); a known client's refusal is written at once.
 func (s *Server) AuditRefusal(ctx context.Context, r auth.Refusal) {
+	if r.Code == codes.Unauthenticated {
+		s.ops.refusals.add(ctx, r)
+		return
+	}
 	s.refuse(ctx, storage.Refusal{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: r.Method + ": " + r.Reason})
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/options"
@@ -32,8 +33,10 @@ type Provisioned struct {
 // token_sha256 uses that digest; a client with only an ip is an address
 // client; any other client gets a generated token: 32 random bytes, stored
 // as its SHA-256 digest in the database and written once, in plain text, to
-// dir/<client> (mode 0600) for the admin. A token generated on an earlier
-// start is kept. Tokens are never logged.
+// dir/<client> (mode 0600) for the admin, with an audit row
+// "token.generate". A token generated on an earlier start is kept, and its
+// file decides when it disagrees with the stored digest (generatedToken).
+// Tokens are never logged.
 func ProvisionTokens(ctx context.Context, db *storage.DB, clients []options.Client, dir string) (*Provisioned, error) {
 	p := &Provisioned{Dir: dir}
 	for _, c := range clients {
@@ -65,12 +68,36 @@ func ProvisionTokens(ctx context.Context, db *storage.DB, clients []options.Clie
 	return p, nil
 }
 
+// generatedToken returns the digest of client name's generated token. The
+// token file is the admin's copy and decides: a file whose token differs
+// from the stored digest (a database restored from a backup older than a
+// rotation, or a rotation cut short between the file and the database)
+// has its digest stored; a file without a stored digest (a client added
+// after the backup) is kept and its digest stored; only a client with
+// neither gets a new token. Each change is audited.
 func generatedToken(ctx context.Context, db *storage.DB, name, dir string) ([]byte, bool, error) {
-	hash, ok, err := db.ClientTokenHash(ctx, name)
+	hash, stored, err := db.ClientTokenHash(ctx, name)
 	if err != nil {
 		return nil, false, err
 	}
-	if ok {
+	if token, ok := readTokenFile(filepath.Join(dir, name)); ok {
+		sum := sha256.Sum256([]byte(token))
+		file := hex.EncodeToString(sum[:])
+		switch {
+		case stored && file == hash:
+			return sum[:], false, nil
+		case stored:
+			err = db.StoreClientToken(ctx, name, file, storage.ActionTokenRotate, storage.SystemClient,
+				"the token file differs from the stored digest; the file's token is kept")
+		default:
+			err = db.StoreClientToken(ctx, name, file, storage.ActionTokenGenerate, storage.SystemClient,
+				"taken from the existing token file")
+		}
+		return sum[:], false, err
+	}
+	if stored {
+		// The file is gone; the token stays valid for whoever holds it
+		// until the admin rotates it.
 		sum, err := hex.DecodeString(hash)
 		return sum, false, err
 	}
@@ -87,10 +114,20 @@ func generatedToken(ctx context.Context, db *storage.DB, name, dir string) ([]by
 		return nil, false, err
 	}
 	sum := sha256.Sum256([]byte(token))
-	if err := db.SetClientTokenHash(ctx, name, hex.EncodeToString(sum[:])); err != nil {
+	if err := db.StoreClientToken(ctx, name, hex.EncodeToString(sum[:]), storage.ActionTokenGenerate, storage.SystemClient, ""); err != nil {
 		return nil, false, err
 	}
 	return sum[:], true, nil
+}
+
+// readTokenFile returns the token in a token file, if it holds one.
+func readTokenFile(path string) (string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	t := strings.TrimSpace(string(b))
+	return t, t != ""
 }
 
 // NewToken returns a fresh token: the prefix and 32 random bytes, base64url.
@@ -102,9 +139,24 @@ func NewToken() (string, error) {
 	return TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
+// writeTokenFile replaces the token file at path atomically: the new
+// token is written (0600) and synced beside it, then renamed over it.
 func writeTokenFile(path, token string) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -46,6 +46,18 @@ const (
 	// report or a sweep; the detail names each as "<anchor> <old>→<new>"
 	// with what the check found.
 	ActionAnchor Action = "anchor"
+	// ActionBackup: a verified backup was written; the detail names the
+	// file, its records and bytes.
+	ActionBackup Action = "backup"
+	// ActionImport: a record was imported (memory_import); the detail says
+	// how it was written.
+	ActionImport Action = "import"
+	// ActionTokenGenerate: a client's token was generated and its file
+	// written.
+	ActionTokenGenerate Action = "token.generate"
+	// ActionTokenRotate: a client's token was replaced; the old one is
+	// refused from then on.
+	ActionTokenRotate Action = "token.rotate"
 
 	// ActionRefuseAuth: a call without a valid token, or without the scope
 	// its method needs.

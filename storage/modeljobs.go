@@ -81,33 +81,3 @@ func (db *DB) Candidates(ctx context.Context, limit int) ([]*Record, error) {
 	})
 	return recs, err
 }
-
-// JobCount is the number of jobs of one kind in one state.
-type JobCount struct {
-	Kind  string
-	State string
-	N     int
-}
-
-// JobCounts counts the jobs by kind and state, sorted by kind, then state.
-func (db *DB) JobCounts(ctx context.Context) ([]JobCount, error) {
-	var out []JobCount
-	err := db.read(ctx, "job counts", func(tx *txn) error {
-		rows, err := tx.QueryContext(ctx, `SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state ORDER BY kind, state`)
-		if err != nil {
-			return classify("job counts", err)
-		}
-		defer rows.Close()
-		var counts []JobCount
-		for rows.Next() {
-			var c JobCount
-			if err := rows.Scan(&c.Kind, &c.State, &c.N); err != nil {
-				return classify("job counts", err)
-			}
-			counts = append(counts, c)
-		}
-		out = counts
-		return classify("job counts", rows.Err())
-	})
-	return out, err
-}

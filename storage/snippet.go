@@ -4,7 +4,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
 )
 
 // snippetWords is how many words a snippet shows, as FTS5's snippet() was

@@ -60,6 +60,7 @@ var (
 // SQLite file. It is safe for concurrent use.
 type DB struct {
 	path   string
+	lock   *Lock
 	writer *sql.DB
 	reader *sql.DB
 	// Prepared statements of each pool (stmtcache.go).
@@ -101,7 +102,10 @@ type DB struct {
 
 // Open opens (creating if needed) the database at path, with its parent
 // directory, checks that it runs in WAL mode and applies pending migrations.
-// Its errors are internal, but for an empty path (Invalid).
+// It holds the database's Lock until Close: while one DB is open, another
+// Open of the same file, in this process or another, fails with an error
+// wrapping ErrLocked. Its errors are internal, but for an empty path
+// (Invalid).
 func Open(ctx context.Context, path string) (*DB, error) {
 	if path == "" {
 		return nil, errorf(Invalid, "path", "is required")
@@ -113,7 +117,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: open: %w", err)
 	}
+	lock, err := AcquireLock(abs)
+	if err != nil {
+		return nil, err
+	}
 	if err := private(abs); err != nil {
+		lock.Release()
 		return nil, fmt.Errorf("storage: open: %w", err)
 	}
 	db := &DB{
@@ -124,6 +133,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		closing:   make(chan struct{}),
 		uses:      newUsageBuffer(),
 		flushStop: make(chan struct{}),
+		lock:      lock,
 	}
 	if err := db.open(ctx); err != nil {
 		db.Close()
@@ -219,9 +229,14 @@ func dsn(path, txlock string, pragmas []string) string {
 	return u.String()
 }
 
+// Path returns the database file's absolute path.
+func (db *DB) Path() string { return db.path }
+
 // Close stores the counted uses and recorded queries still in memory, stops
 // the writer loop after the writes already handed to it (a write that comes
-// later fails with ErrClosed), then closes the readers and the writer. It is safe to call on a partly opened DB, and more than once.
+// later fails with ErrClosed), closes the readers and the writer, and
+// releases the lock. It is safe to call on a partly opened DB, and more
+// than once.
 func (db *DB) Close() error {
 	var errs []error
 	db.closeOnce.Do(func() {
@@ -256,6 +271,9 @@ func (db *DB) Close() error {
 		}
 		errs = append(errs, db.writer.Close())
 	}
+	// Last: the files are closed, another process may have them.
+	errs = append(errs, db.lock.Release())
+	db.lock = nil
 	for _, err := range errs {
 		if err != nil {
 			return fmt.Errorf("storage: close: %w", err)

@@ -6,7 +6,6 @@ package main
 // bootstrap and memory_status.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -58,13 +57,9 @@ func anchorState(rec any, anchor string) map[string]any {
 // auditRows counts the audit rows of action for record id.
 func auditRows(tb testing.TB, td *testDaemon, action storage.Action, id string) int {
 	tb.Helper()
-	entries, err := td.db.AuditLog(context.Background(), 1000)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	n := 0
-	for _, e := range entries {
-		if e.Action == action && e.RecordID == id {
+	for _, e := range auditEntries(tb, td.db, action) {
+		if e.RecordID == id {
 			n++
 		}
 	}

@@ -56,6 +56,7 @@ type Daemon struct {
 	PageShowTokens func(netip.Addr) bool
 
 	db     *storage.DB
+	srv    *server.Server
 	grpc   *grpc.Server
 	inproc *bufconn.Listener
 	conn   *grpc.ClientConn
@@ -127,10 +128,12 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
 		Models:  router,
 		Encoder: enc, Vectors: vectors,
+		TokensDir: d.TokensDir(), BackupDir: d.BackupDir(), Tools: toolNames(),
 	})
 	if err != nil {
 		return err
 	}
+	d.srv = srv
 	clients := d.tokens.Clients
 	var pageToken string
 	if d.Config.IngressListen != "" {
@@ -144,8 +147,13 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}
 	in := auth.New(clients, methods)
 	in.OnRefuse = srv.AuditRefusal
-	if in.OnDone, err = accessLog(d.Log); err != nil {
+	logCall, err := accessLog(d.Log)
+	if err != nil {
 		return err
+	}
+	in.OnDone = func(ctx context.Context, done auth.Done) {
+		logCall(ctx, done)
+		srv.ObserveCall(done)
 	}
 	d.grpc = srv.NewGRPC(in)
 
@@ -184,6 +192,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		w.Write(openapi)
 	})
 	mux.Handle("/mcp", mcp)
+	mux.Handle("GET /metrics", metricsHandler(d.conn))
 
 	if d.ln, err = net.Listen("tcp", d.Config.Listen); err != nil {
 		return err
@@ -405,6 +414,11 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	if d.embedder != nil {
 		d.embedder.Stop()
+	}
+	if d.srv != nil {
+		if err := d.srv.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server: %w", err))
+		}
 	}
 	if d.db != nil {
 		if err := d.db.Close(); err != nil {

@@ -17,10 +17,6 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/hook"
 )
 
-// defaultURL is where the hooks and `hearth connect` find Hearth when
-// HEARTH_URL is not set.
-const defaultURL = "http://127.0.0.1:8765"
-
 // hookUsage is `hearth hook`'s help.
 const hookUsage = `usage: hearth hook session-start|prompt|session-end --harness claude-code|codex [--url URL] [--token-file FILE]
        hearth hook mcp-headers [--token-file FILE]

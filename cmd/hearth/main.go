@@ -6,6 +6,11 @@
 //	hearth healthcheck [--url http://127.0.0.1:8765/healthz]
 //	hearth hook session-start|prompt|session-end --harness claude-code|codex [--url URL] [--token-file FILE]
 //	hearth connect claude-code|codex [--url URL] [--token-file FILE] [--apply]
+//	hearth backup --data DIR --out FILE [--url URL --token-file FILE]
+//	hearth restore --data DIR FILE
+//	hearth export [--url URL] --token-file FILE [--prefix NS] [--out FILE]
+//	hearth import [--url URL] --token-file FILE [--as-active] FILE
+//	hearth token rotate|show --client NAME ...
 package main
 
 import (
@@ -42,6 +47,12 @@ const usage = `usage:
   hearth healthcheck [--url URL]
   hearth hook session-start|prompt|session-end --harness claude-code|codex [--url URL] [--token-file FILE]
   hearth connect claude-code|codex [--url URL] [--token-file FILE] [--apply]
+  hearth backup --data DIR --out FILE [--url URL --token-file FILE]
+  hearth restore --data DIR FILE
+  hearth export [--url URL] --token-file FILE [--prefix NS] [--out FILE]
+  hearth import [--url URL] --token-file FILE [--as-active] FILE
+  hearth token rotate --client NAME [--data DIR] [--url URL --token-file FILE]
+  hearth token show --client NAME --data DIR [--reveal]
 `
 
 // run executes one subcommand and returns the process exit code.
@@ -76,6 +87,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runHook(ctx, args[1:], os.Stdin, stdout, stderr, processStart)
 	case "connect":
 		return runConnect(args[1:], stdout, stderr)
+	case "backup":
+		return backupCmd(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return restoreCmd(ctx, args[1:], stdout, stderr)
+	case "export":
+		return exportCmd(ctx, args[1:], stdout, stderr)
+	case "import":
+		return importCmd(ctx, args[1:], stdout, stderr)
+	case "token":
+		return tokenCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

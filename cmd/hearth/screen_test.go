@@ -51,6 +51,9 @@ type injection struct {
 	// dropped: the call succeeds but the field is refused and not stored
 	// (session notes, R-S4).
 	dropped bool
+	// line: the call succeeds, and the one line (of memory_import) is
+	// reported failed with field and pattern, and nothing stored.
+	line bool
 }
 
 // writeCase is a valid request for one writing tool and the injections for
@@ -58,6 +61,12 @@ type injection struct {
 type writeCase struct {
 	args   func(t *testing.T) map[string]any
 	inject []injection
+}
+
+// importLine is one JSON line for memory_import.
+func importLine(rec map[string]any) string {
+	b, _ := json.Marshal(rec)
+	return string(b) + "\n"
 }
 
 // setField sets a dotted path (a.b) in args.
@@ -90,7 +99,8 @@ func stripIndex(field string) string {
 func TestScreen_EveryWritePath(t *testing.T) {
 	logs := &syncBuffer{}
 	dir := t.TempDir()
-	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: testOptions()}, Log: slog.New(slog.NewTextHandler(logs, nil))}, false)
+	// Every scope, so that the admin tools that write are covered too.
+	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: parityOptions()}, Log: slog.New(slog.NewTextHandler(logs, nil))}, false)
 	d := td.Daemon
 	defer td.conn.Close()
 	defer d.Close(context.Background())
@@ -182,6 +192,25 @@ func TestScreen_EveryWritePath(t *testing.T) {
 		},
 		// The sweep takes no text; its clean call must still pass.
 		"memory_anchor_sweep": {args: func(t *testing.T) map[string]any { return map[string]any{} }},
+		// Backups and rotation take no text the store keeps.
+		"memory_backup":       {args: func(t *testing.T) map[string]any { return map[string]any{} }},
+		"memory_token_rotate": {args: func(t *testing.T) map[string]any { return map[string]any{"client": "codex"} }},
+		"memory_import": {
+			args: func(t *testing.T) map[string]any {
+				return map[string]any{"lines": importLine(map[string]any{"namespace": ns, "type": "note", "title": "Clean import " + t.Name(), "content": "Clean."})}
+			},
+			inject: []injection{
+				{field: "title", value: importLine(map[string]any{"namespace": ns, "type": "note", "title": "key " + secretAWS, "content": "x"}), secret: secretAWS, line: true},
+				{field: "content", value: importLine(map[string]any{"namespace": ns, "type": "note", "title": "t", "content": "export GITHUB_TOKEN=" + secretGitHub}), secret: secretGitHub, line: true},
+				{field: "anchors[0].anchor", value: importLine(map[string]any{"namespace": ns, "type": "note", "title": "t", "content": "c",
+					"anchors": []any{map[string]any{"anchor": "url:https://deploy:" + secretURLPass + "@ci.example.com/hook"}}}), secret: secretURLPass, line: true},
+				{field: "evidence[0].note", value: importLine(map[string]any{"namespace": ns, "type": "note", "title": "t", "content": "c",
+					"evidence": []any{map[string]any{"client": "codex", "stance": "corroborates", "note": "with " + secretAWS}}}), secret: secretAWS, line: true},
+				{field: "topics[0]", value: importLine(map[string]any{"namespace": ns, "type": "note", "title": "t", "content": "c", "topics": []any{secretMarker}}), secret: secretMarker, line: true},
+				{field: "namespace", value: importLine(map[string]any{"namespace": "projects/" + secretMarker, "type": "note", "title": "t", "content": "c"}), secret: secretMarker, line: true},
+				{field: "writer", value: importLine(map[string]any{"namespace": ns, "type": "note", "title": "t", "content": "c", "writer": secretMarker}), secret: secretMarker, line: true},
+			},
+		},
 		"memory_session_close": {
 			args: func(t *testing.T) map[string]any {
 				return map[string]any{"session_id": "s-screen", "namespace": ns, "op_id": "op-" + strings.NewReplacer("/", "-", "#", "-", "[", "-", "]", "-", ".", "-").Replace(t.Name()), "summary": "Worked on the screen."}
@@ -213,12 +242,25 @@ func TestScreen_EveryWritePath(t *testing.T) {
 				secrets = append(secrets, in.secret)
 				t.Run(in.field, func(t *testing.T) {
 					args := c.args(t)
-					setField(args, stripIndex(in.field), in.value)
+					if in.line {
+						args["lines"] = in.value
+					} else {
+						setField(args, stripIndex(in.field), in.value)
+					}
 					before := rest.call(t, tok, "memory_status", map[string]any{})
 					for _, tr := range []transport{rest, mcpTransport{td: td}} {
 						r := tr.call(t, tok, tool.GetName(), args)
 						if strings.Contains(string(r.raw), in.secret) {
 							t.Errorf("%s: the reply echoes the secret: %s", tr.name(), r.raw)
+						}
+						if in.line {
+							failed := list(r.body, "failed")
+							if !r.ok || len(failed) != 1 || str(failed[0], "field") != in.field {
+								t.Errorf("%s: got %v, want success with the line failed naming %s", tr.name(), r, in.field)
+							} else if str(failed[0], "pattern") == "" {
+								t.Errorf("%s: no pattern named: %s", tr.name(), r.raw)
+							}
+							continue
 						}
 						if in.dropped {
 							if !r.ok || !strings.Contains(string(r.raw), `"notes_refused":true`) {

@@ -230,6 +230,7 @@ type clientView struct {
 	Export    string
 	Codex     string
 	Rotate    string
+	RotateCmd string
 }
 
 const timeLayout = "2006-01-02 15:04 MST"
@@ -412,6 +413,15 @@ func (h *Handler) unused(ctx context.Context, loc *time.Location) unusedView {
 	return u
 }
 
+// rotateCommands are the two ways to rotate a generated token: the CLI on
+// the data directory, and memory_token_rotate over REST.
+func rotateCommands(name, dataDir string, ep endpoint) string {
+	base := strings.TrimSuffix(ep.URL(), "/mcp")
+	return "hearth token rotate --client " + name + " --data " + dataDir + "\n\n" +
+		"curl -s " + base + "/api/memory_token_rotate -H \"Authorization: Bearer $ADMIN_TOKEN\" \\\n" +
+		"  -H 'Content-Type: application/json' -d '{\"client\":\"" + name + "\"}'"
+}
+
 // client describes how to connect one client: its token (read from the
 // tokens directory when generated, and shown only when showToken) and the
 // commands for Claude Code and Codex with the agents' endpoint.
@@ -440,7 +450,9 @@ func (h *Handler) client(c Client, ep endpoint, showToken bool) clientView {
 			cv.TokenNote = "The token file tokens/" + c.Name + " in the data directory is missing or unreadable."
 			token = "<token>"
 		}
-		cv.Rotate = "Rotation arrives with the token RPC (admin scope) in a later version; until then this token stays valid."
+		cv.Rotate = "Rotate it when it may have leaked: the old token is refused at once and this page shows the new one. " +
+			"Run the first command where Hearth runs (it works with the server stopped too), or the second with an admin client's token:"
+		cv.RotateCmd = rotateCommands(c.Name, filepath.Dir(h.cfg.TokensDir), ep)
 	}
 	if c.IP.IsValid() && c.Supplied {
 		cv.Kind += "; also by address " + c.IP.String() + ", read only"

@@ -244,7 +244,9 @@ func TestHandler_OK(t *testing.T) {
 			"token supplied by you (token_sha256)", "Bearer &lt;your token&gt;",
 			"by address 192.168.1.20, read only",
 			"claude mcp add --transport http hearth http://127.0.0.1:8765/mcp</pre>",
-			"Rotation arrives with the token RPC",
+			"Rotate it when it may have leaked",
+			"hearth token rotate --client codex --data ",
+			"/api/memory_token_rotate -H &#34;Authorization: Bearer $ADMIN_TOKEN&#34;",
 		)
 		if strings.Contains(r.html, "hearth_pagetoken") {
 			t.Error("the page shows its own token")

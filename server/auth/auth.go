@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -88,6 +89,8 @@ type Refusal struct {
 	Method string
 	Code   codes.Code
 	Reason string
+	// Addr is the caller's source address, when known.
+	Addr netip.Addr
 }
 
 // Done describes a finished call for the access log. It never carries the
@@ -104,8 +107,10 @@ type Done struct {
 // Interceptor authorizes every call.
 type Interceptor struct {
 	methods map[string]Scope
-	tokens  []Client
-	addrs   map[netip.Addr]Client
+	// mu guards tokens, which SetToken replaces while calls run.
+	mu     sync.RWMutex
+	tokens []Client
+	addrs  map[netip.Addr]Client
 	// OnRefuse, when set, is called for every refused call (the audit).
 	OnRefuse func(ctx context.Context, r Refusal)
 	// OnDone, when set, is called after every call of a method that is not
@@ -126,6 +131,25 @@ func New(clients []Client, methods map[string]Scope) *Interceptor {
 		}
 	}
 	return in
+}
+
+// SetToken replaces the token digest of the token client name, so that
+// from its return on the old token is refused and the new one accepted. It
+// reports false, changing nothing, when no token client has that name.
+func (in *Interceptor) SetToken(name string, sum []byte) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for i := range in.tokens {
+		if in.tokens[i].Name == name {
+			// A new slice: a caller that read the old one keeps a
+			// consistent view, and no reader sees a half-written digest.
+			tokens := append([]Client(nil), in.tokens...)
+			tokens[i].TokenSHA256 = append([]byte(nil), sum...)
+			in.tokens = tokens
+			return true
+		}
+	}
+	return false
 }
 
 // Unary is the unary server interceptor.
@@ -179,11 +203,11 @@ func (in *Interceptor) authorize(ctx context.Context, method string) (context.Co
 	}
 	caller, err := in.identify(ctx, addr)
 	if err != nil {
-		return nil, "", in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error()})
+		return nil, "", in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: addr})
 	}
 	if !caller.Has(need) {
 		return nil, caller.Name, in.refuse(ctx, Refusal{Client: caller.Name, Method: method, Code: codes.PermissionDenied,
-			Reason: "client " + caller.Name + " lacks scope " + string(need)})
+			Reason: "client " + caller.Name + " lacks scope " + string(need), Addr: addr})
 	}
 	return context.WithValue(ctx, callerKey{}, caller), caller.Name, nil
 }
@@ -210,12 +234,15 @@ func (in *Interceptor) identify(ctx context.Context, addr netip.Addr) (Caller, e
 			return Caller{}, authError("malformed authorization")
 		}
 		sum := sha256.Sum256([]byte(token))
+		in.mu.RLock()
+		tokens := in.tokens
+		in.mu.RUnlock()
 		var found *Client
 		// Compare against every client so timing does not reveal which one
 		// (or whether any) matched.
-		for i := range in.tokens {
-			if subtle.ConstantTimeCompare(sum[:], in.tokens[i].TokenSHA256) == 1 {
-				found = &in.tokens[i]
+		for i := range tokens {
+			if subtle.ConstantTimeCompare(sum[:], tokens[i].TokenSHA256) == 1 {
+				found = &tokens[i]
 			}
 		}
 		if found == nil {

@@ -19,10 +19,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_Whoami_FullMethodName = "/hearth.v1.AdminService/Whoami"
-	AdminService_Status_FullMethodName = "/hearth.v1.AdminService/Status"
-	AdminService_Unused_FullMethodName = "/hearth.v1.AdminService/Unused"
-	AdminService_Audit_FullMethodName  = "/hearth.v1.AdminService/Audit"
+	AdminService_Whoami_FullMethodName      = "/hearth.v1.AdminService/Whoami"
+	AdminService_Status_FullMethodName      = "/hearth.v1.AdminService/Status"
+	AdminService_Unused_FullMethodName      = "/hearth.v1.AdminService/Unused"
+	AdminService_Audit_FullMethodName       = "/hearth.v1.AdminService/Audit"
+	AdminService_Backup_FullMethodName      = "/hearth.v1.AdminService/Backup"
+	AdminService_Export_FullMethodName      = "/hearth.v1.AdminService/Export"
+	AdminService_Import_FullMethodName      = "/hearth.v1.AdminService/Import"
+	AdminService_Metrics_FullMethodName     = "/hearth.v1.AdminService/Metrics"
+	AdminService_Tokens_FullMethodName      = "/hearth.v1.AdminService/Tokens"
+	AdminService_RotateToken_FullMethodName = "/hearth.v1.AdminService/RotateToken"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -48,6 +54,37 @@ type AdminServiceClient interface {
 	Unused(ctx context.Context, in *UnusedRequest, opts ...grpc.CallOption) (*UnusedResponse, error)
 	// Read the newest audit rows (mutations and refusals), newest first.
 	Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (*AuditResponse, error)
+	// Write a consistent, verified copy of the whole database into the
+	// backups folder of the server's data directory while writes go on
+	// (SQLite's online backup), and report where. The copy passes
+	// integrity_check, foreign_key_check and the full-text index's
+	// integrity-check before this returns. `hearth backup` calls this and
+	// moves the file where you want it.
+	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (*BackupResponse, error)
+	// Export records (not deleted) of a namespace prefix as JSON Lines, one
+	// record per line with its anchors, topics, evidence and supersession
+	// links, in id order, a page at a time: pass `cursor` = the previous
+	// page's next_cursor until it comes back empty. memory_import takes the
+	// same lines.
+	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (*ExportResponse, error)
+	// Import JSON Lines as memory_export writes them. Every field is checked
+	// and screened like a store; records become candidates for review (with
+	// admin scope and as_active, they are written as exported: status,
+	// revision, writer, links). Importing the same lines again changes
+	// nothing. A line that fails is reported by number; the others are kept.
+	Import(ctx context.Context, in *ImportRequest, opts ...grpc.CallOption) (*ImportResponse, error)
+	// The server's metrics in Prometheus text format (GET /metrics serves the
+	// same with an admin token): calls by tool and outcome, latency per tool,
+	// records by type and status, jobs by kind and state, last backup.
+	Metrics(ctx context.Context, in *MetricsRequest, opts ...grpc.CallOption) (*MetricsResponse, error)
+	// List the configured clients and how each is identified: a generated
+	// token (with its file and when it was last set), a token you supplied
+	// (token_sha256) or an address. Never shows a token.
+	Tokens(ctx context.Context, in *TokensRequest, opts ...grpc.CallOption) (*TokensResponse, error)
+	// Replace a client's generated token: a new one is written to its file
+	// (mode 0600) on the server and the old one is refused from this moment
+	// on every transport. The reply names the file, never the token.
+	RotateToken(ctx context.Context, in *RotateTokenRequest, opts ...grpc.CallOption) (*RotateTokenResponse, error)
 }
 
 type adminServiceClient struct {
@@ -98,6 +135,66 @@ func (c *adminServiceClient) Audit(ctx context.Context, in *AuditRequest, opts .
 	return out, nil
 }
 
+func (c *adminServiceClient) Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (*BackupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BackupResponse)
+	err := c.cc.Invoke(ctx, AdminService_Backup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (*ExportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportResponse)
+	err := c.cc.Invoke(ctx, AdminService_Export_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) Import(ctx context.Context, in *ImportRequest, opts ...grpc.CallOption) (*ImportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportResponse)
+	err := c.cc.Invoke(ctx, AdminService_Import_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) Metrics(ctx context.Context, in *MetricsRequest, opts ...grpc.CallOption) (*MetricsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MetricsResponse)
+	err := c.cc.Invoke(ctx, AdminService_Metrics_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) Tokens(ctx context.Context, in *TokensRequest, opts ...grpc.CallOption) (*TokensResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TokensResponse)
+	err := c.cc.Invoke(ctx, AdminService_Tokens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RotateToken(ctx context.Context, in *RotateTokenRequest, opts ...grpc.CallOption) (*RotateTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RotateTokenResponse)
+	err := c.cc.Invoke(ctx, AdminService_RotateToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -121,6 +218,37 @@ type AdminServiceServer interface {
 	Unused(context.Context, *UnusedRequest) (*UnusedResponse, error)
 	// Read the newest audit rows (mutations and refusals), newest first.
 	Audit(context.Context, *AuditRequest) (*AuditResponse, error)
+	// Write a consistent, verified copy of the whole database into the
+	// backups folder of the server's data directory while writes go on
+	// (SQLite's online backup), and report where. The copy passes
+	// integrity_check, foreign_key_check and the full-text index's
+	// integrity-check before this returns. `hearth backup` calls this and
+	// moves the file where you want it.
+	Backup(context.Context, *BackupRequest) (*BackupResponse, error)
+	// Export records (not deleted) of a namespace prefix as JSON Lines, one
+	// record per line with its anchors, topics, evidence and supersession
+	// links, in id order, a page at a time: pass `cursor` = the previous
+	// page's next_cursor until it comes back empty. memory_import takes the
+	// same lines.
+	Export(context.Context, *ExportRequest) (*ExportResponse, error)
+	// Import JSON Lines as memory_export writes them. Every field is checked
+	// and screened like a store; records become candidates for review (with
+	// admin scope and as_active, they are written as exported: status,
+	// revision, writer, links). Importing the same lines again changes
+	// nothing. A line that fails is reported by number; the others are kept.
+	Import(context.Context, *ImportRequest) (*ImportResponse, error)
+	// The server's metrics in Prometheus text format (GET /metrics serves the
+	// same with an admin token): calls by tool and outcome, latency per tool,
+	// records by type and status, jobs by kind and state, last backup.
+	Metrics(context.Context, *MetricsRequest) (*MetricsResponse, error)
+	// List the configured clients and how each is identified: a generated
+	// token (with its file and when it was last set), a token you supplied
+	// (token_sha256) or an address. Never shows a token.
+	Tokens(context.Context, *TokensRequest) (*TokensResponse, error)
+	// Replace a client's generated token: a new one is written to its file
+	// (mode 0600) on the server and the old one is refused from this moment
+	// on every transport. The reply names the file, never the token.
+	RotateToken(context.Context, *RotateTokenRequest) (*RotateTokenResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -142,6 +270,24 @@ func (UnimplementedAdminServiceServer) Unused(context.Context, *UnusedRequest) (
 }
 func (UnimplementedAdminServiceServer) Audit(context.Context, *AuditRequest) (*AuditResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Audit not implemented")
+}
+func (UnimplementedAdminServiceServer) Backup(context.Context, *BackupRequest) (*BackupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Backup not implemented")
+}
+func (UnimplementedAdminServiceServer) Export(context.Context, *ExportRequest) (*ExportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Export not implemented")
+}
+func (UnimplementedAdminServiceServer) Import(context.Context, *ImportRequest) (*ImportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Import not implemented")
+}
+func (UnimplementedAdminServiceServer) Metrics(context.Context, *MetricsRequest) (*MetricsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Metrics not implemented")
+}
+func (UnimplementedAdminServiceServer) Tokens(context.Context, *TokensRequest) (*TokensResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Tokens not implemented")
+}
+func (UnimplementedAdminServiceServer) RotateToken(context.Context, *RotateTokenRequest) (*RotateTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RotateToken not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -236,6 +382,114 @@ func _AdminService_Audit_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_Backup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BackupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Backup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Backup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Backup(ctx, req.(*BackupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_Export_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Export(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Export_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Export(ctx, req.(*ExportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_Import_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Import(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Import_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Import(ctx, req.(*ImportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_Metrics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MetricsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Metrics(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Metrics_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Metrics(ctx, req.(*MetricsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_Tokens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TokensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Tokens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Tokens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Tokens(ctx, req.(*TokensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RotateToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RotateTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RotateToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RotateToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RotateToken(ctx, req.(*RotateTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -258,6 +512,30 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Audit",
 			Handler:    _AdminService_Audit_Handler,
+		},
+		{
+			MethodName: "Backup",
+			Handler:    _AdminService_Backup_Handler,
+		},
+		{
+			MethodName: "Export",
+			Handler:    _AdminService_Export_Handler,
+		},
+		{
+			MethodName: "Import",
+			Handler:    _AdminService_Import_Handler,
+		},
+		{
+			MethodName: "Metrics",
+			Handler:    _AdminService_Metrics_Handler,
+		},
+		{
+			MethodName: "Tokens",
+			Handler:    _AdminService_Tokens_Handler,
+		},
+		{
+			MethodName: "RotateToken",
+			Handler:    _AdminService_RotateToken_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -231,6 +231,7 @@ type StatusResponse struct {
 	xxx_hidden_Flagged             *[]*FlaggedRecord      `protobuf:"bytes,32,rep,name=flagged,proto3"`
 	xxx_hidden_FlaggedTotal        uint32                 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3"`
 	xxx_hidden_HomeAssistant       bool                   `protobuf:"varint,34,opt,name=home_assistant,json=homeAssistant,proto3"`
+	xxx_hidden_LastBackupAt        *timestamppb.Timestamp `protobuf:"bytes,50,opt,name=last_backup_at,json=lastBackupAt,proto3"`
 	unknownFields                  protoimpl.UnknownFields
 	sizeCache                      protoimpl.SizeCache
 }
@@ -377,6 +378,13 @@ func (x *StatusResponse) GetHomeAssistant() bool {
 	return false
 }
 
+func (x *StatusResponse) GetLastBackupAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_LastBackupAt
+	}
+	return nil
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.xxx_hidden_Version = v
 }
@@ -437,6 +445,10 @@ func (x *StatusResponse) SetHomeAssistant(v bool) {
 	x.xxx_hidden_HomeAssistant = v
 }
 
+func (x *StatusResponse) SetLastBackupAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_LastBackupAt = v
+}
+
 func (x *StatusResponse) HasEncoder() bool {
 	if x == nil {
 		return false
@@ -458,6 +470,13 @@ func (x *StatusResponse) HasNextSweepAt() bool {
 	return x.xxx_hidden_NextSweepAt != nil
 }
 
+func (x *StatusResponse) HasLastBackupAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LastBackupAt != nil
+}
+
 func (x *StatusResponse) ClearEncoder() {
 	x.xxx_hidden_Encoder = nil
 }
@@ -468,6 +487,10 @@ func (x *StatusResponse) ClearLastSweep() {
 
 func (x *StatusResponse) ClearNextSweepAt() {
 	x.xxx_hidden_NextSweepAt = nil
+}
+
+func (x *StatusResponse) ClearLastBackupAt() {
+	x.xxx_hidden_LastBackupAt = nil
 }
 
 type StatusResponse_builder struct {
@@ -510,6 +533,8 @@ type StatusResponse_builder struct {
 	// Whether entity anchors are swept against Home Assistant (false without
 	// SUPERVISOR_TOKEN: they stay unknown).
 	HomeAssistant bool
+	// When the newest backup memory_backup wrote was taken; absent if none.
+	LastBackupAt *timestamppb.Timestamp
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -531,6 +556,7 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_Flagged = &b.Flagged
 	x.xxx_hidden_FlaggedTotal = b.FlaggedTotal
 	x.xxx_hidden_HomeAssistant = b.HomeAssistant
+	x.xxx_hidden_LastBackupAt = b.LastBackupAt
 	return m0
 }
 
@@ -2008,6 +2034,1662 @@ func (b0 AuditResponse_builder) Build() *AuditResponse {
 	return m0
 }
 
+type BackupRequest struct {
+	state         protoimpl.MessageState `protogen:"opaque.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupRequest) Reset() {
+	*x = BackupRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupRequest) ProtoMessage() {}
+
+func (x *BackupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+type BackupRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+}
+
+func (b0 BackupRequest_builder) Build() *BackupRequest {
+	m0 := &BackupRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	return m0
+}
+
+type BackupResponse struct {
+	state              protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Path    string                 `protobuf:"bytes,1,opt,name=path,proto3"`
+	xxx_hidden_Bytes   uint64                 `protobuf:"varint,2,opt,name=bytes,proto3"`
+	xxx_hidden_Records uint32                 `protobuf:"varint,3,opt,name=records,proto3"`
+	xxx_hidden_TakenAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=taken_at,json=takenAt,proto3"`
+	xxx_hidden_TookMs  uint32                 `protobuf:"varint,5,opt,name=took_ms,json=tookMs,proto3"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *BackupResponse) Reset() {
+	*x = BackupResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupResponse) ProtoMessage() {}
+
+func (x *BackupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *BackupResponse) GetPath() string {
+	if x != nil {
+		return x.xxx_hidden_Path
+	}
+	return ""
+}
+
+func (x *BackupResponse) GetBytes() uint64 {
+	if x != nil {
+		return x.xxx_hidden_Bytes
+	}
+	return 0
+}
+
+func (x *BackupResponse) GetRecords() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Records
+	}
+	return 0
+}
+
+func (x *BackupResponse) GetTakenAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_TakenAt
+	}
+	return nil
+}
+
+func (x *BackupResponse) GetTookMs() uint32 {
+	if x != nil {
+		return x.xxx_hidden_TookMs
+	}
+	return 0
+}
+
+func (x *BackupResponse) SetPath(v string) {
+	x.xxx_hidden_Path = v
+}
+
+func (x *BackupResponse) SetBytes(v uint64) {
+	x.xxx_hidden_Bytes = v
+}
+
+func (x *BackupResponse) SetRecords(v uint32) {
+	x.xxx_hidden_Records = v
+}
+
+func (x *BackupResponse) SetTakenAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_TakenAt = v
+}
+
+func (x *BackupResponse) SetTookMs(v uint32) {
+	x.xxx_hidden_TookMs = v
+}
+
+func (x *BackupResponse) HasTakenAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_TakenAt != nil
+}
+
+func (x *BackupResponse) ClearTakenAt() {
+	x.xxx_hidden_TakenAt = nil
+}
+
+type BackupResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The backup file on the server: <data>/backups/hearth-<UTC time>.db.
+	Path string
+	// Its size in bytes.
+	Bytes uint64
+	// The records it holds, every status included.
+	Records uint32
+	// When its snapshot was taken.
+	TakenAt *timestamppb.Timestamp
+	// How long the copy and its checks took.
+	TookMs uint32
+}
+
+func (b0 BackupResponse_builder) Build() *BackupResponse {
+	m0 := &BackupResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Path = b.Path
+	x.xxx_hidden_Bytes = b.Bytes
+	x.xxx_hidden_Records = b.Records
+	x.xxx_hidden_TakenAt = b.TakenAt
+	x.xxx_hidden_TookMs = b.TookMs
+	return m0
+}
+
+type ExportRequest struct {
+	state                      protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_NamespacePrefix string                 `protobuf:"bytes,1,opt,name=namespace_prefix,json=namespacePrefix,proto3"`
+	xxx_hidden_Cursor          string                 `protobuf:"bytes,2,opt,name=cursor,proto3"`
+	xxx_hidden_Limit           uint32                 `protobuf:"varint,3,opt,name=limit,proto3"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
+}
+
+func (x *ExportRequest) Reset() {
+	*x = ExportRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportRequest) ProtoMessage() {}
+
+func (x *ExportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExportRequest) GetNamespacePrefix() string {
+	if x != nil {
+		return x.xxx_hidden_NamespacePrefix
+	}
+	return ""
+}
+
+func (x *ExportRequest) GetCursor() string {
+	if x != nil {
+		return x.xxx_hidden_Cursor
+	}
+	return ""
+}
+
+func (x *ExportRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Limit
+	}
+	return 0
+}
+
+func (x *ExportRequest) SetNamespacePrefix(v string) {
+	x.xxx_hidden_NamespacePrefix = v
+}
+
+func (x *ExportRequest) SetCursor(v string) {
+	x.xxx_hidden_Cursor = v
+}
+
+func (x *ExportRequest) SetLimit(v uint32) {
+	x.xxx_hidden_Limit = v
+}
+
+type ExportRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Only namespaces equal to this or below it ("github/acme" holds
+	// github/acme/api, not github/acmecorp/x); empty: every namespace.
+	NamespacePrefix string
+	// The previous page's next_cursor; empty for the first page.
+	Cursor string
+	// At most this many records on the page (0: the default); a page also
+	// stops before 512 KiB of lines.
+	Limit uint32
+}
+
+func (b0 ExportRequest_builder) Build() *ExportRequest {
+	m0 := &ExportRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_NamespacePrefix = b.NamespacePrefix
+	x.xxx_hidden_Cursor = b.Cursor
+	x.xxx_hidden_Limit = b.Limit
+	return m0
+}
+
+type ExportResponse struct {
+	state                 protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Lines      string                 `protobuf:"bytes,1,opt,name=lines,proto3"`
+	xxx_hidden_Records    uint32                 `protobuf:"varint,2,opt,name=records,proto3"`
+	xxx_hidden_NextCursor string                 `protobuf:"bytes,3,opt,name=next_cursor,json=nextCursor,proto3"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *ExportResponse) Reset() {
+	*x = ExportResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportResponse) ProtoMessage() {}
+
+func (x *ExportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExportResponse) GetLines() string {
+	if x != nil {
+		return x.xxx_hidden_Lines
+	}
+	return ""
+}
+
+func (x *ExportResponse) GetRecords() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Records
+	}
+	return 0
+}
+
+func (x *ExportResponse) GetNextCursor() string {
+	if x != nil {
+		return x.xxx_hidden_NextCursor
+	}
+	return ""
+}
+
+func (x *ExportResponse) SetLines(v string) {
+	x.xxx_hidden_Lines = v
+}
+
+func (x *ExportResponse) SetRecords(v uint32) {
+	x.xxx_hidden_Records = v
+}
+
+func (x *ExportResponse) SetNextCursor(v string) {
+	x.xxx_hidden_NextCursor = v
+}
+
+type ExportResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// JSON Lines: one ExportedRecord per line, each ending in a newline.
+	Lines string
+	// How many lines.
+	Records uint32
+	// Pass as cursor for the next page; empty when this was the last.
+	NextCursor string
+}
+
+func (b0 ExportResponse_builder) Build() *ExportResponse {
+	m0 := &ExportResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Lines = b.Lines
+	x.xxx_hidden_Records = b.Records
+	x.xxx_hidden_NextCursor = b.NextCursor
+	return m0
+}
+
+// ExportedRecord is one line of an export (and of an import). Effective
+// confidence and the evidence counts are not carried: they follow from the
+// evidence.
+type ExportedRecord struct {
+	state                   protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Id           string                 `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Namespace    string                 `protobuf:"bytes,2,opt,name=namespace,proto3"`
+	xxx_hidden_Type         string                 `protobuf:"bytes,3,opt,name=type,proto3"`
+	xxx_hidden_Title        string                 `protobuf:"bytes,4,opt,name=title,proto3"`
+	xxx_hidden_Content      string                 `protobuf:"bytes,5,opt,name=content,proto3"`
+	xxx_hidden_Status       string                 `protobuf:"bytes,6,opt,name=status,proto3"`
+	xxx_hidden_Revision     uint32                 `protobuf:"varint,7,opt,name=revision,proto3"`
+	xxx_hidden_Writer       string                 `protobuf:"bytes,8,opt,name=writer,proto3"`
+	xxx_hidden_Confidence   float64                `protobuf:"fixed64,9,opt,name=confidence,proto3"`
+	xxx_hidden_Topics       []string               `protobuf:"bytes,10,rep,name=topics,proto3"`
+	xxx_hidden_Anchors      *[]*ExportedAnchor     `protobuf:"bytes,11,rep,name=anchors,proto3"`
+	xxx_hidden_Evidence     *[]*ExportedStance     `protobuf:"bytes,12,rep,name=evidence,proto3"`
+	xxx_hidden_Supersedes   string                 `protobuf:"bytes,13,opt,name=supersedes,proto3"`
+	xxx_hidden_SupersededBy string                 `protobuf:"bytes,14,opt,name=superseded_by,json=supersededBy,proto3"`
+	xxx_hidden_Source       string                 `protobuf:"bytes,15,opt,name=source,proto3"`
+	xxx_hidden_CreatedAt    *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=created_at,json=createdAt,proto3"`
+	xxx_hidden_UpdatedAt    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=updated_at,json=updatedAt,proto3"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *ExportedRecord) Reset() {
+	*x = ExportedRecord{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedRecord) ProtoMessage() {}
+
+func (x *ExportedRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExportedRecord) GetId() string {
+	if x != nil {
+		return x.xxx_hidden_Id
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetNamespace() string {
+	if x != nil {
+		return x.xxx_hidden_Namespace
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetType() string {
+	if x != nil {
+		return x.xxx_hidden_Type
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetTitle() string {
+	if x != nil {
+		return x.xxx_hidden_Title
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetContent() string {
+	if x != nil {
+		return x.xxx_hidden_Content
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetStatus() string {
+	if x != nil {
+		return x.xxx_hidden_Status
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetRevision() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Revision
+	}
+	return 0
+}
+
+func (x *ExportedRecord) GetWriter() string {
+	if x != nil {
+		return x.xxx_hidden_Writer
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetConfidence() float64 {
+	if x != nil {
+		return x.xxx_hidden_Confidence
+	}
+	return 0
+}
+
+func (x *ExportedRecord) GetTopics() []string {
+	if x != nil {
+		return x.xxx_hidden_Topics
+	}
+	return nil
+}
+
+func (x *ExportedRecord) GetAnchors() []*ExportedAnchor {
+	if x != nil {
+		if x.xxx_hidden_Anchors != nil {
+			return *x.xxx_hidden_Anchors
+		}
+	}
+	return nil
+}
+
+func (x *ExportedRecord) GetEvidence() []*ExportedStance {
+	if x != nil {
+		if x.xxx_hidden_Evidence != nil {
+			return *x.xxx_hidden_Evidence
+		}
+	}
+	return nil
+}
+
+func (x *ExportedRecord) GetSupersedes() string {
+	if x != nil {
+		return x.xxx_hidden_Supersedes
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetSupersededBy() string {
+	if x != nil {
+		return x.xxx_hidden_SupersededBy
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetSource() string {
+	if x != nil {
+		return x.xxx_hidden_Source
+	}
+	return ""
+}
+
+func (x *ExportedRecord) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_CreatedAt
+	}
+	return nil
+}
+
+func (x *ExportedRecord) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_UpdatedAt
+	}
+	return nil
+}
+
+func (x *ExportedRecord) SetId(v string) {
+	x.xxx_hidden_Id = v
+}
+
+func (x *ExportedRecord) SetNamespace(v string) {
+	x.xxx_hidden_Namespace = v
+}
+
+func (x *ExportedRecord) SetType(v string) {
+	x.xxx_hidden_Type = v
+}
+
+func (x *ExportedRecord) SetTitle(v string) {
+	x.xxx_hidden_Title = v
+}
+
+func (x *ExportedRecord) SetContent(v string) {
+	x.xxx_hidden_Content = v
+}
+
+func (x *ExportedRecord) SetStatus(v string) {
+	x.xxx_hidden_Status = v
+}
+
+func (x *ExportedRecord) SetRevision(v uint32) {
+	x.xxx_hidden_Revision = v
+}
+
+func (x *ExportedRecord) SetWriter(v string) {
+	x.xxx_hidden_Writer = v
+}
+
+func (x *ExportedRecord) SetConfidence(v float64) {
+	x.xxx_hidden_Confidence = v
+}
+
+func (x *ExportedRecord) SetTopics(v []string) {
+	x.xxx_hidden_Topics = v
+}
+
+func (x *ExportedRecord) SetAnchors(v []*ExportedAnchor) {
+	x.xxx_hidden_Anchors = &v
+}
+
+func (x *ExportedRecord) SetEvidence(v []*ExportedStance) {
+	x.xxx_hidden_Evidence = &v
+}
+
+func (x *ExportedRecord) SetSupersedes(v string) {
+	x.xxx_hidden_Supersedes = v
+}
+
+func (x *ExportedRecord) SetSupersededBy(v string) {
+	x.xxx_hidden_SupersededBy = v
+}
+
+func (x *ExportedRecord) SetSource(v string) {
+	x.xxx_hidden_Source = v
+}
+
+func (x *ExportedRecord) SetCreatedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_CreatedAt = v
+}
+
+func (x *ExportedRecord) SetUpdatedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_UpdatedAt = v
+}
+
+func (x *ExportedRecord) HasCreatedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_CreatedAt != nil
+}
+
+func (x *ExportedRecord) HasUpdatedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_UpdatedAt != nil
+}
+
+func (x *ExportedRecord) ClearCreatedAt() {
+	x.xxx_hidden_CreatedAt = nil
+}
+
+func (x *ExportedRecord) ClearUpdatedAt() {
+	x.xxx_hidden_UpdatedAt = nil
+}
+
+type ExportedRecord_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Id        string
+	Namespace string
+	Type      string
+	Title     string
+	Content   string
+	// active, candidate or superseded.
+	Status     string
+	Revision   uint32
+	Writer     string
+	Confidence float64
+	Topics     []string
+	Anchors    []*ExportedAnchor
+	// Every client's stance, in arrival order.
+	Evidence     []*ExportedStance
+	Supersedes   string
+	SupersededBy string
+	Source       string
+	CreatedAt    *timestamppb.Timestamp
+	UpdatedAt    *timestamppb.Timestamp
+}
+
+func (b0 ExportedRecord_builder) Build() *ExportedRecord {
+	m0 := &ExportedRecord{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Id = b.Id
+	x.xxx_hidden_Namespace = b.Namespace
+	x.xxx_hidden_Type = b.Type
+	x.xxx_hidden_Title = b.Title
+	x.xxx_hidden_Content = b.Content
+	x.xxx_hidden_Status = b.Status
+	x.xxx_hidden_Revision = b.Revision
+	x.xxx_hidden_Writer = b.Writer
+	x.xxx_hidden_Confidence = b.Confidence
+	x.xxx_hidden_Topics = b.Topics
+	x.xxx_hidden_Anchors = &b.Anchors
+	x.xxx_hidden_Evidence = &b.Evidence
+	x.xxx_hidden_Supersedes = b.Supersedes
+	x.xxx_hidden_SupersededBy = b.SupersededBy
+	x.xxx_hidden_Source = b.Source
+	x.xxx_hidden_CreatedAt = b.CreatedAt
+	x.xxx_hidden_UpdatedAt = b.UpdatedAt
+	return m0
+}
+
+// ExportedAnchor is an anchor with its last check.
+type ExportedAnchor struct {
+	state                protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Anchor    string                 `protobuf:"bytes,1,opt,name=anchor,proto3"`
+	xxx_hidden_State     string                 `protobuf:"bytes,2,opt,name=state,proto3"`
+	xxx_hidden_CheckedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=checked_at,json=checkedAt,proto3"`
+	xxx_hidden_CheckedBy string                 `protobuf:"bytes,4,opt,name=checked_by,json=checkedBy,proto3"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ExportedAnchor) Reset() {
+	*x = ExportedAnchor{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedAnchor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedAnchor) ProtoMessage() {}
+
+func (x *ExportedAnchor) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExportedAnchor) GetAnchor() string {
+	if x != nil {
+		return x.xxx_hidden_Anchor
+	}
+	return ""
+}
+
+func (x *ExportedAnchor) GetState() string {
+	if x != nil {
+		return x.xxx_hidden_State
+	}
+	return ""
+}
+
+func (x *ExportedAnchor) GetCheckedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_CheckedAt
+	}
+	return nil
+}
+
+func (x *ExportedAnchor) GetCheckedBy() string {
+	if x != nil {
+		return x.xxx_hidden_CheckedBy
+	}
+	return ""
+}
+
+func (x *ExportedAnchor) SetAnchor(v string) {
+	x.xxx_hidden_Anchor = v
+}
+
+func (x *ExportedAnchor) SetState(v string) {
+	x.xxx_hidden_State = v
+}
+
+func (x *ExportedAnchor) SetCheckedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_CheckedAt = v
+}
+
+func (x *ExportedAnchor) SetCheckedBy(v string) {
+	x.xxx_hidden_CheckedBy = v
+}
+
+func (x *ExportedAnchor) HasCheckedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_CheckedAt != nil
+}
+
+func (x *ExportedAnchor) ClearCheckedAt() {
+	x.xxx_hidden_CheckedAt = nil
+}
+
+type ExportedAnchor_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Anchor string
+	// unknown, available or unavailable.
+	State     string
+	CheckedAt *timestamppb.Timestamp
+	CheckedBy string
+}
+
+func (b0 ExportedAnchor_builder) Build() *ExportedAnchor {
+	m0 := &ExportedAnchor{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Anchor = b.Anchor
+	x.xxx_hidden_State = b.State
+	x.xxx_hidden_CheckedAt = b.CheckedAt
+	x.xxx_hidden_CheckedBy = b.CheckedBy
+	return m0
+}
+
+// ExportedStance is one client's evidence on a record.
+type ExportedStance struct {
+	state             protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Client string                 `protobuf:"bytes,1,opt,name=client,proto3"`
+	xxx_hidden_Stance string                 `protobuf:"bytes,2,opt,name=stance,proto3"`
+	xxx_hidden_Note   string                 `protobuf:"bytes,3,opt,name=note,proto3"`
+	xxx_hidden_At     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=at,proto3"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ExportedStance) Reset() {
+	*x = ExportedStance{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedStance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedStance) ProtoMessage() {}
+
+func (x *ExportedStance) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExportedStance) GetClient() string {
+	if x != nil {
+		return x.xxx_hidden_Client
+	}
+	return ""
+}
+
+func (x *ExportedStance) GetStance() string {
+	if x != nil {
+		return x.xxx_hidden_Stance
+	}
+	return ""
+}
+
+func (x *ExportedStance) GetNote() string {
+	if x != nil {
+		return x.xxx_hidden_Note
+	}
+	return ""
+}
+
+func (x *ExportedStance) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_At
+	}
+	return nil
+}
+
+func (x *ExportedStance) SetClient(v string) {
+	x.xxx_hidden_Client = v
+}
+
+func (x *ExportedStance) SetStance(v string) {
+	x.xxx_hidden_Stance = v
+}
+
+func (x *ExportedStance) SetNote(v string) {
+	x.xxx_hidden_Note = v
+}
+
+func (x *ExportedStance) SetAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_At = v
+}
+
+func (x *ExportedStance) HasAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_At != nil
+}
+
+func (x *ExportedStance) ClearAt() {
+	x.xxx_hidden_At = nil
+}
+
+type ExportedStance_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Client string
+	// corroborates or contradicts.
+	Stance string
+	Note   string
+	At     *timestamppb.Timestamp
+}
+
+func (b0 ExportedStance_builder) Build() *ExportedStance {
+	m0 := &ExportedStance{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Client = b.Client
+	x.xxx_hidden_Stance = b.Stance
+	x.xxx_hidden_Note = b.Note
+	x.xxx_hidden_At = b.At
+	return m0
+}
+
+type ImportRequest struct {
+	state               protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Lines    string                 `protobuf:"bytes,1,opt,name=lines,proto3"`
+	xxx_hidden_AsActive bool                   `protobuf:"varint,2,opt,name=as_active,json=asActive,proto3"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ImportRequest) Reset() {
+	*x = ImportRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportRequest) ProtoMessage() {}
+
+func (x *ImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ImportRequest) GetLines() string {
+	if x != nil {
+		return x.xxx_hidden_Lines
+	}
+	return ""
+}
+
+func (x *ImportRequest) GetAsActive() bool {
+	if x != nil {
+		return x.xxx_hidden_AsActive
+	}
+	return false
+}
+
+func (x *ImportRequest) SetLines(v string) {
+	x.xxx_hidden_Lines = v
+}
+
+func (x *ImportRequest) SetAsActive(v bool) {
+	x.xxx_hidden_AsActive = v
+}
+
+type ImportRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// JSON Lines as memory_export writes them (id optional: a line without
+	// one gets a new id). Blank lines are skipped.
+	Lines string
+	// Write records as exported (status, revision, writer, anchor checks,
+	// supersession links) instead of as candidates. Needs admin scope.
+	AsActive bool
+}
+
+func (b0 ImportRequest_builder) Build() *ImportRequest {
+	m0 := &ImportRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Lines = b.Lines
+	x.xxx_hidden_AsActive = b.AsActive
+	return m0
+}
+
+type ImportResponse struct {
+	state                protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Imported  uint32                 `protobuf:"varint,1,opt,name=imported,proto3"`
+	xxx_hidden_Unchanged uint32                 `protobuf:"varint,2,opt,name=unchanged,proto3"`
+	xxx_hidden_Failed    *[]*ImportFailure      `protobuf:"bytes,3,rep,name=failed,proto3"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ImportResponse) Reset() {
+	*x = ImportResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportResponse) ProtoMessage() {}
+
+func (x *ImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ImportResponse) GetImported() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Imported
+	}
+	return 0
+}
+
+func (x *ImportResponse) GetUnchanged() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Unchanged
+	}
+	return 0
+}
+
+func (x *ImportResponse) GetFailed() []*ImportFailure {
+	if x != nil {
+		if x.xxx_hidden_Failed != nil {
+			return *x.xxx_hidden_Failed
+		}
+	}
+	return nil
+}
+
+func (x *ImportResponse) SetImported(v uint32) {
+	x.xxx_hidden_Imported = v
+}
+
+func (x *ImportResponse) SetUnchanged(v uint32) {
+	x.xxx_hidden_Unchanged = v
+}
+
+func (x *ImportResponse) SetFailed(v []*ImportFailure) {
+	x.xxx_hidden_Failed = &v
+}
+
+type ImportResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Lines written as new records.
+	Imported uint32
+	// Lines whose content is already here (imported before, or the same
+	// record): nothing was written for them.
+	Unchanged uint32
+	// Lines refused, by line number; nothing of them was written.
+	Failed []*ImportFailure
+}
+
+func (b0 ImportResponse_builder) Build() *ImportResponse {
+	m0 := &ImportResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Imported = b.Imported
+	x.xxx_hidden_Unchanged = b.Unchanged
+	x.xxx_hidden_Failed = &b.Failed
+	return m0
+}
+
+// ImportFailure says why one line was refused.
+type ImportFailure struct {
+	state              protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Line    uint32                 `protobuf:"varint,1,opt,name=line,proto3"`
+	xxx_hidden_Field   string                 `protobuf:"bytes,2,opt,name=field,proto3"`
+	xxx_hidden_Message string                 `protobuf:"bytes,3,opt,name=message,proto3"`
+	xxx_hidden_Pattern string                 `protobuf:"bytes,4,opt,name=pattern,proto3"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ImportFailure) Reset() {
+	*x = ImportFailure{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportFailure) ProtoMessage() {}
+
+func (x *ImportFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ImportFailure) GetLine() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Line
+	}
+	return 0
+}
+
+func (x *ImportFailure) GetField() string {
+	if x != nil {
+		return x.xxx_hidden_Field
+	}
+	return ""
+}
+
+func (x *ImportFailure) GetMessage() string {
+	if x != nil {
+		return x.xxx_hidden_Message
+	}
+	return ""
+}
+
+func (x *ImportFailure) GetPattern() string {
+	if x != nil {
+		return x.xxx_hidden_Pattern
+	}
+	return ""
+}
+
+func (x *ImportFailure) SetLine(v uint32) {
+	x.xxx_hidden_Line = v
+}
+
+func (x *ImportFailure) SetField(v string) {
+	x.xxx_hidden_Field = v
+}
+
+func (x *ImportFailure) SetMessage(v string) {
+	x.xxx_hidden_Message = v
+}
+
+func (x *ImportFailure) SetPattern(v string) {
+	x.xxx_hidden_Pattern = v
+}
+
+type ImportFailure_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The line's number in the request's lines, from 1.
+	Line uint32
+	// The field at fault in the line, e.g. content or anchors[0].anchor.
+	Field   string
+	Message string
+	// The screen pattern a value matched, when the screen refused it.
+	Pattern string
+}
+
+func (b0 ImportFailure_builder) Build() *ImportFailure {
+	m0 := &ImportFailure{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Line = b.Line
+	x.xxx_hidden_Field = b.Field
+	x.xxx_hidden_Message = b.Message
+	x.xxx_hidden_Pattern = b.Pattern
+	return m0
+}
+
+type MetricsRequest struct {
+	state         protoimpl.MessageState `protogen:"opaque.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricsRequest) Reset() {
+	*x = MetricsRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricsRequest) ProtoMessage() {}
+
+func (x *MetricsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+type MetricsRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+}
+
+func (b0 MetricsRequest_builder) Build() *MetricsRequest {
+	m0 := &MetricsRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	return m0
+}
+
+type MetricsResponse struct {
+	state           protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Text string                 `protobuf:"bytes,1,opt,name=text,proto3"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *MetricsResponse) Reset() {
+	*x = MetricsResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricsResponse) ProtoMessage() {}
+
+func (x *MetricsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *MetricsResponse) GetText() string {
+	if x != nil {
+		return x.xxx_hidden_Text
+	}
+	return ""
+}
+
+func (x *MetricsResponse) SetText(v string) {
+	x.xxx_hidden_Text = v
+}
+
+type MetricsResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Prometheus text exposition format, version 0.0.4.
+	Text string
+}
+
+func (b0 MetricsResponse_builder) Build() *MetricsResponse {
+	m0 := &MetricsResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Text = b.Text
+	return m0
+}
+
+type TokensRequest struct {
+	state         protoimpl.MessageState `protogen:"opaque.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokensRequest) Reset() {
+	*x = TokensRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokensRequest) ProtoMessage() {}
+
+func (x *TokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+type TokensRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+}
+
+func (b0 TokensRequest_builder) Build() *TokensRequest {
+	m0 := &TokensRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	return m0
+}
+
+type TokensResponse struct {
+	state              protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Clients *[]*ClientIdentity     `protobuf:"bytes,1,rep,name=clients,proto3"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *TokensResponse) Reset() {
+	*x = TokensResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokensResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokensResponse) ProtoMessage() {}
+
+func (x *TokensResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *TokensResponse) GetClients() []*ClientIdentity {
+	if x != nil {
+		if x.xxx_hidden_Clients != nil {
+			return *x.xxx_hidden_Clients
+		}
+	}
+	return nil
+}
+
+func (x *TokensResponse) SetClients(v []*ClientIdentity) {
+	x.xxx_hidden_Clients = &v
+}
+
+type TokensResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Clients []*ClientIdentity
+}
+
+func (b0 TokensResponse_builder) Build() *TokensResponse {
+	m0 := &TokensResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Clients = &b.Clients
+	return m0
+}
+
+// ClientIdentity is how one configured client is identified.
+type ClientIdentity struct {
+	state                protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Client    string                 `protobuf:"bytes,1,opt,name=client,proto3"`
+	xxx_hidden_Scopes    []string               `protobuf:"bytes,2,rep,name=scopes,proto3"`
+	xxx_hidden_Kind      string                 `protobuf:"bytes,3,opt,name=kind,proto3"`
+	xxx_hidden_TokenPath string                 `protobuf:"bytes,4,opt,name=token_path,json=tokenPath,proto3"`
+	xxx_hidden_UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=updated_at,json=updatedAt,proto3"`
+	xxx_hidden_Ip        string                 `protobuf:"bytes,6,opt,name=ip,proto3"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ClientIdentity) Reset() {
+	*x = ClientIdentity{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientIdentity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientIdentity) ProtoMessage() {}
+
+func (x *ClientIdentity) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ClientIdentity) GetClient() string {
+	if x != nil {
+		return x.xxx_hidden_Client
+	}
+	return ""
+}
+
+func (x *ClientIdentity) GetScopes() []string {
+	if x != nil {
+		return x.xxx_hidden_Scopes
+	}
+	return nil
+}
+
+func (x *ClientIdentity) GetKind() string {
+	if x != nil {
+		return x.xxx_hidden_Kind
+	}
+	return ""
+}
+
+func (x *ClientIdentity) GetTokenPath() string {
+	if x != nil {
+		return x.xxx_hidden_TokenPath
+	}
+	return ""
+}
+
+func (x *ClientIdentity) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_UpdatedAt
+	}
+	return nil
+}
+
+func (x *ClientIdentity) GetIp() string {
+	if x != nil {
+		return x.xxx_hidden_Ip
+	}
+	return ""
+}
+
+func (x *ClientIdentity) SetClient(v string) {
+	x.xxx_hidden_Client = v
+}
+
+func (x *ClientIdentity) SetScopes(v []string) {
+	x.xxx_hidden_Scopes = v
+}
+
+func (x *ClientIdentity) SetKind(v string) {
+	x.xxx_hidden_Kind = v
+}
+
+func (x *ClientIdentity) SetTokenPath(v string) {
+	x.xxx_hidden_TokenPath = v
+}
+
+func (x *ClientIdentity) SetUpdatedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_UpdatedAt = v
+}
+
+func (x *ClientIdentity) SetIp(v string) {
+	x.xxx_hidden_Ip = v
+}
+
+func (x *ClientIdentity) HasUpdatedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_UpdatedAt != nil
+}
+
+func (x *ClientIdentity) ClearUpdatedAt() {
+	x.xxx_hidden_UpdatedAt = nil
+}
+
+type ClientIdentity_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Client string
+	Scopes []string
+	// generated, supplied or address.
+	Kind string
+	// The generated token's file on the server.
+	TokenPath string
+	// When the generated token was last set.
+	UpdatedAt *timestamppb.Timestamp
+	// The address of an address client.
+	Ip string
+}
+
+func (b0 ClientIdentity_builder) Build() *ClientIdentity {
+	m0 := &ClientIdentity{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Client = b.Client
+	x.xxx_hidden_Scopes = b.Scopes
+	x.xxx_hidden_Kind = b.Kind
+	x.xxx_hidden_TokenPath = b.TokenPath
+	x.xxx_hidden_UpdatedAt = b.UpdatedAt
+	x.xxx_hidden_Ip = b.Ip
+	return m0
+}
+
+type RotateTokenRequest struct {
+	state             protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Client string                 `protobuf:"bytes,1,opt,name=client,proto3"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RotateTokenRequest) Reset() {
+	*x = RotateTokenRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateTokenRequest) ProtoMessage() {}
+
+func (x *RotateTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *RotateTokenRequest) GetClient() string {
+	if x != nil {
+		return x.xxx_hidden_Client
+	}
+	return ""
+}
+
+func (x *RotateTokenRequest) SetClient(v string) {
+	x.xxx_hidden_Client = v
+}
+
+type RotateTokenRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The client whose generated token is replaced.
+	Client string
+}
+
+func (b0 RotateTokenRequest_builder) Build() *RotateTokenRequest {
+	m0 := &RotateTokenRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Client = b.Client
+	return m0
+}
+
+type RotateTokenResponse struct {
+	state                protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Client    string                 `protobuf:"bytes,1,opt,name=client,proto3"`
+	xxx_hidden_TokenPath string                 `protobuf:"bytes,2,opt,name=token_path,json=tokenPath,proto3"`
+	xxx_hidden_RotatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=rotated_at,json=rotatedAt,proto3"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *RotateTokenResponse) Reset() {
+	*x = RotateTokenResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateTokenResponse) ProtoMessage() {}
+
+func (x *RotateTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *RotateTokenResponse) GetClient() string {
+	if x != nil {
+		return x.xxx_hidden_Client
+	}
+	return ""
+}
+
+func (x *RotateTokenResponse) GetTokenPath() string {
+	if x != nil {
+		return x.xxx_hidden_TokenPath
+	}
+	return ""
+}
+
+func (x *RotateTokenResponse) GetRotatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_RotatedAt
+	}
+	return nil
+}
+
+func (x *RotateTokenResponse) SetClient(v string) {
+	x.xxx_hidden_Client = v
+}
+
+func (x *RotateTokenResponse) SetTokenPath(v string) {
+	x.xxx_hidden_TokenPath = v
+}
+
+func (x *RotateTokenResponse) SetRotatedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_RotatedAt = v
+}
+
+func (x *RotateTokenResponse) HasRotatedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_RotatedAt != nil
+}
+
+func (x *RotateTokenResponse) ClearRotatedAt() {
+	x.xxx_hidden_RotatedAt = nil
+}
+
+type RotateTokenResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Client string
+	// The file that now holds the new token, on the server.
+	TokenPath string
+	RotatedAt *timestamppb.Timestamp
+}
+
+func (b0 RotateTokenResponse_builder) Build() *RotateTokenResponse {
+	m0 := &RotateTokenResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Client = b.Client
+	x.xxx_hidden_TokenPath = b.TokenPath
+	x.xxx_hidden_RotatedAt = b.RotatedAt
+	return m0
+}
+
 var File_hearth_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_admin_proto_rawDesc = "" +
@@ -2019,7 +3701,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xe0\x05\n" +
+	"\rStatusRequest\"\xa2\x06\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -2039,7 +3721,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\rnext_sweep_at\x18\x1f \x01(\v2\x1a.google.protobuf.TimestampR\vnextSweepAt\x122\n" +
 	"\aflagged\x18  \x03(\v2\x18.hearth.v1.FlaggedRecordR\aflagged\x12#\n" +
 	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\x12%\n" +
-	"\x0ehome_assistant\x18\" \x01(\bR\rhomeAssistant\"8\n" +
+	"\x0ehome_assistant\x18\" \x01(\bR\rhomeAssistant\x12@\n" +
+	"\x0elast_backup_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\flastBackupAt\"8\n" +
 	"\n" +
 	"ModelChain\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
@@ -2119,7 +3802,97 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\trecord_id\x18\x05 \x01(\tR\brecordId\x12\x16\n" +
 	"\x06detail\x18\x06 \x01(\tR\x06detail\"@\n" +
 	"\rAuditResponse\x12/\n" +
-	"\aentries\x18\x01 \x03(\v2\x15.hearth.v1.AuditEntryR\aentries2\x9b\x04\n" +
+	"\aentries\x18\x01 \x03(\v2\x15.hearth.v1.AuditEntryR\aentries\"\x0f\n" +
+	"\rBackupRequest\"\xa4\x01\n" +
+	"\x0eBackupResponse\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\x12\x18\n" +
+	"\arecords\x18\x03 \x01(\rR\arecords\x125\n" +
+	"\btaken_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\atakenAt\x12\x17\n" +
+	"\atook_ms\x18\x05 \x01(\rR\x06tookMs\"\xa3\x01\n" +
+	"\rExportRequest\x121\n" +
+	"\x10namespace_prefix\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\x0fnamespacePrefix\x126\n" +
+	"\x06cursor\x18\x02 \x01(\tB\x1e\x92A\x1b\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$R\x06cursor\x12'\n" +
+	"\x05limit\x18\x03 \x01(\rB\x11\x92A\x0e:\x03500Y\x00\x00\x00\x00\x00@\x8f@R\x05limit\"a\n" +
+	"\x0eExportResponse\x12\x14\n" +
+	"\x05lines\x18\x01 \x01(\tR\x05lines\x12\x18\n" +
+	"\arecords\x18\x02 \x01(\rR\arecords\x12\x1f\n" +
+	"\vnext_cursor\x18\x03 \x01(\tR\n" +
+	"nextCursor\"\xc5\x04\n" +
+	"\x0eExportedRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x18\n" +
+	"\acontent\x18\x05 \x01(\tR\acontent\x12\x16\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\x12\x1a\n" +
+	"\brevision\x18\a \x01(\rR\brevision\x12\x16\n" +
+	"\x06writer\x18\b \x01(\tR\x06writer\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\t \x01(\x01R\n" +
+	"confidence\x12\x16\n" +
+	"\x06topics\x18\n" +
+	" \x03(\tR\x06topics\x123\n" +
+	"\aanchors\x18\v \x03(\v2\x19.hearth.v1.ExportedAnchorR\aanchors\x125\n" +
+	"\bevidence\x18\f \x03(\v2\x19.hearth.v1.ExportedStanceR\bevidence\x12\x1e\n" +
+	"\n" +
+	"supersedes\x18\r \x01(\tR\n" +
+	"supersedes\x12#\n" +
+	"\rsuperseded_by\x18\x0e \x01(\tR\fsupersededBy\x12\x16\n" +
+	"\x06source\x18\x0f \x01(\tR\x06source\x129\n" +
+	"\n" +
+	"created_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x98\x01\n" +
+	"\x0eExportedAnchor\x12\x16\n" +
+	"\x06anchor\x18\x01 \x01(\tR\x06anchor\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x129\n" +
+	"\n" +
+	"checked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\x1d\n" +
+	"\n" +
+	"checked_by\x18\x04 \x01(\tR\tcheckedBy\"\x80\x01\n" +
+	"\x0eExportedStance\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
+	"\x06stance\x18\x02 \x01(\tR\x06stance\x12\x12\n" +
+	"\x04note\x18\x03 \x01(\tR\x04note\x12*\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"q\n" +
+	"\rImportRequest\x12C\n" +
+	"\x05lines\x18\x01 \x01(\tB-\x92A*x\xa0\xf76\x80\x01\x01\xd2\x01\x05lines\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00@w+AR\x05lines\x12\x1b\n" +
+	"\tas_active\x18\x02 \x01(\bR\basActive\"|\n" +
+	"\x0eImportResponse\x12\x1a\n" +
+	"\bimported\x18\x01 \x01(\rR\bimported\x12\x1c\n" +
+	"\tunchanged\x18\x02 \x01(\rR\tunchanged\x120\n" +
+	"\x06failed\x18\x03 \x03(\v2\x18.hearth.v1.ImportFailureR\x06failed\"m\n" +
+	"\rImportFailure\x12\x12\n" +
+	"\x04line\x18\x01 \x01(\rR\x04line\x12\x14\n" +
+	"\x05field\x18\x02 \x01(\tR\x05field\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x18\n" +
+	"\apattern\x18\x04 \x01(\tR\apattern\"\x10\n" +
+	"\x0eMetricsRequest\"%\n" +
+	"\x0fMetricsResponse\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\x0f\n" +
+	"\rTokensRequest\"E\n" +
+	"\x0eTokensResponse\x123\n" +
+	"\aclients\x18\x01 \x03(\v2\x19.hearth.v1.ClientIdentityR\aclients\"\xbe\x01\n" +
+	"\x0eClientIdentity\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1d\n" +
+	"\n" +
+	"token_path\x18\x04 \x01(\tR\ttokenPath\x129\n" +
+	"\n" +
+	"updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x0e\n" +
+	"\x02ip\x18\x06 \x01(\tR\x02ip\"X\n" +
+	"\x12RotateTokenRequest\x12B\n" +
+	"\x06client\x18\x01 \x01(\tB*\x92A'\x8a\x01\x1b^[a-z0-9][a-z0-9._-]{0,63}$\xd2\x01\x06clientR\x06client\"\x87\x01\n" +
+	"\x13RotateTokenResponse\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x1d\n" +
+	"\n" +
+	"token_path\x18\x02 \x01(\tR\ttokenPath\x129\n" +
+	"\n" +
+	"rotated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trotatedAt2\xef\n" +
+	"\n" +
 	"\fAdminService\x12\x7f\n" +
 	"\x06Whoami\x12\x18.hearth.v1.WhoamiRequest\x1a\x19.hearth.v1.WhoamiResponse\"@\xc2\xf3\x18\x1f\n" +
 	"\rmemory_whoami\x12\bWho am I\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_whoami\x12\x84\x01\n" +
@@ -2128,12 +3901,24 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x06Unused\x12\x18.hearth.v1.UnusedRequest\x1a\x19.hearth.v1.UnusedResponse\"F\xc2\xf3\x18%\n" +
 	"\rmemory_unused\x12\x0eUnused records\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_unused\x12{\n" +
 	"\x05Audit\x12\x17.hearth.v1.AuditRequest\x1a\x18.hearth.v1.AuditResponse\"?\xc2\xf3\x18\x1f\n" +
-	"\fmemory_audit\x12\tAudit log\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/api/memory_auditB\x98\x01\n" +
+	"\fmemory_audit\x12\tAudit log\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/api/memory_audit\x12\x87\x01\n" +
+	"\x06Backup\x12\x18.hearth.v1.BackupRequest\x1a\x19.hearth.v1.BackupResponse\"H\xc2\xf3\x18'\n" +
+	"\rmemory_backup\x12\x14Back up the database\x18\x05\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_backup\x12\x85\x01\n" +
+	"\x06Export\x12\x18.hearth.v1.ExportRequest\x1a\x19.hearth.v1.ExportResponse\"F\xc2\xf3\x18%\n" +
+	"\rmemory_export\x12\x0eExport records\x18\x04 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_export\x12\x83\x01\n" +
+	"\x06Import\x12\x18.hearth.v1.ImportRequest\x1a\x19.hearth.v1.ImportResponse\"D\xc2\xf3\x18#\n" +
+	"\rmemory_import\x12\x0eImport records\x18\x020\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_import\x12\x8a\x01\n" +
+	"\aMetrics\x12\x19.hearth.v1.MetricsRequest\x1a\x1a.hearth.v1.MetricsResponse\"H\xc2\xf3\x18&\n" +
+	"\x0ememory_metrics\x12\x0eServer metrics\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/memory_metrics\x12\x84\x01\n" +
+	"\x06Tokens\x12\x18.hearth.v1.TokensRequest\x1a\x19.hearth.v1.TokensResponse\"E\xc2\xf3\x18$\n" +
+	"\rmemory_tokens\x12\rClient tokens\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_tokens\x12\xa5\x01\n" +
+	"\vRotateToken\x12\x1d.hearth.v1.RotateTokenRequest\x1a\x1e.hearth.v1.RotateTokenResponse\"W\xc2\xf3\x180\n" +
+	"\x13memory_token_rotate\x12\x15Rotate a client token\x18\x05(\x01\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/memory_token_rotateB\x98\x01\n" +
 	"\rcom.hearth.v1B\n" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
@@ -2152,9 +3937,26 @@ var file_hearth_v1_admin_proto_goTypes = []any{
 	(*AuditRequest)(nil),          // 14: hearth.v1.AuditRequest
 	(*AuditEntry)(nil),            // 15: hearth.v1.AuditEntry
 	(*AuditResponse)(nil),         // 16: hearth.v1.AuditResponse
-	(*AnchorSweep)(nil),           // 17: hearth.v1.AnchorSweep
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*FlaggedRecord)(nil),         // 19: hearth.v1.FlaggedRecord
+	(*BackupRequest)(nil),         // 17: hearth.v1.BackupRequest
+	(*BackupResponse)(nil),        // 18: hearth.v1.BackupResponse
+	(*ExportRequest)(nil),         // 19: hearth.v1.ExportRequest
+	(*ExportResponse)(nil),        // 20: hearth.v1.ExportResponse
+	(*ExportedRecord)(nil),        // 21: hearth.v1.ExportedRecord
+	(*ExportedAnchor)(nil),        // 22: hearth.v1.ExportedAnchor
+	(*ExportedStance)(nil),        // 23: hearth.v1.ExportedStance
+	(*ImportRequest)(nil),         // 24: hearth.v1.ImportRequest
+	(*ImportResponse)(nil),        // 25: hearth.v1.ImportResponse
+	(*ImportFailure)(nil),         // 26: hearth.v1.ImportFailure
+	(*MetricsRequest)(nil),        // 27: hearth.v1.MetricsRequest
+	(*MetricsResponse)(nil),       // 28: hearth.v1.MetricsResponse
+	(*TokensRequest)(nil),         // 29: hearth.v1.TokensRequest
+	(*TokensResponse)(nil),        // 30: hearth.v1.TokensResponse
+	(*ClientIdentity)(nil),        // 31: hearth.v1.ClientIdentity
+	(*RotateTokenRequest)(nil),    // 32: hearth.v1.RotateTokenRequest
+	(*RotateTokenResponse)(nil),   // 33: hearth.v1.RotateTokenResponse
+	(*AnchorSweep)(nil),           // 34: hearth.v1.AnchorSweep
+	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
+	(*FlaggedRecord)(nil),         // 36: hearth.v1.FlaggedRecord
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
 	9,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
@@ -2163,32 +3965,56 @@ var file_hearth_v1_admin_proto_depIdxs = []int32{
 	7,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
 	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
 	8,  // 5: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
-	17, // 6: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
-	18, // 7: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
-	19, // 8: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
-	18, // 9: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
-	6,  // 10: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
-	18, // 11: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
-	18, // 12: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	18, // 13: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	18, // 14: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	12, // 15: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	18, // 16: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	18, // 17: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	15, // 18: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 19: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 20: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	11, // 21: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	14, // 22: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 23: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 24: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	13, // 25: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	16, // 26: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	23, // [23:27] is the sub-list for method output_type
-	19, // [19:23] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	34, // 6: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
+	35, // 7: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
+	36, // 8: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
+	35, // 9: hearth.v1.StatusResponse.last_backup_at:type_name -> google.protobuf.Timestamp
+	35, // 10: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	6,  // 11: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	35, // 12: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
+	35, // 13: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	35, // 14: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	35, // 15: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	12, // 16: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	35, // 17: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	35, // 18: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	15, // 19: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	35, // 20: hearth.v1.BackupResponse.taken_at:type_name -> google.protobuf.Timestamp
+	22, // 21: hearth.v1.ExportedRecord.anchors:type_name -> hearth.v1.ExportedAnchor
+	23, // 22: hearth.v1.ExportedRecord.evidence:type_name -> hearth.v1.ExportedStance
+	35, // 23: hearth.v1.ExportedRecord.created_at:type_name -> google.protobuf.Timestamp
+	35, // 24: hearth.v1.ExportedRecord.updated_at:type_name -> google.protobuf.Timestamp
+	35, // 25: hearth.v1.ExportedAnchor.checked_at:type_name -> google.protobuf.Timestamp
+	35, // 26: hearth.v1.ExportedStance.at:type_name -> google.protobuf.Timestamp
+	26, // 27: hearth.v1.ImportResponse.failed:type_name -> hearth.v1.ImportFailure
+	31, // 28: hearth.v1.TokensResponse.clients:type_name -> hearth.v1.ClientIdentity
+	35, // 29: hearth.v1.ClientIdentity.updated_at:type_name -> google.protobuf.Timestamp
+	35, // 30: hearth.v1.RotateTokenResponse.rotated_at:type_name -> google.protobuf.Timestamp
+	0,  // 31: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 32: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	11, // 33: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	14, // 34: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	17, // 35: hearth.v1.AdminService.Backup:input_type -> hearth.v1.BackupRequest
+	19, // 36: hearth.v1.AdminService.Export:input_type -> hearth.v1.ExportRequest
+	24, // 37: hearth.v1.AdminService.Import:input_type -> hearth.v1.ImportRequest
+	27, // 38: hearth.v1.AdminService.Metrics:input_type -> hearth.v1.MetricsRequest
+	29, // 39: hearth.v1.AdminService.Tokens:input_type -> hearth.v1.TokensRequest
+	32, // 40: hearth.v1.AdminService.RotateToken:input_type -> hearth.v1.RotateTokenRequest
+	1,  // 41: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 42: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	13, // 43: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	16, // 44: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	18, // 45: hearth.v1.AdminService.Backup:output_type -> hearth.v1.BackupResponse
+	20, // 46: hearth.v1.AdminService.Export:output_type -> hearth.v1.ExportResponse
+	25, // 47: hearth.v1.AdminService.Import:output_type -> hearth.v1.ImportResponse
+	28, // 48: hearth.v1.AdminService.Metrics:output_type -> hearth.v1.MetricsResponse
+	30, // 49: hearth.v1.AdminService.Tokens:output_type -> hearth.v1.TokensResponse
+	33, // 50: hearth.v1.AdminService.RotateToken:output_type -> hearth.v1.RotateTokenResponse
+	41, // [41:51] is the sub-list for method output_type
+	31, // [31:41] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -2204,7 +4030,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/hearth-memory/hearth/gateway"
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+)
+
+// BackupDir is where memory_backup writes its copies.
+func (d *Daemon) BackupDir() string { return filepath.Join(d.Config.DataDir, "backups") }
+
+// toolNames maps every RPC's full method name to its tool name: the closed
+// set of the metrics' tool label. gateway.Routes cannot fail here: Open has
+// walked the same descriptors already, and a failure leaves the map empty
+// (every call then counts as "other").
+func toolNames() map[string]string {
+	routes, _ := gateway.Routes()
+	out := make(map[string]string, len(routes))
+	for _, r := range routes {
+		out[r.FullMethod()] = r.Tool.GetName()
+	}
+	return out
+}
+
+// metricsHandler serves GET /metrics: memory_metrics over the in-process
+// connection with the caller's Authorization header and address, so the
+// one interceptor decides (admin scope) and audits, as for every call. A
+// refusal is the same JSON error body as REST's (401 or 403); success is
+// the Prometheus text format.
+func metricsHandler(conn *grpc.ClientConn) http.Handler {
+	admin := hearthv1.NewAdminServiceClient(conn)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		md := metadata.MD{}
+		for _, v := range r.Header.Values("Authorization") {
+			if printable(v) {
+				md.Append("authorization", v)
+			}
+		}
+		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil && printable(host) {
+			md.Set("x-forwarded-for", host)
+		}
+		resp, err := admin.Metrics(metadata.NewOutgoingContext(r.Context(), md), &hearthv1.MetricsRequest{})
+		if err != nil {
+			gateway.WriteError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		io.WriteString(w, resp.GetText())
+	})
+}
+
+// printable reports whether v may travel as gRPC metadata (printable
+// ASCII); anything else is left out, and the call goes on without it.
+func printable(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

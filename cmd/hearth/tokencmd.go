@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/term"
+	"google.golang.org/grpc/status"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server"
+	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/storage"
+)
+
+const tokenUsage = `usage:
+  hearth token rotate --client NAME [--data DIR] [--url URL --token-file FILE]
+  hearth token show --client NAME --data DIR [--reveal]
+`
+
+// tokenCmd runs `hearth token rotate|show`.
+func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, tokenUsage)
+		return 2
+	}
+	switch args[0] {
+	case "rotate":
+		return tokenRotate(ctx, args[1:], stdout, stderr)
+	case "show":
+		return tokenShow(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "hearth token: unknown command %q\n%s", args[0], tokenUsage)
+	return 2
+}
+
+// tokenRotate replaces a generated token. With --data and no server
+// holding DIR it rotates in DIR itself; otherwise it asks the server
+// (memory_token_rotate, admin scope), which refuses the old token at once.
+func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("token rotate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("client", "", "the client whose generated token to replace")
+	data := fs.String("data", "", "the data directory; with no server running, the rotation happens there")
+	api := addAPIFlags(fs, "admin")
+	if err := fs.Parse(args); err != nil {
+		return usageExit(err)
+	}
+	if *name == "" || fs.NArg() > 0 {
+		fmt.Fprint(stderr, tokenUsage)
+		return 2
+	}
+	if *data != "" {
+		if _, err := os.Stat(filepath.Join(*data, dbFile)); err != nil {
+			fmt.Fprintf(stderr, "hearth token rotate: no database in %s: %v\n", *data, err)
+			return 1
+		}
+		db, err := storage.Open(ctx, filepath.Join(*data, dbFile))
+		switch {
+		case err == nil:
+			defer db.Close()
+			opts, err := options.Load(options.Path(*data))
+			if err != nil {
+				fmt.Fprintln(stderr, "hearth token rotate:", err)
+				return 1
+			}
+			path, _, err := server.RotateGeneratedToken(ctx, db, opts.Clients, filepath.Join(*data, "tokens"), *name, storage.SystemClient)
+			if err != nil {
+				fmt.Fprintln(stderr, "hearth token rotate:", status.Convert(err).Message())
+				return 1
+			}
+			fmt.Fprintf(stdout, "rotated the token of %s (no server running): the new one is in %s; the old one is refused\n", *name, path)
+			return 0
+		case !errors.Is(err, storage.ErrLocked):
+			fmt.Fprintln(stderr, "hearth token rotate:", err)
+			return 1
+		}
+		if *api.tokenFile == "" {
+			fmt.Fprintf(stderr, "hearth token rotate: a server holds %s (%v);\nask it with --token-file FILE (a client with admin scope) and --url if it does not listen on %s\n", *data, err, defaultURL)
+			return 1
+		}
+	}
+	c, err := api.client()
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth token rotate:", err)
+		return 2
+	}
+	var resp hearthv1.RotateTokenResponse
+	if err := c.call(ctx, "memory_token_rotate", map[string]any{"client": *name}, &resp); err != nil {
+		fmt.Fprintln(stderr, "hearth token rotate:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "rotated the token of %s: the new one is in %s on the server; the old one is refused from now on\n", resp.GetClient(), resp.GetTokenPath())
+	return 0
+}
+
+// tokenShow prints where a generated token is kept, and the token itself
+// only with --reveal and only to a terminal (never into a pipe or a file,
+// where it would outlive the screen).
+func tokenShow(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("token show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("client", "", "the client whose generated token to show")
+	data := fs.String("data", "", "the data directory")
+	reveal := fs.Bool("reveal", false, "print the token too (only when standard output is a terminal)")
+	if err := fs.Parse(args); err != nil {
+		return usageExit(err)
+	}
+	if *name == "" || *data == "" || fs.NArg() > 0 {
+		fmt.Fprint(stderr, tokenUsage)
+		return 2
+	}
+	path := filepath.Join(*data, "tokens", *name)
+	b, err := os.ReadFile(path)
+	token := strings.TrimSpace(string(b))
+	if err != nil || token == "" {
+		fmt.Fprintf(stderr, "hearth token show: %s has no generated token in %s\n", *name, filepath.Dir(path))
+		return 1
+	}
+	if *reveal && !isTerminal(stdout) {
+		fmt.Fprintln(stderr, "hearth token show: --reveal prints the token only to a terminal; read the file instead:", path)
+		return 1
+	}
+	fmt.Fprintln(stdout, path)
+	if *reveal {
+		fmt.Fprintln(stdout, token)
+	}
+	return 0
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

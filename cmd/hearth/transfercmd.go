@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+)
+
+// exportCmd runs `hearth export`: every page of memory_export into one
+// JSON Lines file (0600: it holds all that memory says), or stdout.
+func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	prefix := fs.String("prefix", "", "only namespaces equal to this or below it, e.g. github/acme (default: all)")
+	out := fs.String("out", "", "the JSON Lines file to write; it must not exist (default: standard output)")
+	api := addAPIFlags(fs, "export")
+	if err := fs.Parse(args); err != nil {
+		return usageExit(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hearth export: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	c, err := api.client()
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth export:", err)
+		return 2
+	}
+	w := stdout
+	var f *os.File
+	if *out != "" {
+		if f, err = os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+			fmt.Fprintln(stderr, "hearth export:", err)
+			return 1
+		}
+		w = f
+	}
+	n, err := exportAll(ctx, c, *prefix, w)
+	if f != nil {
+		if serr := f.Sync(); err == nil {
+			err = serr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(*out)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth export:", err)
+		return 1
+	}
+	where := "standard output"
+	if *out != "" {
+		where = *out
+	}
+	fmt.Fprintf(stderr, "exported %d records to %s\n", n, where)
+	return 0
+}
+
+// exportPage is the page size the CLI asks for: memory_export's maximum.
+const exportPage = 1000
+
+func exportAll(ctx context.Context, c *apiClient, prefix string, w io.Writer) (int, error) {
+	n, cursor := 0, ""
+	for {
+		req := map[string]any{"limit": exportPage}
+		if prefix != "" {
+			req["namespace_prefix"] = prefix
+		}
+		if cursor != "" {
+			req["cursor"] = cursor
+		}
+		var resp hearthv1.ExportResponse
+		if err := c.call(ctx, "memory_export", req, &resp); err != nil {
+			return n, err
+		}
+		if _, err := io.WriteString(w, resp.GetLines()); err != nil {
+			return n, err
+		}
+		n += int(resp.GetRecords())
+		if cursor = resp.GetNextCursor(); cursor == "" {
+			return n, nil
+		}
+	}
+}
+
+// importChunkBytes bounds one memory_import call's lines as they travel
+// (escaped in the JSON body), under the server's 1 MiB body limit.
+const importChunkBytes = 800_000
+
+// importCmd runs `hearth import FILE`: the file's lines through
+// memory_import, a chunk at a time; failures are reported by the file's
+// line numbers. It exits 1 when any line failed.
+func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asActive := fs.Bool("as-active", false, "write records as exported (status, revision, writer, links) instead of as candidates; needs admin scope")
+	api := addAPIFlags(fs, "write")
+	if err := fs.Parse(args); err != nil {
+		return usageExit(err)
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: hearth import [--url URL] --token-file FILE [--as-active] LINES.jsonl")
+		return 2
+	}
+	c, err := api.client()
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth import:", err)
+		return 2
+	}
+	in, err := os.Open(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth import:", err)
+		return 1
+	}
+	defer in.Close()
+	sum, err := importLines(ctx, c, in, *asActive)
+	for _, f := range sum.failed {
+		fmt.Fprintln(stdout, f)
+	}
+	fmt.Fprintf(stdout, "imported %d, unchanged %d, failed %d\n", sum.imported, sum.unchanged, len(sum.failed))
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth import:", err)
+		return 1
+	}
+	if len(sum.failed) > 0 {
+		return 1
+	}
+	return 0
+}
+
+type importSummary struct {
+	imported, unchanged int
+	failed              []string
+}
+
+func importLines(ctx context.Context, c *apiClient, r io.Reader, asActive bool) (importSummary, error) {
+	var (
+		sum   importSummary
+		chunk bytes.Buffer
+		size  int // chunk's lines as escaped in JSON
+		first = 1 // the file's line number of chunk's first line
+	)
+	// send imports the chunk; the request numbers its lines from 1.
+	send := func() error {
+		defer func() { chunk.Reset(); size = 0 }()
+		if strings.TrimSpace(chunk.String()) == "" {
+			return nil
+		}
+		var resp hearthv1.ImportResponse
+		if err := c.call(ctx, "memory_import", map[string]any{"lines": chunk.String(), "as_active": asActive}, &resp); err != nil {
+			return err
+		}
+		sum.imported += int(resp.GetImported())
+		sum.unchanged += int(resp.GetUnchanged())
+		for _, f := range resp.GetFailed() {
+			msg := fmt.Sprintf("line %d: ", first+int(f.GetLine())-1)
+			if f.GetField() != "" {
+				msg += f.GetField() + ": "
+			}
+			msg += f.GetMessage()
+			if f.GetPattern() != "" {
+				msg += " (pattern " + f.GetPattern() + ")"
+			}
+			sum.failed = append(sum.failed, msg)
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), importChunkBytes)
+	n := 0
+	for sc.Scan() {
+		n++
+		text := sc.Text() + "\n"
+		esc, _ := json.Marshal(text) // a string always marshals
+		if size > 0 && size+len(esc) > importChunkBytes {
+			if err := send(); err != nil {
+				return sum, err
+			}
+			first = n
+		}
+		chunk.WriteString(text)
+		size += len(esc)
+	}
+	if err := sc.Err(); err != nil {
+		return sum, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	return sum, send()
+}

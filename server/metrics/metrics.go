@@ -1,0 +1,218 @@
+// Package metrics keeps the server's Prometheus metrics: calls by tool and
+// outcome code and their latency, counted as the interceptor reports each
+// call, and gauges read from the store at every scrape (records by type and
+// status, jobs by kind and state, the last backup).
+//
+// Every label value comes from a closed set fixed by the code: tool names
+// from the descriptors (a method outside them counts as "other"), gRPC code
+// names, record types and statuses, job kinds (named by the server's code,
+// never by a caller) and states. No namespace, query, title or client name
+// is ever a label value, so neither a caller nor the store's content can
+// grow the series or write text into them.
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/grpc/codes"
+)
+
+// Other stands for any value outside a label's closed set.
+const Other = "other"
+
+// Gauges is what the store reports at a scrape.
+type Gauges struct {
+	Records []Count // by type and status
+	Jobs    []Count // by kind and state
+	// LastBackup is when the newest backup was taken; zero when none.
+	LastBackup time.Time
+}
+
+// Count is one gauge value: Labels in the order of its metric's labels.
+type Count struct {
+	Labels [2]string
+	N      int
+}
+
+// Config fixes the closed label sets and where gauges come from.
+type Config struct {
+	// Tools maps full gRPC method names to tool names.
+	Tools map[string]string
+	// Types and Statuses are the record types and statuses; States the
+	// job states.
+	Types, Statuses, States []string
+	// Gauges reads the store; it is called once per scrape.
+	Gauges func(ctx context.Context) (Gauges, error)
+	// Now is the clock for the backup's age (nil: time.Now).
+	Now func() time.Time
+}
+
+// Metrics holds the registry. It is safe for concurrent use.
+type Metrics struct {
+	cfg     Config
+	reg     *prometheus.Registry
+	calls   *prometheus.CounterVec
+	latency *prometheus.HistogramVec
+	// storeErrors counts scrapes whose store gauges could not be read.
+	storeErrors atomic.Int64
+}
+
+// kindPattern is the form of a job kind (storage refuses any other).
+var kindPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+
+// LatencyBuckets are the call duration buckets, in seconds.
+var LatencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// New returns metrics with the Go runtime and process collectors and the
+// store's gauges registered.
+func New(cfg Config) *Metrics {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry()}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hearth_calls_total",
+		Help: "Calls by tool and outcome (gRPC code name), whichever transport carried them.",
+	}, []string{"tool", "code"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "hearth_call_duration_seconds",
+		Help:    "Call latency by tool, from the interceptor's start to the handler's return.",
+		Buckets: LatencyBuckets,
+	}, []string{"tool"})
+	m.reg.MustRegister(m.calls, m.latency, storeCollector{m},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe counts one finished call of method.
+func (m *Metrics) Observe(method string, code codes.Code, d time.Duration) {
+	tool, ok := m.cfg.Tools[method]
+	if !ok {
+		tool = Other
+	}
+	m.calls.WithLabelValues(tool, CodeName(code)).Inc()
+	m.latency.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// Text renders every metric in the Prometheus text exposition format
+// (version 0.0.4).
+func (m *Metrics) Text() (string, error) {
+	mfs, err := m.reg.Gather()
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return "", err
+		}
+	}
+	return buf.String(), nil
+}
+
+var (
+	recordsDesc = prometheus.NewDesc("hearth_records", "Records by type and status.", []string{"type", "status"}, nil)
+	jobsDesc    = prometheus.NewDesc("hearth_jobs", "Jobs in the durable queue by kind and state.", []string{"kind", "state"}, nil)
+	backupTS    = prometheus.NewDesc("hearth_last_backup_timestamp_seconds", "When the newest backup (memory_backup) was taken, Unix time; absent before the first.", nil, nil)
+	backupAge   = prometheus.NewDesc("hearth_last_backup_age_seconds", "Seconds since the newest backup was taken; absent before the first.", nil, nil)
+	storeErrs   = prometheus.NewDesc("hearth_store_scrape_errors_total", "Scrapes whose store gauges could not be read (they are left out of that scrape).", nil, nil)
+)
+
+// storeCollector reads the store's gauges at each scrape.
+type storeCollector struct{ m *Metrics }
+
+func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- recordsDesc
+	ch <- jobsDesc
+	ch <- backupTS
+	ch <- backupAge
+	ch <- storeErrs
+}
+
+// storeTimeout bounds the store's part of a scrape.
+const storeTimeout = 5 * time.Second
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	cfg := c.m.cfg
+	if cfg.Gauges == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	g, err := cfg.Gauges(ctx)
+	if err != nil {
+		c.m.storeErrors.Add(1)
+	}
+	// Sent by this collector, so a scrape counts its own failure.
+	ch <- prometheus.MustNewConstMetric(storeErrs, prometheus.CounterValue, float64(c.m.storeErrors.Load()))
+	if err != nil {
+		return
+	}
+	emit(ch, recordsDesc, g.Records, func(l [2]string) [2]string {
+		return [2]string{closed(l[0], cfg.Types), closed(l[1], cfg.Statuses)}
+	})
+	emit(ch, jobsDesc, g.Jobs, func(l [2]string) [2]string {
+		kind := l[0]
+		if !kindPattern.MatchString(kind) {
+			kind = Other
+		}
+		return [2]string{kind, closed(l[1], cfg.States)}
+	})
+	if !g.LastBackup.IsZero() {
+		ch <- prometheus.MustNewConstMetric(backupTS, prometheus.GaugeValue, float64(g.LastBackup.UnixMilli())/1000)
+		ch <- prometheus.MustNewConstMetric(backupAge, prometheus.GaugeValue, cfg.Now().Sub(g.LastBackup).Seconds())
+	}
+}
+
+// emit sends one gauge per label pair, summing pairs that close to the same
+// labels.
+func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, counts []Count, close func([2]string) [2]string) {
+	sums := map[[2]string]int{}
+	var order [][2]string
+	for _, c := range counts {
+		l := close(c.Labels)
+		if _, ok := sums[l]; !ok {
+			order = append(order, l)
+		}
+		sums[l] += c.N
+	}
+	for _, l := range order {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(sums[l]), l[0], l[1])
+	}
+}
+
+func closed(v string, set []string) string {
+	if slices.Contains(set, v) {
+		return v
+	}
+	return Other
+}
+
+// codeNames are the canonical gRPC code names, as the access log and error
+// bodies spell them.
+var codeNames = [...]string{
+	codes.OK: "OK", codes.Canceled: "CANCELLED", codes.Unknown: "UNKNOWN", codes.InvalidArgument: "INVALID_ARGUMENT",
+	codes.DeadlineExceeded: "DEADLINE_EXCEEDED", codes.NotFound: "NOT_FOUND", codes.AlreadyExists: "ALREADY_EXISTS",
+	codes.PermissionDenied: "PERMISSION_DENIED", codes.ResourceExhausted: "RESOURCE_EXHAUSTED",
+	codes.FailedPrecondition: "FAILED_PRECONDITION", codes.Aborted: "ABORTED", codes.OutOfRange: "OUT_OF_RANGE",
+	codes.Unimplemented: "UNIMPLEMENTED", codes.Internal: "INTERNAL", codes.Unavailable: "UNAVAILABLE",
+	codes.DataLoss: "DATA_LOSS", codes.Unauthenticated: "UNAUTHENTICATED",
+}
+
+// CodeName returns the canonical name of c, or "UNKNOWN" for a code gRPC
+// does not define.
+func CodeName(c codes.Code) string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "UNKNOWN"
+}

@@ -1,0 +1,85 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"google.golang.org/grpc/codes"
+
+	"github.com/hearth-memory/hearth/server/metrics"
+)
+
+func TestMetrics_Text(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	gauges := metrics.Gauges{
+		Records: []metrics.Count{{Labels: [2]string{"decision", "active"}, N: 3}, {Labels: [2]string{"gossip", "active"}, N: 2},
+			{Labels: [2]string{"rumour", "active"}, N: 1}},
+		Jobs:       []metrics.Count{{Labels: [2]string{"extraction", "queued"}, N: 4}, {Labels: [2]string{"Free Text!", "queued"}, N: 5}},
+		LastBackup: now.Add(-90 * time.Second),
+	}
+	var fail error
+	m := metrics.New(metrics.Config{
+		Tools: map[string]string{"/x.S/Store": "memory_store"}, Types: []string{"decision"},
+		Statuses: []string{"active"}, States: []string{"queued"},
+		Gauges: func(context.Context) (metrics.Gauges, error) { return gauges, fail },
+		Now:    func() time.Time { return now },
+	})
+	m.Observe("/x.S/Store", codes.OK, 3*time.Millisecond)
+	m.Observe("/x.S/Unknown", codes.Code(99), time.Second)
+
+	t.Run("OK", func(t *testing.T) {
+		text, err := m.Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := p.TextToMetricFamilies(strings.NewReader(text))
+		if err != nil {
+			t.Fatalf("parse: %v", err)
+		}
+		for _, want := range []string{
+			`hearth_calls_total{code="OK",tool="memory_store"} 1`,
+			`hearth_calls_total{code="UNKNOWN",tool="other"} 1`,
+			`hearth_records{status="active",type="decision"} 3`,
+			`hearth_records{status="active",type="other"} 3`, // two unknown types, summed
+			`hearth_jobs{kind="extraction",state="queued"} 4`,
+			`hearth_jobs{kind="other",state="queued"} 5`,
+			`hearth_last_backup_age_seconds 90`,
+			`hearth_call_duration_seconds_bucket{tool="memory_store",le="0.005"} 1`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+		if strings.Contains(text, "gossip") || strings.Contains(text, "Free Text") {
+			t.Errorf("a value outside the closed sets became a label:\n%s", text)
+		}
+		if fams["hearth_last_backup_timestamp_seconds"].GetMetric()[0].GetGauge().GetValue() != float64(now.Add(-90*time.Second).Unix()) {
+			t.Errorf("backup timestamp wrong")
+		}
+	})
+	t.Run("ErrStore", func(t *testing.T) {
+		fail = errors.New("store down")
+		defer func() { fail = nil }()
+		text, err := m.Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(text, "hearth_records{") || !strings.Contains(text, "hearth_store_scrape_errors_total 1") {
+			t.Errorf("a failed store read: want no store gauges and the error counted:\n%s", text)
+		}
+	})
+}
+
+func TestCodeName(t *testing.T) {
+	for c, want := range map[codes.Code]string{codes.OK: "OK", codes.Canceled: "CANCELLED", codes.Unauthenticated: "UNAUTHENTICATED", 17: "UNKNOWN"} {
+		if got := metrics.CodeName(c); got != want {
+			t.Errorf("CodeName(%d) = %q, want %q", c, got, want)
+		}
+	}
+}

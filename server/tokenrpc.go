@@ -1,0 +1,168 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/storage"
+	"google.golang.org/grpc/codes"
+)
+
+// Client kinds, as memory_tokens names them.
+const (
+	KindGenerated = "generated"
+	KindSupplied  = "supplied"
+	KindAddress   = "address"
+)
+
+// clientNamePattern is the form of a client name (options refuses others).
+var clientNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// clientKind says how a configured client is identified.
+func clientKind(c options.Client) string {
+	switch {
+	case c.TokenSHA256 != "":
+		return KindSupplied
+	case c.IP.IsValid():
+		return KindAddress
+	}
+	return KindGenerated
+}
+
+// Tokens lists the configured clients and how each is identified
+// (memory_tokens, admin scope). It never reads a token file.
+func (a *adminService) Tokens(ctx context.Context, _ *hearthv1.TokensRequest) (*hearthv1.TokensResponse, error) {
+	stored, err := a.db.ClientTokens(ctx)
+	if err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	}
+	updated := map[string]storage.ClientToken{}
+	for _, t := range stored {
+		updated[t.Client] = t
+	}
+	resp := &hearthv1.TokensResponse{}
+	for _, c := range a.opts.Clients {
+		ci := &hearthv1.ClientIdentity{Client: c.Name, Kind: clientKind(c)}
+		for _, s := range c.Scopes {
+			ci.Scopes = append(ci.Scopes, string(s))
+		}
+		if c.IP.IsValid() {
+			ci.Ip = c.IP.String()
+		}
+		if ci.Kind == KindGenerated {
+			ci.TokenPath = filepath.Join(a.ops.tokensDir, c.Name)
+			if t, ok := updated[c.Name]; ok {
+				ci.UpdatedAt = ts(t.UpdatedAt)
+			}
+		}
+		resp.Clients = append(resp.Clients, ci)
+	}
+	return resp, nil
+}
+
+// checkRotateTokenRequest validates a memory_token_rotate request.
+func checkRotateTokenRequest(r *hearthv1.RotateTokenRequest) error {
+	switch {
+	case r.GetClient() == "":
+		return invalid("client", "is required")
+	case !clientNamePattern.MatchString(r.GetClient()):
+		return invalid("client", "must be a client name: 1 to 64 of a-z, 0-9, '.', '_' and '-'")
+	}
+	return nil
+}
+
+// RotateToken replaces a client's generated token (memory_token_rotate,
+// admin scope): a new token is written to the client's file, its digest
+// stored with an audit row "token.rotate", and the interceptor's table
+// updated, so that the old token is refused from the moment this returns,
+// over every transport. Returns NOT_FOUND (field client) for a client not
+// configured, FAILED_PRECONDITION (field client) for one whose token is
+// supplied or that is identified by address.
+func (a *adminService) RotateToken(ctx context.Context, r *hearthv1.RotateTokenRequest) (*hearthv1.RotateTokenResponse, error) {
+	if err := checkRotateTokenRequest(r); err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	}
+	name := r.GetClient()
+	a.ops.rotate.Lock()
+	defer a.ops.rotate.Unlock()
+	path, sum, err := RotateGeneratedToken(ctx, a.db, a.opts.Clients, a.ops.tokensDir, name, client(ctx))
+	if err != nil {
+		return nil, toStatus(ctx, a.log, err)
+	}
+	if a.ops.in != nil {
+		a.ops.in.SetToken(name, sum)
+	}
+	a.log.InfoContext(ctx, "token rotated", "client", name, "by", client(ctx), "file", path)
+	return &hearthv1.RotateTokenResponse{Client: name, TokenPath: path, RotatedAt: ts(a.db.Now())}, nil
+}
+
+// RotateGeneratedToken replaces the generated token of the configured
+// client name: a new token in dir/<name> (0600, replaced atomically) and
+// its digest stored with an audit row "token.rotate" by by. It returns the
+// file and the new digest; the caller updates a running interceptor. Its
+// errors are gRPC status errors: NOT_FOUND (field client) for a client not
+// configured, FAILED_PRECONDITION (field client) for one whose token is
+// supplied or that is identified by address.
+func RotateGeneratedToken(ctx context.Context, db *storage.DB, clients []options.Client, dir, name, by string) (string, []byte, error) {
+	var conf *options.Client
+	for i := range clients {
+		if clients[i].Name == name {
+			conf = &clients[i]
+		}
+	}
+	switch {
+	case conf == nil:
+		return "", nil, withDetail(codes.NotFound, "client: no configured client has this name", &hearthv1.ErrorDetail{Field: "client"})
+	case clientKind(*conf) == KindSupplied:
+		return "", nil, withDetail(codes.FailedPrecondition, "client: its token is supplied (token_sha256): set a new hash in the configuration and restart",
+			&hearthv1.ErrorDetail{Field: "client"})
+	case clientKind(*conf) == KindAddress:
+		return "", nil, withDetail(codes.FailedPrecondition, "client: it is identified by its address and has no token", &hearthv1.ErrorDetail{Field: "client"})
+	case dir == "":
+		return "", nil, withDetail(codes.FailedPrecondition, "this server has no tokens folder", &hearthv1.ErrorDetail{})
+	}
+	path := filepath.Join(dir, name)
+	sum, err := rotateToken(ctx, db, name, path, by)
+	if err != nil {
+		return "", nil, err
+	}
+	return path, sum, nil
+}
+
+// rotateToken writes a new token to path and stores its digest, audited
+// as by's rotation. When the store refuses, the old file comes back, so the
+// file and the stored digest never disagree.
+func rotateToken(ctx context.Context, db *storage.DB, name, path, by string) ([]byte, error) {
+	token, err := NewToken()
+	if err != nil {
+		return nil, err
+	}
+	old, readErr := os.ReadFile(path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	if err := writeTokenFile(path, token); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(token))
+	if err := db.StoreClientToken(ctx, name, hex.EncodeToString(sum[:]), storage.ActionTokenRotate, by, ""); err != nil {
+		if readErr == nil {
+			writeTokenFile(path, string(trimNewline(old)))
+		}
+		return nil, err
+	}
+	return sum[:], nil
+}
+
+func trimNewline(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
