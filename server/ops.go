@@ -6,6 +6,7 @@ import (
 
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/metrics"
+	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/storage"
 )
 
@@ -28,6 +29,7 @@ func (s *Server) initOps(cfg Config) error {
 	statuses := []string{storage.StatusActive, storage.StatusCandidate, storage.StatusSuperseded, storage.StatusDeleted}
 	s.ops.metrics = metrics.New(metrics.Config{
 		Tools: cfg.Tools, Types: storage.Types, Statuses: statuses, States: storage.JobStates,
+		Tiers:  []string{string(models.Primary), string(models.Fallback), string(models.Direct)},
 		Gauges: s.gauges, Now: s.db.Now,
 	})
 	return nil
@@ -54,6 +56,18 @@ func (s *Server) gauges(ctx context.Context) (metrics.Gauges, error) {
 		return g, err
 	} else if ok {
 		g.LastBackup = at
+	}
+	if s.models != nil && s.models.Configured() {
+		for _, ms := range s.models.Status().Servers {
+			g.ModelServers = append(g.ModelServers, metrics.ModelServer{Tier: string(ms.Tier), Live: ms.Live})
+		}
+	}
+	if s.encoder != nil {
+		if err := s.vectors.Sync(ctx); err != nil {
+			return g, err
+		}
+		c := s.vectors.Counts()
+		g.Encoder = &metrics.Encoder{Live: s.encoder.Status().Live, Current: c.Current, Stale: c.Stale, Missing: c.Missing}
 	}
 	return g, nil
 }

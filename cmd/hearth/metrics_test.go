@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/hearth-memory/hearth/server/metrics"
+	"github.com/hearth-memory/hearth/server/models/modeltest"
+	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
 )
 
@@ -49,7 +51,10 @@ func parseMetrics(t testing.TB, text string) map[string]*dto.MetricFamily {
 	return fams
 }
 
-var kindLabel = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+var (
+	kindLabel     = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+	positionLabel = regexp.MustCompile(`^(0|[1-9][0-9]?)$`)
+)
 
 // checkClosedLabels fails for any label value of a hearth_ metric outside
 // its closed set.
@@ -69,8 +74,15 @@ func checkClosedLabels(t testing.TB, fams map[string]*dto.MetricFamily) {
 		"type":   func(v string) bool { return v == metrics.Other || storage.ValidType(v) },
 		"status": func(v string) bool { return v == metrics.Other || storage.ValidStatus(v) },
 		"kind":   func(v string) bool { return kindLabel.MatchString(v) },
-		"state":  func(v string) bool { return v == metrics.Other || slices.Contains(storage.JobStates, v) },
-		"le":     func(v string) bool { return true }, // histogram buckets: numbers
+		"state": func(v string) bool {
+			return v == metrics.Other || slices.Contains(storage.JobStates, v) || slices.Contains([]string{"current", "stale", "missing"}, v)
+		},
+		"le": func(v string) bool { return true }, // histogram buckets: numbers
+		"tier": func(v string) bool {
+			return slices.Contains([]string{"primary", "fallback", "direct", metrics.Other}, v)
+		},
+		// A model server's position in the configuration, never its URL.
+		"position": func(v string) bool { return positionLabel.MatchString(v) },
 	}
 	for name, f := range fams {
 		if !strings.HasPrefix(name, "hearth_") {
@@ -179,6 +191,14 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 	})
+	t.Run("NoModelNoEncoder", func(t *testing.T) {
+		_, _, text := scrape(t, td, admin)
+		for _, name := range []string{"hearth_model_server_up", "hearth_encoder_up", "hearth_record_vectors"} {
+			if strings.Contains(text, name+" ") || strings.Contains(text, name+"{") {
+				t.Errorf("%s present without a model server or encoder", name)
+			}
+		}
+	})
 	t.Run("SameAsTool", func(t *testing.T) {
 		r := restTransport{td}.call(t, admin, "memory_metrics", map[string]any{})
 		if !r.ok {
@@ -186,6 +206,63 @@ func TestMetrics(t *testing.T) {
 		}
 		parseMetrics(t, str(r.body, "text"))
 	})
+}
+
+// TestMetrics_ModelsAndEncoder holds the model server and encoder series:
+// each configured model server up or down by tier and position (a server
+// that does not answer its probe is 0), the encoder up, and the record
+// vectors by state once the encoder has caught up. Without either, the
+// series are absent (TestMetrics's daemon has neither).
+func TestMetrics_ModelsAndEncoder(t *testing.T) {
+	const dim = 16
+	primary := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
+	fallback := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/q.gguf"})
+	fallback.Down()
+	enc := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb-v1.gguf", Dim: dim})
+	opts := modelOptions(primary.URL, fallback.URL)
+	opts.EmbedURL, opts.EmbedModel = enc.URL, "qwen3-emb-0.6b"
+	for i := range opts.Clients {
+		if opts.Clients[i].Name == "claude-code" {
+			opts.Clients[i].Scopes = append(opts.Clients[i].Scopes, options.ScopeAdmin)
+		}
+	}
+	td := startDaemon(t, opts)
+	tok := td.tokens["claude-code"]
+	waitProbed(t, td, primary.URL, fallback.URL)
+	for _, title := range []string{"Vectors one", "Vectors two"} {
+		if r := (restTransport{td}).call(t, tok, "memory_store", storeArgs("github/acme/vectors", title, title+".")); !r.ok {
+			t.Fatal(r)
+		}
+	}
+	var fams map[string]*dto.MetricFamily
+	waitFor(t, "the vectors", func() bool {
+		code, _, text := scrape(t, td, tok)
+		if code != 200 {
+			t.Fatalf("scrape: %d %s", code, text)
+		}
+		fams = parseMetrics(t, text)
+		v, _ := sample(fams, "hearth_record_vectors", map[string]string{"state": "current"})
+		return v == 2
+	})
+	checkClosedLabels(t, fams)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"hearth_model_server_up", map[string]string{"tier": "primary", "position": "0"}, 1},
+		{"hearth_model_server_up", map[string]string{"tier": "fallback", "position": "1"}, 0},
+		{"hearth_encoder_up", nil, 1},
+		{"hearth_record_vectors", map[string]string{"state": "stale"}, 0},
+		{"hearth_record_vectors", map[string]string{"state": "missing"}, 0},
+	} {
+		if v, ok := sample(fams, c.name, c.labels); !ok || v != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
+		}
+	}
+	if n := len(fams["hearth_model_server_up"].GetMetric()); n != 2 {
+		t.Errorf("hearth_model_server_up has %d series, want one per configured server (2)", n)
+	}
 }
 
 // FuzzMetrics_NoFreeText calls tools with fuzzed text in every argument a

@@ -1,12 +1,14 @@
 // Package metrics keeps the server's Prometheus metrics: calls by tool and
 // outcome code and their latency, counted as the interceptor reports each
-// call, and gauges read from the store at every scrape (records by type and
-// status, jobs by kind and state, the last backup).
+// call, and gauges read at every scrape (records by type and status, jobs by
+// kind and state, the last backup, model servers and the encoder up or
+// down, record vectors by state).
 //
 // Every label value comes from a closed set fixed by the code: tool names
 // from the descriptors (a method outside them counts as "other"), gRPC code
 // names, record types and statuses, job kinds (named by the server's code,
-// never by a caller) and states. No namespace, query, title or client name
+// never by a caller) and states, model server tiers and their positions in
+// the configuration (never their URLs). No namespace, query, title or client name
 // is ever a label value, so neither a caller nor the store's content can
 // grow the series or write text into them.
 package metrics
@@ -16,6 +18,7 @@ import (
 	"context"
 	"regexp"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +37,23 @@ type Gauges struct {
 	Jobs    []Count // by kind and state
 	// LastBackup is when the newest backup was taken; zero when none.
 	LastBackup time.Time
+	// ModelServers are the configured model servers, in configuration
+	// order; none without a model server.
+	ModelServers []ModelServer
+	// Encoder is the encoder; nil without embed_url.
+	Encoder *Encoder
+}
+
+// ModelServer is one model server as the router sees it.
+type ModelServer struct {
+	Tier string // primary, fallback or direct
+	Live bool   // calls go to it
+}
+
+// Encoder is the encoder and the state of the record vectors.
+type Encoder struct {
+	Live                    bool // it answered its last probe
+	Current, Stale, Missing int  // live records by the state of their vector
 }
 
 // Count is one gauge value: Labels in the order of its metric's labels.
@@ -47,8 +67,8 @@ type Config struct {
 	// Tools maps full gRPC method names to tool names.
 	Tools map[string]string
 	// Types and Statuses are the record types and statuses; States the
-	// job states.
-	Types, Statuses, States []string
+	// job states; Tiers the model server tiers.
+	Types, Statuses, States, Tiers []string
 	// Gauges reads the store; it is called once per scrape.
 	Gauges func(ctx context.Context) (Gauges, error)
 	// Now is the clock for the backup's age (nil: time.Now).
@@ -124,6 +144,9 @@ var (
 	jobsDesc    = prometheus.NewDesc("hearth_jobs", "Jobs in the durable queue by kind and state.", []string{"kind", "state"}, nil)
 	backupTS    = prometheus.NewDesc("hearth_last_backup_timestamp_seconds", "When the newest backup (memory_backup) was taken, Unix time; absent before the first.", nil, nil)
 	backupAge   = prometheus.NewDesc("hearth_last_backup_age_seconds", "Seconds since the newest backup was taken; absent before the first.", nil, nil)
+	modelUp     = prometheus.NewDesc("hearth_model_server_up", "1 while calls go to a model server (it answered its last probe, or was not probed yet), else 0; by tier and position in the configuration (0 first). Absent without a model server.", []string{"tier", "position"}, nil)
+	encoderUp   = prometheus.NewDesc("hearth_encoder_up", "1 while the encoder (embed_url) answers its probes, else 0; absent without embed_url.", nil, nil)
+	vectorsDesc = prometheus.NewDesc("hearth_record_vectors", "Live records by the state of their vector (current, stale, missing); absent without embed_url.", []string{"state"}, nil)
 	storeErrs   = prometheus.NewDesc("hearth_store_scrape_errors_total", "Scrapes whose store gauges could not be read (they are left out of that scrape).", nil, nil)
 )
 
@@ -135,6 +158,9 @@ func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- backupTS
 	ch <- backupAge
+	ch <- modelUp
+	ch <- encoderUp
+	ch <- vectorsDesc
 	ch <- storeErrs
 }
 
@@ -171,6 +197,25 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(backupTS, prometheus.GaugeValue, float64(g.LastBackup.UnixMilli())/1000)
 		ch <- prometheus.MustNewConstMetric(backupAge, prometheus.GaugeValue, cfg.Now().Sub(g.LastBackup).Seconds())
 	}
+	for i, ms := range g.ModelServers {
+		ch <- prometheus.MustNewConstMetric(modelUp, prometheus.GaugeValue, one(ms.Live), closed(ms.Tier, cfg.Tiers), strconv.Itoa(i))
+	}
+	if e := g.Encoder; e != nil {
+		ch <- prometheus.MustNewConstMetric(encoderUp, prometheus.GaugeValue, one(e.Live))
+		for _, v := range []struct {
+			state string
+			n     int
+		}{{"current", e.Current}, {"stale", e.Stale}, {"missing", e.Missing}} {
+			ch <- prometheus.MustNewConstMetric(vectorsDesc, prometheus.GaugeValue, float64(v.n), v.state)
+		}
+	}
+}
+
+func one(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // emit sends one gauge per label pair, summing pairs that close to the same

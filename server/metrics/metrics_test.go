@@ -19,13 +19,15 @@ func TestMetrics_Text(t *testing.T) {
 	gauges := metrics.Gauges{
 		Records: []metrics.Count{{Labels: [2]string{"decision", "active"}, N: 3}, {Labels: [2]string{"gossip", "active"}, N: 2},
 			{Labels: [2]string{"rumour", "active"}, N: 1}},
-		Jobs:       []metrics.Count{{Labels: [2]string{"extraction", "queued"}, N: 4}, {Labels: [2]string{"Free Text!", "queued"}, N: 5}},
-		LastBackup: now.Add(-90 * time.Second),
+		Jobs:         []metrics.Count{{Labels: [2]string{"extraction", "queued"}, N: 4}, {Labels: [2]string{"Free Text!", "queued"}, N: 5}},
+		LastBackup:   now.Add(-90 * time.Second),
+		ModelServers: []metrics.ModelServer{{Tier: "primary", Live: true}, {Tier: "http://10.0.0.9:11434", Live: false}},
+		Encoder:      &metrics.Encoder{Live: false, Current: 7, Stale: 2, Missing: 1},
 	}
 	var fail error
 	m := metrics.New(metrics.Config{
 		Tools: map[string]string{"/x.S/Store": "memory_store"}, Types: []string{"decision"},
-		Statuses: []string{"active"}, States: []string{"queued"},
+		Statuses: []string{"active"}, States: []string{"queued"}, Tiers: []string{"primary", "fallback", "direct"},
 		Gauges: func(context.Context) (metrics.Gauges, error) { return gauges, fail },
 		Now:    func() time.Time { return now },
 	})
@@ -51,12 +53,18 @@ func TestMetrics_Text(t *testing.T) {
 			`hearth_jobs{kind="other",state="queued"} 5`,
 			`hearth_last_backup_age_seconds 90`,
 			`hearth_call_duration_seconds_bucket{tool="memory_store",le="0.005"} 1`,
+			`hearth_model_server_up{position="0",tier="primary"} 1`,
+			`hearth_model_server_up{position="1",tier="other"} 0`, // a tier outside the set
+			`hearth_encoder_up 0`,
+			`hearth_record_vectors{state="current"} 7`,
+			`hearth_record_vectors{state="stale"} 2`,
+			`hearth_record_vectors{state="missing"} 1`,
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("metrics lack %s", want)
 			}
 		}
-		if strings.Contains(text, "gossip") || strings.Contains(text, "Free Text") {
+		if strings.Contains(text, "gossip") || strings.Contains(text, "Free Text") || strings.Contains(text, "10.0.0.9") {
 			t.Errorf("a value outside the closed sets became a label:\n%s", text)
 		}
 		if fams["hearth_last_backup_timestamp_seconds"].GetMetric()[0].GetGauge().GetValue() != float64(now.Add(-90*time.Second).Unix()) {
