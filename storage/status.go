@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
-	"strings"
 )
 
 // Status is a summary of the store for memory_status and the page.
@@ -75,62 +73,4 @@ func statusTx(ctx context.Context, tx *txn) (*Status, error) {
 		return nil, classify("status", err)
 	}
 	return &st, nil
-}
-
-// ClientTokenHash returns the stored SHA-256 (lower-case hex) of client's
-// generated token; ok is false when none is stored.
-func (db *DB) ClientTokenHash(ctx context.Context, client string) (hash string, ok bool, err error) {
-	err = db.read(ctx, "client token", func(tx *txn) error {
-		err := tx.QueryRowContext(ctx, `SELECT token_sha256 FROM client_tokens WHERE client = ?`, client).Scan(&hash)
-		if err == sql.ErrNoRows {
-			return nil
-		} else if err != nil {
-			return classify("client token", err)
-		}
-		ok = true
-		return nil
-	})
-	if err != nil || !ok {
-		return "", false, err
-	}
-	return hash, true, nil
-}
-
-// SetClientTokenHash stores (or replaces) the SHA-256 of client's token, given
-// as 64 hex digits and kept lower-case. The caller audits the rotation.
-//
-// It returns Invalid for an empty client (Field "client") or a hash that is
-// not 64 hex digits (Field "token_sha256").
-func (db *DB) SetClientTokenHash(ctx context.Context, client, hash string) error {
-	if client == "" {
-		return errorf(Invalid, "client", "is required")
-	}
-	hash = strings.ToLower(hash)
-	if !isHex64(hash) {
-		return errorf(Invalid, "token_sha256", "must be 64 hex digits")
-	}
-	return db.write(ctx, "set client token", func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO client_tokens (client, token_sha256, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (client) DO UPDATE SET
-				token_sha256 = excluded.token_sha256, updated_at = excluded.updated_at`,
-			client, hash, tx.now.UnixMilli(),
-		); err != nil {
-			return classify("set client token", err)
-		}
-		return nil
-	})
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -43,7 +43,7 @@ func TestDB_Status(t *testing.T) {
 	}
 }
 
-func TestDB_SetClientTokenHash(t *testing.T) {
+func TestDB_StoreClientToken(t *testing.T) {
 	db := storagetest.Open(t)
 	h1 := strings.Repeat("ab", 32)
 	h2 := strings.Repeat("0F", 32)
@@ -53,7 +53,7 @@ func TestDB_SetClientTokenHash(t *testing.T) {
 			t.Fatalf("before: got ok %v, %v, want none", ok, err)
 		}
 		for _, h := range []string{h1, h2} {
-			if err := db.SetClientTokenHash(ctx, "codex", h); err != nil {
+			if err := db.StoreClientToken(ctx, "codex", h, storage.ActionTokenRotate, "", ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -64,9 +64,10 @@ func TestDB_SetClientTokenHash(t *testing.T) {
 	})
 
 	t.Run("ErrInvalid", func(t *testing.T) {
-		wantErr(t, db.SetClientTokenHash(ctx, "", h1), storage.Invalid, "client")
-		wantErr(t, db.SetClientTokenHash(ctx, "codex", "abc"), storage.Invalid, "token_sha256")
-		wantErr(t, db.SetClientTokenHash(ctx, "codex", strings.Repeat("zz", 32)), storage.Invalid, "token_sha256")
+		wantErr(t, db.StoreClientToken(ctx, "", h1, storage.ActionTokenRotate, "", ""), storage.Invalid, "client")
+		wantErr(t, db.StoreClientToken(ctx, "codex", "abc", storage.ActionTokenRotate, "", ""), storage.Invalid, "token_sha256")
+		wantErr(t, db.StoreClientToken(ctx, "codex", strings.Repeat("zz", 32), storage.ActionTokenRotate, "", ""), storage.Invalid, "token_sha256")
+		wantErr(t, db.StoreClientToken(ctx, "codex", h1, storage.ActionStore, "", ""), storage.Invalid, "action")
 	})
 }
 

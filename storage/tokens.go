@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"time"
 
@@ -82,4 +83,36 @@ func (db *DB) ClientTokens(ctx context.Context) ([]ClientToken, error) {
 		return classify("client tokens", rows.Err())
 	})
 	return out, err
+}
+
+// ClientTokenHash returns the stored SHA-256 (lower-case hex) of client's
+// generated token; ok is false when none is stored.
+func (db *DB) ClientTokenHash(ctx context.Context, client string) (hash string, ok bool, err error) {
+	err = db.read(ctx, "client token", func(tx *txn) error {
+		err := tx.QueryRowContext(ctx, `SELECT token_sha256 FROM client_tokens WHERE client = ?`, client).Scan(&hash)
+		if err == sql.ErrNoRows {
+			return nil
+		} else if err != nil {
+			return classify("client token", err)
+		}
+		ok = true
+		return nil
+	})
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return hash, true, nil
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -54,6 +54,29 @@ func (f apiFlags) client() (*apiClient, error) {
 	return &apiClient{base: strings.TrimRight(*f.url, "/"), token: tok, http: &http.Client{Timeout: 30 * time.Minute}}, nil
 }
 
+// ask calls tool on the server for subcommand cmd ("hearth backup") and
+// decodes the reply into resp. It prints why it failed and returns the
+// exit status: 0 when the call succeeded, 2 for bad flags, 1 otherwise.
+// heldErr, when not nil, is why the subcommand could not work on the data
+// directory itself (a server holds it): without --token-file it says how to
+// ask that server instead.
+func (f apiFlags) ask(ctx context.Context, stderr io.Writer, cmd, data string, heldErr error, tool string, req any, resp proto.Message) int {
+	if heldErr != nil && *f.tokenFile == "" {
+		fmt.Fprintf(stderr, "%s: a server holds %s (%v);\nask it with --token-file FILE (a client with admin scope) and --url if it does not listen on %s\n", cmd, data, heldErr, defaultURL)
+		return 1
+	}
+	c, err := f.client()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return 2
+	}
+	if err := c.call(ctx, tool, req, resp); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
 // apiError is a refused call, as the error body says.
 type apiError struct {
 	Tool, Code, Field, Message string

@@ -65,19 +65,9 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "hearth backup:", err)
 		return 1
 	}
-	if *api.tokenFile == "" {
-		fmt.Fprintf(stderr, "hearth backup: a server holds %s (%v);\nask it with --token-file FILE (a client with admin scope) and --url if it does not listen on %s\n", *data, err, defaultURL)
-		return 1
-	}
-	c, err := api.client()
-	if err != nil {
-		fmt.Fprintln(stderr, "hearth backup:", err)
-		return 2
-	}
 	var resp hearthv1.BackupResponse
-	if err := c.call(ctx, "memory_backup", map[string]any{}, &resp); err != nil {
-		fmt.Fprintln(stderr, "hearth backup:", err)
-		return 1
+	if code := api.ask(ctx, stderr, "hearth backup", *data, err, "memory_backup", map[string]any{}, &resp); code != 0 {
+		return code
 	}
 	if err := moveFile(resp.GetPath(), *out); err != nil {
 		fmt.Fprintf(stderr, "hearth backup: the server wrote %s, which could not be moved to %s: %v\n", resp.GetPath(), *out, err)

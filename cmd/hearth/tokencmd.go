@@ -56,6 +56,7 @@ func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprint(stderr, tokenUsage)
 		return 2
 	}
+	var held error // why the rotation cannot happen in --data itself
 	if *data != "" {
 		if _, err := os.Stat(filepath.Join(*data, dbFile)); err != nil {
 			fmt.Fprintf(stderr, "hearth token rotate: no database in %s: %v\n", *data, err)
@@ -81,20 +82,11 @@ func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintln(stderr, "hearth token rotate:", err)
 			return 1
 		}
-		if *api.tokenFile == "" {
-			fmt.Fprintf(stderr, "hearth token rotate: a server holds %s (%v);\nask it with --token-file FILE (a client with admin scope) and --url if it does not listen on %s\n", *data, err, defaultURL)
-			return 1
-		}
-	}
-	c, err := api.client()
-	if err != nil {
-		fmt.Fprintln(stderr, "hearth token rotate:", err)
-		return 2
+		held = err
 	}
 	var resp hearthv1.RotateTokenResponse
-	if err := c.call(ctx, "memory_token_rotate", map[string]any{"client": *name}, &resp); err != nil {
-		fmt.Fprintln(stderr, "hearth token rotate:", err)
-		return 1
+	if code := api.ask(ctx, stderr, "hearth token rotate", *data, held, "memory_token_rotate", map[string]any{"client": *name}, &resp); code != 0 {
+		return code
 	}
 	fmt.Fprintf(stdout, "rotated the token of %s: the new one is in %s on the server; the old one is refused from now on\n", resp.GetClient(), resp.GetTokenPath())
 	return 0

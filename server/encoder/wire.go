@@ -34,13 +34,13 @@ func (e *Encoder) request(ctx context.Context, texts []string, dim int) ([][]flo
 	endpoint := e.url + "/api/embed"
 	if e.format == wire.OpenAI {
 		endpoint = e.url + "/embeddings"
-		body, err = marshal(struct {
+		body, err = wire.Marshal(struct {
 			Model          string   `json:"model"`
 			Input          []string `json:"input"`
 			EncodingFormat string   `json:"encoding_format"`
 		}{e.model, texts, "float"})
 	} else {
-		body, err = marshal(struct {
+		body, err = wire.Marshal(struct {
 			Model string   `json:"model"`
 			Input []string `json:"input"`
 		}{e.model, texts})
@@ -374,15 +374,4 @@ func lastSegment(p string) string {
 		return ""
 	}
 	return s
-}
-
-// marshal encodes v as JSON without escaping <, > and &.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -66,7 +65,7 @@ type ollamaChatResponse struct {
 }
 
 func (c *ollamaClient) chat(ctx context.Context, model string, req *Request) ([]byte, error) {
-	body, err := marshal(ollamaChatRequest{
+	body, err := wire.Marshal(ollamaChatRequest{
 		Model: model, Messages: messages(req), Stream: false, Format: req.Schema.JSON(), Think: false,
 		Options: ollamaOptions{Temperature: 0, NumPredict: req.MaxTokens, NumCtx: req.ContextTokens},
 	})
@@ -174,7 +173,7 @@ func (c *openAIClient) chat(ctx context.Context, model string, req *Request) ([]
 			JSONSchema: openAIJSONSchema{Name: req.Schema.Name(), Strict: true, Schema: req.Schema.JSON()}},
 	}
 	r.ChatTemplateKwargs.EnableThinking = false
-	body, err := marshal(r)
+	body, err := wire.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
@@ -236,16 +235,4 @@ func checkURL(base string) bool {
 	u, err := url.Parse(base)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil &&
 		!strings.ContainsAny(base, "?#")
-}
-
-// marshal encodes v as JSON without escaping <, > and & (prompts are full
-// of them and the fence delimiters are made of them).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -188,3 +188,16 @@ func clip(s string) string {
 	}
 	return s[:cut] + "…"
 }
+
+// Marshal encodes v as JSON without escaping <, > and & (prompts are full
+// of them, and the fence delimiters are made of them), with no newline at
+// the end.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
