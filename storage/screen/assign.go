@@ -393,34 +393,43 @@ func credentialWords(prev, head []byte, inURL bool) bool {
 	return false
 }
 
-// lastWords writes the last two words of name, split as splitWords splits
-// it, in lower case into pb and hb, and returns them; ok is false when name
-// has no word or a word too long for the buffers.
-func lastWords(name string, pb, hb *[maxWord]byte) (prev, head []byte, ok bool) {
-	var spans [2][2]int // the last two word spans
-	n := 0
+// eachWord calls yield with the span of each word of name, in order:
+// words split at punctuation and camelCase boundaries, so "X-Api-Key" is
+// x, Api, Key, "APIKey" is API, Key, "oauth2Token" is oauth2, Token and
+// "session_count" is session, count.
+func eachWord(name string, yield func(start, end int)) {
 	start := -1
-	flush := func(end int) {
-		if start >= 0 {
-			spans[0], spans[1] = spans[1], [2]int{start, end}
-			n++
-			start = -1
-		}
-	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		switch {
 		case !isAlnum(c):
-			flush(i)
+			if start >= 0 {
+				yield(start, i)
+				start = -1
+			}
 		case start < 0:
 			start = i
 		case isUpper(c) && (isLower(name[i-1]) || isDigit(name[i-1])),
 			isUpper(c) && isUpper(name[i-1]) && i+1 < len(name) && isLower(name[i+1]):
-			flush(i)
+			yield(start, i)
 			start = i
 		}
 	}
-	flush(len(name))
+	if start >= 0 {
+		yield(start, len(name))
+	}
+}
+
+// lastWords writes the last two words of name, split as eachWord splits
+// it, in lower case into pb and hb, and returns them; ok is false when name
+// has no word or a word too long for the buffers. It allocates nothing.
+func lastWords(name string, pb, hb *[maxWord]byte) (prev, head []byte, ok bool) {
+	var spans [2][2]int // the last two word spans
+	n := 0
+	eachWord(name, func(start, end int) {
+		spans[0], spans[1] = spans[1], [2]int{start, end}
+		n++
+	})
 	if n == 0 {
 		return nil, nil, false
 	}
@@ -445,31 +454,12 @@ func lastWords(name string, pb, hb *[maxWord]byte) (prev, head []byte, ok bool) 
 	return prev, head, true
 }
 
-// splitWords splits a name into lower-case words at punctuation and
-// camelCase boundaries: "X-Api-Key" → x api key, "APIKey" → api key,
-// "oauth2Token" → oauth2 token, "session_count" → session count.
+// splitWords splits a name into lower-case words as eachWord does:
+// "X-Api-Key" → x api key, "APIKey" → api key.
 func splitWords(name string) []string {
 	var words []string
-	start := -1
-	flush := func(end int) {
-		if start >= 0 {
-			words = append(words, strings.ToLower(name[start:end]))
-			start = -1
-		}
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case !isAlnum(c):
-			flush(i)
-		case start < 0:
-			start = i
-		case isUpper(c) && (isLower(name[i-1]) || isDigit(name[i-1])),
-			isUpper(c) && isUpper(name[i-1]) && i+1 < len(name) && isLower(name[i+1]):
-			flush(i)
-			start = i
-		}
-	}
-	flush(len(name))
+	eachWord(name, func(start, end int) {
+		words = append(words, strings.ToLower(name[start:end]))
+	})
 	return words
 }
