@@ -121,7 +121,7 @@ lint: $(BIN)/buf $(PROTODEPS)/.stamp ## gofmt, go vet, buf lint and buf format
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'); echo "gofmt needed"; exit 1)
 	go vet ./...
 	buf lint
-	buf format -d --exit-code
+	buf format -d --exit-code proto
 
 .PHONY: tools
 tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(BIN)/grpcurl $(NODE_SDK) ## Install pinned tools into .tmp
