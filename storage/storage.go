@@ -87,12 +87,29 @@ type DB struct {
 	uses      *usageBuffer
 	flushStop chan struct{}
 	flushDone chan struct{}
+
+	// Faults (issue #21): vfs names the SQLite VFS (vfs.go); full
+	// is the current full-disk episode (diskfull.go); damaged, once set,
+	// makes the store read-only (integrity.go); checks keeps the last
+	// integrity check and wal the checkpoint policy (checkpoint.go).
+	vfs     string
+	full    *fullState
+	damaged atomic.Pointer[Damage]
+	checks  checkState
+	wal     walPolicy
 }
+
+// Option changes how Open opens the store.
+type Option func(*DB)
+
+// WithVFS opens the database through the SQLite VFS registered as name
+// instead of the operating system's: a test seam (package faultvfs).
+func WithVFS(name string) Option { return func(db *DB) { db.vfs = name } }
 
 // Open opens (creating if needed) the database at path, with its parent
 // directory, checks that it runs in WAL mode and applies pending migrations.
 // Its errors are internal, but for an empty path (Invalid).
-func Open(ctx context.Context, path string) (*DB, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if path == "" {
 		return nil, errorf(Invalid, "path", "is required")
 	}
@@ -114,6 +131,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		closing:   make(chan struct{}),
 		uses:      newUsageBuffer(),
 		flushStop: make(chan struct{}),
+		full:      newFullState(),
+		wal:       walPolicy{limit: walLimit, every: walCheckEvery},
+	}
+	for _, o := range opts {
+		o(db)
 	}
 	if err := db.open(ctx); err != nil {
 		db.Close()
@@ -123,9 +145,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 }
 
 func (db *DB) open(ctx context.Context) (err error) {
+	if db.vfs, err = storeVFS(db.vfs); err != nil {
+		return err
+	}
 	// FTS5 is not built into the driver: fts5.Register runs on every new
 	// connection of both pools.
-	db.writer, err = driver.Open(dsn(db.path, "immediate", writerPragmas), fts5.Register)
+	db.writer, err = driver.Open(withVFS(dsn(db.path, "immediate", writerPragmas), db.vfs), fts5.Register)
 	if err != nil {
 		return fmt.Errorf("storage: open writer: %w", err)
 	}
@@ -139,22 +164,24 @@ func (db *DB) open(ctx context.Context) (err error) {
 	// file systems): the pragma answers with the mode it kept.
 	var mode string
 	if err := db.writer.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
-		return fmt.Errorf("storage: open: %w", err)
+		return db.openError(err)
 	}
 	if mode != "wal" {
 		return fmt.Errorf("storage: open: journal_mode is %q, want \"wal\"", mode)
 	}
-	if err := db.migrate(ctx); err != nil {
+	// Integrity checks, then migrations (integrity.go).
+	if err := db.openChecked(ctx); err != nil {
 		return err
 	}
 	if err := private(db.path); err != nil {
 		return fmt.Errorf("storage: open: %w", err)
 	}
-	if err := db.loadLastID(ctx); err != nil {
+	// A damaged file takes no new ids: it is read-only.
+	if err := db.loadLastID(ctx); err != nil && db.damaged.Load() == nil {
 		return err
 	}
 
-	db.reader, err = driver.Open(dsn(db.path, "deferred", readerPragmas), fts5.Register)
+	db.reader, err = driver.Open(withVFS(dsn(db.path, "deferred", readerPragmas), db.vfs), fts5.Register)
 	if err != nil {
 		return fmt.Errorf("storage: open readers: %w", err)
 	}
@@ -167,7 +194,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 	go db.writeLoop()
 	db.flushDone = make(chan struct{})
 	go db.flushLoop()
-	return nil
+	return db.auditOpenRepairs(ctx)
 }
 
 // private makes the database and its WAL and shared-memory files readable
@@ -191,6 +218,11 @@ func private(path string) error {
 		}
 	}
 	return nil
+}
+
+// withVFS adds the VFS parameter (vfs.go) to a DSN of dsn.
+func withVFS(dsn, vfs string) string {
+	return dsn + "&vfs=" + url.QueryEscape(vfs)
 }
 
 // dsn builds a file: URI for the driver. Pragmas run in the order given.

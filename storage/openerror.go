@@ -1,0 +1,39 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// openError words a failure to open the database: it names the file and
+// what to do, by the driver's code. It is what `hearth serve` prints when
+// it cannot start.
+func (db *DB) openError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	switch {
+	case corrupt(err):
+		return fmt.Errorf("storage: cannot open the database %s: %w: the file is damaged beyond use; "+
+			"stop Hearth and restore the latest good backup with `hearth restore --data DIR FILE` (FILE made by `hearth backup`), "+
+			"or move the file aside (with its -wal and -shm files) to start with an empty memory", db.path, err)
+	case diskFull(err):
+		free := "free space unknown"
+		if s := diskSpace(filepath.Dir(db.path)); s.Known {
+			free = FormatBytes(s.Free) + " free"
+		}
+		return fmt.Errorf("storage: cannot open the database %s: %w: the disk is full (%s): free space there and start again",
+			db.path, err, free)
+	case errors.Is(err, sqlite3.CANTOPEN), errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.AUTH):
+		return fmt.Errorf("storage: cannot open the database %s: %w: check that the file and its folder exist and that the user Hearth runs as may read and write them",
+			db.path, err)
+	}
+	return fmt.Errorf("storage: open %s: %w", db.path, err)
+}
