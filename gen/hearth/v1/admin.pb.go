@@ -227,7 +227,10 @@ type StatusResponse struct {
 	// Record counts by type and status (deleted included).
 	Counts []*TypeStatusCount `protobuf:"bytes,3,rep,name=counts,proto3" json:"counts,omitempty"`
 	// Namespaces holding records that are not deleted.
-	Namespaces    []*NamespaceCount `protobuf:"bytes,4,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	Namespaces []*NamespaceCount `protobuf:"bytes,4,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// The database file and the disk it is on: whether writes work, free
+	// space, the last integrity check and the write-ahead log.
+	Store         *StoreHealth `protobuf:"bytes,60,opt,name=store,proto3" json:"store,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -285,6 +288,13 @@ func (x *StatusResponse) GetNamespaces() []*NamespaceCount {
 	return nil
 }
 
+func (x *StatusResponse) GetStore() *StoreHealth {
+	if x != nil {
+		return x.Store
+	}
+	return nil
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.Version = v
 }
@@ -301,6 +311,21 @@ func (x *StatusResponse) SetNamespaces(v []*NamespaceCount) {
 	x.Namespaces = v
 }
 
+func (x *StatusResponse) SetStore(v *StoreHealth) {
+	x.Store = v
+}
+
+func (x *StatusResponse) HasStore() bool {
+	if x == nil {
+		return false
+	}
+	return x.Store != nil
+}
+
+func (x *StatusResponse) ClearStore() {
+	x.Store = nil
+}
+
 type StatusResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -312,6 +337,9 @@ type StatusResponse_builder struct {
 	Counts []*TypeStatusCount
 	// Namespaces holding records that are not deleted.
 	Namespaces []*NamespaceCount
+	// The database file and the disk it is on: whether writes work, free
+	// space, the last integrity check and the write-ahead log.
+	Store *StoreHealth
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -322,6 +350,333 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.Records = b.Records
 	x.Counts = b.Counts
 	x.Namespaces = b.Namespaces
+	x.Store = b.Store
+	return m0
+}
+
+// StoreHealth is the condition of the database file and of its disk.
+type StoreHealth struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// ok; disk_full: writes are refused until space is freed; read_only: the
+	// file is damaged and writes are refused until a backup is restored.
+	// Reads work in every state.
+	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	// What is wrong and what to do, a sentence each; empty when ok.
+	Problems []string `protobuf:"bytes,2,rep,name=problems,proto3" json:"problems,omitempty"`
+	// The database file.
+	Path string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	// Free and total space of the file system holding it, in MiB; absent
+	// where the platform cannot tell.
+	FreeMib  *uint32 `protobuf:"varint,4,opt,name=free_mib,json=freeMib,proto3,oneof" json:"free_mib,omitempty"`
+	TotalMib *uint32 `protobuf:"varint,5,opt,name=total_mib,json=totalMib,proto3,oneof" json:"total_mib,omitempty"`
+	// While the disk is full: the first refused write, and how many were
+	// refused so far (one audit row counts them once space is back).
+	DiskFullSince *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=disk_full_since,json=diskFullSince,proto3" json:"disk_full_since,omitempty"`
+	WritesRefused uint32                 `protobuf:"varint,7,opt,name=writes_refused,json=writesRefused,proto3" json:"writes_refused,omitempty"`
+	// While read-only: the damaged tables and SQLite's first findings.
+	DamagedTables []string `protobuf:"bytes,8,rep,name=damaged_tables,json=damagedTables,proto3" json:"damaged_tables,omitempty"`
+	Damage        []string `protobuf:"bytes,9,rep,name=damage,proto3" json:"damage,omitempty"`
+	// The last integrity check (at start, at night, or after a write met a
+	// damaged page): when, how long it took, and what it found or repaired.
+	CheckedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=checked_at,json=checkedAt,proto3" json:"checked_at,omitempty"`
+	CheckMs   uint32                 `protobuf:"varint,11,opt,name=check_ms,json=checkMs,proto3" json:"check_ms,omitempty"`
+	Check     string                 `protobuf:"bytes,12,opt,name=check,proto3" json:"check,omitempty"`
+	// The write-ahead log's size now, in KiB, and the checkpoints that
+	// truncated it since start (the longest in ms).
+	WalKib          uint32 `protobuf:"varint,13,opt,name=wal_kib,json=walKib,proto3" json:"wal_kib,omitempty"`
+	Checkpoints     uint32 `protobuf:"varint,14,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	CheckpointMaxMs uint32 `protobuf:"varint,15,opt,name=checkpoint_max_ms,json=checkpointMaxMs,proto3" json:"checkpoint_max_ms,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *StoreHealth) Reset() {
+	*x = StoreHealth{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreHealth) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreHealth) ProtoMessage() {}
+
+func (x *StoreHealth) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *StoreHealth) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *StoreHealth) GetProblems() []string {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *StoreHealth) GetFreeMib() uint32 {
+	if x != nil && x.FreeMib != nil {
+		return *x.FreeMib
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetTotalMib() uint32 {
+	if x != nil && x.TotalMib != nil {
+		return *x.TotalMib
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetDiskFullSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DiskFullSince
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetWritesRefused() uint32 {
+	if x != nil {
+		return x.WritesRefused
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetDamagedTables() []string {
+	if x != nil {
+		return x.DamagedTables
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetDamage() []string {
+	if x != nil {
+		return x.Damage
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetCheckedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CheckedAt
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetCheckMs() uint32 {
+	if x != nil {
+		return x.CheckMs
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetCheck() string {
+	if x != nil {
+		return x.Check
+	}
+	return ""
+}
+
+func (x *StoreHealth) GetWalKib() uint32 {
+	if x != nil {
+		return x.WalKib
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetCheckpoints() uint32 {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetCheckpointMaxMs() uint32 {
+	if x != nil {
+		return x.CheckpointMaxMs
+	}
+	return 0
+}
+
+func (x *StoreHealth) SetState(v string) {
+	x.State = v
+}
+
+func (x *StoreHealth) SetProblems(v []string) {
+	x.Problems = v
+}
+
+func (x *StoreHealth) SetPath(v string) {
+	x.Path = v
+}
+
+func (x *StoreHealth) SetFreeMib(v uint32) {
+	x.FreeMib = &v
+}
+
+func (x *StoreHealth) SetTotalMib(v uint32) {
+	x.TotalMib = &v
+}
+
+func (x *StoreHealth) SetDiskFullSince(v *timestamppb.Timestamp) {
+	x.DiskFullSince = v
+}
+
+func (x *StoreHealth) SetWritesRefused(v uint32) {
+	x.WritesRefused = v
+}
+
+func (x *StoreHealth) SetDamagedTables(v []string) {
+	x.DamagedTables = v
+}
+
+func (x *StoreHealth) SetDamage(v []string) {
+	x.Damage = v
+}
+
+func (x *StoreHealth) SetCheckedAt(v *timestamppb.Timestamp) {
+	x.CheckedAt = v
+}
+
+func (x *StoreHealth) SetCheckMs(v uint32) {
+	x.CheckMs = v
+}
+
+func (x *StoreHealth) SetCheck(v string) {
+	x.Check = v
+}
+
+func (x *StoreHealth) SetWalKib(v uint32) {
+	x.WalKib = v
+}
+
+func (x *StoreHealth) SetCheckpoints(v uint32) {
+	x.Checkpoints = v
+}
+
+func (x *StoreHealth) SetCheckpointMaxMs(v uint32) {
+	x.CheckpointMaxMs = v
+}
+
+func (x *StoreHealth) HasFreeMib() bool {
+	if x == nil {
+		return false
+	}
+	return x.FreeMib != nil
+}
+
+func (x *StoreHealth) HasTotalMib() bool {
+	if x == nil {
+		return false
+	}
+	return x.TotalMib != nil
+}
+
+func (x *StoreHealth) HasDiskFullSince() bool {
+	if x == nil {
+		return false
+	}
+	return x.DiskFullSince != nil
+}
+
+func (x *StoreHealth) HasCheckedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.CheckedAt != nil
+}
+
+func (x *StoreHealth) ClearFreeMib() {
+	x.FreeMib = nil
+}
+
+func (x *StoreHealth) ClearTotalMib() {
+	x.TotalMib = nil
+}
+
+func (x *StoreHealth) ClearDiskFullSince() {
+	x.DiskFullSince = nil
+}
+
+func (x *StoreHealth) ClearCheckedAt() {
+	x.CheckedAt = nil
+}
+
+type StoreHealth_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// ok; disk_full: writes are refused until space is freed; read_only: the
+	// file is damaged and writes are refused until a backup is restored.
+	// Reads work in every state.
+	State string
+	// What is wrong and what to do, a sentence each; empty when ok.
+	Problems []string
+	// The database file.
+	Path string
+	// Free and total space of the file system holding it, in MiB; absent
+	// where the platform cannot tell.
+	FreeMib  *uint32
+	TotalMib *uint32
+	// While the disk is full: the first refused write, and how many were
+	// refused so far (one audit row counts them once space is back).
+	DiskFullSince *timestamppb.Timestamp
+	WritesRefused uint32
+	// While read-only: the damaged tables and SQLite's first findings.
+	DamagedTables []string
+	Damage        []string
+	// The last integrity check (at start, at night, or after a write met a
+	// damaged page): when, how long it took, and what it found or repaired.
+	CheckedAt *timestamppb.Timestamp
+	CheckMs   uint32
+	Check     string
+	// The write-ahead log's size now, in KiB, and the checkpoints that
+	// truncated it since start (the longest in ms).
+	WalKib          uint32
+	Checkpoints     uint32
+	CheckpointMaxMs uint32
+}
+
+func (b0 StoreHealth_builder) Build() *StoreHealth {
+	m0 := &StoreHealth{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.State = b.State
+	x.Problems = b.Problems
+	x.Path = b.Path
+	x.FreeMib = b.FreeMib
+	x.TotalMib = b.TotalMib
+	x.DiskFullSince = b.DiskFullSince
+	x.WritesRefused = b.WritesRefused
+	x.DamagedTables = b.DamagedTables
+	x.Damage = b.Damage
+	x.CheckedAt = b.CheckedAt
+	x.CheckMs = b.CheckMs
+	x.Check = b.Check
+	x.WalKib = b.WalKib
+	x.Checkpoints = b.Checkpoints
+	x.CheckpointMaxMs = b.CheckpointMaxMs
 	return m0
 }
 
@@ -336,7 +691,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -348,7 +703,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[4]
+	mi := &file_hearth_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +775,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +787,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[5]
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -493,7 +848,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -505,7 +860,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +929,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -586,7 +941,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +1106,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +1118,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +1242,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -899,7 +1254,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1306,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1318,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1439,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1451,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,14 +1498,36 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xb3\x01\n" +
+	"\rStatusRequest\"\xe1\x01\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
 	"\x06counts\x18\x03 \x03(\v2\x1a.hearth.v1.TypeStatusCountR\x06counts\x129\n" +
 	"\n" +
 	"namespaces\x18\x04 \x03(\v2\x19.hearth.v1.NamespaceCountR\n" +
-	"namespaces\"S\n" +
+	"namespaces\x12,\n" +
+	"\x05store\x18< \x01(\v2\x16.hearth.v1.StoreHealthR\x05store\"\xad\x04\n" +
+	"\vStoreHealth\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12\x1a\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1e\n" +
+	"\bfree_mib\x18\x04 \x01(\rH\x00R\afreeMib\x88\x01\x01\x12 \n" +
+	"\ttotal_mib\x18\x05 \x01(\rH\x01R\btotalMib\x88\x01\x01\x12B\n" +
+	"\x0fdisk_full_since\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\rdiskFullSince\x12%\n" +
+	"\x0ewrites_refused\x18\a \x01(\rR\rwritesRefused\x12%\n" +
+	"\x0edamaged_tables\x18\b \x03(\tR\rdamagedTables\x12\x16\n" +
+	"\x06damage\x18\t \x03(\tR\x06damage\x129\n" +
+	"\n" +
+	"checked_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\x19\n" +
+	"\bcheck_ms\x18\v \x01(\rR\acheckMs\x12\x14\n" +
+	"\x05check\x18\f \x01(\tR\x05check\x12\x17\n" +
+	"\awal_kib\x18\r \x01(\rR\x06walKib\x12 \n" +
+	"\vcheckpoints\x18\x0e \x01(\rR\vcheckpoints\x12*\n" +
+	"\x11checkpoint_max_ms\x18\x0f \x01(\rR\x0fcheckpointMaxMsB\v\n" +
+	"\t_free_mibB\f\n" +
+	"\n" +
+	"_total_mib\"S\n" +
 	"\x0fTypeStatusCount\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
@@ -1202,45 +1579,49 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
 	(*StatusRequest)(nil),         // 2: hearth.v1.StatusRequest
 	(*StatusResponse)(nil),        // 3: hearth.v1.StatusResponse
-	(*TypeStatusCount)(nil),       // 4: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 5: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 6: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 7: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 8: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 9: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 10: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 11: hearth.v1.AuditResponse
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*StoreHealth)(nil),           // 4: hearth.v1.StoreHealth
+	(*TypeStatusCount)(nil),       // 5: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 6: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 7: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 8: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 9: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 10: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 11: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 12: hearth.v1.AuditResponse
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	4,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	5,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
-	12, // 2: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	12, // 3: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	12, // 4: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	7,  // 5: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	12, // 6: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	12, // 7: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	10, // 8: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	0,  // 9: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 10: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	6,  // 11: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	9,  // 12: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	1,  // 13: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 14: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	8,  // 15: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	11, // 16: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	13, // [13:17] is the sub-list for method output_type
-	9,  // [9:13] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	5,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	6,  // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	4,  // 2: hearth.v1.StatusResponse.store:type_name -> hearth.v1.StoreHealth
+	13, // 3: hearth.v1.StoreHealth.disk_full_since:type_name -> google.protobuf.Timestamp
+	13, // 4: hearth.v1.StoreHealth.checked_at:type_name -> google.protobuf.Timestamp
+	13, // 5: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	13, // 6: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	13, // 7: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	8,  // 8: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	13, // 9: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	13, // 10: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	11, // 11: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	0,  // 12: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 13: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	7,  // 14: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	10, // 15: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	1,  // 16: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 17: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	9,  // 18: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	12, // 19: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	16, // [16:20] is the sub-list for method output_type
+	12, // [12:16] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -1249,13 +1630,14 @@ func file_hearth_v1_admin_proto_init() {
 		return
 	}
 	file_hearth_v1_tool_proto_init()
+	file_hearth_v1_admin_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,7 +36,8 @@ type AdminServiceClient interface {
 	// way first, so a client without a valid token is told 401 at once.
 	Whoami(ctx context.Context, in *WhoamiRequest, opts ...grpc.CallOption) (*WhoamiResponse, error)
 	// Report the server's version and what memory holds: record counts by type
-	// and status, and namespaces with their record counts.
+	// and status, and namespaces with their record counts; and whether writes
+	// work (store.state: ok, disk_full or read_only, with what to do).
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by
@@ -106,7 +107,8 @@ type AdminServiceServer interface {
 	// way first, so a client without a valid token is told 401 at once.
 	Whoami(context.Context, *WhoamiRequest) (*WhoamiResponse, error)
 	// Report the server's version and what memory holds: record counts by type
-	// and status, and namespaces with their record counts.
+	// and status, and namespaces with their record counts; and whether writes
+	// work (store.state: ok, disk_full or read_only, with what to do).
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by
