@@ -59,6 +59,8 @@ type Server struct {
 	wire func(ctx context.Context) budget.Wire
 	// pipeline ranks searches and context packets.
 	pipeline *retrieval.Pipeline
+	// gate refuses new calls once the server drains (drain.go).
+	gate gate
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -79,11 +81,12 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 		size: size, wire: wire, pipeline: retrieval.New(db)}, nil
 }
 
-// NewGRPC returns a grpc.Server with the authorization interceptor, the
-// message size limit, every hearth.v1 service, health and reflection.
+// NewGRPC returns a grpc.Server with the authorization interceptor and,
+// behind it, the gate that Drain closes; the message size limit, every
+// hearth.v1 service, health and reflection.
 func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 	g := grpc.NewServer(
-		grpc.ChainUnaryInterceptor(in.Unary),
+		grpc.ChainUnaryInterceptor(in.Unary, s.gate.unary),
 		grpc.ChainStreamInterceptor(in.Stream),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 	)
