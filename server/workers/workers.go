@@ -99,6 +99,10 @@ type Workers struct {
 	stop context.CancelFunc
 	done chan struct{}
 	mu   sync.Mutex // guards stop and done
+
+	// backoff is the runner's wait while the store refuses writes
+	// (faults.go); zero otherwise. Only the runner touches it.
+	backoff time.Duration
 }
 
 // New returns Workers with the maintenance handler registered. It returns
@@ -218,16 +222,17 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 			return
 		case <-t.C:
 		}
+		var err error
 		for ctx.Err() == nil {
-			ran, err := w.RunOnce(ctx)
-			if err != nil && ctx.Err() == nil {
-				w.log.ErrorContext(ctx, "job queue", "err", err)
+			var ran bool
+			if ran, err = w.RunOnce(ctx); err != nil && ctx.Err() == nil {
+				w.queueError(ctx, err)
 			}
 			if !ran || err != nil {
 				break
 			}
 		}
-		t.Reset(w.poll)
+		t.Reset(w.nextPoll(err))
 	}
 }
 
@@ -272,6 +277,7 @@ func (w *Workers) run(ctx context.Context, job *storage.Job) {
 		if err := w.sched.Ensure(ctx, w.db, w.now()); err != nil && ctx.Err() == nil {
 			w.log.ErrorContext(ctx, "schedule maintenance", "err", err)
 		}
+		w.checkIntegrity(ctx)
 	}
 }
 
