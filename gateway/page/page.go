@@ -182,6 +182,8 @@ type view struct {
 
 	Unused unusedView
 
+	Store storeView
+
 	Endpoint endpoint
 	ViaProxy bool
 	Clients  []clientView
@@ -247,6 +249,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 			}
 		}
 		records, candidates, namespaces = itoa(st.GetRecords()), itoa(cand), itoa(v.NSCount)
+		v.Store = newStoreView(st.GetStore(), now.Location())
 	}
 
 	audit, err := h.admin.Audit(ctx, &hearthv1.AuditRequest{Limit: auditLimit})
