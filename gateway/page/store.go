@@ -63,7 +63,11 @@ func newStoreView(s *hearthv1.StoreHealth, loc *time.Location) storeView {
 	} else {
 		v.Check = "not yet"
 	}
-	v.WAL = mib(s.GetWalKib()>>10) + "; " + itoa(s.GetCheckpoints()) + " checkpoints truncated it since start"
+	v.WAL = itoa(s.GetWalKib()) + " KiB; "
+	if s.GetWalKib() >= 1024 {
+		v.WAL = mib(s.GetWalKib()>>10) + "; "
+	}
+	v.WAL += itoa(s.GetCheckpoints()) + " checkpoints truncated it since start"
 	if s.GetCheckpoints() > 0 {
 		v.WAL += " (longest " + itoa(s.GetCheckpointMaxMs()) + " ms)"
 	}

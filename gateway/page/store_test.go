@@ -29,8 +29,9 @@ func TestHandler_Store(t *testing.T) {
 		a.status.Store = &hearthv1.StoreHealth{State: "disk_full", Path: "/data/hearth.db", FreeMib: u32(0), TotalMib: u32(6),
 			Problems:      []string{"the disk holding the database is full (12.0 KiB free): writes are refused since 2026-11-30T14:00:00Z and resume once space is freed; reads work"},
 			DiskFullSince: timestamppb.New(testNow.Add(-20 * time.Minute)), WritesRefused: 360}
+		a.status.Store.WalKib = 700
 		r, _ := render(t, a, Config{})
-		wantContains(t, r.html, `<section id="store" class="alert" data-state="disk_full">`, `id="store-state">disk full: writes refused`,
+		wantContains(t, r.html, "700 KiB; 0 checkpoints truncated it since start", `<section id="store" class="alert" data-state="disk_full">`, `id="store-state">disk full: writes refused`,
 			`<p class="err">the disk holding the database is full (12.0 KiB free)`, `id="store-free">0 MiB free of 6 MiB`,
 			`id="store-refused">360 writes refused since 2026-11-30 14:00 UTC`, `id="store-check">not yet`)
 		checkSelfContained(t, r.html)
