@@ -382,12 +382,13 @@ type StoreHealth struct {
 	CheckMs   uint32                 `protobuf:"varint,11,opt,name=check_ms,json=checkMs,proto3" json:"check_ms,omitempty"`
 	Check     string                 `protobuf:"bytes,12,opt,name=check,proto3" json:"check,omitempty"`
 	// The write-ahead log's size now, in KiB, and the checkpoints that
-	// truncated it since start (the longest in ms).
-	WalKib          uint32 `protobuf:"varint,13,opt,name=wal_kib,json=walKib,proto3" json:"wal_kib,omitempty"`
-	Checkpoints     uint32 `protobuf:"varint,14,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
-	CheckpointMaxMs uint32 `protobuf:"varint,15,opt,name=checkpoint_max_ms,json=checkpointMaxMs,proto3" json:"checkpoint_max_ms,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// truncated it since start: how many, the longest and all together (ms).
+	WalKib            uint32 `protobuf:"varint,13,opt,name=wal_kib,json=walKib,proto3" json:"wal_kib,omitempty"`
+	Checkpoints       uint32 `protobuf:"varint,14,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	CheckpointMaxMs   uint32 `protobuf:"varint,15,opt,name=checkpoint_max_ms,json=checkpointMaxMs,proto3" json:"checkpoint_max_ms,omitempty"`
+	CheckpointTotalMs uint32 `protobuf:"varint,16,opt,name=checkpoint_total_ms,json=checkpointTotalMs,proto3" json:"checkpoint_total_ms,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *StoreHealth) Reset() {
@@ -520,6 +521,13 @@ func (x *StoreHealth) GetCheckpointMaxMs() uint32 {
 	return 0
 }
 
+func (x *StoreHealth) GetCheckpointTotalMs() uint32 {
+	if x != nil {
+		return x.CheckpointTotalMs
+	}
+	return 0
+}
+
 func (x *StoreHealth) SetState(v string) {
 	x.State = v
 }
@@ -578,6 +586,10 @@ func (x *StoreHealth) SetCheckpoints(v uint32) {
 
 func (x *StoreHealth) SetCheckpointMaxMs(v uint32) {
 	x.CheckpointMaxMs = v
+}
+
+func (x *StoreHealth) SetCheckpointTotalMs(v uint32) {
+	x.CheckpointTotalMs = v
 }
 
 func (x *StoreHealth) HasFreeMib() bool {
@@ -652,10 +664,11 @@ type StoreHealth_builder struct {
 	CheckMs   uint32
 	Check     string
 	// The write-ahead log's size now, in KiB, and the checkpoints that
-	// truncated it since start (the longest in ms).
-	WalKib          uint32
-	Checkpoints     uint32
-	CheckpointMaxMs uint32
+	// truncated it since start: how many, the longest and all together (ms).
+	WalKib            uint32
+	Checkpoints       uint32
+	CheckpointMaxMs   uint32
+	CheckpointTotalMs uint32
 }
 
 func (b0 StoreHealth_builder) Build() *StoreHealth {
@@ -677,6 +690,7 @@ func (b0 StoreHealth_builder) Build() *StoreHealth {
 	x.WalKib = b.WalKib
 	x.Checkpoints = b.Checkpoints
 	x.CheckpointMaxMs = b.CheckpointMaxMs
+	x.CheckpointTotalMs = b.CheckpointTotalMs
 	return m0
 }
 
@@ -1506,7 +1520,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"namespaces\x18\x04 \x03(\v2\x19.hearth.v1.NamespaceCountR\n" +
 	"namespaces\x12,\n" +
-	"\x05store\x18< \x01(\v2\x16.hearth.v1.StoreHealthR\x05store\"\xad\x04\n" +
+	"\x05store\x18< \x01(\v2\x16.hearth.v1.StoreHealthR\x05store\"\xdd\x04\n" +
 	"\vStoreHealth\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x1a\n" +
 	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x12\n" +
@@ -1524,7 +1538,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x05check\x18\f \x01(\tR\x05check\x12\x17\n" +
 	"\awal_kib\x18\r \x01(\rR\x06walKib\x12 \n" +
 	"\vcheckpoints\x18\x0e \x01(\rR\vcheckpoints\x12*\n" +
-	"\x11checkpoint_max_ms\x18\x0f \x01(\rR\x0fcheckpointMaxMsB\v\n" +
+	"\x11checkpoint_max_ms\x18\x0f \x01(\rR\x0fcheckpointMaxMs\x12.\n" +
+	"\x13checkpoint_total_ms\x18\x10 \x01(\rR\x11checkpointTotalMsB\v\n" +
 	"\t_free_mibB\f\n" +
 	"\n" +
 	"_total_mib\"S\n" +

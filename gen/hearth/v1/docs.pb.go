@@ -147,7 +147,7 @@ var Docs = map[string]string{
 	"hearth.v1.StoreHealth.path":              "The database file.",
 	"hearth.v1.StoreHealth.problems":          "What is wrong and what to do, a sentence each; empty when ok.",
 	"hearth.v1.StoreHealth.state":             "ok; disk_full: writes are refused until space is freed; read_only: the file is damaged and writes are refused until a backup is restored. Reads work in every state.",
-	"hearth.v1.StoreHealth.wal_kib":           "The write-ahead log's size now, in KiB, and the checkpoints that truncated it since start (the longest in ms).",
+	"hearth.v1.StoreHealth.wal_kib":           "The write-ahead log's size now, in KiB, and the checkpoints that truncated it since start: how many, the longest and all together (ms).",
 	"hearth.v1.StoreRequest.agent":            "Accepted for compatibility with clients that send it, and ignored: the writer is always the authenticated client's name.",
 	"hearth.v1.StoreRequest.anchors":          "Things the record depends on: entity:<id>, path:<relative path>, host:<name>, url:<url>.",
 	"hearth.v1.StoreRequest.confidence":       "How sure the writer is.",
