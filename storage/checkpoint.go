@@ -16,16 +16,17 @@ import (
 // passed 120 MB in 90 s beside a 23 MB database. So the writer loop looks
 // at the WAL's size between groups, at most every walCheckEvery, and once
 // it passes walLimit runs a TRUNCATE checkpoint: it copies what is left,
-// waits up to walBusy for the readers of older snapshots to finish while
-// new ones read from the database, and truncates the file to zero. Writes
-// wait meanwhile (walBusy bounds that wait, where the connection's
-// busy_timeout would allow 5 s); reads do not. A checkpoint that cannot
-// finish (a reader held on, or the disk is full) is tried again only
-// after walRetry.
+// waits for the readers of older snapshots to finish while new ones read
+// from the database, and truncates the file to zero (see checkpoint for
+// why it takes several attempts under steady reads). Writes wait
+// meanwhile, at most walBusy; reads do not. A checkpoint that cannot
+// finish in that time (a long read held on, or the disk is full) is tried
+// again only after walRetry.
 const (
 	walLimit      = 16 << 20
 	walCheckEvery = time.Second
-	walBusy       = 500 * time.Millisecond
+	walBusy       = time.Second
+	walAttempt    = 50 * time.Millisecond
 	walRetry      = 30 * time.Second
 )
 
@@ -101,9 +102,14 @@ func (db *DB) afterWrite() {
 	s.Total += took
 }
 
-// checkpoint runs a TRUNCATE checkpoint on the writer's connection with
-// walBusy as its busy timeout, and reports whether readers kept it from
-// finishing.
+// checkpoint runs TRUNCATE checkpoints on the writer's connection until
+// one finishes or walBusy has passed, and reports whether readers kept it
+// from finishing. One attempt gives up as soon as a second reader of an
+// older snapshot is in its way (SQLite waits for one at most), and a
+// steady stream of searches nearly always has one; but no write commits
+// while the loop retries, so the readers of older snapshots finish, new
+// ones read the database file once the WAL is copied back, and a later
+// attempt gets through. Each attempt waits at most walAttempt.
 func (db *DB) checkpoint() (busy bool, err error) {
 	ctx := context.Background()
 	conn, err := db.writer.Conn(ctx)
@@ -111,14 +117,22 @@ func (db *DB) checkpoint() (busy bool, err error) {
 		return false, err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, walBusy.Milliseconds())); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, walAttempt.Milliseconds())); err != nil {
 		return false, err
 	}
 	// The writer's own busy timeout comes back whatever happens.
 	defer conn.ExecContext(ctx, `PRAGMA `+writerPragmas[0])
-	var b, frames, copied int
-	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&b, &frames, &copied); err != nil {
-		return false, err
+	deadline := time.Now().Add(walBusy)
+	for {
+		var b, frames, copied int
+		if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&b, &frames, &copied); err != nil {
+			return false, err
+		}
+		if b == 0 {
+			return false, nil
+		}
+		if time.Now().After(deadline) {
+			return true, nil
+		}
 	}
-	return b != 0, nil
 }
