@@ -211,7 +211,7 @@ func TestDB_DiskFull_Tmpfs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 
 	var first string
 	body := strings.Repeat("Filling the disk with words that are not compressible enough. ", 40)
@@ -258,5 +258,29 @@ func TestDB_DiskFull_Tmpfs(t *testing.T) {
 	chk, err := db.CheckIntegrity(ctx)
 	if err != nil || chk.Damage != nil || chk.Repaired != "" {
 		t.Errorf("integrity after a full disk: %+v, %v", chk, err)
+	}
+
+	// A disk full before the store opens: SQLite cannot even open the WAL,
+	// and the error says why.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(ballast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = f.Write(make([]byte, 64<<10))
+	}
+	f.Close()
+	db2, err := storage.Open(ctx, filepath.Join(dir, "hearth.db"))
+	if err == nil {
+		db2.Close()
+		t.Fatal("Open succeeded on a full disk")
+	}
+	for _, want := range []string{filepath.Join(dir, "hearth.db"), "the disk is full", "free space there and start again"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open on a full disk: %q lacks %q", err, want)
+		}
 	}
 }

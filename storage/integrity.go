@@ -224,7 +224,7 @@ func (db *DB) openChecked(ctx context.Context) error {
 	}
 	if chk.Damage == nil {
 		if err := db.migrate(ctx); err != nil {
-			return err
+			return db.openError(err)
 		}
 		err := db.onWriter(ctx, func(conn *sql.Conn) error {
 			repaired, damage, err := db.checkIndex(ctx, conn)
