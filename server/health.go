@@ -11,7 +11,8 @@ import (
 func storeHealth(h storage.Health) *hearthv1.StoreHealth {
 	p := &hearthv1.StoreHealth{State: h.State(), Problems: h.Degraded(), Path: h.Path,
 		WalKib: clamp32(h.WALBytes >> 10), Checkpoints: clamp32(int64(h.Checkpoints.Count)),
-		CheckpointMaxMs: clamp32(h.Checkpoints.Max.Milliseconds()), CheckpointTotalMs: clamp32(h.Checkpoints.Total.Milliseconds())}
+		CheckpointMaxMs: clamp32(h.Checkpoints.Max.Milliseconds()), CheckpointTotalMs: clamp32(h.Checkpoints.Total.Milliseconds()),
+		CheckpointsUnfinished: clamp32(int64(h.Checkpoints.Unfinished))}
 	if h.Disk.Known {
 		free, total := clamp32(int64(h.Disk.Free>>20)), clamp32(int64(h.Disk.Total>>20))
 		p.FreeMib, p.TotalMib = &free, &total

@@ -91,12 +91,14 @@ type DB struct {
 	// Faults (issue #21): vfs names the SQLite VFS (vfs.go); full
 	// is the current full-disk episode (diskfull.go); damaged, once set,
 	// makes the store read-only (integrity.go); checks keeps the last
-	// integrity check and wal the checkpoint policy (checkpoint.go).
+	// integrity check, wal the checkpoint policy and readers the reads in
+	// progress, which a checkpoint may hold back (checkpoint.go).
 	vfs     string
 	full    *fullState
 	damaged atomic.Pointer[Damage]
 	checks  checkState
 	wal     walPolicy
+	readers readGate
 }
 
 // Option changes how Open opens the store.

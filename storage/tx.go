@@ -346,8 +346,14 @@ func firstErr(r writeResult, err error) error {
 // consistent WAL snapshot for every statement fn runs, taken at its first.
 // op names the operation in internal errors. fn keeps to write's contract:
 // it neither ends tx nor keeps it, and gives results through its closure.
-// A read never blocks the writer, nor the writer a read.
+// A read never blocks the writer, nor the writer a read, but for the
+// moment a checkpoint truncates the WAL (checkpoint.go).
 func (db *DB) read(ctx context.Context, op string, fn func(tx *txn) error) error {
+	// The WAL policy may hold new reads back for a moment (checkpoint.go).
+	if err := db.readers.enter(ctx); err != nil {
+		return err
+	}
+	defer db.readers.leave()
 	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("storage: %s: begin read: %w", op, err)

@@ -415,7 +415,7 @@ func sameRecords(a, b result) bool {
 // (other processes write to it), the WAL's size and its checkpoints (the
 // usage flusher writes every second).
 var diskFigures = map[string]bool{"free_mib": true, "total_mib": true, "wal_kib": true,
-	"checkpoints": true, "checkpoint_max_ms": true, "checkpoint_total_ms": true}
+	"checkpoints": true, "checkpoint_max_ms": true, "checkpoint_total_ms": true, "checkpoints_unfinished": true}
 
 // sameButDisk reports whether two memory_status answers agree but for
 // diskFigures.

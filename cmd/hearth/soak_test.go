@@ -179,8 +179,8 @@ func TestSoak(t *testing.T) {
 		end.stores, float64(end.stores)/elapsed.Seconds(), end.queries, float64(end.queries)/elapsed.Seconds())
 	t.Logf("WAL MB: start %.1f, peak %.1f, end %.1f", samples[0].walMB, peak(func(s sample) float64 { return s.walMB }), end.walMB)
 	t.Logf("RSS MB: start %.1f, peak %.1f, end %.1f", samples[0].rssMB, peak(func(s sample) float64 { return s.rssMB }), end.rssMB)
-	t.Logf("checkpoints: %.0f, mean %.0f ms, longest %.0f ms; load average at start %s, at end %s",
-		ckpts, mean, num(st, "store", "checkpoint_max_ms"), samples[0].load, end.load)
+	t.Logf("checkpoints: %.0f (%.0f unfinished), mean %.0f ms, longest %.0f ms; load average at start %s, at end %s",
+		ckpts, num(st, "store", "checkpoints_unfinished"), mean, num(st, "store", "checkpoint_max_ms"), samples[0].load, end.load)
 
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

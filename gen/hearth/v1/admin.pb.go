@@ -387,8 +387,11 @@ type StoreHealth struct {
 	Checkpoints       uint32 `protobuf:"varint,14,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
 	CheckpointMaxMs   uint32 `protobuf:"varint,15,opt,name=checkpoint_max_ms,json=checkpointMaxMs,proto3" json:"checkpoint_max_ms,omitempty"`
 	CheckpointTotalMs uint32 `protobuf:"varint,16,opt,name=checkpoint_total_ms,json=checkpointTotalMs,proto3" json:"checkpoint_total_ms,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Of those checkpoints, how many could not truncate the WAL (a long read
+	// held on, or the disk was full); each is tried again 30 s later.
+	CheckpointsUnfinished uint32 `protobuf:"varint,17,opt,name=checkpoints_unfinished,json=checkpointsUnfinished,proto3" json:"checkpoints_unfinished,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *StoreHealth) Reset() {
@@ -528,6 +531,13 @@ func (x *StoreHealth) GetCheckpointTotalMs() uint32 {
 	return 0
 }
 
+func (x *StoreHealth) GetCheckpointsUnfinished() uint32 {
+	if x != nil {
+		return x.CheckpointsUnfinished
+	}
+	return 0
+}
+
 func (x *StoreHealth) SetState(v string) {
 	x.State = v
 }
@@ -590,6 +600,10 @@ func (x *StoreHealth) SetCheckpointMaxMs(v uint32) {
 
 func (x *StoreHealth) SetCheckpointTotalMs(v uint32) {
 	x.CheckpointTotalMs = v
+}
+
+func (x *StoreHealth) SetCheckpointsUnfinished(v uint32) {
+	x.CheckpointsUnfinished = v
 }
 
 func (x *StoreHealth) HasFreeMib() bool {
@@ -669,6 +683,9 @@ type StoreHealth_builder struct {
 	Checkpoints       uint32
 	CheckpointMaxMs   uint32
 	CheckpointTotalMs uint32
+	// Of those checkpoints, how many could not truncate the WAL (a long read
+	// held on, or the disk was full); each is tried again 30 s later.
+	CheckpointsUnfinished uint32
 }
 
 func (b0 StoreHealth_builder) Build() *StoreHealth {
@@ -691,6 +708,7 @@ func (b0 StoreHealth_builder) Build() *StoreHealth {
 	x.Checkpoints = b.Checkpoints
 	x.CheckpointMaxMs = b.CheckpointMaxMs
 	x.CheckpointTotalMs = b.CheckpointTotalMs
+	x.CheckpointsUnfinished = b.CheckpointsUnfinished
 	return m0
 }
 
@@ -1520,7 +1538,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"namespaces\x18\x04 \x03(\v2\x19.hearth.v1.NamespaceCountR\n" +
 	"namespaces\x12,\n" +
-	"\x05store\x18< \x01(\v2\x16.hearth.v1.StoreHealthR\x05store\"\xdd\x04\n" +
+	"\x05store\x18< \x01(\v2\x16.hearth.v1.StoreHealthR\x05store\"\x94\x05\n" +
 	"\vStoreHealth\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x1a\n" +
 	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x12\n" +
@@ -1539,7 +1557,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\awal_kib\x18\r \x01(\rR\x06walKib\x12 \n" +
 	"\vcheckpoints\x18\x0e \x01(\rR\vcheckpoints\x12*\n" +
 	"\x11checkpoint_max_ms\x18\x0f \x01(\rR\x0fcheckpointMaxMs\x12.\n" +
-	"\x13checkpoint_total_ms\x18\x10 \x01(\rR\x11checkpointTotalMsB\v\n" +
+	"\x13checkpoint_total_ms\x18\x10 \x01(\rR\x11checkpointTotalMs\x125\n" +
+	"\x16checkpoints_unfinished\x18\x11 \x01(\rR\x15checkpointsUnfinishedB\v\n" +
 	"\t_free_mibB\f\n" +
 	"\n" +
 	"_total_mib\"S\n" +

@@ -350,27 +350,28 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 
 // StoreHealth is the condition of the database file and of its disk.
 type StoreHealth struct {
-	state                        protoimpl.MessageState `protogen:"opaque.v1"`
-	xxx_hidden_State             string                 `protobuf:"bytes,1,opt,name=state,proto3"`
-	xxx_hidden_Problems          []string               `protobuf:"bytes,2,rep,name=problems,proto3"`
-	xxx_hidden_Path              string                 `protobuf:"bytes,3,opt,name=path,proto3"`
-	xxx_hidden_FreeMib           uint32                 `protobuf:"varint,4,opt,name=free_mib,json=freeMib,proto3,oneof"`
-	xxx_hidden_TotalMib          uint32                 `protobuf:"varint,5,opt,name=total_mib,json=totalMib,proto3,oneof"`
-	xxx_hidden_DiskFullSince     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=disk_full_since,json=diskFullSince,proto3"`
-	xxx_hidden_WritesRefused     uint32                 `protobuf:"varint,7,opt,name=writes_refused,json=writesRefused,proto3"`
-	xxx_hidden_DamagedTables     []string               `protobuf:"bytes,8,rep,name=damaged_tables,json=damagedTables,proto3"`
-	xxx_hidden_Damage            []string               `protobuf:"bytes,9,rep,name=damage,proto3"`
-	xxx_hidden_CheckedAt         *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=checked_at,json=checkedAt,proto3"`
-	xxx_hidden_CheckMs           uint32                 `protobuf:"varint,11,opt,name=check_ms,json=checkMs,proto3"`
-	xxx_hidden_Check             string                 `protobuf:"bytes,12,opt,name=check,proto3"`
-	xxx_hidden_WalKib            uint32                 `protobuf:"varint,13,opt,name=wal_kib,json=walKib,proto3"`
-	xxx_hidden_Checkpoints       uint32                 `protobuf:"varint,14,opt,name=checkpoints,proto3"`
-	xxx_hidden_CheckpointMaxMs   uint32                 `protobuf:"varint,15,opt,name=checkpoint_max_ms,json=checkpointMaxMs,proto3"`
-	xxx_hidden_CheckpointTotalMs uint32                 `protobuf:"varint,16,opt,name=checkpoint_total_ms,json=checkpointTotalMs,proto3"`
-	XXX_raceDetectHookData       protoimpl.RaceDetectHookData
-	XXX_presence                 [1]uint32
-	unknownFields                protoimpl.UnknownFields
-	sizeCache                    protoimpl.SizeCache
+	state                            protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_State                 string                 `protobuf:"bytes,1,opt,name=state,proto3"`
+	xxx_hidden_Problems              []string               `protobuf:"bytes,2,rep,name=problems,proto3"`
+	xxx_hidden_Path                  string                 `protobuf:"bytes,3,opt,name=path,proto3"`
+	xxx_hidden_FreeMib               uint32                 `protobuf:"varint,4,opt,name=free_mib,json=freeMib,proto3,oneof"`
+	xxx_hidden_TotalMib              uint32                 `protobuf:"varint,5,opt,name=total_mib,json=totalMib,proto3,oneof"`
+	xxx_hidden_DiskFullSince         *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=disk_full_since,json=diskFullSince,proto3"`
+	xxx_hidden_WritesRefused         uint32                 `protobuf:"varint,7,opt,name=writes_refused,json=writesRefused,proto3"`
+	xxx_hidden_DamagedTables         []string               `protobuf:"bytes,8,rep,name=damaged_tables,json=damagedTables,proto3"`
+	xxx_hidden_Damage                []string               `protobuf:"bytes,9,rep,name=damage,proto3"`
+	xxx_hidden_CheckedAt             *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=checked_at,json=checkedAt,proto3"`
+	xxx_hidden_CheckMs               uint32                 `protobuf:"varint,11,opt,name=check_ms,json=checkMs,proto3"`
+	xxx_hidden_Check                 string                 `protobuf:"bytes,12,opt,name=check,proto3"`
+	xxx_hidden_WalKib                uint32                 `protobuf:"varint,13,opt,name=wal_kib,json=walKib,proto3"`
+	xxx_hidden_Checkpoints           uint32                 `protobuf:"varint,14,opt,name=checkpoints,proto3"`
+	xxx_hidden_CheckpointMaxMs       uint32                 `protobuf:"varint,15,opt,name=checkpoint_max_ms,json=checkpointMaxMs,proto3"`
+	xxx_hidden_CheckpointTotalMs     uint32                 `protobuf:"varint,16,opt,name=checkpoint_total_ms,json=checkpointTotalMs,proto3"`
+	xxx_hidden_CheckpointsUnfinished uint32                 `protobuf:"varint,17,opt,name=checkpoints_unfinished,json=checkpointsUnfinished,proto3"`
+	XXX_raceDetectHookData           protoimpl.RaceDetectHookData
+	XXX_presence                     [1]uint32
+	unknownFields                    protoimpl.UnknownFields
+	sizeCache                        protoimpl.SizeCache
 }
 
 func (x *StoreHealth) Reset() {
@@ -510,6 +511,13 @@ func (x *StoreHealth) GetCheckpointTotalMs() uint32 {
 	return 0
 }
 
+func (x *StoreHealth) GetCheckpointsUnfinished() uint32 {
+	if x != nil {
+		return x.xxx_hidden_CheckpointsUnfinished
+	}
+	return 0
+}
+
 func (x *StoreHealth) SetState(v string) {
 	x.xxx_hidden_State = v
 }
@@ -524,12 +532,12 @@ func (x *StoreHealth) SetPath(v string) {
 
 func (x *StoreHealth) SetFreeMib(v uint32) {
 	x.xxx_hidden_FreeMib = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 16)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 17)
 }
 
 func (x *StoreHealth) SetTotalMib(v uint32) {
 	x.xxx_hidden_TotalMib = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 4, 16)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 4, 17)
 }
 
 func (x *StoreHealth) SetDiskFullSince(v *timestamppb.Timestamp) {
@@ -574,6 +582,10 @@ func (x *StoreHealth) SetCheckpointMaxMs(v uint32) {
 
 func (x *StoreHealth) SetCheckpointTotalMs(v uint32) {
 	x.xxx_hidden_CheckpointTotalMs = v
+}
+
+func (x *StoreHealth) SetCheckpointsUnfinished(v uint32) {
+	x.xxx_hidden_CheckpointsUnfinished = v
 }
 
 func (x *StoreHealth) HasFreeMib() bool {
@@ -655,6 +667,9 @@ type StoreHealth_builder struct {
 	Checkpoints       uint32
 	CheckpointMaxMs   uint32
 	CheckpointTotalMs uint32
+	// Of those checkpoints, how many could not truncate the WAL (a long read
+	// held on, or the disk was full); each is tried again 30 s later.
+	CheckpointsUnfinished uint32
 }
 
 func (b0 StoreHealth_builder) Build() *StoreHealth {
@@ -665,11 +680,11 @@ func (b0 StoreHealth_builder) Build() *StoreHealth {
 	x.xxx_hidden_Problems = b.Problems
 	x.xxx_hidden_Path = b.Path
 	if b.FreeMib != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 16)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 17)
 		x.xxx_hidden_FreeMib = *b.FreeMib
 	}
 	if b.TotalMib != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 4, 16)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 4, 17)
 		x.xxx_hidden_TotalMib = *b.TotalMib
 	}
 	x.xxx_hidden_DiskFullSince = b.DiskFullSince
@@ -683,6 +698,7 @@ func (b0 StoreHealth_builder) Build() *StoreHealth {
 	x.xxx_hidden_Checkpoints = b.Checkpoints
 	x.xxx_hidden_CheckpointMaxMs = b.CheckpointMaxMs
 	x.xxx_hidden_CheckpointTotalMs = b.CheckpointTotalMs
+	x.xxx_hidden_CheckpointsUnfinished = b.CheckpointsUnfinished
 	return m0
 }
 
@@ -1509,7 +1525,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"namespaces\x18\x04 \x03(\v2\x19.hearth.v1.NamespaceCountR\n" +
 	"namespaces\x12,\n" +
-	"\x05store\x18< \x01(\v2\x16.hearth.v1.StoreHealthR\x05store\"\xdd\x04\n" +
+	"\x05store\x18< \x01(\v2\x16.hearth.v1.StoreHealthR\x05store\"\x94\x05\n" +
 	"\vStoreHealth\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x1a\n" +
 	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x12\n" +
@@ -1528,7 +1544,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\awal_kib\x18\r \x01(\rR\x06walKib\x12 \n" +
 	"\vcheckpoints\x18\x0e \x01(\rR\vcheckpoints\x12*\n" +
 	"\x11checkpoint_max_ms\x18\x0f \x01(\rR\x0fcheckpointMaxMs\x12.\n" +
-	"\x13checkpoint_total_ms\x18\x10 \x01(\rR\x11checkpointTotalMsB\v\n" +
+	"\x13checkpoint_total_ms\x18\x10 \x01(\rR\x11checkpointTotalMs\x125\n" +
+	"\x16checkpoints_unfinished\x18\x11 \x01(\rR\x15checkpointsUnfinishedB\v\n" +
 	"\t_free_mibB\f\n" +
 	"\n" +
 	"_total_mib\"S\n" +
