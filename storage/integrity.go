@@ -234,7 +234,10 @@ func (db *DB) openChecked(ctx context.Context) error {
 		if err != nil {
 			return db.openError(err)
 		}
-	} else if pending, err := db.pendingMigrations(ctx); err != nil || len(pending) > 0 {
+	} else if pending, err := db.pendingMigrations(ctx); err != nil {
+		return fmt.Errorf("storage: %s, and which migrations it has had cannot be read (%v): %s",
+			chk.Damage.Summary(), err, restoreHint)
+	} else if len(pending) > 0 {
 		return fmt.Errorf("storage: %s; it also needs migrations (%s) that cannot run on a damaged file: %s",
 			chk.Damage.Summary(), strings.Join(pending, ", "), restoreHint)
 	}

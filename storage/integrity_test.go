@@ -11,6 +11,8 @@ import (
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
+	"github.com/ncruces/go-sqlite3/driver"
+	"github.com/ncruces/go-sqlite3/ext/fts5"
 )
 
 // filledFile makes a closed database of n records in a temp dir and
@@ -222,6 +224,32 @@ func TestDB_Open_Damaged(t *testing.T) {
 		}
 		if got := searchCount(t, db, "caching"); got != 100 {
 			t.Errorf("search after the rebuild: %d hits, want 100", got)
+		}
+	})
+
+	t.Run("ErrDamagedNeedsMigration", func(t *testing.T) {
+		// A damaged file whose schema is older than this build cannot be
+		// served read-only: the migration cannot run on it.
+		path, _ := filledFile(t, 600)
+		raw, err := driver.Open("file:"+path, fts5.Register)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(`DELETE FROM migrations WHERE name = '0006_fts_scope.sql'`); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		ps, _, leaves := storagetest.Pages(t, path, "records")
+		storagetest.Overwrite(t, path, ps, leaves[len(leaves)/2])
+		db, err := storage.Open(ctx, path)
+		if err == nil {
+			db.Close()
+			t.Fatal("Open served a damaged file that needs a migration")
+		}
+		for _, want := range []string{path, "damaged", "0006_fts_scope.sql", "hearth restore"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
 		}
 	})
 
