@@ -26,6 +26,11 @@ type usageBuffer struct {
 	mu      sync.Mutex
 	pending map[string]*use
 	kick    chan struct{} // a flush is due before the interval ends
+	// flushing is held by a flush from taking the batch until its write
+	// is done, and shared by Usage, which so never reads a use that is
+	// neither in memory nor stored: a checkpoint that holds reads back
+	// while the flush waits its turn made that gap wide.
+	flushing sync.RWMutex
 }
 
 func newUsageBuffer() *usageBuffer {
@@ -79,6 +84,8 @@ func (db *DB) note(ids []string, fetched bool) {
 // each is stored exactly once.
 func (db *DB) FlushUsage(ctx context.Context) error {
 	b := db.uses
+	b.flushing.Lock()
+	defer b.flushing.Unlock()
 	b.mu.Lock()
 	batch := b.pending
 	b.pending = map[string]*use{}
