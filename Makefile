@@ -13,6 +13,7 @@ LISTEN ?= 127.0.0.1:8765
 FUZZ_TIME ?= 30s
 BENCH_TIME ?= 1s
 BENCH_COUNT ?= 1
+SOAK_TIME ?= 10m
 
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
@@ -82,6 +83,10 @@ shorttest: ## Run the tests without the Node MCP client
 .PHONY: bench
 bench: ## Run the benchmarks (HEARTH_BENCH_RECORDS=100000 for the large set)
 	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./...
+
+.PHONY: soak
+soak: ## Long-uptime soak: 8 writers, 8 readers over 100k records for SOAK_TIME (10m); WAL, RSS, checkpoints
+	HEARTH_SOAK=$(SOAK_TIME) go test -count 1 -run '^TestSoak$$' -v -timeout 60m ./cmd/hearth
 
 # Each run keeps the previous results as results.prev.json and prints the
 # change against them.

@@ -31,6 +31,19 @@ func HTTPStatus(code codes.Code, reason hearthv1.Reason) int {
 	if code == codes.FailedPrecondition && reason == hearthv1.Reason_REASON_EXPIRED {
 		return 410
 	}
+	// Issue #21: a write refused because the disk holding the database is
+	// full is RESOURCE_EXHAUSTED, answered 507 Insufficient Storage (not
+	// 429, which tells a client to slow down and retry).
+	if code == codes.ResourceExhausted && reason == hearthv1.Reason_REASON_DISK_FULL {
+		return 507
+	}
+	// Issue #21: a write refused because the database file is damaged is
+	// FAILED_PRECONDITION (gRPC clients and retry policies must not retry
+	// it: only restoring a backup helps), answered 503 Service Unavailable
+	// (the server cannot take writes; not 400, the request was not bad).
+	if code == codes.FailedPrecondition && reason == hearthv1.Reason_REASON_READ_ONLY {
+		return 503
+	}
 	switch code {
 	case codes.OK:
 		return 200

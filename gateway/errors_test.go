@@ -60,6 +60,14 @@ func TestHTTPStatus(t *testing.T) {
 			if got := gateway.HTTPStatus(c, hearthv1.Reason_REASON_EXPIRED); got != want {
 				t.Errorf("HTTPStatus(%v, expired) = %d, want %d", c, got, want)
 			}
+			if got := gateway.HTTPStatus(c, hearthv1.Reason_REASON_READ_ONLY); got != want {
+				t.Errorf("HTTPStatus(%v, read_only) = %d, want %d", c, got, want)
+			}
+		}
+		if c != codes.ResourceExhausted {
+			if got := gateway.HTTPStatus(c, hearthv1.Reason_REASON_DISK_FULL); got != want {
+				t.Errorf("HTTPStatus(%v, disk_full) = %d, want %d", c, got, want)
+			}
 		}
 		if got := gateway.HTTPStatus(c, hearthv1.Reason(42)); got != want {
 			t.Errorf("HTTPStatus(%v, reason 42) = %d, want %d", c, got, want)
@@ -82,6 +90,13 @@ func TestHTTPStatus_Exceptions(t *testing.T) {
 		// R-Z2: a replayed session close whose receipt expired is 410 Gone.
 		{"ExpiredReceipt", codes.FailedPrecondition, hearthv1.Reason_REASON_EXPIRED, 410},
 		{"FailedPreconditionNoReason", codes.FailedPrecondition, hearthv1.Reason_REASON_UNSPECIFIED, 400},
+		// Issue #21: a write refused for a full disk is 507 Insufficient
+		// Storage; one refused because the file is damaged (read-only) is
+		// 503. Without the reason, the table's 429 and 400 stand.
+		{"DiskFull", codes.ResourceExhausted, hearthv1.Reason_REASON_DISK_FULL, 507},
+		{"ResourceExhaustedNoReason", codes.ResourceExhausted, hearthv1.Reason_REASON_UNSPECIFIED, 429},
+		{"ReadOnly", codes.FailedPrecondition, hearthv1.Reason_REASON_READ_ONLY, 503},
+		{"DiskFullReasonOnOtherCode", codes.FailedPrecondition, hearthv1.Reason_REASON_DISK_FULL, 400},
 		{"UnknownReason", codes.FailedPrecondition, hearthv1.Reason(7), 400},
 	}
 	for _, tt := range tests {

@@ -27,10 +27,14 @@ func (a *adminService) Whoami(ctx context.Context, _ *hearthv1.WhoamiRequest) (*
 
 func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*hearthv1.StatusResponse, error) {
 	st, err := a.db.Status(ctx)
-	if err != nil {
+	resp := &hearthv1.StatusResponse{Version: a.version, Store: storeHealth(a.db.Health())}
+	if err != nil && a.db.Damage() == nil {
 		return nil, toStatus(ctx, a.log, err)
+	} else if err != nil {
+		// Counting a damaged table fails; the damage is what to report.
+		st = &storage.Status{}
+		resp.Store.Problems = append(resp.Store.Problems, "the record counts could not be read from the damaged file")
 	}
-	resp := &hearthv1.StatusResponse{Version: a.version}
 	for _, c := range st.Counts {
 		resp.Counts = append(resp.Counts, &hearthv1.TypeStatusCount{Type: c.Type, Status: c.Status, Count: uint32(c.N)})
 		if c.Status != storage.StatusDeleted {

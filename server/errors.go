@@ -35,7 +35,17 @@ var storageCodes = map[storage.Code]codes.Code{
 	storage.Conflict: codes.Aborted,
 	storage.Exists:   codes.AlreadyExists,
 	storage.Expired:  codes.FailedPrecondition, // with reason expired: 410 over HTTP (R-Z2)
+	storage.Full:     codes.ResourceExhausted,  // with reason disk_full: 507 over HTTP (#21)
+	storage.ReadOnly: codes.FailedPrecondition, // with reason read_only: 503 over HTTP (#21)
 	storage.Internal: codes.Internal,
+}
+
+// storageReasons gives the ErrorDetail reason of the storage codes whose
+// gRPC code alone does not say what happened.
+var storageReasons = map[storage.Code]hearthv1.Reason{
+	storage.Expired:  hearthv1.Reason_REASON_EXPIRED,
+	storage.Full:     hearthv1.Reason_REASON_DISK_FULL,
+	storage.ReadOnly: hearthv1.Reason_REASON_READ_ONLY,
 }
 
 // toStatus converts any error from validation, the screen or storage into a
@@ -63,10 +73,7 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 		if !ok {
 			break
 		}
-		d := &hearthv1.ErrorDetail{Field: se.Field}
-		if se.Code == storage.Expired {
-			d.Reason = hearthv1.Reason_REASON_EXPIRED
-		}
+		d := &hearthv1.ErrorDetail{Field: se.Field, Reason: storageReasons[se.Code]}
 		msg := se.Message
 		if se.Field != "" {
 			msg = se.Field + ": " + msg

@@ -28,18 +28,21 @@ func TestToStatus(t *testing.T) {
 		pattern   string
 		revision  uint32
 		msgAbsent string
+		reason    hearthv1.Reason
 	}{
-		{"Invalid", &storage.Error{Code: storage.Invalid, Field: "supersedes", Message: "bad"}, codes.InvalidArgument, "supersedes", "", 0, ""},
-		{"NotFound", &storage.Error{Code: storage.NotFound, Field: "id", Message: "no record"}, codes.NotFound, "id", "", 0, ""},
-		{"Conflict", &storage.Error{Code: storage.Conflict, Field: "revision", Message: "stale", Current: cur}, codes.Aborted, "revision", "", 4, ""},
-		{"Exists", &storage.Error{Code: storage.Exists, Field: "op_id", Message: "taken"}, codes.AlreadyExists, "op_id", "", 0, ""},
-		{"Expired", &storage.Error{Code: storage.Expired, Field: "op_id", Message: "expired"}, codes.FailedPrecondition, "op_id", "", 0, ""},
-		{"Internal", &storage.Error{Code: storage.Internal, Message: "disk on fire"}, codes.Internal, "", "", 0, "disk on fire"},
-		{"Wrapped", errors.Join(errors.New("context"), &storage.Error{Code: storage.NotFound, Field: "id", Message: "x"}), codes.NotFound, "id", "", 0, ""},
-		{"Screen", &screen.Refusal{Field: "content", Pattern: "jwt"}, codes.InvalidArgument, "content", "jwt", 0, ""},
-		{"Field", invalid("limit", "must be at most %d", 50), codes.InvalidArgument, "limit", "", 0, ""},
-		{"Unknown", errors.New("sql: something private"), codes.Internal, "", "", 0, "private"},
-		{"Canceled", context.Canceled, codes.Canceled, "", "", 0, ""},
+		{"Invalid", &storage.Error{Code: storage.Invalid, Field: "supersedes", Message: "bad"}, codes.InvalidArgument, "supersedes", "", 0, "", 0},
+		{"NotFound", &storage.Error{Code: storage.NotFound, Field: "id", Message: "no record"}, codes.NotFound, "id", "", 0, "", 0},
+		{"Conflict", &storage.Error{Code: storage.Conflict, Field: "revision", Message: "stale", Current: cur}, codes.Aborted, "revision", "", 4, "", 0},
+		{"Exists", &storage.Error{Code: storage.Exists, Field: "op_id", Message: "taken"}, codes.AlreadyExists, "op_id", "", 0, "", 0},
+		{"Expired", &storage.Error{Code: storage.Expired, Field: "op_id", Message: "expired"}, codes.FailedPrecondition, "op_id", "", 0, "", hearthv1.Reason_REASON_EXPIRED},
+		{"Full", &storage.Error{Code: storage.Full, Message: "the disk is full"}, codes.ResourceExhausted, "", "", 0, "", hearthv1.Reason_REASON_DISK_FULL},
+		{"ReadOnly", &storage.Error{Code: storage.ReadOnly, Message: "damaged"}, codes.FailedPrecondition, "", "", 0, "", hearthv1.Reason_REASON_READ_ONLY},
+		{"Internal", &storage.Error{Code: storage.Internal, Message: "disk on fire"}, codes.Internal, "", "", 0, "disk on fire", 0},
+		{"Wrapped", errors.Join(errors.New("context"), &storage.Error{Code: storage.NotFound, Field: "id", Message: "x"}), codes.NotFound, "id", "", 0, "", 0},
+		{"Screen", &screen.Refusal{Field: "content", Pattern: "jwt"}, codes.InvalidArgument, "content", "jwt", 0, "", 0},
+		{"Field", invalid("limit", "must be at most %d", 50), codes.InvalidArgument, "limit", "", 0, "", 0},
+		{"Unknown", errors.New("sql: something private"), codes.Internal, "", "", 0, "private", 0},
+		{"Canceled", context.Canceled, codes.Canceled, "", "", 0, "", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,13 +59,13 @@ func TestToStatus(t *testing.T) {
 					d = e
 				}
 			}
-			if d.GetField() != c.field || d.GetPattern() != c.pattern || d.GetCurrentRevision() != c.revision {
-				t.Errorf("detail = %v, want field %q pattern %q revision %d", d, c.field, c.pattern, c.revision)
+			if d.GetField() != c.field || d.GetPattern() != c.pattern || d.GetCurrentRevision() != c.revision || d.GetReason() != c.reason {
+				t.Errorf("detail = %v, want field %q pattern %q revision %d reason %v", d, c.field, c.pattern, c.revision, c.reason)
 			}
 		})
 	}
 	// Every storage code has a mapping: a new code must be added here.
-	for _, c := range []storage.Code{storage.Invalid, storage.NotFound, storage.Conflict, storage.Exists, storage.Expired, storage.Internal} {
+	for _, c := range []storage.Code{storage.Invalid, storage.NotFound, storage.Conflict, storage.Exists, storage.Expired, storage.Full, storage.ReadOnly, storage.Internal} {
 		if _, ok := storageCodes[c]; !ok {
 			t.Errorf("storage code %q has no gRPC code", c)
 		}

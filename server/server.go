@@ -90,6 +90,8 @@ type Server struct {
 	// ops: token rotation, backups, coalesced refusals and metrics
 	// (ops.go).
 	ops ops
+	// gate refuses new calls once the server drains (drain.go).
+	gate gate
 }
 
 // New returns a Server over db. It fails without cfg.Marshal.
@@ -122,12 +124,13 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// NewGRPC returns a grpc.Server with the authorization interceptor, the
-// message size limit, every hearth.v1 service, health and reflection.
+// NewGRPC returns a grpc.Server with the authorization interceptor and,
+// behind it, the gate that Drain closes; the message size limit, every
+// hearth.v1 service, health and reflection.
 func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 	s.ops.in = in // token rotation updates its table
 	g := grpc.NewServer(
-		grpc.ChainUnaryInterceptor(in.Unary),
+		grpc.ChainUnaryInterceptor(in.Unary, s.gate.unary),
 		grpc.ChainStreamInterceptor(in.Stream),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 	)

@@ -58,6 +58,12 @@ const (
 	// ActionTokenRotate: a client's token was replaced; the old one is
 	// refused from then on.
 	ActionTokenRotate Action = "token.rotate"
+	// ActionIntegrity: a nightly integrity check of the database file, with
+	// what it found (integrity.go).
+	ActionIntegrity Action = "integrity"
+	// ActionRepair: the full-text index failed its check and was rebuilt
+	// from the records; the detail says what was wrong.
+	ActionRepair Action = "repair"
 
 	// ActionRefuseAuth: a call without a valid token, or without the scope
 	// its method needs.
@@ -69,12 +75,16 @@ const (
 	ActionRefuseConflict Action = "refuse.conflict"
 	// ActionRefuseExpired: a session close replayed past its retention.
 	ActionRefuseExpired Action = "refuse.expired"
+	// ActionRefuseDiskFull: the writes refused while the disk was full, one
+	// row per episode with the count, written once space is back
+	// (diskfull.go).
+	ActionRefuseDiskFull Action = "refuse.disk-full"
 )
 
 // refusal reports whether a is one of the ActionRefuse* actions.
 func (a Action) refusal() bool {
 	switch a {
-	case ActionRefuseAuth, ActionRefuseScreen, ActionRefuseConflict, ActionRefuseExpired:
+	case ActionRefuseAuth, ActionRefuseScreen, ActionRefuseConflict, ActionRefuseExpired, ActionRefuseDiskFull:
 		return true
 	}
 	return false

@@ -26,6 +26,12 @@ const (
 	// Expired: what the request names is past its retention, such as a
 	// session receipt that became a tombstone.
 	Expired Code = "expired"
+	// Full: the disk holding the database is full, so the write was not
+	// made; writes succeed again once space is freed (diskfull.go).
+	Full Code = "full"
+	// ReadOnly: the database file is damaged, so the store refuses every
+	// write until it is restored (integrity.go).
+	ReadOnly Code = "read_only"
 	// Internal: anything else (I/O, driver, bugs). Its message is not for clients.
 	Internal Code = "internal"
 )

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"time"
 )
 
 // Test-only access to internals, for the external storage_test package.
@@ -93,6 +94,33 @@ func (db *DB) StoreMany(ctx context.Context, recs []NewRecord) error {
 				return err
 			}
 		}
+		return nil
+	})
+}
+
+// WithWALPolicy replaces walLimit and walCheckEvery for one store.
+func WithWALPolicy(limit int64, every time.Duration) Option {
+	return func(db *DB) { db.wal.limit, db.wal.every = limit, every }
+}
+
+// WithFullRetry replaces fullRetryMin and fullRetryMax for one store.
+func WithFullRetry(lo, hi time.Duration) Option {
+	return func(db *DB) { db.full.retryMin, db.full.retryMax = lo, hi }
+}
+
+// FullTries counts the flusher's rounds that found the disk full.
+func (db *DB) FullTries() int64 { return db.full.tries.Load() }
+
+// HoldRead reads record id in a read transaction, says so on held, and
+// keeps the snapshot until release is closed.
+func (db *DB) HoldRead(ctx context.Context, id string, held chan<- struct{}, release <-chan struct{}) error {
+	return db.read(ctx, "hold", func(tx *txn) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE id = ?`, id).Scan(&n); err != nil {
+			return err
+		}
+		close(held)
+		<-release
 		return nil
 	})
 }

@@ -98,7 +98,26 @@ type DB struct {
 
 	// asks are recorded queries waiting for the writer (asked.go).
 	asks askQueue
+
+	// Faults (issue #21): vfs names the SQLite VFS (vfs.go); full
+	// is the current full-disk episode (diskfull.go); damaged, once set,
+	// makes the store read-only (integrity.go); checks keeps the last
+	// integrity check, wal the checkpoint policy and readers the reads in
+	// progress, which a checkpoint may hold back (checkpoint.go).
+	vfs     string
+	full    *fullState
+	damaged atomic.Pointer[Damage]
+	checks  checkState
+	wal     walPolicy
+	readers readGate
 }
+
+// Option changes how Open opens the store.
+type Option func(*DB)
+
+// WithVFS opens the database through the SQLite VFS registered as name
+// instead of the operating system's: a test seam (package faultvfs).
+func WithVFS(name string) Option { return func(db *DB) { db.vfs = name } }
 
 // Open opens (creating if needed) the database at path, with its parent
 // directory, checks that it runs in WAL mode and applies pending migrations.
@@ -106,7 +125,7 @@ type DB struct {
 // Open of the same file, in this process or another, fails with an error
 // wrapping ErrLocked. Its errors are internal, but for an empty path
 // (Invalid).
-func Open(ctx context.Context, path string) (*DB, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if path == "" {
 		return nil, errorf(Invalid, "path", "is required")
 	}
@@ -134,6 +153,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		uses:      newUsageBuffer(),
 		flushStop: make(chan struct{}),
 		lock:      lock,
+		full:      newFullState(),
+		wal:       walPolicy{limit: walLimit, every: walCheckEvery},
+	}
+	for _, o := range opts {
+		o(db)
 	}
 	if err := db.open(ctx); err != nil {
 		db.Close()
@@ -143,9 +167,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 }
 
 func (db *DB) open(ctx context.Context) (err error) {
-	// FTS5 is not built into the driver: registerFTS (with hearth_rank) runs on every new
-	// connection of both pools.
-	db.writer, err = driver.Open(dsn(db.path, "immediate", writerPragmas), db.registerFTS)
+	if db.vfs, err = storeVFS(db.vfs); err != nil {
+		return err
+	}
+	// FTS5 is not built into the driver: registerFTS (with hearth_rank) runs
+	// on every new connection of both pools.
+	db.writer, err = driver.Open(withVFS(dsn(db.path, "immediate", writerPragmas), db.vfs), db.registerFTS)
 	if err != nil {
 		return fmt.Errorf("storage: open writer: %w", err)
 	}
@@ -159,22 +186,24 @@ func (db *DB) open(ctx context.Context) (err error) {
 	// file systems): the pragma answers with the mode it kept.
 	var mode string
 	if err := db.writer.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
-		return fmt.Errorf("storage: open: %w", err)
+		return db.openError(err)
 	}
 	if mode != "wal" {
 		return fmt.Errorf("storage: open: journal_mode is %q, want \"wal\"", mode)
 	}
-	if err := db.migrate(ctx); err != nil {
+	// Integrity checks, then migrations (integrity.go).
+	if err := db.openChecked(ctx); err != nil {
 		return err
 	}
 	if err := private(db.path); err != nil {
 		return fmt.Errorf("storage: open: %w", err)
 	}
-	if err := db.loadLastID(ctx); err != nil {
+	// A damaged file takes no new ids: it is read-only.
+	if err := db.loadLastID(ctx); err != nil && db.damaged.Load() == nil {
 		return err
 	}
 
-	db.reader, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.registerFTS)
+	db.reader, err = driver.Open(withVFS(dsn(db.path, "deferred", readerPragmas), db.vfs), db.registerFTS)
 	if err != nil {
 		return fmt.Errorf("storage: open readers: %w", err)
 	}
@@ -192,7 +221,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 	go db.writeLoop()
 	db.flushDone = make(chan struct{})
 	go db.flushLoop()
-	return nil
+	return db.auditOpenRepairs(ctx)
 }
 
 // private makes the database and its WAL and shared-memory files readable
@@ -216,6 +245,11 @@ func private(path string) error {
 		}
 	}
 	return nil
+}
+
+// withVFS adds the VFS parameter (vfs.go) to a DSN of dsn.
+func withVFS(dsn, vfs string) string {
+	return dsn + "&vfs=" + url.QueryEscape(vfs)
 }
 
 // dsn builds a file: URI for the driver. Pragmas run in the order given.

@@ -47,10 +47,13 @@ const maxGroup = 64
 
 // writeRequest is one caller's write, waiting for the writer loop.
 type writeRequest struct {
-	ctx  context.Context
-	op   string
-	fn   func(tx *txn) error
-	done chan writeResult // buffered: the loop never waits for the caller
+	ctx context.Context
+	op  string
+	fn  func(tx *txn) error
+	// alone, set instead of fn, runs by itself on the writer connection
+	// with no transaction open (exclusive).
+	alone func(conn *sql.Conn) error
+	done  chan writeResult // buffered: the loop never waits for the caller
 }
 
 type writeResult struct {
@@ -121,28 +124,95 @@ func (db *DB) WritesWaiting() int64 { return db.waiting.Load() }
 // the group in hand; writes sent to it are never dropped.
 func (db *DB) writeLoop() {
 	defer close(db.loopDone)
+	var next *writeRequest // an exclusive write met while gathering
 	for {
-		var first *writeRequest
-		select {
-		case first = <-db.writes:
-		case <-db.closing:
-			return
+		first := next
+		next = nil
+		if first == nil {
+			select {
+			case first = <-db.writes:
+			case <-db.closing:
+				return
+			}
+		}
+		if first.alone != nil {
+			db.runAlone(first)
+			db.afterWrite()
+			continue
 		}
 		group := []*writeRequest{first}
 	gather:
 		for len(group) < maxGroup {
 			select {
 			case r := <-db.writes:
+				if r.alone != nil {
+					next = r
+					break gather
+				}
 				group = append(group, r)
 			default:
 				break gather
 			}
 		}
 		db.runGroup(group)
+		db.afterWrite()
 	}
 }
 
+// exclusive runs fn on the writer connection between groups, with no
+// transaction open, as the only thing the writer does meanwhile: for work
+// that cannot run inside a transaction (VACUUM, a schema repair). It waits
+// its turn as write does; fn's error comes back as it returned it.
+func (db *DB) exclusive(ctx context.Context, op string, fn func(conn *sql.Conn) error) error {
+	r := &writeRequest{ctx: ctx, op: op, alone: fn, done: make(chan writeResult, 1)}
+	select {
+	case db.writes <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-db.closing:
+		return ErrClosed
+	}
+	res := <-r.done
+	if res.panic != nil {
+		panic(res.panic)
+	}
+	return res.err
+}
+
+// runAlone runs an exclusive write and answers it.
+func (db *DB) runAlone(r *writeRequest) {
+	if err := r.ctx.Err(); err != nil {
+		r.done <- writeResult{err: err}
+		return
+	}
+	conn, err := db.writer.Conn(context.Background())
+	if err != nil {
+		r.done <- writeResult{err: fmt.Errorf("storage: %s: %w", r.op, err)}
+		return
+	}
+	defer conn.Close()
+	var res writeResult
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				res = writeResult{panic: p}
+			}
+		}()
+		res.err = r.alone(conn)
+	}()
+	res.err = db.writeError(r.op, res.err)
+	r.done <- res
+}
+
 // runGroup runs one group of writes in one transaction and answers each.
+//
+// While the file is damaged (integrity.go) the store is read-only: each fn
+// runs under its own savepoint, one that changed any row is undone and
+// refused with ReadOnly, and the transaction is rolled back, never
+// committed; a fn that only read answers as usual. While the disk is full
+// (diskfull.go), a commit that changed rows says space is back. A failure
+// that is a full disk reaches its caller as the Full error; one that met a
+// damaged page starts an integrity check (writeError).
 func (db *DB) runGroup(group []*writeRequest) {
 	live := group[:0]
 	for _, r := range group {
@@ -158,6 +228,7 @@ func (db *DB) runGroup(group []*writeRequest) {
 	results := make([]writeResult, len(live))
 	answer := func() {
 		for i, r := range live {
+			results[i].err = db.writeError(r.op, results[i].err)
 			r.done <- results[i]
 		}
 	}
@@ -181,13 +252,24 @@ func (db *DB) runGroup(group []*writeRequest) {
 	}
 	defer tx.Rollback()
 
-	if len(live) == 1 {
+	damage := db.damaged.Load()
+	watch := damage != nil || db.full.on()
+	var changes int64
+	if watch {
+		changes = totalChanges(tx)
+	}
+
+	if len(live) == 1 && damage == nil {
 		results[0] = call(live[0].fn, tx)
 		if results[0].err == nil && results[0].panic == nil {
+			changed := watch && totalChanges(tx) != changes
 			if err := tx.Commit(); err != nil {
 				results[0].err = fmt.Errorf("storage: %s: commit: %w", live[0].op, err)
 			} else {
 				db.committed(live)
+				if changed {
+					db.full.wakeUp()
+				}
 			}
 		}
 		return
@@ -199,6 +281,12 @@ func (db *DB) runGroup(group []*writeRequest) {
 			return
 		}
 		results[i] = call(r.fn, tx)
+		if damage != nil && results[i].panic == nil {
+			// A write that changed a row, or met a damaged page, is refused.
+			if n := totalChanges(tx); results[i].err == nil && (n != changes || n < 0) || corrupt(results[i].err) {
+				results[i].err = damage.refusal()
+			}
+		}
 		if results[i].err != nil || results[i].panic != nil {
 			// A fn's failure undoes its own work. Should SQLite have
 			// rolled back the whole transaction (a full disk, an I/O
@@ -213,12 +301,23 @@ func (db *DB) runGroup(group []*writeRequest) {
 			failAll(fmt.Errorf("storage: %s: release: %w", r.op, err))
 			return
 		}
+		if damage != nil {
+			// A rollback does not lower the count: start from here.
+			changes = totalChanges(tx)
+		}
 	}
+	if damage != nil {
+		return // read-only: nothing to commit; the deferred rollback ends tx
+	}
+	changed := watch && totalChanges(tx) != changes
 	if err := tx.Commit(); err != nil {
 		failAll(fmt.Errorf("storage: %s: commit: %w", live[0].op, err))
 		return
 	}
 	db.committed(live)
+	if changed {
+		db.full.wakeUp()
+	}
 }
 
 // opFlushUsage is the op of usage flushes, which never touch the records or
@@ -235,6 +334,16 @@ func (db *DB) committed(group []*writeRequest) {
 			return
 		}
 	}
+}
+
+// totalChanges is how many rows tx's connection has changed since it
+// opened (SQLite's total_changes()), or -1 when it cannot tell.
+func totalChanges(tx *txn) int64 {
+	var n int64
+	if err := tx.Tx.QueryRowContext(context.Background(), `SELECT total_changes()`).Scan(&n); err != nil {
+		return -1
+	}
+	return n
 }
 
 // call runs fn, catching a panic to re-raise in its caller.
@@ -259,8 +368,14 @@ func firstErr(r writeResult, err error) error {
 // consistent WAL snapshot for every statement fn runs, taken at its first.
 // op names the operation in internal errors. fn keeps to write's contract:
 // it neither ends tx nor keeps it, and gives results through its closure.
-// A read never blocks the writer, nor the writer a read.
+// A read never blocks the writer, nor the writer a read, but for the
+// moment a checkpoint truncates the WAL (checkpoint.go).
 func (db *DB) read(ctx context.Context, op string, fn func(tx *txn) error) error {
+	// The WAL policy may hold new reads back for a moment (checkpoint.go).
+	if err := db.readers.enter(ctx); err != nil {
+		return err
+	}
+	defer db.readers.leave()
 	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("storage: %s: begin read: %w", op, err)

@@ -26,6 +26,11 @@ type usageBuffer struct {
 	mu      sync.Mutex
 	pending map[string]*use
 	kick    chan struct{} // a flush is due before the interval ends
+	// flushing is held by a flush from taking the batch until its write
+	// is done, and shared by Usage, which so never reads a use that is
+	// neither in memory nor stored: a checkpoint that holds reads back
+	// while the flush waits its turn made that gap wide.
+	flushing sync.RWMutex
 }
 
 func newUsageBuffer() *usageBuffer {
@@ -79,6 +84,8 @@ func (db *DB) note(ids []string, fetched bool) {
 // each is stored exactly once.
 func (db *DB) FlushUsage(ctx context.Context) error {
 	b := db.uses
+	b.flushing.Lock()
+	defer b.flushing.Unlock()
 	b.mu.Lock()
 	batch := b.pending
 	b.pending = map[string]*use{}
@@ -147,18 +154,51 @@ func (db *DB) addPending(id string, u *Usage) {
 
 // flushLoop stores counted uses every UsageFlushInterval, or sooner when
 // many wait, until Close stops it; Close then flushes what is left.
+//
+// While the disk is full it backs off, from fullRetryMin doubling to
+// fullRetryMax, and each round first tries to write the full-disk
+// episode's audit row (recoverFull): that write is the probe that finds
+// space back when no client writes. A write that succeeds meanwhile wakes
+// it at once. While the file is damaged it stores nothing: the store is
+// read-only, and the uses wait in memory.
 func (db *DB) flushLoop() {
 	defer close(db.flushDone)
-	t := time.NewTicker(UsageFlushInterval)
+	ctx := context.Background()
+	t := time.NewTimer(UsageFlushInterval)
 	defer t.Stop()
+	backoff := time.Duration(0)
 	for {
 		select {
 		case <-db.flushStop:
 			return
 		case <-t.C:
 		case <-db.uses.kick:
+			if backoff > 0 {
+				continue // the timer still runs: no early try on a full disk
+			}
+		case <-db.full.wake:
 		}
-		// A failure leaves the uses in memory for the next round.
-		_ = db.FlushUsage(context.Background())
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		wait := UsageFlushInterval
+		if db.damaged.Load() == nil {
+			// A failure leaves the uses in memory for the next round.
+			err := db.recoverFull(ctx)
+			if err == nil {
+				err = db.FlushUsage(ctx)
+			}
+			if ErrorCode(err) == Full {
+				db.full.tries.Add(1)
+				backoff = min(max(2*backoff, db.full.retryMin), db.full.retryMax)
+				wait = backoff
+			} else {
+				backoff = 0
+			}
+		}
+		t.Reset(wait)
 	}
 }

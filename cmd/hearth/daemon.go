@@ -55,6 +55,11 @@ type Daemon struct {
 	// to check the page as the Home Assistant admin sees it.
 	PageShowTokens func(netip.Addr) bool
 
+	// StoreVFS, when set, names the SQLite VFS the store opens its files
+	// through (storage.WithVFS): tests use package faultvfs to fill the
+	// disk. No flag or option sets it.
+	StoreVFS string
+
 	db     *storage.DB
 	srv    *server.Server
 	grpc   *grpc.Server
@@ -82,9 +87,14 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	if d.db, err = storage.Open(ctx, filepath.Join(d.Config.DataDir, "hearth.db")); err != nil {
+	var opts []storage.Option
+	if d.StoreVFS != "" {
+		opts = append(opts, storage.WithVFS(d.StoreVFS))
+	}
+	if d.db, err = storage.Open(ctx, filepath.Join(d.Config.DataDir, "hearth.db"), opts...); err != nil {
 		return err
 	}
+	d.logStore(ctx)
 	if d.Now != nil {
 		d.db.Now = d.Now
 	}
@@ -177,7 +187,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": version.Version})
+		json.NewEncoder(w).Encode(healthBody(d.db.Health()))
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
@@ -379,10 +389,17 @@ func (d *Daemon) Addr() string { return d.ln.Addr().String() }
 // TokensDir is where generated client tokens are written.
 func (d *Daemon) TokensDir() string { return filepath.Join(d.Config.DataDir, "tokens") }
 
-// Close stops accepting calls, lets calls in flight finish until ctx ends,
-// and closes the store.
+// Close refuses new calls with UNAVAILABLE, lets calls in flight finish
+// until ctx ends, stops listening and closes the store.
 func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
+	// New calls are refused (UNAVAILABLE) while those in flight finish:
+	// every write a caller saw succeed is committed before the store closes.
+	if d.srv != nil {
+		if err := d.srv.Drain(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("drain: %w", err))
+		}
+	}
 	// Past ctx's deadline, connections still open are closed outright.
 	for name, srv := range map[string]*http.Server{"ingress": d.ingress, "http": d.http} {
 		if srv == nil {

@@ -187,6 +187,8 @@ type view struct {
 	// Questions is the questions panel, rendered by questions.go.
 	Questions template.HTML
 
+	Store storeView
+
 	Endpoint endpoint
 	ViaProxy bool
 	Clients  []clientView
@@ -256,6 +258,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 			}
 		}
 		records, candidates, namespaces = itoa(st.GetRecords()), itoa(cand), itoa(v.NSCount)
+		v.Store = newStoreView(st.GetStore(), now.Location())
 	}
 
 	audit, err := h.admin.Audit(ctx, &hearthv1.AuditRequest{Limit: auditLimit})

@@ -130,6 +130,10 @@ type Workers struct {
 	stop context.CancelFunc
 	done chan struct{}
 	mu   sync.Mutex // guards stop and done
+
+	// backoff is the runner's wait while the store refuses writes
+	// (faults.go); zero otherwise. Only the runner touches it.
+	backoff time.Duration
 }
 
 // New returns Workers with the maintenance handler registered. It returns
@@ -202,9 +206,19 @@ func (w *Workers) Owner() string { return w.owner }
 // Start prepares the queue and starts the runner: it releases the leases of
 // earlier processes (their jobs run again), makes sure the next maintenance
 // run is queued, and then runs due jobs in the background until Stop.
+//
+// A store that refuses writes (a full disk, a damaged file) does not stop
+// Start: the server must come up to serve reads and say what is wrong. The
+// runner then prepares again at each of its polls, backing off as it does
+// for a refused lease, until the store takes writes.
 func (w *Workers) Start(ctx context.Context) error {
+	unprepared := false
 	if err := w.Prepare(ctx); err != nil {
-		return err
+		if !refused(err) {
+			return err
+		}
+		w.queueError(ctx, err)
+		unprepared = true
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -213,7 +227,7 @@ func (w *Workers) Start(ctx context.Context) error {
 	}
 	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	w.stop, w.done = stop, make(chan struct{})
-	go w.loop(loopCtx, w.done)
+	go w.loop(loopCtx, w.done, unprepared)
 	return nil
 }
 
@@ -253,7 +267,7 @@ func (w *Workers) Stop() {
 	<-done
 }
 
-func (w *Workers) loop(ctx context.Context, done chan struct{}) {
+func (w *Workers) loop(ctx context.Context, done chan struct{}, unprepared bool) {
 	defer close(done)
 	defer w.probe(ctx)()
 	t := time.NewTimer(0)
@@ -264,13 +278,24 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 			return
 		case <-t.C:
 		}
+		var err error
+		if unprepared {
+			if err = w.Prepare(ctx); err != nil {
+				if !refused(err) && ctx.Err() == nil {
+					w.log.ErrorContext(ctx, "job queue", "err", err)
+				}
+				t.Reset(w.nextPoll(err))
+				continue
+			}
+			unprepared = false
+		}
 		for _, f := range w.onPoll {
 			f()
 		}
 		for ctx.Err() == nil {
-			ran, err := w.RunOnce(ctx)
-			if err != nil && ctx.Err() == nil {
-				w.log.ErrorContext(ctx, "job queue", "err", err)
+			var ran bool
+			if ran, err = w.RunOnce(ctx); err != nil && ctx.Err() == nil {
+				w.queueError(ctx, err)
 			}
 			if !ran && err == nil {
 				w.idlePoll(ctx)
@@ -279,7 +304,7 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}) {
 				break
 			}
 		}
-		t.Reset(w.poll)
+		t.Reset(w.nextPoll(err))
 	}
 }
 
@@ -328,6 +353,7 @@ func (w *Workers) run(ctx context.Context, job *storage.Job) {
 		if err := w.sched.Ensure(ctx, w.db, w.now()); err != nil && ctx.Err() == nil {
 			w.log.ErrorContext(ctx, "schedule maintenance", "err", err)
 		}
+		w.checkIntegrity(ctx)
 	}
 }
 

@@ -45,7 +45,8 @@ type AdminServiceClient interface {
 	// and status, and namespaces with their record counts; each model server
 	// (tier, live or down, last probe, calls in flight, failures by model) and
 	// the job queue, with the jobs waiting for a model; the last anchor sweep
-	// and the records flagged by an unavailable anchor.
+	// and the records flagged by an unavailable anchor; and whether writes
+	// work (store.state: ok, disk_full or read_only, with what to do).
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by
@@ -209,7 +210,8 @@ type AdminServiceServer interface {
 	// and status, and namespaces with their record counts; each model server
 	// (tier, live or down, last probe, calls in flight, failures by model) and
 	// the job queue, with the jobs waiting for a model; the last anchor sweep
-	// and the records flagged by an unavailable anchor.
+	// and the records flagged by an unavailable anchor; and whether writes
+	// work (store.state: ok, disk_full or read_only, with what to do).
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by

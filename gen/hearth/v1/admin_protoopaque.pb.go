@@ -232,6 +232,7 @@ type StatusResponse struct {
 	xxx_hidden_FlaggedTotal        uint32                 `protobuf:"varint,33,opt,name=flagged_total,json=flaggedTotal,proto3"`
 	xxx_hidden_HomeAssistant       bool                   `protobuf:"varint,34,opt,name=home_assistant,json=homeAssistant,proto3"`
 	xxx_hidden_LastBackupAt        *timestamppb.Timestamp `protobuf:"bytes,50,opt,name=last_backup_at,json=lastBackupAt,proto3"`
+	xxx_hidden_Store               *StoreHealth           `protobuf:"bytes,60,opt,name=store,proto3"`
 	unknownFields                  protoimpl.UnknownFields
 	sizeCache                      protoimpl.SizeCache
 }
@@ -385,6 +386,13 @@ func (x *StatusResponse) GetLastBackupAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *StatusResponse) GetStore() *StoreHealth {
+	if x != nil {
+		return x.xxx_hidden_Store
+	}
+	return nil
+}
+
 func (x *StatusResponse) SetVersion(v string) {
 	x.xxx_hidden_Version = v
 }
@@ -449,6 +457,10 @@ func (x *StatusResponse) SetLastBackupAt(v *timestamppb.Timestamp) {
 	x.xxx_hidden_LastBackupAt = v
 }
 
+func (x *StatusResponse) SetStore(v *StoreHealth) {
+	x.xxx_hidden_Store = v
+}
+
 func (x *StatusResponse) HasEncoder() bool {
 	if x == nil {
 		return false
@@ -477,6 +489,13 @@ func (x *StatusResponse) HasLastBackupAt() bool {
 	return x.xxx_hidden_LastBackupAt != nil
 }
 
+func (x *StatusResponse) HasStore() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Store != nil
+}
+
 func (x *StatusResponse) ClearEncoder() {
 	x.xxx_hidden_Encoder = nil
 }
@@ -491,6 +510,10 @@ func (x *StatusResponse) ClearNextSweepAt() {
 
 func (x *StatusResponse) ClearLastBackupAt() {
 	x.xxx_hidden_LastBackupAt = nil
+}
+
+func (x *StatusResponse) ClearStore() {
+	x.xxx_hidden_Store = nil
 }
 
 type StatusResponse_builder struct {
@@ -535,6 +558,9 @@ type StatusResponse_builder struct {
 	HomeAssistant bool
 	// When the newest backup memory_backup wrote was taken; absent if none.
 	LastBackupAt *timestamppb.Timestamp
+	// The database file and the disk it is on: whether writes work, free
+	// space, the last integrity check and the write-ahead log.
+	Store *StoreHealth
 }
 
 func (b0 StatusResponse_builder) Build() *StatusResponse {
@@ -557,6 +583,7 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_FlaggedTotal = b.FlaggedTotal
 	x.xxx_hidden_HomeAssistant = b.HomeAssistant
 	x.xxx_hidden_LastBackupAt = b.LastBackupAt
+	x.xxx_hidden_Store = b.Store
 	return m0
 }
 
@@ -1230,6 +1257,360 @@ func (b0 EncoderStatus_builder) Build() *EncoderStatus {
 	return m0
 }
 
+// StoreHealth is the condition of the database file and of its disk.
+type StoreHealth struct {
+	state                            protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_State                 string                 `protobuf:"bytes,1,opt,name=state,proto3"`
+	xxx_hidden_Problems              []string               `protobuf:"bytes,2,rep,name=problems,proto3"`
+	xxx_hidden_Path                  string                 `protobuf:"bytes,3,opt,name=path,proto3"`
+	xxx_hidden_FreeMib               uint32                 `protobuf:"varint,4,opt,name=free_mib,json=freeMib,proto3,oneof"`
+	xxx_hidden_TotalMib              uint32                 `protobuf:"varint,5,opt,name=total_mib,json=totalMib,proto3,oneof"`
+	xxx_hidden_DiskFullSince         *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=disk_full_since,json=diskFullSince,proto3"`
+	xxx_hidden_WritesRefused         uint32                 `protobuf:"varint,7,opt,name=writes_refused,json=writesRefused,proto3"`
+	xxx_hidden_DamagedTables         []string               `protobuf:"bytes,8,rep,name=damaged_tables,json=damagedTables,proto3"`
+	xxx_hidden_Damage                []string               `protobuf:"bytes,9,rep,name=damage,proto3"`
+	xxx_hidden_CheckedAt             *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=checked_at,json=checkedAt,proto3"`
+	xxx_hidden_CheckMs               uint32                 `protobuf:"varint,11,opt,name=check_ms,json=checkMs,proto3"`
+	xxx_hidden_Check                 string                 `protobuf:"bytes,12,opt,name=check,proto3"`
+	xxx_hidden_WalKib                uint32                 `protobuf:"varint,13,opt,name=wal_kib,json=walKib,proto3"`
+	xxx_hidden_Checkpoints           uint32                 `protobuf:"varint,14,opt,name=checkpoints,proto3"`
+	xxx_hidden_CheckpointMaxMs       uint32                 `protobuf:"varint,15,opt,name=checkpoint_max_ms,json=checkpointMaxMs,proto3"`
+	xxx_hidden_CheckpointTotalMs     uint32                 `protobuf:"varint,16,opt,name=checkpoint_total_ms,json=checkpointTotalMs,proto3"`
+	xxx_hidden_CheckpointsUnfinished uint32                 `protobuf:"varint,17,opt,name=checkpoints_unfinished,json=checkpointsUnfinished,proto3"`
+	XXX_raceDetectHookData           protoimpl.RaceDetectHookData
+	XXX_presence                     [1]uint32
+	unknownFields                    protoimpl.UnknownFields
+	sizeCache                        protoimpl.SizeCache
+}
+
+func (x *StoreHealth) Reset() {
+	*x = StoreHealth{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreHealth) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreHealth) ProtoMessage() {}
+
+func (x *StoreHealth) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *StoreHealth) GetState() string {
+	if x != nil {
+		return x.xxx_hidden_State
+	}
+	return ""
+}
+
+func (x *StoreHealth) GetProblems() []string {
+	if x != nil {
+		return x.xxx_hidden_Problems
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetPath() string {
+	if x != nil {
+		return x.xxx_hidden_Path
+	}
+	return ""
+}
+
+func (x *StoreHealth) GetFreeMib() uint32 {
+	if x != nil {
+		return x.xxx_hidden_FreeMib
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetTotalMib() uint32 {
+	if x != nil {
+		return x.xxx_hidden_TotalMib
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetDiskFullSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_DiskFullSince
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetWritesRefused() uint32 {
+	if x != nil {
+		return x.xxx_hidden_WritesRefused
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetDamagedTables() []string {
+	if x != nil {
+		return x.xxx_hidden_DamagedTables
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetDamage() []string {
+	if x != nil {
+		return x.xxx_hidden_Damage
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetCheckedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_CheckedAt
+	}
+	return nil
+}
+
+func (x *StoreHealth) GetCheckMs() uint32 {
+	if x != nil {
+		return x.xxx_hidden_CheckMs
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetCheck() string {
+	if x != nil {
+		return x.xxx_hidden_Check
+	}
+	return ""
+}
+
+func (x *StoreHealth) GetWalKib() uint32 {
+	if x != nil {
+		return x.xxx_hidden_WalKib
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetCheckpoints() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Checkpoints
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetCheckpointMaxMs() uint32 {
+	if x != nil {
+		return x.xxx_hidden_CheckpointMaxMs
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetCheckpointTotalMs() uint32 {
+	if x != nil {
+		return x.xxx_hidden_CheckpointTotalMs
+	}
+	return 0
+}
+
+func (x *StoreHealth) GetCheckpointsUnfinished() uint32 {
+	if x != nil {
+		return x.xxx_hidden_CheckpointsUnfinished
+	}
+	return 0
+}
+
+func (x *StoreHealth) SetState(v string) {
+	x.xxx_hidden_State = v
+}
+
+func (x *StoreHealth) SetProblems(v []string) {
+	x.xxx_hidden_Problems = v
+}
+
+func (x *StoreHealth) SetPath(v string) {
+	x.xxx_hidden_Path = v
+}
+
+func (x *StoreHealth) SetFreeMib(v uint32) {
+	x.xxx_hidden_FreeMib = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 17)
+}
+
+func (x *StoreHealth) SetTotalMib(v uint32) {
+	x.xxx_hidden_TotalMib = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 4, 17)
+}
+
+func (x *StoreHealth) SetDiskFullSince(v *timestamppb.Timestamp) {
+	x.xxx_hidden_DiskFullSince = v
+}
+
+func (x *StoreHealth) SetWritesRefused(v uint32) {
+	x.xxx_hidden_WritesRefused = v
+}
+
+func (x *StoreHealth) SetDamagedTables(v []string) {
+	x.xxx_hidden_DamagedTables = v
+}
+
+func (x *StoreHealth) SetDamage(v []string) {
+	x.xxx_hidden_Damage = v
+}
+
+func (x *StoreHealth) SetCheckedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_CheckedAt = v
+}
+
+func (x *StoreHealth) SetCheckMs(v uint32) {
+	x.xxx_hidden_CheckMs = v
+}
+
+func (x *StoreHealth) SetCheck(v string) {
+	x.xxx_hidden_Check = v
+}
+
+func (x *StoreHealth) SetWalKib(v uint32) {
+	x.xxx_hidden_WalKib = v
+}
+
+func (x *StoreHealth) SetCheckpoints(v uint32) {
+	x.xxx_hidden_Checkpoints = v
+}
+
+func (x *StoreHealth) SetCheckpointMaxMs(v uint32) {
+	x.xxx_hidden_CheckpointMaxMs = v
+}
+
+func (x *StoreHealth) SetCheckpointTotalMs(v uint32) {
+	x.xxx_hidden_CheckpointTotalMs = v
+}
+
+func (x *StoreHealth) SetCheckpointsUnfinished(v uint32) {
+	x.xxx_hidden_CheckpointsUnfinished = v
+}
+
+func (x *StoreHealth) HasFreeMib() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 3)
+}
+
+func (x *StoreHealth) HasTotalMib() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 4)
+}
+
+func (x *StoreHealth) HasDiskFullSince() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_DiskFullSince != nil
+}
+
+func (x *StoreHealth) HasCheckedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_CheckedAt != nil
+}
+
+func (x *StoreHealth) ClearFreeMib() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 3)
+	x.xxx_hidden_FreeMib = 0
+}
+
+func (x *StoreHealth) ClearTotalMib() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 4)
+	x.xxx_hidden_TotalMib = 0
+}
+
+func (x *StoreHealth) ClearDiskFullSince() {
+	x.xxx_hidden_DiskFullSince = nil
+}
+
+func (x *StoreHealth) ClearCheckedAt() {
+	x.xxx_hidden_CheckedAt = nil
+}
+
+type StoreHealth_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// ok; disk_full: writes are refused until space is freed; read_only: the
+	// file is damaged and writes are refused until a backup is restored.
+	// Reads work in every state.
+	State string
+	// What is wrong and what to do, a sentence each; empty when ok.
+	Problems []string
+	// The database file.
+	Path string
+	// Free and total space of the file system holding it, in MiB; absent
+	// where the platform cannot tell.
+	FreeMib  *uint32
+	TotalMib *uint32
+	// While the disk is full: the first refused write, and how many were
+	// refused so far (one audit row counts them once space is back).
+	DiskFullSince *timestamppb.Timestamp
+	WritesRefused uint32
+	// While read-only: the damaged tables and SQLite's first findings.
+	DamagedTables []string
+	Damage        []string
+	// The last integrity check (at start, at night, or after a write met a
+	// damaged page): when, how long it took, and what it found or repaired.
+	CheckedAt *timestamppb.Timestamp
+	CheckMs   uint32
+	Check     string
+	// The write-ahead log's size now, in KiB, and the checkpoints that
+	// truncated it since start: how many, the longest and all together (ms).
+	WalKib            uint32
+	Checkpoints       uint32
+	CheckpointMaxMs   uint32
+	CheckpointTotalMs uint32
+	// Of those checkpoints, how many could not truncate the WAL (a long read
+	// held on, or the disk was full); each is tried again 30 s later.
+	CheckpointsUnfinished uint32
+}
+
+func (b0 StoreHealth_builder) Build() *StoreHealth {
+	m0 := &StoreHealth{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_State = b.State
+	x.xxx_hidden_Problems = b.Problems
+	x.xxx_hidden_Path = b.Path
+	if b.FreeMib != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 17)
+		x.xxx_hidden_FreeMib = *b.FreeMib
+	}
+	if b.TotalMib != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 4, 17)
+		x.xxx_hidden_TotalMib = *b.TotalMib
+	}
+	x.xxx_hidden_DiskFullSince = b.DiskFullSince
+	x.xxx_hidden_WritesRefused = b.WritesRefused
+	x.xxx_hidden_DamagedTables = b.DamagedTables
+	x.xxx_hidden_Damage = b.Damage
+	x.xxx_hidden_CheckedAt = b.CheckedAt
+	x.xxx_hidden_CheckMs = b.CheckMs
+	x.xxx_hidden_Check = b.Check
+	x.xxx_hidden_WalKib = b.WalKib
+	x.xxx_hidden_Checkpoints = b.Checkpoints
+	x.xxx_hidden_CheckpointMaxMs = b.CheckpointMaxMs
+	x.xxx_hidden_CheckpointTotalMs = b.CheckpointTotalMs
+	x.xxx_hidden_CheckpointsUnfinished = b.CheckpointsUnfinished
+	return m0
+}
+
 type TypeStatusCount struct {
 	state             protoimpl.MessageState `protogen:"opaque.v1"`
 	xxx_hidden_Type   string                 `protobuf:"bytes,1,opt,name=type,proto3"`
@@ -1241,7 +1622,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1634,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1706,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1718,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1777,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1789,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1856,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1868,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +2031,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[13]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +2043,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[13]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +2168,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[14]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +2180,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[14]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +2232,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[15]
+	mi := &file_hearth_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +2244,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[15]
+	mi := &file_hearth_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1984,7 +2365,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[16]
+	mi := &file_hearth_v1_admin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1996,7 +2377,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[16]
+	mi := &file_hearth_v1_admin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2423,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[17]
+	mi := &file_hearth_v1_admin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2054,7 +2435,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[17]
+	mi := &file_hearth_v1_admin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2471,7 @@ type BackupResponse struct {
 
 func (x *BackupResponse) Reset() {
 	*x = BackupResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[18]
+	mi := &file_hearth_v1_admin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2102,7 +2483,7 @@ func (x *BackupResponse) String() string {
 func (*BackupResponse) ProtoMessage() {}
 
 func (x *BackupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[18]
+	mi := &file_hearth_v1_admin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2217,7 +2598,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[19]
+	mi := &file_hearth_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2610,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[19]
+	mi := &file_hearth_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2688,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[20]
+	mi := &file_hearth_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2319,7 +2700,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[20]
+	mi := &file_hearth_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2793,7 @@ type ExportedRecord struct {
 
 func (x *ExportedRecord) Reset() {
 	*x = ExportedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[21]
+	mi := &file_hearth_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2805,7 @@ func (x *ExportedRecord) String() string {
 func (*ExportedRecord) ProtoMessage() {}
 
 func (x *ExportedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[21]
+	mi := &file_hearth_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2709,7 +3090,7 @@ type ExportedAnchor struct {
 
 func (x *ExportedAnchor) Reset() {
 	*x = ExportedAnchor{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[22]
+	mi := &file_hearth_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2721,7 +3102,7 @@ func (x *ExportedAnchor) String() string {
 func (*ExportedAnchor) ProtoMessage() {}
 
 func (x *ExportedAnchor) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[22]
+	mi := &file_hearth_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2821,7 +3202,7 @@ type ExportedStance struct {
 
 func (x *ExportedStance) Reset() {
 	*x = ExportedStance{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[23]
+	mi := &file_hearth_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2833,7 +3214,7 @@ func (x *ExportedStance) String() string {
 func (*ExportedStance) ProtoMessage() {}
 
 func (x *ExportedStance) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[23]
+	mi := &file_hearth_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2930,7 +3311,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[24]
+	mi := &file_hearth_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2942,7 +3323,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[24]
+	mi := &file_hearth_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3006,7 +3387,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[25]
+	mi := &file_hearth_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3018,7 +3399,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[25]
+	mi := &file_hearth_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3099,7 +3480,7 @@ type ImportFailure struct {
 
 func (x *ImportFailure) Reset() {
 	*x = ImportFailure{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[26]
+	mi := &file_hearth_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3111,7 +3492,7 @@ func (x *ImportFailure) String() string {
 func (*ImportFailure) ProtoMessage() {}
 
 func (x *ImportFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[26]
+	mi := &file_hearth_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3578,7 @@ type MetricsRequest struct {
 
 func (x *MetricsRequest) Reset() {
 	*x = MetricsRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[27]
+	mi := &file_hearth_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3209,7 +3590,7 @@ func (x *MetricsRequest) String() string {
 func (*MetricsRequest) ProtoMessage() {}
 
 func (x *MetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[27]
+	mi := &file_hearth_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3622,7 @@ type MetricsResponse struct {
 
 func (x *MetricsResponse) Reset() {
 	*x = MetricsResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[28]
+	mi := &file_hearth_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3253,7 +3634,7 @@ func (x *MetricsResponse) String() string {
 func (*MetricsResponse) ProtoMessage() {}
 
 func (x *MetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[28]
+	mi := &file_hearth_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3298,7 +3679,7 @@ type TokensRequest struct {
 
 func (x *TokensRequest) Reset() {
 	*x = TokensRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[29]
+	mi := &file_hearth_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3691,7 @@ func (x *TokensRequest) String() string {
 func (*TokensRequest) ProtoMessage() {}
 
 func (x *TokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[29]
+	mi := &file_hearth_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3342,7 +3723,7 @@ type TokensResponse struct {
 
 func (x *TokensResponse) Reset() {
 	*x = TokensResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[30]
+	mi := &file_hearth_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3354,7 +3735,7 @@ func (x *TokensResponse) String() string {
 func (*TokensResponse) ProtoMessage() {}
 
 func (x *TokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[30]
+	mi := &file_hearth_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3407,7 +3788,7 @@ type ClientIdentity struct {
 
 func (x *ClientIdentity) Reset() {
 	*x = ClientIdentity{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	mi := &file_hearth_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3419,7 +3800,7 @@ func (x *ClientIdentity) String() string {
 func (*ClientIdentity) ProtoMessage() {}
 
 func (x *ClientIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	mi := &file_hearth_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3544,7 +3925,7 @@ type RotateTokenRequest struct {
 
 func (x *RotateTokenRequest) Reset() {
 	*x = RotateTokenRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	mi := &file_hearth_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3556,7 +3937,7 @@ func (x *RotateTokenRequest) String() string {
 func (*RotateTokenRequest) ProtoMessage() {}
 
 func (x *RotateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	mi := &file_hearth_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3604,7 +3985,7 @@ type RotateTokenResponse struct {
 
 func (x *RotateTokenResponse) Reset() {
 	*x = RotateTokenResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	mi := &file_hearth_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3616,7 +3997,7 @@ func (x *RotateTokenResponse) String() string {
 func (*RotateTokenResponse) ProtoMessage() {}
 
 func (x *RotateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	mi := &file_hearth_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3701,7 +4082,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xa2\x06\n" +
+	"\rStatusRequest\"\xd0\x06\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -3722,7 +4103,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\aflagged\x18  \x03(\v2\x18.hearth.v1.FlaggedRecordR\aflagged\x12#\n" +
 	"\rflagged_total\x18! \x01(\rR\fflaggedTotal\x12%\n" +
 	"\x0ehome_assistant\x18\" \x01(\bR\rhomeAssistant\x12@\n" +
-	"\x0elast_backup_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\flastBackupAt\"8\n" +
+	"\x0elast_backup_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\flastBackupAt\x12,\n" +
+	"\x05store\x18< \x01(\v2\x16.hearth.v1.StoreHealthR\x05store\"8\n" +
 	"\n" +
 	"ModelChain\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
@@ -3764,7 +4146,30 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"last_probe\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tlastProbe\x12\x14\n" +
-	"\x05error\x18\v \x01(\tR\x05error\"S\n" +
+	"\x05error\x18\v \x01(\tR\x05error\"\x94\x05\n" +
+	"\vStoreHealth\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12\x1a\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1e\n" +
+	"\bfree_mib\x18\x04 \x01(\rH\x00R\afreeMib\x88\x01\x01\x12 \n" +
+	"\ttotal_mib\x18\x05 \x01(\rH\x01R\btotalMib\x88\x01\x01\x12B\n" +
+	"\x0fdisk_full_since\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\rdiskFullSince\x12%\n" +
+	"\x0ewrites_refused\x18\a \x01(\rR\rwritesRefused\x12%\n" +
+	"\x0edamaged_tables\x18\b \x03(\tR\rdamagedTables\x12\x16\n" +
+	"\x06damage\x18\t \x03(\tR\x06damage\x129\n" +
+	"\n" +
+	"checked_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\x19\n" +
+	"\bcheck_ms\x18\v \x01(\rR\acheckMs\x12\x14\n" +
+	"\x05check\x18\f \x01(\tR\x05check\x12\x17\n" +
+	"\awal_kib\x18\r \x01(\rR\x06walKib\x12 \n" +
+	"\vcheckpoints\x18\x0e \x01(\rR\vcheckpoints\x12*\n" +
+	"\x11checkpoint_max_ms\x18\x0f \x01(\rR\x0fcheckpointMaxMs\x12.\n" +
+	"\x13checkpoint_total_ms\x18\x10 \x01(\rR\x11checkpointTotalMs\x125\n" +
+	"\x16checkpoints_unfinished\x18\x11 \x01(\rR\x15checkpointsUnfinishedB\v\n" +
+	"\t_free_mibB\f\n" +
+	"\n" +
+	"_total_mib\"S\n" +
 	"\x0fTypeStatusCount\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
@@ -3918,7 +4323,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
@@ -3929,92 +4334,96 @@ var file_hearth_v1_admin_proto_goTypes = []any{
 	(*ModelFailures)(nil),         // 6: hearth.v1.ModelFailures
 	(*JobCount)(nil),              // 7: hearth.v1.JobCount
 	(*EncoderStatus)(nil),         // 8: hearth.v1.EncoderStatus
-	(*TypeStatusCount)(nil),       // 9: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 10: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 11: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 12: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 13: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 14: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 15: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 16: hearth.v1.AuditResponse
-	(*BackupRequest)(nil),         // 17: hearth.v1.BackupRequest
-	(*BackupResponse)(nil),        // 18: hearth.v1.BackupResponse
-	(*ExportRequest)(nil),         // 19: hearth.v1.ExportRequest
-	(*ExportResponse)(nil),        // 20: hearth.v1.ExportResponse
-	(*ExportedRecord)(nil),        // 21: hearth.v1.ExportedRecord
-	(*ExportedAnchor)(nil),        // 22: hearth.v1.ExportedAnchor
-	(*ExportedStance)(nil),        // 23: hearth.v1.ExportedStance
-	(*ImportRequest)(nil),         // 24: hearth.v1.ImportRequest
-	(*ImportResponse)(nil),        // 25: hearth.v1.ImportResponse
-	(*ImportFailure)(nil),         // 26: hearth.v1.ImportFailure
-	(*MetricsRequest)(nil),        // 27: hearth.v1.MetricsRequest
-	(*MetricsResponse)(nil),       // 28: hearth.v1.MetricsResponse
-	(*TokensRequest)(nil),         // 29: hearth.v1.TokensRequest
-	(*TokensResponse)(nil),        // 30: hearth.v1.TokensResponse
-	(*ClientIdentity)(nil),        // 31: hearth.v1.ClientIdentity
-	(*RotateTokenRequest)(nil),    // 32: hearth.v1.RotateTokenRequest
-	(*RotateTokenResponse)(nil),   // 33: hearth.v1.RotateTokenResponse
-	(*AnchorSweep)(nil),           // 34: hearth.v1.AnchorSweep
-	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
-	(*FlaggedRecord)(nil),         // 36: hearth.v1.FlaggedRecord
+	(*StoreHealth)(nil),           // 9: hearth.v1.StoreHealth
+	(*TypeStatusCount)(nil),       // 10: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 11: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 12: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 13: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 14: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 15: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 16: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 17: hearth.v1.AuditResponse
+	(*BackupRequest)(nil),         // 18: hearth.v1.BackupRequest
+	(*BackupResponse)(nil),        // 19: hearth.v1.BackupResponse
+	(*ExportRequest)(nil),         // 20: hearth.v1.ExportRequest
+	(*ExportResponse)(nil),        // 21: hearth.v1.ExportResponse
+	(*ExportedRecord)(nil),        // 22: hearth.v1.ExportedRecord
+	(*ExportedAnchor)(nil),        // 23: hearth.v1.ExportedAnchor
+	(*ExportedStance)(nil),        // 24: hearth.v1.ExportedStance
+	(*ImportRequest)(nil),         // 25: hearth.v1.ImportRequest
+	(*ImportResponse)(nil),        // 26: hearth.v1.ImportResponse
+	(*ImportFailure)(nil),         // 27: hearth.v1.ImportFailure
+	(*MetricsRequest)(nil),        // 28: hearth.v1.MetricsRequest
+	(*MetricsResponse)(nil),       // 29: hearth.v1.MetricsResponse
+	(*TokensRequest)(nil),         // 30: hearth.v1.TokensRequest
+	(*TokensResponse)(nil),        // 31: hearth.v1.TokensResponse
+	(*ClientIdentity)(nil),        // 32: hearth.v1.ClientIdentity
+	(*RotateTokenRequest)(nil),    // 33: hearth.v1.RotateTokenRequest
+	(*RotateTokenResponse)(nil),   // 34: hearth.v1.RotateTokenResponse
+	(*AnchorSweep)(nil),           // 35: hearth.v1.AnchorSweep
+	(*timestamppb.Timestamp)(nil), // 36: google.protobuf.Timestamp
+	(*FlaggedRecord)(nil),         // 37: hearth.v1.FlaggedRecord
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	9,  // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	10, // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	10, // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	11, // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
 	5,  // 2: hearth.v1.StatusResponse.model_servers:type_name -> hearth.v1.ModelServer
 	7,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
 	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
 	8,  // 5: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
-	34, // 6: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
-	35, // 7: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
-	36, // 8: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
-	35, // 9: hearth.v1.StatusResponse.last_backup_at:type_name -> google.protobuf.Timestamp
-	35, // 10: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
-	6,  // 11: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
-	35, // 12: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
-	35, // 13: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	35, // 14: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	35, // 15: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	12, // 16: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	35, // 17: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	35, // 18: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	15, // 19: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	35, // 20: hearth.v1.BackupResponse.taken_at:type_name -> google.protobuf.Timestamp
-	22, // 21: hearth.v1.ExportedRecord.anchors:type_name -> hearth.v1.ExportedAnchor
-	23, // 22: hearth.v1.ExportedRecord.evidence:type_name -> hearth.v1.ExportedStance
-	35, // 23: hearth.v1.ExportedRecord.created_at:type_name -> google.protobuf.Timestamp
-	35, // 24: hearth.v1.ExportedRecord.updated_at:type_name -> google.protobuf.Timestamp
-	35, // 25: hearth.v1.ExportedAnchor.checked_at:type_name -> google.protobuf.Timestamp
-	35, // 26: hearth.v1.ExportedStance.at:type_name -> google.protobuf.Timestamp
-	26, // 27: hearth.v1.ImportResponse.failed:type_name -> hearth.v1.ImportFailure
-	31, // 28: hearth.v1.TokensResponse.clients:type_name -> hearth.v1.ClientIdentity
-	35, // 29: hearth.v1.ClientIdentity.updated_at:type_name -> google.protobuf.Timestamp
-	35, // 30: hearth.v1.RotateTokenResponse.rotated_at:type_name -> google.protobuf.Timestamp
-	0,  // 31: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 32: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	11, // 33: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	14, // 34: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	17, // 35: hearth.v1.AdminService.Backup:input_type -> hearth.v1.BackupRequest
-	19, // 36: hearth.v1.AdminService.Export:input_type -> hearth.v1.ExportRequest
-	24, // 37: hearth.v1.AdminService.Import:input_type -> hearth.v1.ImportRequest
-	27, // 38: hearth.v1.AdminService.Metrics:input_type -> hearth.v1.MetricsRequest
-	29, // 39: hearth.v1.AdminService.Tokens:input_type -> hearth.v1.TokensRequest
-	32, // 40: hearth.v1.AdminService.RotateToken:input_type -> hearth.v1.RotateTokenRequest
-	1,  // 41: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 42: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	13, // 43: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	16, // 44: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	18, // 45: hearth.v1.AdminService.Backup:output_type -> hearth.v1.BackupResponse
-	20, // 46: hearth.v1.AdminService.Export:output_type -> hearth.v1.ExportResponse
-	25, // 47: hearth.v1.AdminService.Import:output_type -> hearth.v1.ImportResponse
-	28, // 48: hearth.v1.AdminService.Metrics:output_type -> hearth.v1.MetricsResponse
-	30, // 49: hearth.v1.AdminService.Tokens:output_type -> hearth.v1.TokensResponse
-	33, // 50: hearth.v1.AdminService.RotateToken:output_type -> hearth.v1.RotateTokenResponse
-	41, // [41:51] is the sub-list for method output_type
-	31, // [31:41] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	35, // 6: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
+	36, // 7: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
+	37, // 8: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
+	36, // 9: hearth.v1.StatusResponse.last_backup_at:type_name -> google.protobuf.Timestamp
+	9,  // 10: hearth.v1.StatusResponse.store:type_name -> hearth.v1.StoreHealth
+	36, // 11: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	6,  // 12: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	36, // 13: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
+	36, // 14: hearth.v1.StoreHealth.disk_full_since:type_name -> google.protobuf.Timestamp
+	36, // 15: hearth.v1.StoreHealth.checked_at:type_name -> google.protobuf.Timestamp
+	36, // 16: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	36, // 17: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	36, // 18: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	13, // 19: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	36, // 20: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	36, // 21: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	16, // 22: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	36, // 23: hearth.v1.BackupResponse.taken_at:type_name -> google.protobuf.Timestamp
+	23, // 24: hearth.v1.ExportedRecord.anchors:type_name -> hearth.v1.ExportedAnchor
+	24, // 25: hearth.v1.ExportedRecord.evidence:type_name -> hearth.v1.ExportedStance
+	36, // 26: hearth.v1.ExportedRecord.created_at:type_name -> google.protobuf.Timestamp
+	36, // 27: hearth.v1.ExportedRecord.updated_at:type_name -> google.protobuf.Timestamp
+	36, // 28: hearth.v1.ExportedAnchor.checked_at:type_name -> google.protobuf.Timestamp
+	36, // 29: hearth.v1.ExportedStance.at:type_name -> google.protobuf.Timestamp
+	27, // 30: hearth.v1.ImportResponse.failed:type_name -> hearth.v1.ImportFailure
+	32, // 31: hearth.v1.TokensResponse.clients:type_name -> hearth.v1.ClientIdentity
+	36, // 32: hearth.v1.ClientIdentity.updated_at:type_name -> google.protobuf.Timestamp
+	36, // 33: hearth.v1.RotateTokenResponse.rotated_at:type_name -> google.protobuf.Timestamp
+	0,  // 34: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 35: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	12, // 36: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	15, // 37: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	18, // 38: hearth.v1.AdminService.Backup:input_type -> hearth.v1.BackupRequest
+	20, // 39: hearth.v1.AdminService.Export:input_type -> hearth.v1.ExportRequest
+	25, // 40: hearth.v1.AdminService.Import:input_type -> hearth.v1.ImportRequest
+	28, // 41: hearth.v1.AdminService.Metrics:input_type -> hearth.v1.MetricsRequest
+	30, // 42: hearth.v1.AdminService.Tokens:input_type -> hearth.v1.TokensRequest
+	33, // 43: hearth.v1.AdminService.RotateToken:input_type -> hearth.v1.RotateTokenRequest
+	1,  // 44: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 45: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	14, // 46: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	17, // 47: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	19, // 48: hearth.v1.AdminService.Backup:output_type -> hearth.v1.BackupResponse
+	21, // 49: hearth.v1.AdminService.Export:output_type -> hearth.v1.ExportResponse
+	26, // 50: hearth.v1.AdminService.Import:output_type -> hearth.v1.ImportResponse
+	29, // 51: hearth.v1.AdminService.Metrics:output_type -> hearth.v1.MetricsResponse
+	31, // 52: hearth.v1.AdminService.Tokens:output_type -> hearth.v1.TokensResponse
+	34, // 53: hearth.v1.AdminService.RotateToken:output_type -> hearth.v1.RotateTokenResponse
+	44, // [44:54] is the sub-list for method output_type
+	34, // [34:44] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -4024,13 +4433,14 @@ func file_hearth_v1_admin_proto_init() {
 	}
 	file_hearth_v1_anchor_proto_init()
 	file_hearth_v1_tool_proto_init()
+	file_hearth_v1_admin_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

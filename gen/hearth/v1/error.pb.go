@@ -35,6 +35,16 @@ const (
 	// receipt past retention_deleted_days. The HTTP layer answers it with 410
 	// Gone (R-Z2).
 	Reason_REASON_EXPIRED Reason = 1
+	// A RESOURCE_EXHAUSTED write refused because the disk holding the
+	// database is full: nothing was written, reads still work, and writes
+	// succeed again once space is freed. The HTTP layer answers it with 507
+	// Insufficient Storage.
+	Reason_REASON_DISK_FULL Reason = 2
+	// A FAILED_PRECONDITION write refused because the database file is
+	// damaged and Hearth serves it read-only until an admin restores a
+	// backup; retrying does not help. The HTTP layer answers it with 503
+	// Service Unavailable.
+	Reason_REASON_READ_ONLY Reason = 3
 )
 
 // Enum value maps for Reason.
@@ -42,10 +52,14 @@ var (
 	Reason_name = map[int32]string{
 		0: "REASON_UNSPECIFIED",
 		1: "REASON_EXPIRED",
+		2: "REASON_DISK_FULL",
+		3: "REASON_READ_ONLY",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED": 0,
 		"REASON_EXPIRED":     1,
+		"REASON_DISK_FULL":   2,
+		"REASON_READ_ONLY":   3,
 	}
 )
 
@@ -532,10 +546,12 @@ const file_hearth_v1_error_proto_rawDesc = "" +
 	"\x11_current_revisionB\t\n" +
 	"\a_reason\"7\n" +
 	"\rErrorResponse\x12&\n" +
-	"\x05error\x18\x01 \x01(\v2\x10.hearth.v1.ErrorR\x05error*4\n" +
+	"\x05error\x18\x01 \x01(\v2\x10.hearth.v1.ErrorR\x05error*`\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x12\n" +
-	"\x0eREASON_EXPIRED\x10\x01B\xc3\x05\x92A\xa7\x04\x12\xb4\x01\n" +
+	"\x0eREASON_EXPIRED\x10\x01\x12\x14\n" +
+	"\x10REASON_DISK_FULL\x10\x02\x12\x14\n" +
+	"\x10REASON_READ_ONLY\x10\x03B\xc3\x05\x92A\xa7\x04\x12\xb4\x01\n" +
 	"\x06Hearth\x12\xa9\x01Long-term memory for AI coding agents. Every tool is POST /api/<tool name> with a JSON body; the same tools are MCP tools at POST /mcp and gRPC methods on the same port.2\x10application/json:\x10application/jsonR\xaf\x01\n" +
 	"\adefault\x12\xa3\x01\n" +
 	"\x82\x01An error: the gRPC code name, its HTTP status and a message; field, pattern, current_revision, record and reason where they apply.\x12\x1c\n" +

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+
+	"github.com/hearth-memory/hearth/server/version"
+	"github.com/hearth-memory/hearth/storage"
+)
+
+// health is the body of GET /health (SPEC R-T4). status and version are
+// what clients have always read: status stays "ok" while the daemon
+// serves. The rest says whether writes work (issue #21): store is ok,
+// disk_full or read_only, degraded is true unless it is ok, problems says
+// what is wrong and what to do, and disk is the data directory's space.
+type health struct {
+	Status   string     `json:"status"`
+	Version  string     `json:"version"`
+	Store    string     `json:"store"`
+	Degraded bool       `json:"degraded"`
+	Problems []string   `json:"problems"`
+	Disk     healthDisk `json:"disk"`
+}
+
+type healthDisk struct {
+	// FreeBytes and TotalBytes are absent where the platform cannot tell.
+	FreeBytes  *uint64 `json:"free_bytes,omitempty"`
+	TotalBytes *uint64 `json:"total_bytes,omitempty"`
+	// Full is set while writes fail for lack of space.
+	Full bool `json:"full"`
+}
+
+func healthBody(h storage.Health) health {
+	b := health{Status: "ok", Version: version.Version, Store: h.State(), Problems: h.Degraded()}
+	b.Degraded = b.Store != storage.StateOK
+	if b.Problems == nil {
+		b.Problems = []string{}
+	}
+	if h.Disk.Known {
+		b.Disk.FreeBytes, b.Disk.TotalBytes = &h.Disk.Free, &h.Disk.Total
+	}
+	b.Disk.Full = h.DiskFull != nil
+	return b
+}
+
+// logStore logs the integrity check the store made when it opened, and
+// the damage that keeps it read-only, where the admin reads the log.
+func (d *Daemon) logStore(ctx context.Context) {
+	chk, ok := d.db.LastIntegrityCheck()
+	switch {
+	case !ok:
+	case chk.Damage != nil:
+		d.Log.ErrorContext(ctx, "database damaged: serving read-only", "problem", chk.Damage.Message(),
+			"findings", chk.Damage.Problems)
+	case chk.Repaired != "":
+		d.Log.WarnContext(ctx, "database repaired at start", "repair", chk.Repaired, "ms", chk.Duration.Milliseconds())
+	default:
+		d.Log.InfoContext(ctx, "database checked at start", "result", "ok", "ms", chk.Duration.Milliseconds())
+	}
+}

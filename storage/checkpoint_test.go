@@ -1,0 +1,96 @@
+package storage_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage"
+)
+
+func TestDB_WALPolicy(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		// With a limit of 256 KiB, checked after every group, the writer
+		// loop truncates the WAL whenever a write leaves it larger.
+		const limit = 256 << 10
+		path := filepath.Join(t.TempDir(), "hearth.db")
+		db, err := storage.Open(ctx, path, storage.WithWALPolicy(limit, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		body := strings.Repeat("Words that take room in the write-ahead log. ", 100)
+		for i := range 200 {
+			if _, err := db.Store(ctx, rec(t, "global", fmt.Sprintf("Record %d", i), body)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := db.CheckpointStats()
+		if st.Count == 0 || st.Unfinished != 0 {
+			t.Fatalf("CheckpointStats() = %+v, want checkpoints, all finished", st)
+		}
+		if st.Max <= 0 || st.Total < st.Max || st.LastAt.IsZero() {
+			t.Errorf("durations not kept: %+v", st)
+		}
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One store's frames at most can follow the last truncation.
+		if fi.Size() > limit+256<<10 {
+			t.Errorf("WAL is %d bytes, over the limit %d by more than one write", fi.Size(), limit)
+		}
+		if h := db.Health(); h.WALBytes != fi.Size() {
+			t.Errorf("Health().WALBytes = %d, want %d", h.WALBytes, fi.Size())
+		}
+	})
+
+	t.Run("ReaderHoldsOn", func(t *testing.T) {
+		// A read that keeps its snapshot stops the WAL from being reset;
+		// the checkpoint then waits walBusy, gives up, and is not tried
+		// again before walRetry: no busy loop behind a reader.
+		const limit = 64 << 10
+		db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "hearth.db"), storage.WithWALPolicy(limit, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		first, err := db.Store(ctx, rec(t, "global", "Held", "A reader keeps its snapshot."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The migrations left more than the limit in the WAL: the first
+		// store's checkpoint truncates it, with no reader in the way.
+		waitFor(t, "the first checkpoint", func() bool { return db.CheckpointStats().Count == 1 })
+		release, held := make(chan struct{}), make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- db.HoldRead(ctx, first.ID, held, release)
+		}()
+		<-held
+		before := db.CheckpointStats()
+		body := strings.Repeat("More words for the log. ", 200)
+		start := time.Now()
+		for i := range 40 {
+			if _, err := db.Store(ctx, rec(t, "global", fmt.Sprintf("Behind the reader %d", i), body)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		st := db.CheckpointStats()
+		if st.Count-before.Count != 1 || st.Unfinished-before.Unfinished != 1 {
+			t.Errorf("CheckpointStats() = %+v after %v behind a reader (before: %+v), want one more, unfinished", st, time.Since(start), before)
+		}
+		// The writer's busy timeout is its own again.
+		var ms int
+		if err := db.QueryRaw(ctx, false, `PRAGMA busy_timeout`, &ms); err != nil || ms != 5000 {
+			t.Errorf("writer busy_timeout = %d, %v; want 5000", ms, err)
+		}
+	})
+}
