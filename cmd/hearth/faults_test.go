@@ -401,7 +401,22 @@ func sameRecords(a, b result) bool {
 	strip := func(r result) string {
 		m := map[string]any{}
 		for k, v := range r.body {
-			if k != "store" {
+			switch k {
+			case "store":
+			case "jobs":
+				// The answer worker queues and runs an answer's refresh
+				// on its idle polls, by itself; other jobs (extraction)
+				// move from queued to leased to done by themselves, and
+				// a write would add one.
+				perKind := map[string]float64{}
+				for _, j := range v.([]any) {
+					j := j.(map[string]any)
+					if kind := j["kind"].(string); kind != storage.KindAnswer {
+						perKind[kind] += j["count"].(float64)
+					}
+				}
+				m[k] = perKind
+			default:
 				m[k] = v
 			}
 		}
