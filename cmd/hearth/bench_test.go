@@ -436,3 +436,42 @@ func snapshotDB(path, to string) error {
 	}
 	return copyFile(path, to)
 }
+
+// BenchmarkReads measures the reads an agent makes besides search, over
+// gRPC on the prefilled store: memory_status, memory_timeline of one
+// namespace and memory_bootstrap of one namespace (SPEC targets at 100k:
+// timeline and status p50 ≤ 1 ms, bootstrap ≤ 2 ms).
+func BenchmarkReads(b *testing.B) {
+	for _, n := range benchRecords() {
+		td := prefilled(b, n)
+		tok := td.tokens["claude-code"]
+		g := grpcTransport{td: td}
+		for _, read := range []struct {
+			tool string
+			args func(i int) map[string]any
+		}{
+			{"memory_status", func(int) map[string]any { return map[string]any{} }},
+			{"memory_timeline", func(i int) map[string]any {
+				return map[string]any{"namespace": fmt.Sprintf("github/acme/repo%d", i%50)}
+			}},
+			{"memory_bootstrap", func(i int) map[string]any {
+				return map[string]any{"namespace": fmt.Sprintf("github/acme/repo%d", i%50)}
+			}},
+		} {
+			b.Run(fmt.Sprintf("records=%d/%s", n, read.tool), func(b *testing.B) {
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					start := time.Now()
+					if r := g.call(b, tok, read.tool, read.args(i)); !r.ok {
+						b.Fatalf("%s: %v", read.tool, r)
+					}
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(percentile(lat, 0.95).Microseconds())/1000, "p95-ms")
+			})
+		}
+	}
+}
