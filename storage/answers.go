@@ -335,7 +335,7 @@ func (db *DB) QueueAnswer(ctx context.Context, r AnswerRefresh) (*Job, error) {
 		return nil, err
 	}
 	var job *Job
-	err := db.write(ctx, "queue answer", func(tx *txn) error {
+	err := db.write(ctx, opQueueAnswer, func(tx *txn) error {
 		id, err := nextDueTx(ctx, tx, r)
 		if err != nil || id == "" {
 			job = nil

@@ -142,7 +142,7 @@ func (db *DB) flushAsks(ctx context.Context) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	err := db.write(ctx, "record asks", func(tx *txn) error {
+	err := db.write(ctx, opRecordAsks, func(tx *txn) error {
 		for _, op := range ops {
 			var err error
 			if op.ask != nil {

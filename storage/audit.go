@@ -111,7 +111,7 @@ func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
 	if e.Action == "" {
 		return errorf(Invalid, "action", "is required")
 	}
-	return db.write(ctx, "audit", func(tx *txn) error {
+	return db.write(ctx, opAudit, func(tx *txn) error {
 		return insertAuditTx(ctx, tx, e)
 	})
 }
@@ -144,7 +144,7 @@ func (db *DB) Refuse(ctx context.Context, r Refusal) error {
 	if err != nil {
 		return err
 	}
-	return db.write(ctx, "refuse", func(tx *txn) error {
+	return db.write(ctx, opRefuse, func(tx *txn) error {
 		return insertAuditTx(ctx, tx, e)
 	})
 }

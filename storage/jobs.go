@@ -131,7 +131,7 @@ func (db *DB) EnqueueJob(ctx context.Context, nj NewJob) (job *Job, created bool
 	if err := nj.validate(); err != nil {
 		return nil, false, err
 	}
-	if err := db.write(ctx, "enqueue job", func(tx *txn) (err error) {
+	if err := db.write(ctx, opEnqueueJob, func(tx *txn) (err error) {
 		job, created, err = db.enqueueTx(ctx, tx, nj)
 		return err
 	}); err != nil {
@@ -219,7 +219,7 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 	}
 
 	var job *Job
-	if err := db.write(ctx, "lease job", func(tx *txn) (err error) {
+	if err := db.write(ctx, opLeaseJob, func(tx *txn) (err error) {
 		job, err = leaseTx(ctx, tx, owner, kindsJSON, lease)
 		return err
 	}); err != nil {
@@ -294,7 +294,7 @@ func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx contex
 //
 // It returns Conflict (Field "job") when the lease was lost.
 func (db *DB) FailJob(ctx context.Context, job *Job, cause screen.Text, retryIn time.Duration) error {
-	if err := db.write(ctx, "fail job", func(tx *txn) error {
+	if err := db.write(ctx, opFailJob, func(tx *txn) error {
 		if err := holdsLeaseTx(ctx, tx, job); err != nil {
 			return err
 		}
@@ -336,7 +336,7 @@ func retryOrFailTx(ctx context.Context, tx *txn, j *Job, msg string, runAfter ti
 // It returns how many jobs it released or failed.
 func (db *DB) ReleaseLeases(ctx context.Context, owner string) (int, error) {
 	var n int
-	if err := db.write(ctx, "release leases", func(tx *txn) error {
+	if err := db.write(ctx, opReleaseLeases, func(tx *txn) error {
 		jobs, err := findJobTx(ctx, tx, `WHERE state = 'leased' AND lease_owner <> ?`, owner)
 		if err != nil {
 			return err
@@ -366,7 +366,7 @@ func (db *DB) ReleaseLeases(ctx context.Context, owner string) (int, error) {
 // deleted. The scheduler uses it when review_at changed or was turned off.
 func (db *DB) CancelJobs(ctx context.Context, kind, keep string, futureOnly bool) (int, error) {
 	var n int
-	if err := db.write(ctx, "cancel jobs", func(tx *txn) error {
+	if err := db.write(ctx, opCancelJobs, func(tx *txn) error {
 		q := `DELETE FROM jobs WHERE kind = ? AND state = 'queued' AND attempts = 0 AND COALESCE(key, '') <> ?`
 		args := []any{kind, keep}
 		if keep == "" {

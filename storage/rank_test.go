@@ -115,6 +115,35 @@ func TestRank_MatchesBM25(t *testing.T) {
 		}
 	})
 
+	t.Run("OKBesideBookkeeping", func(t *testing.T) {
+		// What runs beside searches — recorded asks, counted uses, the job
+		// queue, audit rows — writes no record: the frequencies stay.
+		ctx := context.Background()
+		before, counted := db.gen.Load(), db.dfs.counted.Load()
+		q, _ := screen.Check("query", "retry webhook")
+		db.RecordAsk(Ask{Namespace: "global", Client: "t", Session: "s1", Query: q, Hits: []string{"01ARZ3NDEKTSV4RRFFQ69G5FAV"}})
+		if err := db.FlushAsks(ctx); err != nil {
+			t.Fatal(err)
+		}
+		db.NoteReturned([]string{"01ARZ3NDEKTSV4RRFFQ69G5FAV"})
+		if err := db.FlushUsage(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.EnqueueJob(ctx, NewJob{Kind: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Audit(ctx, AuditEntry{Client: "t", Action: ActionRefuseAuth}); err != nil {
+			t.Fatal(err)
+		}
+		if got := db.gen.Load(); got != before {
+			t.Errorf("bookkeeping advanced the write generation by %d", got-before)
+		}
+		check(t)
+		if got := db.dfs.counted.Load(); got != counted {
+			t.Errorf("%d frequencies counted again after bookkeeping alone", got-counted)
+		}
+	})
+
 	t.Run("OKAfterWrites", func(t *testing.T) {
 		before := db.gen.Load()
 		rankCorpus(t, db, 50, 2)
