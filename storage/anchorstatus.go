@@ -69,7 +69,7 @@ func anchorStatusTx(ctx context.Context, tx *txn, limit int) (*AnchorStatus, err
 		JOIN records AS r ON r.id = u.record_id AND r.status IN ('active', 'candidate')
 		JOIN anchors AS a ON a.record_id = u.record_id AND a.position = u.first
 		ORDER BY u.latest DESC, r.id DESC
-		LIMIT ?`, limit)
+		LIMIT +?`, limit)
 	if err != nil {
 		return nil, classify("anchor status", err)
 	}

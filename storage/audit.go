@@ -241,7 +241,7 @@ func (db *DB) AuditLog(ctx context.Context, limit int) ([]AuditEntry, error) {
 func auditLogTx(ctx context.Context, tx *txn, limit int) ([]AuditEntry, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT at, client, action, namespace, record_id, detail
-		FROM audit ORDER BY seq DESC LIMIT ?`, limit)
+		FROM audit ORDER BY seq DESC LIMIT +?`, limit)
 	if err != nil {
 		return nil, classify("audit log", err)
 	}

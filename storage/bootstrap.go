@@ -112,7 +112,7 @@ func bootstrapTx(ctx context.Context, tx *txn, chain []string, limit int) (Boots
 		FROM bootstrap_rank AS b JOIN records AS r ON r.id = b.record_id
 		WHERE b.namespace = ?1 AND b.section = ?2
 		ORDER BY b.type_rank, b.confidence DESC, b.uses DESC, b.record_id DESC
-		LIMIT ?3`)
+		LIMIT +?3`)
 	if err != nil {
 		return BootstrapList{}, classify("bootstrap", err)
 	}
@@ -156,13 +156,18 @@ func bootstrapTx(ctx context.Context, tx *txn, chain []string, limit int) (Boots
 // unavailable anchor (a durable record flagged in its section, else the
 // first of the third section), flagged, or nothing when there is none.
 func nextUnavailableTx(ctx context.Context, tx *txn, chain []string) ([]BootstrapItem, error) {
+	// The records with an unavailable anchor are few (anchors_state_idx
+	// finds them) and drive the query; walking a section in packet order
+	// and testing each record instead read every durable record of a
+	// namespace when none is flagged.
 	stmt, err := tx.PrepareContext(ctx, `
 		SELECT b.record_id, r.type, r.title, b.type_rank, b.confidence, b.uses
-		FROM bootstrap_rank AS b JOIN records AS r ON r.id = b.record_id
+		FROM (SELECT DISTINCT record_id FROM anchors WHERE state = 'unavailable') AS a
+		CROSS JOIN bootstrap_rank AS b ON b.record_id = a.record_id
+		JOIN records AS r ON r.id = b.record_id
 		WHERE b.namespace = ?1 AND b.section = ?2
-			AND EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = b.record_id AND a.state = 'unavailable')
 		ORDER BY b.type_rank, b.confidence DESC, b.uses DESC, b.record_id DESC
-		LIMIT ?3`)
+		LIMIT +?3`)
 	if err != nil {
 		return nil, classify("bootstrap", err)
 	}

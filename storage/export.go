@@ -44,7 +44,7 @@ func (db *DB) Export(ctx context.Context, q ExportQuery) (recs []*ExportedRecord
 		found, err := findRecordsTx(ctx, tx, `
 			WHERE r.status <> 'deleted' AND r.id > ?1
 			AND (?2 = '' OR r.namespace = ?2 OR substr(r.namespace, 1, length(?2) + 1) = ?2 || '/')
-			ORDER BY r.id LIMIT ?3`, q.After, q.Prefix, q.Limit+1)
+			ORDER BY r.id LIMIT +?3`, q.After, q.Prefix, q.Limit+1)
 		if err != nil {
 			return err
 		}

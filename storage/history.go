@@ -101,7 +101,7 @@ func historyTx(ctx context.Context, tx *txn, id string, limit int) (*History, er
 func historyEntriesTx(ctx context.Context, tx *txn, id string, limit int) ([]HistoryEntry, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT at, client, action, namespace, record_id, detail, COALESCE(revision, 0)
-		FROM audit WHERE record_id = ? ORDER BY seq DESC LIMIT ?`, id, limit)
+		FROM audit WHERE record_id = ? ORDER BY seq DESC LIMIT +?`, id, limit)
 	if err != nil {
 		return nil, classify("history", err)
 	}

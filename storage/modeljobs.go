@@ -76,7 +76,7 @@ func (db *DB) Candidates(ctx context.Context, limit int) ([]*Record, error) {
 	}
 	var recs []*Record
 	err := db.read(ctx, "candidates", func(tx *txn) (err error) {
-		recs, err = findRecordsTx(ctx, tx, `WHERE r.status = 'candidate' ORDER BY r.created_at, r.id LIMIT ?`, limit)
+		recs, err = findRecordsTx(ctx, tx, `WHERE r.status = 'candidate' ORDER BY r.created_at, r.id LIMIT +?`, limit)
 		return err
 	})
 	return recs, err

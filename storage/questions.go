@@ -171,7 +171,7 @@ func (db *DB) Questions(ctx context.Context, q QuestionsQuery) ([]*Question, err
 		qs, err := findQuestionsTx(ctx, tx, `
 			WHERE (?1 IS NULL OR q.namespace IN (SELECT value FROM json_each(?1)))
 			ORDER BY q.demand DESC, q.id
-			LIMIT ?2`, jsonList(q.Namespaces), limit)
+			LIMIT +?2`, jsonList(q.Namespaces), limit)
 		if err != nil {
 			return err
 		}

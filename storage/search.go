@@ -270,7 +270,7 @@ func searchTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []a
 			AND (?4 IS NULL OR NOT EXISTS (
 				SELECT 1 FROM json_each(?4) AS x WHERE substr(r.id, 1, length(x.value)) = x.value))
 		ORDER BY rank, r.id
-		LIMIT ?5`,
+		LIMIT +?5`,
 		append([]any{match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit, q.AllRepositories}, rankArgs...)...,
 	)
 	if err != nil {
@@ -451,7 +451,7 @@ func (db *DB) Timeline(ctx context.Context, q TimelineQuery) ([]*Record, error) 
 		// rows, never every candidate's content.
 		recs, err = findRecordsTx(ctx, tx, `WHERE r.seq IN (
 				SELECT t.seq FROM records AS t WHERE `+strings.Join(where, " AND ")+`
-				ORDER BY t.created_at DESC, t.id DESC LIMIT ?)
+				ORDER BY t.created_at DESC, t.id DESC LIMIT +?)
 			ORDER BY r.created_at DESC, r.id DESC`, append(slices.Clip(args), limit)...)
 		return err
 	})

@@ -114,7 +114,7 @@ func unusedTx(ctx context.Context, tx *txn, namespace string, now time.Time, lim
 			AND (u.last_returned_at IS NULL OR u.last_returned_at < ?1)
 			AND (?2 = '' OR r.namespace = ?2)
 		ORDER BY r.created_at, r.id
-		LIMIT ?3`,
+		LIMIT +?3`,
 		cutoff.UnixMilli(), namespace, limit,
 	)
 	if err != nil {
