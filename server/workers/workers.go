@@ -218,6 +218,8 @@ func (w *Workers) Start(ctx context.Context) error {
 			return err
 		}
 		w.queueError(ctx, err)
+		// The runner starts out waiting: it says so once, here.
+		w.backoff = w.poll
 		unprepared = true
 	}
 	w.mu.Lock()
