@@ -438,7 +438,7 @@ func snapshotDB(path, to string) error {
 }
 
 // BenchmarkReads measures the reads an agent makes besides search, over
-// gRPC on the prefilled store: memory_status, memory_timeline of one
+// gRPC on the prefilled store: memory_whoami (the floor), memory_status, memory_timeline of one
 // namespace and memory_bootstrap of one namespace (SPEC targets at 100k:
 // timeline and status p50 ≤ 1 ms, bootstrap ≤ 2 ms).
 func BenchmarkReads(b *testing.B) {
@@ -450,6 +450,8 @@ func BenchmarkReads(b *testing.B) {
 			tool string
 			args func(i int) map[string]any
 		}{
+			// memory_whoami reads no table: the floor every call pays.
+			{"memory_whoami", func(int) map[string]any { return map[string]any{} }},
 			{"memory_status", func(int) map[string]any { return map[string]any{} }},
 			{"memory_timeline", func(i int) map[string]any {
 				return map[string]any{"namespace": fmt.Sprintf("github/acme/repo%d", i%50)}
