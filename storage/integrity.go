@@ -209,9 +209,11 @@ func (db *DB) recordCheck(chk *IntegrityCheck) {
 // older schema cannot be served, nor changed. Any repair is audited by
 // auditOpenRepairs once the writer loop runs.
 func (db *DB) openChecked(ctx context.Context) error {
-	start := time.Now()
+	// Duration counts the checks alone, not the migrations between them.
 	chk := &IntegrityCheck{At: db.now()}
+	start := time.Now()
 	err := db.onWriter(ctx, func(conn *sql.Conn) error {
+		defer func() { chk.Duration += time.Since(start) }()
 		problems, err := quickCheck(ctx, conn, "")
 		if err != nil || len(problems) == 0 {
 			return err
@@ -226,7 +228,9 @@ func (db *DB) openChecked(ctx context.Context) error {
 		if err := db.migrate(ctx); err != nil {
 			return db.openError(err)
 		}
+		start := time.Now()
 		err := db.onWriter(ctx, func(conn *sql.Conn) error {
+			defer func() { chk.Duration += time.Since(start) }()
 			repaired, damage, err := db.checkIndex(ctx, conn)
 			chk.Repaired, chk.Damage = joinRepairs(chk.Repaired, repaired), damage
 			return err
@@ -241,7 +245,6 @@ func (db *DB) openChecked(ctx context.Context) error {
 		return fmt.Errorf("storage: %s; it also needs migrations (%s) that cannot run on a damaged file: %s",
 			chk.Damage.Summary(), strings.Join(pending, ", "), restoreHint)
 	}
-	chk.Duration = time.Since(start)
 	db.recordCheck(chk)
 	if chk.Damage == nil {
 		db.checks.openRepairs = chk.Repaired
