@@ -79,13 +79,13 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/n=%d", q.name, n), func(b *testing.B) {
 			// CPU time as well as wall time: on a shared machine it moves
 			// less with the load.
-			start := cpuTime()
+			start := storagetest.CPUTime()
 			for b.Loop() {
 				if _, err := db.Search(ctx, storage.SearchQuery{Text: q.text, Namespaces: []string{"global", "github/acme/api"}, Limit: 10}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(storagetest.CPUTime()-start)/1e6/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
+	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
 func benchRecords() []int {
@@ -151,7 +151,7 @@ func prefilled(b *testing.B, n int) *testDaemon {
 	cached := filepath.Join(cache, "hearth-"+strconv.Itoa(n)+".db")
 	if _, err := os.Stat(cached); cache != "" && err == nil {
 		// The database and the tokens its hashes were made from.
-		if err := copyFile(cached, filepath.Join(dir, "hearth.db")); err != nil {
+		if err := storagetest.CopyFile(cached, filepath.Join(dir, "hearth.db")); err != nil {
 			b.Fatal(err)
 		}
 		if err := os.CopyFS(filepath.Join(dir, "tokens"), os.DirFS(cached+".tokens")); err != nil {
@@ -296,7 +296,7 @@ func BenchmarkSearch(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			byKind := make([][]time.Duration, len(kinds))
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := storagetest.CPUTime()
 			for i := 0; i < b.N; i++ {
 				ns := fmt.Sprintf("github/acme/repo%d", i%50)
 				start := time.Now()
@@ -312,7 +312,7 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(float64(percentile(lat, 0.95).Microseconds())/1000, "p95-ms")
 			// CPU per search (the daemon runs in this process): on a shared
 			// machine it moves less with the load than wall time.
-			b.ReportMetric(float64(processCPU()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(storagetest.CPUTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
 			for k, name := range kinds {
 				if len(byKind[k]) > 0 && (name == "question" || name == "pair") {
 					b.ReportMetric(float64(percentile(byKind[k], 0.95).Microseconds())/1000, name+"-p95-ms")
@@ -320,13 +320,6 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		})
 	}
-}
-
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkBinary builds the hearth binary, prefills a data dir, then
@@ -406,23 +399,6 @@ func startOnce(b *testing.B, bin, data string) (startMS, rssMB float64) {
 	return startMS, rssMB
 }
 
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
 // snapshotDB copies the idle daemon's database at path to to: the WAL is
 // checkpointed into the file first, from a connection of its own.
 func snapshotDB(path, to string) error {
@@ -434,7 +410,7 @@ func snapshotDB(path, to string) error {
 	if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		return err
 	}
-	return copyFile(path, to)
+	return storagetest.CopyFile(path, to)
 }
 
 // BenchmarkReads measures the reads an agent makes besides search, over

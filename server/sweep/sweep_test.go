@@ -241,9 +241,9 @@ func BenchmarkSweep(b *testing.B) {
 					ha.Render()
 					b.StartTimer()
 				}
-				c0 := cpuTime()
+				c0 := storagetest.CPUTime()
 				s, err := sw.Run(ctx, db, storage.SystemClient)
-				cpu += cpuTime() - c0
+				cpu += storagetest.CPUTime() - c0
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -4,6 +4,8 @@ package storagetest
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -88,4 +90,23 @@ func Store(tb testing.TB, db *storage.DB, nr storage.NewRecord) *storage.Record 
 		tb.Fatalf("Store: %v", err)
 	}
 	return rec
+}
+
+// CopyFile copies from to a file to (0600), replacing it: the benchmarks'
+// prefilled stores are copied into each run's directory.
+func CopyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -1,16 +1,16 @@
 //go:build unix
 
-package sweep_test
+package storagetest
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user and system) the process has used: on a
+// CPUTime is the CPU time (user and system) the process has used: on a
 // shared machine it measures Hearth's work where wall time measures the
 // machine's load.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var u syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &u) != nil {
 		return 0
