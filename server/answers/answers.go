@@ -168,13 +168,7 @@ func (c *Composer) fromModel(ctx context.Context, q *storage.Question, recs []*s
 			sents = append(sents, storage.NewSentence{Text: t, SourceIDs: uniq(s.SourceIDs)})
 		}
 	}
-	if len(sents) == 0 {
-		na.Kind, na.Basis = storage.AnswerNone, storage.Basis(nil, nil)
-		return na, nil
-	}
-	na.Sentences = Cap(sents)
-	na.Basis = basis(na.Sentences, recs)
-	return na, nil
+	return settle(na, sents, recs), nil
 }
 
 // Prompt is the user message of an answer call: the question and each
@@ -249,13 +243,19 @@ func Extract(q *storage.Question, recs []*storage.Record) (storage.NewAnswer, er
 		}
 		sents = append(sents, storage.NewSentence{Text: t, SourceIDs: []string{c.sourceID}})
 	}
+	return settle(na, sents, recs), nil
+}
+
+// settle completes na with sents: no answer when there is none, else the
+// capped sentences and the basis of the records they cite.
+func settle(na storage.NewAnswer, sents []storage.NewSentence, recs []*storage.Record) storage.NewAnswer {
 	if len(sents) == 0 {
 		na.Kind, na.Basis = storage.AnswerNone, storage.Basis(nil, nil)
-		return na, nil
+		return na
 	}
 	na.Sentences = Cap(sents)
 	na.Basis = basis(na.Sentences, recs)
-	return na, nil
+	return na
 }
 
 // Cap keeps at most MaxSentences sentences, then drops sentences from the
