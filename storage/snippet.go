@@ -19,6 +19,12 @@ const snippetWords = 24
 type snippetter struct {
 	stems map[string]bool
 	cjk   []string
+	// initial marks the ASCII bytes a query stem starts with. Porter
+	// stemming rewrites suffixes only, so a word's stem starts with the
+	// word's own first letter (TestStem_KeepsTheFirstLetter): a content
+	// word starting with another ASCII byte is no match, and is not
+	// stemmed.
+	initial [128]bool
 }
 
 // newSnippetter prepares the snippets of a query with words (lower-cased,
@@ -26,7 +32,11 @@ type snippetter struct {
 func newSnippetter(words []string, text string) *snippetter {
 	s := &snippetter{stems: make(map[string]bool, len(words))}
 	for _, w := range words {
-		s.stems[stem(w)] = true
+		st := stem(w)
+		s.stems[st] = true
+		if st != "" && st[0] < utf8.RuneSelf {
+			s.initial[st[0]] = true
+		}
 	}
 	q := cjkQuery(text)
 	for _, t := range strings.Split(q, " OR ") {
@@ -37,18 +47,25 @@ func newSnippetter(words []string, text string) *snippetter {
 	return s
 }
 
-// word is a run of letters and digits in the content, by byte offsets.
+// word is a run of letters and digits in the content, by byte offsets, and
+// which of the content's distinct matched words it is (-1: no match).
 type word struct {
 	start, end int
-	match      bool
+	key        int
 }
 
 // cut returns the snippet of content: the window of snippetWords words
 // holding the most distinct matches (then the most matches, then the
 // earliest), from its first word to its last, with an ellipsis where
-// content goes on.
+// content goes on. Of windows that tie, the first one showing its first
+// match nearest snippetLead words in wins. The window slides over the
+// words once, keeping its counts as it goes.
 func (s *snippetter) cut(content string) string {
-	var words []word
+	var (
+		words []word
+		keys  map[string]int // a matched word, lower-cased → its key
+		at    []int          // indexes of the matched words, in order
+	)
 	for i := 0; i < len(content); {
 		r, size := utf8.DecodeRuneInString(content[i:])
 		if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
@@ -63,32 +80,65 @@ func (s *snippetter) cut(content string) string {
 			}
 			j += size
 		}
-		words = append(words, word{start: i, end: j, match: s.matches(content[i:j])})
+		w := word{start: i, end: j, key: -1}
+		if s.matches(content[i:j]) {
+			lower := strings.ToLower(content[i:j])
+			k, ok := keys[lower]
+			if !ok {
+				if keys == nil {
+					keys = make(map[string]int)
+				}
+				k = len(keys)
+				keys[lower] = k
+			}
+			w.key = k
+			at = append(at, len(words))
+		}
+		words = append(words, w)
 		i = j
 	}
 	if len(words) == 0 {
 		return ""
 	}
 	n := min(snippetWords, len(words))
+	count := make([]int, len(keys))
+	distinct, matches, next := 0, 0, 0 // next: the first entry of at in the window
+	add := func(w word, d int) {
+		if w.key < 0 {
+			return
+		}
+		matches += d
+		if count[w.key] == 0 {
+			distinct++
+		}
+		count[w.key] += d
+		if count[w.key] == 0 {
+			distinct--
+		}
+	}
+	for _, w := range words[:n] {
+		add(w, 1)
+	}
 	best, bestScore, bestLead := 0, -1, 0
-	for from := 0; from+n <= len(words); from++ {
-		distinct := map[string]bool{}
-		matches, first := 0, -1
-		for i, w := range words[from : from+n] {
-			if w.match {
-				matches++
-				distinct[strings.ToLower(content[w.start:w.end])] = true
-				if first < 0 {
-					first = i
-				}
-			}
+	for from := 0; ; from++ {
+		for next < len(at) && at[next] < from {
+			next++
+		}
+		first := -1
+		if next < len(at) && at[next] < from+n {
+			first = at[next] - from
 		}
 		// Ties go to the window that shows a few words before its first
 		// match, then to the earliest.
 		lead := abs(first - snippetLead)
-		if score := len(distinct)*1000 + matches; score > bestScore || (score == bestScore && first >= 0 && lead < bestLead) {
+		if score := distinct*1000 + matches; score > bestScore || (score == bestScore && first >= 0 && lead < bestLead) {
 			best, bestScore, bestLead = from, score, lead
 		}
+		if from+n == len(words) {
+			break
+		}
+		add(words[from], -1)
+		add(words[from+n], 1)
 	}
 	out := content[words[best].start:words[best+n-1].end]
 	if best > 0 {
@@ -111,8 +161,19 @@ func abs(n int) int {
 	return n
 }
 
-// matches reports whether a content word matches the query.
+// matches reports whether a content word (never empty) matches the query.
 func (s *snippetter) matches(w string) bool {
+	if c := w[0]; c < utf8.RuneSelf {
+		// A word starting in ASCII: its stem starts with its own first
+		// letter, and no CJK term is inside it unless it goes on past
+		// ASCII.
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if !s.initial[c] && (len(s.cjk) == 0 || isASCII(w)) {
+			return false
+		}
+	}
 	if s.stems[stem(strings.ToLower(w))] {
 		return true
 	}
@@ -122,4 +183,14 @@ func (s *snippetter) matches(w string) bool {
 		}
 	}
 	return false
+}
+
+// isASCII reports whether s is ASCII only.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

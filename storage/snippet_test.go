@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -47,4 +49,112 @@ func FuzzSnippet(f *testing.F) {
 			t.Fatalf("snippet of %d fields", n)
 		}
 	})
+}
+
+// TestStem_KeepsTheFirstLetter: the snippetter skips stemming content words
+// whose first letter no query stem starts with, which is right only if a
+// stem always starts with its word's first letter. Checked over suffix-heavy
+// generated words, since Porter's rules rewrite suffixes.
+func TestStem_KeepsTheFirstLetter(t *testing.T) {
+	suffixes := strings.Fields(`s sses ies ss eed ed ing at bl iz y ational tional enci anci
+		izer abli alli entli eli ousli ization ation ator alism iveness fulness ousness aliti
+		iviti biliti icate ative alize iciti ical ful ness al ance ence er ic able ible ant
+		ement ment ent ion ou ism ate iti ous ive ize e l ll`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		var b strings.Builder
+		for n := 1 + rng.IntN(4); n > 0; n-- {
+			b.WriteByte(byte('a' + rng.IntN(26)))
+		}
+		for n := rng.IntN(3); n > 0; n-- {
+			b.WriteString(suffixes[rng.IntN(len(suffixes))])
+		}
+		w := b.String()
+		if st := stem(w); st == "" || st[0] != w[0] {
+			t.Fatalf("stem(%q) = %q: first letter changed", w, st)
+		}
+	}
+}
+
+// TestSnippetter_CutMatchesEveryWindow: the sliding window picks the window
+// that scoring every window afresh picks.
+func TestSnippetter_CutMatchesEveryWindow(t *testing.T) {
+	vocab := strings.Fields("Retry retries retried backoff cache Cache caching write 表结构 数据库 v2表结构 zz数据库 the a of zeta eta ünïcode Über x1 42")
+	queries := []string{"retry backoff", "cache", "caching writes 表结构", "zeta eta", "über", "42 x1", "nothing"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 3000 {
+		n := rng.IntN(80)
+		parts := make([]string, n)
+		for j := range parts {
+			parts[j] = vocab[rng.IntN(len(vocab))]
+		}
+		content := strings.Join(parts, []string{" ", ", ", " — ", ""}[rng.IntN(4)])
+		q := queries[i%len(queries)]
+		s := newSnippetter(queryWords(q), q)
+		if got, want := s.cut(content), cutByEveryWindow(s, content); got != want {
+			t.Fatalf("query %q, content %q:\ncut  %q\nwant %q", q, content, got, want)
+		}
+	}
+}
+
+// cutByEveryWindow is the snippet rule stated plainly: score each window of
+// snippetWords words on its own.
+func cutByEveryWindow(s *snippetter, content string) string {
+	type span struct {
+		start, end int
+		match      bool
+	}
+	var words []span
+	for i := 0; i < len(content); {
+		r, size := utf8.DecodeRuneInString(content[i:])
+		if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(content) {
+			r, size := utf8.DecodeRuneInString(content[j:])
+			if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+				break
+			}
+			j += size
+		}
+		w := content[i:j]
+		match := s.stems[stem(strings.ToLower(w))]
+		for _, t := range s.cjk {
+			match = match || strings.Contains(w, t)
+		}
+		words = append(words, span{i, j, match})
+		i = j
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	n := min(snippetWords, len(words))
+	best, bestScore, bestLead := 0, -1, 0
+	for from := 0; from+n <= len(words); from++ {
+		distinct := map[string]bool{}
+		matches, first := 0, -1
+		for i, w := range words[from : from+n] {
+			if w.match {
+				matches++
+				distinct[strings.ToLower(content[w.start:w.end])] = true
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		lead := abs(first - snippetLead)
+		if score := len(distinct)*1000 + matches; score > bestScore || (score == bestScore && first >= 0 && lead < bestLead) {
+			best, bestScore, bestLead = from, score, lead
+		}
+	}
+	out := content[words[best].start:words[best+n-1].end]
+	if best > 0 {
+		out = "…" + out
+	}
+	if best+n < len(words) {
+		out += "…"
+	}
+	return out
 }
