@@ -32,7 +32,7 @@ func (w *Workers) handleModels(cfg Config) error {
 	live := func() bool { return r.LiveCount() > 0 }
 	w.HandleWhen(storage.KindExtraction, live, Extract(r, cfg.Check))
 	w.HandleWhen(storage.KindReview, live, Review(r, cfg.DB, scope.New(cfg.Options), retrieval.New(cfg.DB)))
-	w.Handle(storage.KindMaintenance, queueReview(Maintenance(cfg.Options)))
+	w.Handle(storage.KindMaintenance, queueReview(Maintenance(cfg.DB, cfg.Options, w.log)))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/hearth-memory/hearth/server/options"
@@ -87,16 +88,29 @@ func (s Scheduler) Ensure(ctx context.Context, db *storage.DB, now time.Time) er
 	return err
 }
 
+// maxMergeSteps bounds the full-text merge of one maintenance run: at
+// storage's 200 pages a step, a merge of a million records' index.
+const maxMergeSteps = 10000
+
 // Maintenance is the handler of maintenance jobs: candidate expiry
 // (candidate_expiry_days; 0 turns it off) and purge after
 // retention_deleted_days, written with the job's completion together with an
-// audit row of the counts (storage.Tx.Maintain).
-func Maintenance(o options.Options) Handler {
+// audit row of the counts (storage.Tx.Maintain). First it merges the
+// full-text index's segments into one, in short steps of their own between
+// other writes (storage.DB.MergeIndex); a merge that fails is logged and
+// left to the next night, as the index is whole either way.
+func Maintenance(db *storage.DB, o options.Options, log *slog.Logger) Handler {
 	m := storage.Maintenance{
 		CandidateExpiry: time.Duration(o.CandidateExpiryDays) * 24 * time.Hour,
 		Retention:       time.Duration(o.RetentionDeletedDays) * 24 * time.Hour,
 	}
 	return func(ctx context.Context, job *storage.Job) (Effects, error) {
+		if steps, err := db.MergeIndexFully(ctx, maxMergeSteps); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			log.Warn("maintenance: merging the full-text index", "steps", steps, "err", err)
+		}
 		return func(ctx context.Context, tx *storage.Tx) error {
 			_, err := tx.Maintain(ctx, m)
 			return err

@@ -178,7 +178,7 @@ func New(cfg Config) (*Workers, error) {
 	if w.sched.Location == nil {
 		w.sched.Location = time.Local
 	}
-	w.Handle(storage.KindMaintenance, Maintenance(cfg.Options))
+	w.Handle(storage.KindMaintenance, Maintenance(cfg.DB, cfg.Options, w.log))
 	if err := w.handleModels(cfg); err != nil {
 		return nil, err
 	}

@@ -170,6 +170,12 @@ func TestWorkers_Maintenance(t *testing.T) {
 		t.Fatal("ran a job before review_at")
 	}
 	cand := storagetest.Store(t, db, storage.NewRecord{Status: storage.StatusCandidate})
+	for range 12 {
+		storagetest.Store(t, db, storage.NewRecord{})
+	}
+	if n, err := db.IndexSegments(ctx); err != nil || n < 2 {
+		t.Fatalf("%d index segments before the run (%v): the test needs several", n, err)
+	}
 
 	// Fifteen days on: the run of the 3rd is due (the ones between were
 	// never queued), the candidate is older than 14 days.
@@ -188,6 +194,9 @@ func TestWorkers_Maintenance(t *testing.T) {
 	if len(runs) != 1 || runs[0].Client != storage.SystemClient ||
 		runs[0].Detail.String() != "candidates expired 1, records purged 0, receipts tombstoned 0, jobs purged 0" {
 		t.Errorf("maintenance audit = %+v", runs)
+	}
+	if n, err := db.IndexSegments(ctx); err != nil || n != 1 {
+		t.Errorf("%d index segments after the run (%v), want 1: merged", n, err)
 	}
 	if done := jobs(t, db, storage.KindMaintenance, storage.JobDone); len(done) != 1 || done[0].Attempts != 1 {
 		t.Errorf("done = %+v", done)
