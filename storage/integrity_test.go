@@ -295,7 +295,8 @@ func TestDB_CheckIntegrity(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := db.ExecRaw(ctx, `INSERT INTO records_fts (records_fts, rowid, title, content, fts_scope)
-			SELECT 'delete', seq, title, content, fts_scope FROM records WHERE id = ?`, r.ID); err != nil {
+			SELECT 'delete', s.fts_rowid, s.title, s.content, s.fts_scope
+			FROM records_fts_source AS s JOIN records AS r ON r.seq = s.fts_rowid & 1099511627775 WHERE r.id = ?`, r.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := searchCount(t, db, "findable"); got != 0 {

@@ -1,11 +1,13 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -85,14 +87,22 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	err := db.read(ctx, "search", func(tx *txn) error {
 		var lists [][]Hit
 		if len(words) > 0 {
-			h, err := db.searchWords(ctx, tx, words, snip, q, exclude, limit)
+			top, err := db.searchWords(ctx, tx, words, q, exclude, limit)
+			if err != nil {
+				return err
+			}
+			h, err := readHits(ctx, tx, top, snip)
 			if err != nil {
 				return err
 			}
 			lists = append(lists, h)
 		}
 		if cjk != "" {
-			h, err := searchTx(ctx, tx, cjkIndex, cjk, nil, snip, q, exclude, limit)
+			top, err := rankTx(ctx, tx, cjkIndex, cjk, nil, nil, q, exclude, limit)
+			if err != nil {
+				return err
+			}
+			h, err := readHits(ctx, tx, top, snip)
 			if err != nil {
 				return err
 			}
@@ -115,38 +125,85 @@ var (
 	pruneCommon = 0.05
 )
 
-// searchWords searches records_fts for words. Words match title and
-// content only; a scope chain is ANDed in as the namespaces' index tokens
-// (migration 0006), so FTS5 scores only rows in the chain, the exact
-// namespace filter staying the authority.
+// searchWords searches records_fts for words, which match title and
+// content only. Within namespaces (not a hub's reach), each namespace is
+// searched on its own range of full-text rowids (migration 0075), which
+// FTS5 seeks to in each word's doclist, and the ranked lists are merged by
+// score: a namespace's search reads its own rows, however large the store.
 //
 // On a large store, when some words are common (held by more than
-// pruneCommon of the records, by the last count), the query first scores
+// pruneCommon of the records, by the last count), each search first scores
 // only the records holding one of the other words — or, when every word is
 // common, all of them — still ranked by every word; only when that gate
 // gives fewer than limit hits are all matches scored. A record held out is
 // one that shares nothing but common words with the query while limit
 // better ones exist: it would rank below them.
-func (db *DB) searchWords(ctx context.Context, tx *txn, words []string, snip *snippetter, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
-	scope, nScope := "", 0
-	if len(q.Namespaces) > 0 && !q.AllRepositories {
-		nScope = len(q.Namespaces)
-		keys := make([]string, len(q.Namespaces))
-		for i, ns := range q.Namespaces {
-			keys[i] = `"` + scopeToken(ns) + `"`
-		}
-		scope = "fts_scope : (" + strings.Join(keys, " OR ") + ") AND "
-	}
+func (db *DB) searchWords(ctx context.Context, tx *txn, words []string, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
 	all := "{title content} : (" + quoted(words, " OR ") + ")"
 	joined := strings.Join(words, " ")
-	if gate, n := db.gate(words); n > 0 {
-		hits, err := searchTx(ctx, tx, wordIndex, scope+"{title content} : ("+gate+") AND "+all,
-			[]any{nScope + n, joined}, snip, q, exclude, limit)
-		if err != nil || len(hits) >= limit {
-			return hits, err
+	gate, n := db.gate(words)
+	search := func(rows *rowRange) ([]ranked, error) {
+		if n > 0 {
+			top, err := rankTx(ctx, tx, wordIndex, "{title content} : ("+gate+") AND "+all, []any{n, joined}, rows, q, exclude, limit)
+			if err != nil || len(top) >= limit {
+				return top, err
+			}
 		}
+		return rankTx(ctx, tx, wordIndex, all, []any{0, joined}, rows, q, exclude, limit)
 	}
-	return searchTx(ctx, tx, wordIndex, scope+all, []any{nScope, joined}, snip, q, exclude, limit)
+	if len(q.Namespaces) == 0 || q.AllRepositories {
+		return search(nil)
+	}
+	keys, err := namespaceKeysTx(ctx, tx, q.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	var top []ranked
+	for _, k := range keys {
+		t, err := search(&rowRange{lo: k << ftsSeqBits, hi: k<<ftsSeqBits | ftsSeqMask})
+		if err != nil {
+			return nil, err
+		}
+		top = append(top, t...)
+	}
+	if len(keys) > 1 {
+		slices.SortFunc(top, func(a, b ranked) int {
+			if c := cmp.Compare(a.rank, b.rank); c != 0 {
+				return c
+			}
+			return strings.Compare(a.id, b.id)
+		})
+	}
+	return top[:min(len(top), limit)], nil
+}
+
+// A full-text rowid is the record's namespace key shifted ftsSeqBits left,
+// ORed with its seq (migration 0075).
+const (
+	ftsSeqBits       = 40
+	ftsSeqMask int64 = 1<<ftsSeqBits - 1
+)
+
+// rowRange bounds the full-text rowids a query reads, both ends included.
+type rowRange struct{ lo, hi int64 }
+
+// namespaceKeysTx returns the keys of the namespaces that hold or held
+// records (migration 0075); a namespace never used has none, and no rows.
+func namespaceKeysTx(ctx context.Context, tx *txn, namespaces []string) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT key FROM namespace_keys WHERE namespace IN (SELECT value FROM json_each(?))`, jsonList(namespaces))
+	if err != nil {
+		return nil, classify("search", err)
+	}
+	defer rows.Close()
+	var keys []int64
+	for rows.Next() {
+		var k int64
+		if err := rows.Scan(&k); err != nil {
+			return nil, classify("search", err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, classify("search", rows.Err())
 }
 
 // gate returns the pruning gate for words (see searchWords) and how many
@@ -188,18 +245,20 @@ func quoted(words []string, op string) string {
 	return b.String()
 }
 
-// index is a full-text index searchTx reads: its table, rank expression
-// (whose arguments from ?7 on searchTx's caller gives) and the join it
-// needs.
-type index struct{ table, rank, join string }
+// index is a full-text index rankTx reads: its table, rank expression
+// (whose arguments from ?7 on rankTx's caller gives), the join it needs,
+// and the record's seq as its rowid gives it.
+type index struct{ table, rank, join, seq string }
 
 var (
-	// wordIndex is records_fts: porter-stemmed words, ranked by hearth_rank.
+	// wordIndex is records_fts: porter-stemmed words, ranked by hearth_rank,
+	// its rowids namespace ranges (migration 0075).
 	wordIndex = index{"records_fts", "hearth_rank(records_fts, ?7, ds.sz, ?8, 3.0, 1.0, 0.0)",
-		"JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid"}
+		"JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid",
+		"(records_fts.rowid & " + strconv.FormatInt(ftsSeqMask, 10) + ")"}
 	// cjkIndex is records_cjk: CJK bigrams (migration 0008), ranked by bm25
-	// with the same title weight.
-	cjkIndex = index{"records_cjk", "bm25(records_cjk, 3.0, 1.0)", ""}
+	// with the same title weight; its rowids are the records' seqs.
+	cjkIndex = index{"records_cjk", "bm25(records_cjk, 3.0, 1.0)", "", "records_cjk.rowid"}
 )
 
 // mergeHits merges the hit lists of the word and CJK indexes (each best
@@ -250,19 +309,32 @@ func mergeHits(lists [][]Hit, limit int) []Hit {
 	return hits
 }
 
-// searchTx runs the full-text query match on ix, rankArgs binding the
-// rank expression's arguments, with Search's filters, in two steps: every
-// matching row is ranked with only what ranking and the filters need, then
-// the best limit rows are read whole and snip cuts their snippets. Reading
-// every match whole, or running the match again per hit for FTS5's
-// snippet(), cost more than ranking.
-func searchTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []any, snip *snippetter, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
-	rows, err := tx.QueryContext(ctx, `
-		SELECT r.seq, `+ix.rank+` AS rank
+// ranked is a matching row as rankTx ranks it.
+type ranked struct {
+	seq  int64
+	rank float64
+	id   string
+}
+
+// rankTx runs the full-text query match on ix, rankArgs binding the rank
+// expression's arguments, with Search's filters, and, when rows is not
+// nil, reads only that range of rowids. It returns the best limit rows,
+// ranked with only what ranking and the filters need; readHits reads them
+// whole. Reading every match whole, or running the match again per hit
+// for FTS5's snippet(), cost more than ranking.
+func rankTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []any, rows *rowRange, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
+	args := append([]any{match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit, q.AllRepositories}, rankArgs...)
+	bounds := ""
+	if rows != nil {
+		bounds = ` AND ` + ix.table + `.rowid BETWEEN ?9 AND ?10`
+		args = append(args, rows.lo, rows.hi)
+	}
+	rs, err := tx.QueryContext(ctx, `
+		SELECT r.seq, `+ix.rank+` AS rank, r.id
 		FROM `+ix.table+`
 		`+ix.join+`
-		JOIN records AS r ON r.seq = `+ix.table+`.rowid
-		WHERE `+ix.table+` MATCH ?1
+		JOIN records AS r ON r.seq = `+ix.seq+`
+		WHERE `+ix.table+` MATCH ?1`+bounds+`
 			AND r.status IN ('active', 'candidate')
 			AND (?2 IS NULL OR r.namespace IN (SELECT value FROM json_each(?2))
 				OR (?6 AND (r.namespace GLOB 'github/*' OR r.namespace GLOB 'gitea/*' OR r.namespace GLOB 'local/*')))
@@ -270,37 +342,31 @@ func searchTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []a
 			AND (?4 IS NULL OR NOT EXISTS (
 				SELECT 1 FROM json_each(?4) AS x WHERE substr(r.id, 1, length(x.value)) = x.value))
 		ORDER BY rank, r.id
-		LIMIT +?5`,
-		append([]any{match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit, q.AllRepositories}, rankArgs...)...,
-	)
+		LIMIT +?5`, args...)
 	if err != nil {
 		return nil, classify("search", err)
 	}
-	type ranked struct {
-		seq  int64
-		rank float64
-	}
+	defer rs.Close()
 	var top []ranked
-	for rows.Next() {
+	for rs.Next() {
 		var r ranked
-		if err := rows.Scan(&r.seq, &r.rank); err != nil {
-			rows.Close()
+		if err := rs.Scan(&r.seq, &r.rank, &r.id); err != nil {
 			return nil, classify("search", err)
 		}
 		top = append(top, r)
 	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return nil, classify("search", err)
-	}
-	rows.Close()
+	return top, classify("search", rs.Err())
+}
 
-	// The best rows, read whole; their snippets are cut in Go.
+// readHits reads the rows of top whole, in order, and snip cuts their
+// snippets in Go.
+func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]Hit, error) {
 	hits := make([]Hit, 0, len(top))
 	recs := make([]*Record, 0, len(top))
 	for _, t := range top {
 		h := Hit{BM25: t.rank}
 		row := tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records AS r WHERE r.seq = ?`, t.seq)
+		var err error
 		if h.Record, err = scanRecord(row); err != nil {
 			return nil, classify("search", err)
 		}

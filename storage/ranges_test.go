@@ -1,0 +1,255 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// rangesCorpus stores n records of Zipf-distributed words spread over
+// namespaces, some of them in each namespace's title.
+func rangesCorpus(t *testing.T, db *DB, n int, namespaces []string) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(11, 12))
+	vocab := strings.Fields(`retry webhook backoff delivery failed cache invalidate write database
+		migration schema index query budget session anchor namespace billing invoice deploy`)
+	for i := range 120 {
+		vocab = append(vocab, fmt.Sprintf("term%03d", i))
+	}
+	z := rand.NewZipf(r, 1.2, 3, uint64(len(vocab)-1))
+	words := func(k int) string {
+		w := make([]string, k)
+		for i := range w {
+			w[i] = vocab[z.Uint64()]
+		}
+		return strings.Join(w, " ")
+	}
+	for i := range n {
+		title, _ := screen.Check("title", words(2+r.IntN(5)))
+		content, _ := screen.Check("content", words(5+r.IntN(60)))
+		if _, err := db.Store(context.Background(), NewRecord{Namespace: namespaces[r.IntN(len(namespaces))],
+			Type: Types[i%len(Types)], Title: title, Content: content,
+			Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSearch_NamespaceRanges: a search within namespaces reads each
+// namespace's range of full-text rowids (migration 0075) and finds and
+// ranks exactly what the scope-token query over the whole index (0006)
+// does, with the same scores, for one namespace or several, filtered by
+// type or not; and hearth_rank still equals bm25 inside a range.
+func TestSearch_NamespaceRanges(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	namespaces := []string{"global", "github/acme/api", "github/acme/web", "topics/home-assistant", "local/ürün"}
+	rangesCorpus(t, db, 600, namespaces)
+
+	queries := []string{"retry webhook", "cache", "term050 database migration", "namespace budget deploy term003", "retries invoices", "absentword"}
+	scopes := [][]string{{"global"}, {"github/acme/api", "global"}, {"local/ürün"}, {"github/acme/web", "topics/home-assistant", "global"}, {"github/none"}}
+	compared := 0
+	for _, text := range queries {
+		for _, scope := range scopes {
+			for _, types := range [][]string{nil, {TypeDecision, TypeNote}} {
+				q := SearchQuery{Text: text, Namespaces: scope, Types: types, Limit: 15}
+				hits, err := db.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				words := queryWords(text)
+				keys := make([]string, len(scope))
+				for i, ns := range scope {
+					keys[i] = `"` + scopeToken(ns) + `"`
+				}
+				match := "fts_scope : (" + strings.Join(keys, " OR ") + ") AND {title content} : (" + quoted(words, " OR ") + ")"
+				var want []ranked
+				if err := db.read(ctx, "test", func(tx *txn) (err error) {
+					want, err = rankTx(ctx, tx, wordIndex, match, []any{len(scope), strings.Join(words, " ")}, nil, q, nil, q.Limit)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]string, len(hits))
+				for i, h := range hits {
+					got[i] = fmt.Sprintf("%s %.15g", h.Record.ID, h.BM25)
+				}
+				exp := make([]string, len(want))
+				for i, w := range want {
+					exp[i] = fmt.Sprintf("%s %.15g", w.id, w.rank)
+				}
+				if !slices.Equal(got, exp) {
+					t.Errorf("%q in %v, types %v:\ngot  %v\nwant %v", text, scope, types, got, exp)
+				}
+				compared += len(got)
+			}
+		}
+	}
+	if compared < 300 {
+		t.Fatalf("compared %d hits; the corpus matches too little", compared)
+	}
+
+	// Inside a namespace's range, hearth_rank is still FTS5's bm25.
+	var key int64
+	if err := db.reader.QueryRowContext(ctx, `SELECT key FROM namespace_keys WHERE namespace = 'github/acme/api'`).Scan(&key); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := db.reader.QueryContext(ctx, `
+		SELECT bm25(records_fts, 3.0, 1.0, 0.0), hearth_rank(records_fts, 0, ds.sz, '', 3.0, 1.0, 0.0)
+		FROM records_fts JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid
+		WHERE records_fts MATCH '{title content} : ("retry" OR "cache" OR "term010")' AND records_fts.rowid BETWEEN ? AND ?`,
+		key<<ftsSeqBits, key<<ftsSeqBits|ftsSeqMask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	rows := 0
+	for rs.Next() {
+		var want, got float64
+		if err := rs.Scan(&want, &got); err != nil {
+			t.Fatal(err)
+		}
+		if rows++; math.Abs(want-got) > 1e-9 {
+			t.Errorf("in the range: hearth_rank %.12f, bm25 %.12f", got, want)
+		}
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rows < 20 {
+		t.Errorf("compared %d rows in the range", rows)
+	}
+}
+
+// TestSearch_RenameMovesTheRange: a record moved to another namespace is
+// indexed in that namespace's range, found there and no longer in the old
+// one, and the index agrees with the records.
+func TestSearch_RenameMovesTheRange(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	title, _ := screen.Check("title", "Webhook retries")
+	content, _ := screen.Check("content", "Retry webhook deliveries with backoff.")
+	if _, err := db.Store(ctx, NewRecord{Namespace: "github/olduser/api", Type: TypeDecision, Title: title, Content: content,
+		Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	find := func(ns string) int {
+		hits, err := db.Search(ctx, SearchQuery{Text: "webhook retry", Namespaces: []string{ns}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits)
+	}
+	if find("github/olduser/api") != 1 {
+		t.Fatal("not found in its own namespace")
+	}
+	if _, err := db.RenameNamespaces(ctx, []Rename{{From: "github/olduser", To: "github/newuser"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := find("github/newuser/api"); n != 1 {
+		t.Errorf("%d hits in the new namespace, want 1", n)
+	}
+	if n := find("github/olduser/api"); n != 0 {
+		t.Errorf("%d hits in the old namespace, want 0", n)
+	}
+	var keys int
+	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM namespace_keys`).Scan(&keys); err != nil || keys != 2 {
+		t.Errorf("%d namespace keys (%v), want 2: the old one kept, the new one added", keys, err)
+	}
+	chk, err := db.CheckIntegrity(ctx)
+	if err != nil || chk.Damage != nil || chk.Repaired != "" {
+		t.Errorf("integrity: %+v, %v", chk, err)
+	}
+}
+
+// TestMigration0075: a store indexed the 0006 way (rowid = seq, scope
+// tokens) is re-indexed by namespace range when it opens, and searches
+// find and rank what they did.
+func TestMigration0075(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces := []string{"global", "github/acme/api", "github/acme/web"}
+	rangesCorpus(t, db, 300, namespaces)
+	search := func(db *DB) []string {
+		var out []string
+		for _, text := range []string{"retry webhook", "cache term010", "database migration schema"} {
+			for _, scope := range [][]string{nil, {"github/acme/api", "global"}, {"github/acme/web"}} {
+				hits, err := db.Search(ctx, SearchQuery{Text: text, Namespaces: scope, Limit: 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range hits {
+					out = append(out, fmt.Sprintf("%s %.15g", h.Record.ID, h.BM25))
+				}
+			}
+		}
+		return out
+	}
+	want := search(db)
+	// Back to the index of migrations 0006 and 0007.
+	for _, q := range []string{
+		`DROP TRIGGER records_fts_insert`, `DROP TRIGGER records_fts_delete`, `DROP TRIGGER records_fts_update`,
+		`DROP TABLE records_vocab`, `DROP TABLE records_fts`, `DROP VIEW records_fts_source`, `DROP TABLE namespace_keys`,
+		`CREATE VIRTUAL TABLE records_fts USING fts5 (title, content, fts_scope,
+			content = 'records', content_rowid = 'seq', tokenize = 'porter unicode61')`,
+		`INSERT INTO records_fts (records_fts) VALUES ('rebuild')`,
+		`CREATE VIRTUAL TABLE records_vocab USING fts5vocab(records_fts, row)`,
+		`CREATE TRIGGER records_fts_insert AFTER INSERT ON records BEGIN
+			INSERT INTO records_fts (rowid, title, content, fts_scope) VALUES (new.seq, new.title, new.content, new.fts_scope);
+		END`,
+		`CREATE TRIGGER records_fts_delete AFTER DELETE ON records BEGIN
+			INSERT INTO records_fts (records_fts, rowid, title, content, fts_scope)
+				VALUES ('delete', old.seq, old.title, old.content, old.fts_scope);
+		END`,
+		`CREATE TRIGGER records_fts_update AFTER UPDATE OF title, content, namespace ON records
+		WHEN old.title IS NOT new.title OR old.content IS NOT new.content OR old.namespace IS NOT new.namespace
+		BEGIN
+			INSERT INTO records_fts (records_fts, rowid, title, content, fts_scope)
+				VALUES ('delete', old.seq, old.title, old.content, old.fts_scope);
+			INSERT INTO records_fts (rowid, title, content, fts_scope) VALUES (new.seq, new.title, new.content, new.fts_scope);
+		END`,
+		`DELETE FROM migrations WHERE name = '0075_fts_namespace_ranges.sql'`,
+	} {
+		if _, err := db.writer.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var keys int
+	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM namespace_keys`).Scan(&keys); err != nil || keys != len(namespaces) {
+		t.Fatalf("%d namespace keys after the migration (%v), want %d", keys, err, len(namespaces))
+	}
+	if got := search(db); len(want) < 50 || !slices.Equal(got, want) {
+		t.Errorf("searches after the migration (%d hits) differ from before (%d hits)", len(got), len(want))
+	}
+	chk, err := db.CheckIntegrity(ctx)
+	if err != nil || chk.Damage != nil || chk.Repaired != "" {
+		t.Errorf("integrity after the migration: %+v, %v", chk, err)
+	}
+}
