@@ -24,6 +24,25 @@ const (
 // every connection: hearth_rank(records_fts, nSkip, docsize, words, weight...).
 const rankFunction = "hearth_rank"
 
+// initConn prepares a new connection: the query planner's stability
+// guarantee on, and FTS5 registered (registerFTS).
+//
+// With the guarantee (SQLITE_DBCONFIG_ENABLE_QPSG) the planner never plans
+// for the values bound to a statement's parameters, so rebinding them never
+// makes SQLite prepare the statement again. Without it, FTS5's own lookup of
+// a term in a segment (SELECT pgno FROM '%_idx' WHERE segid=? AND term<=?
+// ORDER BY term DESC LIMIT 1, which no query of ours can change) was
+// prepared again on nearly every run: a quarter of a one-word search's time
+// (TestSQL_FTS5LookupIsNotReprepared). Nothing here plans on bound values:
+// no LIKE or GLOB takes a bound pattern, LIMIT takes +? (sqllimit_test.go),
+// and the store keeps no sqlite_stat4.
+func (db *DB) initConn(c *sqlite3.Conn) error {
+	if _, err := c.Config(sqlite3.DBCONFIG_ENABLE_QPSG, true); err != nil {
+		return fmt.Errorf("storage: query planner stability guarantee: %w", err)
+	}
+	return db.registerFTS(c)
+}
+
 // registerFTS registers FTS5 on a new connection, with hearth_rank and the
 // hearth_cjk tokenizer.
 func (db *DB) registerFTS(c *sqlite3.Conn) error {

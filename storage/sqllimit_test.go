@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,50 +42,106 @@ func TestSQL_NoBareLimitParameter(t *testing.T) {
 }
 
 // TestSQL_LimitPlusParameterIsNotReprepared proves the premise on the
-// driver this module builds with: LIMIT ? re-prepares at every run, LIMIT +?
-// never.
+// driver this module builds with, on a connection without initConn's
+// planner setting (which alone would also stop it): LIMIT ? re-prepares at
+// every run, LIMIT +? never.
 func TestSQL_LimitPlusParameterIsNotReprepared(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	conn, err := db.reader.Conn(ctx)
+	c, err := sqlite3.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer c.Close()
 	reprepares := func(query string) int {
-		var n int
-		if err := conn.Raw(func(dc any) error {
-			c := dc.(interface{ Raw() *sqlite3.Conn }).Raw()
-			s, _, err := c.Prepare(query)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			for _, limit := range []int{1, 2, 3, 1} {
-				if err := s.BindInt(1, limit); err != nil {
-					return err
-				}
-				for s.Step() {
-				}
-				if err := s.Reset(); err != nil {
-					return err
-				}
-			}
-			n = s.Status(sqlite3.STMTSTATUS_REPREPARE, false)
-			return nil
-		}); err != nil {
+		s, _, err := c.Prepare(query)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		defer s.Close()
+		for _, limit := range []int{1, 2, 3, 1} {
+			if err := s.BindInt(1, limit); err != nil {
+				t.Fatal(err)
+			}
+			for s.Step() {
+			}
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s.Status(sqlite3.STMTSTATUS_REPREPARE, false)
 	}
 	if n := reprepares(`SELECT seq FROM records ORDER BY seq LIMIT ?1`); n == 0 {
 		t.Log("LIMIT ?1 is no longer re-prepared by this SQLite: LIMIT +? is harmless but no longer needed")
 	}
 	if n := reprepares(`SELECT seq FROM records ORDER BY seq LIMIT +?1`); n != 0 {
 		t.Errorf("LIMIT +?1 was re-prepared %d times in 4 runs, want 0", n)
+	}
+}
+
+// TestSQL_FTS5LookupIsNotReprepared: FTS5 looks a term up in a segment with
+// a statement of its own whose plan SQLite would redo for each new binding;
+// the stores' connections plan without bound values (initConn), so it is
+// prepared once. The premise is checked on a connection without that
+// setting.
+func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const lookup = `SELECT pgno FROM 'main'.'records_fts_idx' WHERE segid=? AND term<=? ORDER BY term DESC LIMIT 1`
+	reprepares := func(c *sqlite3.Conn) int {
+		s, _, err := c.Prepare(lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for i, term := range []string{"0retry", "0cache", "0webhook", "0deploy"} {
+			if err := s.BindInt(1, i+1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.BindBlob(2, []byte(term)); err != nil {
+				t.Fatal(err)
+			}
+			for s.Step() {
+			}
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s.Status(sqlite3.STMTSTATUS_REPREPARE, false)
+	}
+	for name, pool := range map[string]*sql.DB{"reader": db.reader, "writer": db.writer, "vocab": db.vocab} {
+		conn, err := pool.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := conn.Raw(func(dc any) error {
+			n = reprepares(dc.(interface{ Raw() *sqlite3.Conn }).Raw())
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+		if n != 0 {
+			t.Errorf("%s: the lookup was prepared again %d times in 4 runs, want 0", name, n)
+		}
+	}
+	plain, err := sqlite3.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if n := reprepares(plain); n == 0 {
+		t.Log("this SQLite no longer prepares the lookup again without the guarantee: initConn's setting is harmless but no longer needed")
 	}
 }

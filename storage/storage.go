@@ -170,9 +170,9 @@ func (db *DB) open(ctx context.Context) (err error) {
 	if db.vfs, err = storeVFS(db.vfs); err != nil {
 		return err
 	}
-	// FTS5 is not built into the driver: registerFTS (with hearth_rank) runs
-	// on every new connection of both pools.
-	db.writer, err = driver.Open(withVFS(dsn(db.path, "immediate", writerPragmas), db.vfs), db.registerFTS)
+	// initConn (FTS5, which is not built into the driver, with hearth_rank;
+	// the planner's settings) runs on every new connection of every pool.
+	db.writer, err = driver.Open(withVFS(dsn(db.path, "immediate", writerPragmas), db.vfs), db.initConn)
 	if err != nil {
 		return fmt.Errorf("storage: open writer: %w", err)
 	}
@@ -203,7 +203,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 		return err
 	}
 
-	db.reader, err = driver.Open(withVFS(dsn(db.path, "deferred", readerPragmas), db.vfs), db.registerFTS)
+	db.reader, err = driver.Open(withVFS(dsn(db.path, "deferred", readerPragmas), db.vfs), db.initConn)
 	if err != nil {
 		return fmt.Errorf("storage: open readers: %w", err)
 	}
@@ -211,7 +211,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 	db.reader.SetMaxOpenConns(n)
 	db.reader.SetMaxIdleConns(n)
 	db.readerStmts = newStmtCache(db.reader)
-	if db.vocab, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.registerFTS); err != nil {
+	if db.vocab, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.initConn); err != nil {
 		return fmt.Errorf("storage: open vocabulary reader: %w", err)
 	}
 	db.vocab.SetMaxOpenConns(2)
