@@ -3,6 +3,7 @@ package storage
 import (
 	"database/sql"
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -35,6 +36,19 @@ func jsonList(ss []string) any {
 	}
 	b, _ := json.Marshal(ss) // a []string always marshals
 	return string(b)
+}
+
+// jsonInts encodes an integer list for json_each(?).
+func jsonInts(ns []int64) string {
+	b := make([]byte, 0, 8*len(ns)+2)
+	b = append(b, '[')
+	for i, n := range ns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return string(append(b, ']'))
 }
 
 // ms converts a time to the stored form: unix milliseconds, NULL for zero.
