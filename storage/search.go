@@ -53,7 +53,9 @@ type Hit struct {
 // Search finds live records (active or candidate) that share at least one
 // meaningful word with q.Text, best first. Text is split into words, lower-cased
 // and stripped of stopwords; each word is quoted and the words are ORed, so no
-// text can be FTS5 syntax. Text with no meaningful word finds nothing. Runs
+// text can be FTS5 syntax. The words' synonyms (expandQuery) are ORed in
+// too, ranked below the words themselves. Text with no meaningful word
+// finds nothing. Runs
 // of Chinese, Japanese or Korean text are also looked up, as phrases, in the
 // bigram index records_cjk, and the two lists merged by reciprocal rank, so
 // a word inside such a sentence is found.
@@ -80,12 +82,13 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		}
 	}
 
-	snip := newSnippetter(words, q.Text)
+	x := expandQuery(words)
+	snip := newSnippetter(x.snippetWords(), q.Text)
 	var hits []Hit
 	err := db.read(ctx, "search", func(tx *txn) error {
 		var lists [][]Hit
 		if len(words) > 0 {
-			h, err := db.searchWords(ctx, tx, words, snip, q, exclude, limit)
+			h, err := db.searchWords(ctx, tx, x, snip, q, exclude, limit)
 			if err != nil {
 				return err
 			}
@@ -115,10 +118,11 @@ var (
 	pruneCommon = 0.05
 )
 
-// searchWords searches records_fts for words. Words match title and
-// content only; a scope chain is ANDed in as the namespaces' index tokens
-// (migration 0006), so FTS5 scores only rows in the chain, the exact
-// namespace filter staying the authority.
+// searchWords searches records_fts for the terms of x: the query's words
+// and their synonyms (expandQuery). Terms match title and content only; a
+// scope chain is ANDed in as the namespaces' index tokens (migration 0006),
+// so FTS5 scores only rows in the chain, the exact namespace filter staying
+// the authority.
 //
 // On a large store, when some words are common (held by more than
 // pruneCommon of the records, by the last count), the query first scores
@@ -127,7 +131,7 @@ var (
 // gives fewer than limit hits are all matches scored. A record held out is
 // one that shares nothing but common words with the query while limit
 // better ones exist: it would rank below them.
-func (db *DB) searchWords(ctx context.Context, tx *txn, words []string, snip *snippetter, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
+func (db *DB) searchWords(ctx context.Context, tx *txn, x expansion, snip *snippetter, q SearchQuery, exclude []string, limit int) ([]Hit, error) {
 	scope, nScope := "", 0
 	if len(q.Namespaces) > 0 && !q.AllRepositories {
 		nScope = len(q.Namespaces)
@@ -137,9 +141,9 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, words []string, snip *sn
 		}
 		scope = "fts_scope : (" + strings.Join(keys, " OR ") + ") AND "
 	}
-	all := "{title content} : (" + quoted(words, " OR ") + ")"
-	joined := strings.Join(words, " ")
-	if gate, n := db.gate(words); n > 0 {
+	all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
+	joined := x.rankWords()
+	if gate, n := db.gate(x.terms); n > 0 {
 		hits, err := searchTx(ctx, tx, wordIndex, scope+"{title content} : ("+gate+") AND "+all,
 			[]any{nScope + n, joined}, snip, q, exclude, limit)
 		if err != nil || len(hits) >= limit {

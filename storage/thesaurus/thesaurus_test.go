@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestGroups_Embedded: the embedded file parses (Parse's rules: lower-case
+// TestThesaurus_Groups: the embedded file parses (Parse's rules: lower-case
 // entries of letters and digits, at least two per group, none twice in the
 // file), and stays small.
-func TestGroups_Embedded(t *testing.T) {
+func TestThesaurus_Groups(t *testing.T) {
 	g, err := Parse(data)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestGroups_Embedded(t *testing.T) {
 	}
 }
 
-func TestParse(t *testing.T) {
+func TestThesaurus_Parse(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		g, err := Parse("# money\n\ninvoice, bill\n  k8s ,kubernetes  \npull request, pr\n")
 		if err != nil {
