@@ -123,15 +123,15 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				words := queryWords(text)
+				x := expandQuery(queryWords(text))
 				keys := make([]string, len(scope))
 				for i, ns := range scope {
 					keys[i] = `"` + scopeToken(ns) + `"`
 				}
-				match := "fts_scope : (" + strings.Join(keys, " OR ") + ") AND {title content} : (" + quoted(words, " OR ") + ")"
+				match := "fts_scope : (" + strings.Join(keys, " OR ") + ") AND {title content} : (" + quoted(x.terms, " OR ") + ")"
 				var want []ranked
 				if err := db.read(ctx, "test", func(tx *txn) (err error) {
-					want, err = rankTx(ctx, tx, wordIndex, match, []any{len(scope), strings.Join(words, " ")}, nil, q, exclude, q.Limit)
+					want, err = rankTx(ctx, tx, wordIndex, match, []any{len(scope), x.rankWords()}, nil, q, exclude, q.Limit)
 					return err
 				}); err != nil {
 					t.Fatal(err)

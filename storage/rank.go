@@ -73,7 +73,11 @@ type rankData struct {
 // tokens (migration 0006), whose column weighs 0 and whose frequency is the
 // costliest to count, and the phrases of a gate (Search's pruning), which
 // repeat scored ones. words lists, space-separated, the words of the scored
-// phrases in order, so that their stems are learned. docsize is the row's records_fts_docsize.sz
+// phrases in order, so that their stems are learned; a synonym's entry
+// (expand.go) also says its weight, which multiplies its phrase's IDF, and
+// which words of the query it stands for: it weighs 1 when no record holds
+// one of them. Without such an entry a phrase weighs 1, so with no synonym
+// the score is bm25's. docsize is the row's records_fts_docsize.sz
 // blob (its size in tokens per column), which the query joins in: asking
 // FTS5 for it from Go (xColumnSize) crashes go-sqlite3 v0.37 when the
 // lookup statement is not yet prepared. With a fresh cache the score equals
@@ -139,8 +143,9 @@ func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value)
 	ctx.ResultFloat(-score)
 }
 
-// rankData computes a query's IDFs from cached document frequencies, and
-// learns the stems of words, the words of the scored phrases.
+// rankData computes a query's IDFs from cached document frequencies, each
+// times its phrase's weight (rankWord.weigh), and learns the stems of
+// words, the words of the scored phrases.
 func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData, error) {
 	rows, err := fts.RowCount()
 	if err != nil {
@@ -157,18 +162,25 @@ func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData,
 		d.avgdl = float64(tokens) / float64(rows)
 	}
 	db.dfs.rowsSeen.Store(rows)
+	terms := make([]rankWord, n-d.nScope)
+	dfs := make([]int64, n-d.nScope)
 	for i := d.nScope; i < n; i++ {
-		// A phrase of several tokens (which Search never builds) counts as
-		// often as its rarest token: an upper bound, so its IDF is never
-		// overstated.
+		rw := &terms[i-d.nScope]
+		rw.weight = 1
+		if w := i - d.nScope; w < len(words) {
+			*rw = parseRankWord(words[w])
+		}
+		// A phrase of several tokens (a synonym such as "pull request")
+		// counts as often as its rarest token: an upper bound, so its IDF
+		// is never overstated.
 		hits := int64(-1)
 		for t := range fts.PhraseSize(i) {
 			token, err := fts.QueryToken(i, t)
 			if err != nil {
 				return nil, err
 			}
-			if w := i - d.nScope; t == 0 && w < len(words) && fts.PhraseSize(i) == 1 {
-				db.stems.learn(words[w], token)
+			if t == 0 && rw.word != "" && fts.PhraseSize(i) == 1 {
+				db.stems.learn(rw.word, token)
 			}
 			df, err := db.dfs.get(db, token, rows)
 			if err != nil {
@@ -181,11 +193,15 @@ func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData,
 		// The cache may hold a count from a snapshot newer than the query's:
 		// never more records than the query sees.
 		hits = min(max(hits, 0), rows)
+		dfs[i-d.nScope] = hits
 		idf := math.Log((float64(rows) - float64(hits) + 0.5) / (float64(hits) + 0.5))
 		if idf <= 0 || math.IsNaN(idf) {
 			idf = 1e-6
 		}
 		d.idf[i] = idf
+	}
+	for i := d.nScope; i < n; i++ {
+		d.idf[i] *= terms[i-d.nScope].weigh(dfs)
 	}
 	return d, nil
 }

@@ -55,7 +55,9 @@ type Hit struct {
 // Search finds live records (active or candidate) that share at least one
 // meaningful word with q.Text, best first. Text is split into words, lower-cased
 // and stripped of stopwords; each word is quoted and the words are ORed, so no
-// text can be FTS5 syntax. Text with no meaningful word finds nothing. Runs
+// text can be FTS5 syntax. The words' synonyms (expandQuery) are ORed in
+// too, ranked below the words themselves. Text with no meaningful word
+// finds nothing. Runs
 // of Chinese, Japanese or Korean text are also looked up, as phrases, in the
 // bigram index records_cjk, and the two lists merged by reciprocal rank, so
 // a word inside such a sentence is found.
@@ -82,12 +84,13 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		}
 	}
 
-	snip := newSnippetter(words, q.Text)
+	x := expandQuery(words)
+	snip := newSnippetter(x.snippetWords(), q.Text)
 	var hits []Hit
 	err := db.read(ctx, "search", func(tx *txn) error {
 		var lists [][]Hit
 		if len(words) > 0 {
-			top, err := db.searchWords(ctx, tx, words, q, exclude, limit)
+			top, err := db.searchWords(ctx, tx, x, q, exclude, limit)
 			if err != nil {
 				return err
 			}
@@ -125,11 +128,12 @@ var (
 	pruneCommon = 0.05
 )
 
-// searchWords searches records_fts for words, which match title and
-// content only. Within namespaces (not a hub's reach), each namespace is
-// searched on its own range of full-text rowids (migration 0075), which
-// FTS5 seeks to in each word's doclist, and the ranked lists are merged by
-// score: a namespace's search reads its own rows, however large the store.
+// searchWords searches records_fts for the terms of x: the query's words
+// and their synonyms (expandQuery), which match title and content only.
+// Within namespaces (not a hub's reach), each namespace is searched on its
+// own range of full-text rowids (migration 0075), which FTS5 seeks to in
+// each term's doclist, and the ranked lists are merged by score: a
+// namespace's search reads its own rows, however large the store.
 //
 // On a large store, when some words are common (held by more than
 // pruneCommon of the records, by the last count), each search first scores
@@ -138,10 +142,10 @@ var (
 // gives fewer than limit hits are all matches scored. A record held out is
 // one that shares nothing but common words with the query while limit
 // better ones exist: it would rank below them.
-func (db *DB) searchWords(ctx context.Context, tx *txn, words []string, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
-	all := "{title content} : (" + quoted(words, " OR ") + ")"
-	joined := strings.Join(words, " ")
-	gate, n := db.gate(words)
+func (db *DB) searchWords(ctx context.Context, tx *txn, x expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
+	all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
+	joined := x.rankWords()
+	gate, n := db.gate(x.terms)
 	search := func(rows *rowRange) ([]ranked, error) {
 		run := func(match string, nSkip int) ([]ranked, error) {
 			if rows != nil && len(q.Types) == 0 {
