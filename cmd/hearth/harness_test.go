@@ -353,3 +353,38 @@ func freePort(tb testing.TB) string {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	return port
 }
+
+// grpcCall is one gRPC call made ready: its request built from JSON
+// arguments and its metadata set before a benchmark's clock starts, so
+// that what is timed is the call as a gRPC client makes it, not the
+// harness turning JSON into messages and back.
+type grpcCall struct {
+	conn      *grpc.ClientConn
+	ctx       context.Context
+	method    string
+	req, resp proto.Message
+}
+
+// prepare readies a call of tool with args, as call would make it.
+func (c grpcTransport) prepare(tb testing.TB, token, tool string, args any) grpcCall {
+	tb.Helper()
+	md := methodOf(tb, tool)
+	req, resp := newMessage(tb, md.Method.Input()), newMessage(tb, md.Method.Output())
+	b, _ := json.Marshal(args)
+	if err := protojson.Unmarshal(b, req); err != nil {
+		tb.Fatalf("grpc %s: arguments: %v", tool, err)
+	}
+	out := metadata.MD{}
+	if token != "" {
+		out.Set("authorization", "Bearer "+token)
+	}
+	return grpcCall{conn: c.td.conn, ctx: metadata.NewOutgoingContext(context.Background(), out),
+		method: md.FullMethod(), req: req, resp: resp}
+}
+
+// invoke makes the call.
+func (c grpcCall) invoke() error {
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	return c.conn.Invoke(ctx, c.method, c.req, c.resp)
+}
