@@ -25,12 +25,15 @@ type snippetter struct {
 	// word starting with another ASCII byte is no match, and is not
 	// stemmed.
 	initial [128]bool
+	// judged remembers whether a content word, as written, matched: the
+	// hits of one search share most of their words.
+	judged map[string]bool
 }
 
 // newSnippetter prepares the snippets of a query with words (lower-cased,
 // see queryWords) and CJK terms.
 func newSnippetter(words []string, text string) *snippetter {
-	s := &snippetter{stems: make(map[string]bool, len(words))}
+	s := &snippetter{stems: make(map[string]bool, len(words)), judged: make(map[string]bool)}
 	for _, w := range words {
 		st := stem(w)
 		s.stems[st] = true
@@ -67,21 +70,21 @@ func (s *snippetter) cut(content string) string {
 		at    []int          // indexes of the matched words, in order
 	)
 	for i := 0; i < len(content); {
-		r, size := utf8.DecodeRuneInString(content[i:])
-		if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+		ok, size := wordRune(content[i:])
+		if !ok {
 			i += size
 			continue
 		}
 		j := i + size
 		for j < len(content) {
-			r, size := utf8.DecodeRuneInString(content[j:])
-			if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+			ok, size := wordRune(content[j:])
+			if !ok {
 				break
 			}
 			j += size
 		}
 		w := word{start: i, end: j, key: -1}
-		if s.matches(content[i:j]) {
+		if s.judge(content[i:j]) {
 			lower := strings.ToLower(content[i:j])
 			k, ok := keys[lower]
 			if !ok {
@@ -159,6 +162,34 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// wordRune reports whether the rune s starts with is a letter or a number
+// (part of a word), and its size; ASCII is judged without decoding.
+func wordRune(s string) (bool, int) {
+	if c := s[0]; c < utf8.RuneSelf {
+		return asciiWord[c], 1
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	return unicode.IsLetter(r) || unicode.IsNumber(r), size
+}
+
+// asciiWord marks the ASCII letters and digits.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = unicode.IsLetter(rune(c)) || unicode.IsNumber(rune(c))
+	}
+	return t
+}()
+
+// judge is matches, remembered per word as written.
+func (s *snippetter) judge(w string) bool {
+	m, ok := s.judged[w]
+	if !ok {
+		m = s.matches(w)
+		s.judged[w] = m
+	}
+	return m
 }
 
 // matches reports whether a content word (never empty) matches the query.
