@@ -108,7 +108,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 	}
 	excluded := []string{twins[2][:10], twins[5][:8], hits[1].Record.ID[:12]}
 
-	queries := []string{"retry webhook", "cache", "term050 database migration", "namespace budget deploy term003", "retries invoices", "absentword", "term001 database"}
+	queries := []string{"retry webhook", "cache", "term050 database migration", "namespace budget deploy term003", "retries invoices", "absentword", "term001 database", "term110 term111"}
 	scopes := [][]string{{"global"}, {"github/acme/api", "global"}, {"local/ürün"}, {"github/acme/web", "topics/home-assistant", "global"}, {"github/none"}}
 	compared := 0
 	for _, text := range queries {
@@ -153,6 +153,41 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 	}
 	if compared < 300 {
 		t.Fatalf("compared %d hits; the corpus matches too little", compared)
+	}
+
+	// Beyond namespaces — every namespace, or a hub's reach — the lean
+	// ranking reads no range and still finds what the full query does.
+	for _, text := range queries {
+		for _, q := range []SearchQuery{
+			{Text: text, Limit: 15},
+			{Text: text, Limit: 15, Exclude: excluded},
+			{Text: text, Limit: 15, Namespaces: []string{"topics/home-assistant"}, AllRepositories: true},
+			{Text: text, Limit: 40, Namespaces: []string{"global"}, AllRepositories: true},
+		} {
+			hits, err := db.Search(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := expandQuery(queryWords(text))
+			var want []ranked
+			if err := db.read(ctx, "test", func(tx *txn) (err error) {
+				want, err = rankTx(ctx, tx, wordIndex, "{title content} : ("+quoted(x.terms, " OR ")+")", []any{0, x.rankWords()}, nil, q, q.Exclude, q.Limit)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]string, len(hits))
+			for i, h := range hits {
+				got[i] = fmt.Sprintf("%s %.15g", h.Record.ID, h.BM25)
+			}
+			exp := make([]string, len(want))
+			for i, w := range want {
+				exp[i] = fmt.Sprintf("%s %.15g", w.id, w.rank)
+			}
+			if !slices.Equal(got, exp) {
+				t.Errorf("%q, %+v:\ngot  %v\nwant %v", text, q, got, exp)
+			}
+		}
 	}
 
 	// Inside a namespace's range, hearth_rank is still FTS5's bm25.

@@ -148,8 +148,8 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, x expansion, q SearchQue
 	gate, n := db.gate(x.terms)
 	search := func(rows *rowRange) ([]ranked, error) {
 		run := func(match string, nSkip int) ([]ranked, error) {
-			if rows != nil && len(q.Types) == 0 {
-				if top, ok, err := rankLeanTx(ctx, tx, match, nSkip, joined, *rows, q, exclude, limit); err != nil || ok {
+			if len(q.Types) == 0 {
+				if top, ok, err := rankLeanTx(ctx, tx, match, nSkip, joined, rows, q, exclude, limit); err != nil || ok {
 					return top, err
 				}
 			}
@@ -374,27 +374,33 @@ func rankTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []any
 // enough for limit hits when some of them are not live or are excluded.
 func leanDepth(limit int) int { return 2*limit + 8 }
 
-// rankLeanTx ranks the words' matches within one namespace's range of
-// full-text rowids (match, nSkip and words as for hearth_rank) without
-// reading the records of every match: FTS5 and the compact docsize table
-// rank them all, the best leanDepth(limit) come back, and only those are
-// looked up in records, to keep the live ones (active or candidate) of the
-// namespaces asked for that exclude leaves, best first by rank, then id —
-// what rankTx returns, at a fraction of the reads on a large store, where
-// the records of one namespace's matches lie on as many pages as matches.
+// rankLeanTx ranks the words' matches (match, nSkip and words as for
+// hearth_rank), within one namespace's range of full-text rowids when rows
+// is not nil, without reading the records of every match: FTS5 and the
+// compact docsize table rank them all, the best leanDepth(limit) come back,
+// and only those are looked up in records, to keep the live ones (active or
+// candidate) in q's reach (inReach) that exclude leaves, best first by
+// rank, then id — what rankTx returns, at a fraction of the reads on a
+// large store, where the records of the matches lie on as many pages as
+// matches.
 //
 // It reports ok false, having decided nothing, when the rows it ranked
 // cannot settle the answer: a tie in rank across the depth (the rows past
 // it might come first by id) or fewer than limit rows kept while more
 // matched. The caller then runs rankTx.
-func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words string, rows rowRange, q SearchQuery, exclude []string, limit int) (top []ranked, ok bool, err error) {
+func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words string, rows *rowRange, q SearchQuery, exclude []string, limit int) (top []ranked, ok bool, err error) {
 	depth := leanDepth(limit)
+	bounds, args := "", []any{match, nSkip, words, depth + 1}
+	if rows != nil {
+		bounds = ` AND records_fts.rowid BETWEEN ?5 AND ?6`
+		args = append(args, rows.lo, rows.hi)
+	}
 	rs, err := tx.QueryContext(ctx, `
 		SELECT records_fts.rowid, hearth_rank(records_fts, ?2, ds.sz, ?3, 3.0, 1.0, 0.0) AS rank
 		FROM records_fts JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid
-		WHERE records_fts MATCH ?1 AND records_fts.rowid BETWEEN ?4 AND ?5
+		WHERE records_fts MATCH ?1`+bounds+`
 		ORDER BY rank, records_fts.rowid
-		LIMIT +?6`, match, nSkip, words, rows.lo, rows.hi, depth+1)
+		LIMIT +?4`, args...)
 	if err != nil {
 		return nil, false, classify("search", err)
 	}
@@ -447,7 +453,7 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 	}
 	for _, c := range cands {
 		a, found := abouts[c.seq]
-		if !found || (a.status != StatusActive && a.status != StatusCandidate) || !slices.Contains(q.Namespaces, a.namespace) ||
+		if !found || (a.status != StatusActive && a.status != StatusCandidate) || !inReach(q, a.namespace) ||
 			slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(a.id, p) }) {
 			continue
 		}
@@ -464,6 +470,16 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 		return strings.Compare(a.id, b.id)
 	})
 	return top[:min(len(top), limit)], true, nil
+}
+
+// inReach reports whether a record of namespace ns is in the reach of q,
+// as rankTx's filter says it: any namespace when q names none, else those
+// it names and, with AllRepositories, every repository namespace.
+func inReach(q SearchQuery, ns string) bool {
+	if len(q.Namespaces) == 0 || slices.Contains(q.Namespaces, ns) {
+		return true
+	}
+	return q.AllRepositories && (strings.HasPrefix(ns, "github/") || strings.HasPrefix(ns, "gitea/") || strings.HasPrefix(ns, "local/"))
 }
 
 // readHits reads the rows of top whole, in order, and snip cuts their
