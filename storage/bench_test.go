@@ -74,6 +74,7 @@ func BenchmarkSearch(b *testing.B) {
 		{"common", "how do we configure the service?"},              // frequent words, many matches
 		{"mixed", "which database do we use for billing invoices?"}, // mixed frequency
 		{"rare", "zyxtra0042 quelpor0913"},                          // rare terms, few matches
+		{"miss", "zzqx4711"},                                        // no match: the floor of a search
 	}
 	for _, q := range queries {
 		b.Run(fmt.Sprintf("%s/n=%d", q.name, n), func(b *testing.B) {

@@ -233,6 +233,16 @@ func (c *dfCache) estimate(token string) (int64, bool) {
 	return df, ok
 }
 
+// absent reports whether token is in no record by a count made since the
+// last write: a word the store holds nowhere, for certain.
+func (c *dfCache) absent(db *DB, token string) bool {
+	gen := db.gen.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	df, ok := c.df[token]
+	return ok && c.gen == gen && df == 0
+}
+
 // maxCachedTerms bounds the cache between writes.
 const maxCachedTerms = 1 << 16
 

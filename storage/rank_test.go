@@ -254,6 +254,14 @@ func TestSearch_Pruned(t *testing.T) {
 	if gate, n := db.gate(queryWords(common.Text)); n != 2 || gate != `"deploy" AND "release"` {
 		t.Fatalf("gate = %q (%d), want every common word", gate, n)
 	}
+	// A word no record holds gates nothing: once counted, it is left out.
+	absent := SearchQuery{Text: "deploy release zzabsentword", Namespaces: []string{"global"}, Limit: 10}
+	if _, err := db.Search(ctx, absent); err != nil {
+		t.Fatal(err)
+	}
+	if gate, n := db.gate(queryWords(absent.Text)); n != 2 || gate != `"deploy" AND "release"` {
+		t.Fatalf("gate = %q (%d), want the common words without the absent one", gate, n)
+	}
 	hits, err := db.Search(ctx, common)
 	if err != nil || len(hits) != 10 {
 		t.Fatalf("common words: %d hits, %v", len(hits), err)

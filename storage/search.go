@@ -228,6 +228,11 @@ func (db *DB) gate(words []string) (string, int) {
 	var rare, common []string
 	for _, w := range words {
 		if stem, ok := db.stems.get(w); ok {
+			if db.dfs.absent(db, stem) {
+				// In no record (a synonym the store never uses, say): a
+				// gate of it would hold nothing back but cost a query.
+				continue
+			}
 			if df, ok := db.dfs.estimate(stem); ok && float64(df) > pruneCommon*float64(rows) {
 				common = append(common, w)
 				continue
