@@ -65,9 +65,9 @@ type word struct {
 // words once, keeping its counts as it goes.
 func (s *snippetter) cut(content string) string {
 	var (
-		words []word
-		keys  map[string]int // a matched word, lower-cased → its key
-		at    []int          // indexes of the matched words, in order
+		words = make([]word, 0, len(content)/6+1) // words run about six bytes
+		keys  map[string]int                      // a matched word, lower-cased → its key
+		at    []int                               // indexes of the matched words, in order
 	)
 	for i := 0; i < len(content); {
 		ok, size := wordRune(content[i:])
@@ -182,8 +182,13 @@ var asciiWord = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// judge is matches, remembered per word as written.
+// judge reports whether a content word (never empty) matches the query:
+// at once for most words, which no query stem could start (noMatch), and
+// else by matches, remembered per word as written.
 func (s *snippetter) judge(w string) bool {
+	if s.noMatch(w) {
+		return false
+	}
 	m, ok := s.judged[w]
 	if !ok {
 		m = s.matches(w)
@@ -192,18 +197,24 @@ func (s *snippetter) judge(w string) bool {
 	return m
 }
 
+// noMatch reports a word starting in ASCII that cannot match: its stem
+// starts with its own first letter, which no query stem starts with, and no
+// CJK term is inside it unless it goes on past ASCII.
+func (s *snippetter) noMatch(w string) bool {
+	c := w[0]
+	if c >= utf8.RuneSelf {
+		return false
+	}
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	return !s.initial[c] && (len(s.cjk) == 0 || isASCII(w))
+}
+
 // matches reports whether a content word (never empty) matches the query.
 func (s *snippetter) matches(w string) bool {
-	if c := w[0]; c < utf8.RuneSelf {
-		// A word starting in ASCII: its stem starts with its own first
-		// letter, and no CJK term is inside it unless it goes on past
-		// ASCII.
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if !s.initial[c] && (len(s.cjk) == 0 || isASCII(w)) {
-			return false
-		}
+	if s.noMatch(w) {
+		return false
 	}
 	if s.stems[stem(strings.ToLower(w))] {
 		return true
