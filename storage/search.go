@@ -490,18 +490,42 @@ func inReach(q SearchQuery, ns string) bool {
 // readHits reads the rows of top whole, in order, and snip cuts their
 // snippets in Go.
 func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]Hit, error) {
+	if len(top) == 0 {
+		return nil, nil
+	}
+	seqs := make([]int64, len(top))
+	for i, t := range top {
+		seqs[i] = t.seq
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq FROM records AS r
+		WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
+	if err != nil {
+		return nil, classify("search", err)
+	}
+	bySeq := make(map[int64]*Record, len(top))
+	for rows.Next() {
+		var seq int64
+		rec, err := scanRecord(rows, &seq)
+		if err != nil {
+			rows.Close()
+			return nil, classify("search", err)
+		}
+		bySeq[seq] = rec
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, classify("search", err)
+	}
 	hits := make([]Hit, 0, len(top))
 	recs := make([]*Record, 0, len(top))
 	for _, t := range top {
-		h := Hit{BM25: t.rank}
-		row := tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records AS r WHERE r.seq = ?`, t.seq)
-		var err error
-		if h.Record, err = scanRecord(row); err != nil {
-			return nil, classify("search", err)
+		rec := bySeq[t.seq]
+		if rec == nil {
+			// Ranked in this same read transaction: it cannot be gone.
+			return nil, errorf(Internal, "", "search: ranked record %d not found", t.seq)
 		}
-		h.Snippet = snip.cut(h.Record.Content)
-		hits = append(hits, h)
-		recs = append(recs, h.Record)
+		hits = append(hits, Hit{Record: rec, BM25: t.rank, Snippet: snip.cut(rec.Content)})
+		recs = append(recs, rec)
 	}
 	if err := attachAnchorsTx(ctx, tx, recs); err != nil {
 		return nil, err
