@@ -138,7 +138,8 @@ func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []
 	// widest (every item left out; "false" is longer than "true";
 	// estimated_tokens at the budget), then each item alone: the list adds
 	// the items' bytes and a separator between two.
-	setReport(resp, uint32(offered), false, Tokens(o.MaxBytes))
+	widest := Tokens(o.MaxBytes)
+	setReport(resp, uint32(offered), false, widest)
 	base, err := s.measure(resp, o.Wire)
 	if err != nil {
 		return Packed{}, err
@@ -146,6 +147,9 @@ func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []
 	var (
 		p    Packed
 		kept []T
+		// adds[i] is what the first i+1 kept items add to the response
+		// without items.
+		adds []sizes
 	)
 	size := base.wire
 	for i, it := range items {
@@ -153,28 +157,65 @@ func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []
 		if err != nil {
 			return Packed{}, err
 		}
-		n := fragment(o.Wire, b)
+		add := sizes{json: len(b), wire: fragment(o.Wire, b)}
 		if len(p.Kept) > 0 {
-			n += s.sep
+			add.json += s.sep
+			add.wire += s.sep
 		}
-		if size+n > o.MaxBytes && !(o.KeepFirst && i == 0) {
+		if size+add.wire > o.MaxBytes && !(o.KeepFirst && i == 0) {
 			if o.Skip {
 				continue
 			}
 			break
 		}
-		size += n
+		size += add.wire
+		if len(adds) > 0 {
+			add.json += adds[len(adds)-1].json
+			add.wire += adds[len(adds)-1].wire
+		}
+		adds = append(adds, add)
 		p.Kept = append(p.Kept, i)
 		kept = append(kept, it)
 	}
 	set(kept)
 
-	// The real figures can only be smaller than the widest; confirm them on
-	// the marshaled response, and give back items should a measure have
-	// been wrong.
+	// The real figures can only be smaller than the widest; confirm them,
+	// and give back items should a measure have been wrong. A response's
+	// JSON is its JSON without items plus what the items add, when the
+	// marshal function writes an empty list as [] (as protojson does with
+	// EmitDefaultValues): settle on that, which marshals only the small
+	// response without items, then marshal the whole response once to
+	// check. Any other marshal function fails the check and is settled on
+	// whole responses.
+	split := func(kept []T) (sizes, error) {
+		set(nil)
+		m, err := s.measure(resp, o.Wire)
+		set(kept)
+		if len(kept) > 0 {
+			m.json += adds[len(kept)-1].json
+			m.wire += adds[len(kept)-1].wire
+		}
+		return m, err
+	}
+	q, err := settle(s, resp, set, kept, p, o, offered, split)
+	if err != nil {
+		return Packed{}, err
+	}
+	if m, err := s.measure(resp, o.Wire); err != nil || (m == sizes{json: q.JSON, wire: q.Wire}) {
+		return q, err
+	}
+	resp.SetEstimatedTokens(widest)
+	set(kept)
+	return settle(s, resp, set, kept, p, o, offered, func([]T) (sizes, error) { return s.measure(resp, o.Wire) })
+}
+
+// settle sets the reporting fields of resp, holding kept (the items of p),
+// to their final values, giving back items from the end while the response
+// measured by measure is over the budget.
+func settle[R Response, T proto.Message](s *Sizer, resp R, set func([]T), kept []T, p Packed, o Options, offered int, measure func([]T) (sizes, error)) (Packed, error) {
 	for {
 		p.LeftOut = offered - len(p.Kept)
-		m, err := s.report(resp, o.Wire, uint32(p.LeftOut))
+		m, err := s.report(resp, uint32(p.LeftOut), func() (sizes, error) { return measure(kept) })
 		if err != nil {
 			return Packed{}, err
 		}
@@ -229,14 +270,15 @@ func setReport(r Response, leftOut uint32, truncated bool, tokens uint32) {
 }
 
 // report sets the reporting fields for leftOut dropped items and returns the
-// response's final measure. estimated_tokens describes the JSON that carries
-// it, so it is set until it agrees with its own response: a change of one
-// digit moves the size by a byte, so this settles within a few rounds.
-func (s *Sizer) report(resp Response, w Wire, leftOut uint32) (sizes, error) {
+// response's final measure, as measure takes it. estimated_tokens describes
+// the JSON that carries it, so it is set until it agrees with its own
+// response: a change of one digit moves the size by a byte, so this settles
+// within a few rounds.
+func (s *Sizer) report(resp Response, leftOut uint32, measure func() (sizes, error)) (sizes, error) {
 	tokens := resp.GetEstimatedTokens()
 	for range 8 {
 		setReport(resp, leftOut, leftOut > 0, tokens)
-		m, err := s.measure(resp, w)
+		m, err := measure()
 		if err != nil || Tokens(m.json) == tokens {
 			return m, err
 		}
