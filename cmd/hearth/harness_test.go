@@ -228,6 +228,9 @@ func (c mcpTransport) call(tb testing.TB, token, tool string, args any) result {
 type grpcTransport struct {
 	td *testDaemon
 	md metadata.MD // extra metadata, e.g. a forged x-forwarded-for
+	// invoked, when set, is told how long each RPC took: the call alone,
+	// without the request's decoding or the reply's JSON.
+	invoked func(time.Duration)
 }
 
 func (grpcTransport) name() string { return "grpc" }
@@ -279,7 +282,11 @@ func (c grpcTransport) call(tb testing.TB, token, tool string, args any) result 
 		out.Set("authorization", "Bearer "+token)
 	}
 	ctx = metadata.NewOutgoingContext(ctx, out)
+	start := time.Now()
 	err := c.td.conn.Invoke(ctx, md.FullMethod(), req, resp)
+	if c.invoked != nil {
+		c.invoked(time.Since(start))
+	}
 	if err != nil {
 		if _, ok := status.FromError(err); !ok {
 			tb.Fatalf("grpc %s: %v", tool, err)
