@@ -19,6 +19,7 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -66,6 +67,11 @@ type Sizer struct {
 	marshal func(proto.Message) ([]byte, error)
 	// sep is the bytes the marshal function puts between two list elements.
 	sep int
+	// split is set when the marshal function writes a message's empty
+	// list as [] and a list as its elements' own JSON joined by sep, as
+	// protojson does with EmitDefaultValues: the JSON of a response is then
+	// its JSON without items plus what its items add.
+	split bool
 }
 
 // NewSizer returns a Sizer over marshal, the function that renders a
@@ -81,7 +87,23 @@ func NewSizer(marshal func(proto.Message) ([]byte, error)) (*Sizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("budget: measure the list separator: %w", err)
 	}
-	return &Sizer{marshal: marshal, sep: len(b) - len("[nullnull]")}, nil
+	s := &Sizer{marshal: marshal, sep: len(b) - len("[nullnull]")}
+	// A message with a list of none, one and two elements shows whether
+	// the list adds exactly its elements.
+	var sizes [4]int
+	for i, m := range []proto.Message{
+		&descriptorpb.DescriptorProto{},
+		&descriptorpb.DescriptorProto{Field: []*descriptorpb.FieldDescriptorProto{{}}},
+		&descriptorpb.DescriptorProto{Field: []*descriptorpb.FieldDescriptorProto{{}, {}}},
+		&descriptorpb.FieldDescriptorProto{},
+	} {
+		if sizes[i], err = s.Size(m); err != nil {
+			return nil, fmt.Errorf("budget: measure a list: %w", err)
+		}
+	}
+	empty, one, pair, elem := sizes[0], sizes[1], sizes[2], sizes[3]
+	s.split = one == empty+elem && pair == empty+2*elem+s.sep
+	return s, nil
 }
 
 // Size returns the size in bytes of m's JSON as the caller receives it.
@@ -138,8 +160,7 @@ func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []
 	// widest (every item left out; "false" is longer than "true";
 	// estimated_tokens at the budget), then each item alone: the list adds
 	// the items' bytes and a separator between two.
-	widest := Tokens(o.MaxBytes)
-	setReport(resp, uint32(offered), false, widest)
+	setReport(resp, uint32(offered), false, Tokens(o.MaxBytes))
 	base, err := s.measure(resp, o.Wire)
 	if err != nil {
 		return Packed{}, err
@@ -180,33 +201,25 @@ func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []
 	set(kept)
 
 	// The real figures can only be smaller than the widest; confirm them,
-	// and give back items should a measure have been wrong. A response's
-	// JSON is its JSON without items plus what the items add, when the
-	// marshal function writes an empty list as [] (as protojson does with
-	// EmitDefaultValues): settle on that, which marshals only the small
-	// response without items, then marshal the whole response once to
-	// check. Any other marshal function fails the check and is settled on
-	// whole responses.
-	split := func(kept []T) (sizes, error) {
-		set(nil)
-		m, err := s.measure(resp, o.Wire)
-		set(kept)
-		if len(kept) > 0 {
-			m.json += adds[len(kept)-1].json
-			m.wire += adds[len(kept)-1].wire
+	// and give back items should a measure have been wrong. When the
+	// marshal function splits (Sizer.split), the response's JSON is its
+	// JSON without items plus what the kept items add: every round then
+	// marshals only the small response without items. Otherwise each
+	// round marshals the whole response.
+	measure := func([]T) (sizes, error) { return s.measure(resp, o.Wire) }
+	if s.split {
+		measure = func(kept []T) (sizes, error) {
+			set(nil)
+			m, err := s.measure(resp, o.Wire)
+			set(kept)
+			if len(kept) > 0 {
+				m.json += adds[len(kept)-1].json
+				m.wire += adds[len(kept)-1].wire
+			}
+			return m, err
 		}
-		return m, err
 	}
-	q, err := settle(s, resp, set, kept, p, o, offered, split)
-	if err != nil {
-		return Packed{}, err
-	}
-	if m, err := s.measure(resp, o.Wire); err != nil || (m == sizes{json: q.JSON, wire: q.Wire}) {
-		return q, err
-	}
-	resp.SetEstimatedTokens(widest)
-	set(kept)
-	return settle(s, resp, set, kept, p, o, offered, func([]T) (sizes, error) { return s.measure(resp, o.Wire) })
+	return settle(s, resp, set, kept, p, o, offered, measure)
 }
 
 // settle sets the reporting fields of resp, holding kept (the items of p),

@@ -272,7 +272,8 @@ func TestPack_Property(t *testing.T) {
 }
 
 // packWhole is Pack as it was before it settled its reporting fields on the
-// response without its items: every measure marshals the whole response.
+// response without its items: every measure marshals the whole response,
+// as Pack still does over a marshal function that does not split.
 // Pack must agree with it, item for item and byte for byte.
 func packWhole[R budget.Response, T proto.Message](tb testing.TB, resp R, set func([]T), items []T, o budget.Options) budget.Packed {
 	tb.Helper()
@@ -349,8 +350,9 @@ func packWhole[R budget.Response, T proto.Message](tb testing.TB, resp R, set fu
 	}
 }
 
-// TestPack_AsWhole: Pack, which marshals the whole response once, packs
-// exactly what packing by whole responses packed (packWhole): the same
+// TestPack_AsWhole: Pack, which measures the response without its items
+// and adds the items, packs exactly what packing by whole responses packed
+// (packWhole): the same
 // items, figures and response, for random responses of every kind over
 // REST and MCP, budgets from tiny to roomy, with and without Skip,
 // KeepFirst and More, and items around the digit boundaries of
@@ -410,25 +412,34 @@ func typed[T proto.Message](items []proto.Message) []T {
 	return out
 }
 
-// TestPack_MarshalsWholeOnce: Pack marshals each item it considers once
-// and the whole response with its items once, to check it: every other
-// measure is of the response without items.
-func TestPack_MarshalsWholeOnce(t *testing.T) {
-	var whole, item int
+// countingSizer is a Sizer over marshal that counts the timeline
+// responses it marshals with records in them, and the records alone.
+func countingSizer(tb testing.TB, marshal func(proto.Message) ([]byte, error), whole, item *int) *budget.Sizer {
+	tb.Helper()
 	sz, err := budget.NewSizer(func(m proto.Message) ([]byte, error) {
 		switch m := m.(type) {
 		case *hearthv1.TimelineResponse:
 			if len(m.GetRecords()) > 0 {
-				whole++
+				*whole++
 			}
 		case *hearthv1.Record:
-			item++
+			*item++
 		}
-		return gateway.MarshalResult(m)
+		return marshal(m)
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return sz
+}
+
+// TestPack_NeverMarshalsWhole: over the transports' marshal function, Pack
+// marshals each item it considers once and never the whole response with
+// its items: every measure of a response is of the response without them
+// (TestPack_AsWhole holds the sums to the whole).
+func TestPack_NeverMarshalsWhole(t *testing.T) {
+	var whole, item int
+	sz := countingSizer(t, gateway.MarshalResult, &whole, &item)
 	r := rand.New(rand.NewPCG(10, 11))
 	items := make([]*hearthv1.Record, 20)
 	for i := range items {
@@ -441,8 +452,8 @@ func TestPack_MarshalsWholeOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if whole != 1 || item > len(p.Kept)+1 {
-			t.Errorf("budget %d: %d items kept; marshaled the whole response %d times and %d items, want once and at most %d",
+		if whole != 0 || item > len(p.Kept)+1 {
+			t.Errorf("budget %d: %d items kept; marshaled the whole response %d times and %d items, want never and at most %d",
 				maxBytes, len(p.Kept), whole, item, len(p.Kept)+1)
 		}
 	}
@@ -450,14 +461,12 @@ func TestPack_MarshalsWholeOnce(t *testing.T) {
 
 // TestPack_OtherMarshal: with a marshal function that leaves an empty
 // list out (protojson without EmitDefaultValues), the response's JSON is
-// not its JSON without items plus the items; Pack notices and still
-// reports what is received.
+// not its JSON without items plus the items; Pack notices, measures whole
+// responses and still reports what is received.
 func TestPack_OtherMarshal(t *testing.T) {
 	marshal := protojson.MarshalOptions{UseProtoNames: true}.Marshal
-	sz, err := budget.NewSizer(marshal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var whole, item int
+	sz := countingSizer(t, marshal, &whole, &item)
 	r := rand.New(rand.NewPCG(8, 9))
 	for iter := range 200 {
 		resp := &hearthv1.TimelineResponse{}
@@ -480,6 +489,9 @@ func TestPack_OtherMarshal(t *testing.T) {
 		if len(b) > o.MaxBytes && len(p.Kept) > 0 && !(o.KeepFirst && len(p.Kept) == 1) {
 			t.Fatalf("%d: %d bytes over the budget of %d with %d items", iter, len(b), o.MaxBytes, len(p.Kept))
 		}
+	}
+	if whole == 0 {
+		t.Errorf("never marshaled a whole response: the sums were trusted")
 	}
 }
 
