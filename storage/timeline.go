@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -42,22 +43,62 @@ const maxTimelineWalks = 16
 // It returns Invalid (Field "types[i]" or "statuses[i]") for an unknown type
 // or status, and NotFound (Field "after_id") when q.After names no record.
 func (db *DB) Timeline(ctx context.Context, q TimelineQuery) ([]*Record, error) {
+	var recs []*Record
+	err := db.TimelinePage(ctx, q, func(p *Page) (err error) {
+		recs, err = p.Records(0, p.Len())
+		return err
+	})
+	return recs, err
+}
+
+// Page is a page of records chosen in one snapshot, in order, whose records
+// are read as they are asked for: a caller that keeps only the first few
+// (a reply within a budget) reads only those. It is valid only inside the
+// function it was handed to.
+type Page struct {
+	ctx  context.Context
+	tx   *txn
+	seqs []int64
+}
+
+// Len returns the number of records on the page.
+func (p *Page) Len() int { return len(p.seqs) }
+
+// Records returns records i to j-1 of the page, with their anchors, in the
+// page's order.
+func (p *Page) Records(i, j int) ([]*Record, error) {
+	if i >= j {
+		return nil, nil
+	}
+	seqs, err := json.Marshal(p.seqs[i:j])
+	if err != nil {
+		return nil, err
+	}
+	return findRecordsTx(p.ctx, p.tx, `WHERE r.seq IN (SELECT value FROM json_each(?))
+		ORDER BY r.created_at DESC, r.id DESC`, string(seqs))
+}
+
+// TimelinePage chooses the page Timeline returns for q and calls fn with
+// it, in the snapshot that chose it; fn's error is returned.
+//
+// It returns Invalid (Field "types[i]" or "statuses[i]") for an unknown type
+// or status, and NotFound (Field "after_id") when q.After names no record.
+func (db *DB) TimelinePage(ctx context.Context, q TimelineQuery, fn func(*Page) error) error {
 	for i, t := range q.Types {
 		if !ValidType(t) {
-			return nil, errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
+			return errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
 		}
 	}
 	for i, s := range q.Statuses {
 		if !ValidStatus(s) {
-			return nil, errorf(Invalid, fmt.Sprintf("statuses[%d]", i), "must be one of active, candidate, superseded, deleted")
+			return errorf(Invalid, fmt.Sprintf("statuses[%d]", i), "must be one of active, candidate, superseded, deleted")
 		}
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultTimelineLimit
 	}
-	var recs []*Record
-	err := db.read(ctx, "timeline", func(tx *txn) (err error) {
+	return db.read(ctx, "timeline", func(tx *txn) error {
 		var after *timelineCursor
 		if q.After != "" {
 			after = &timelineCursor{id: q.After}
@@ -68,11 +109,26 @@ func (db *DB) Timeline(ctx context.Context, q TimelineQuery) ([]*Record, error) 
 				return classify("timeline", err)
 			}
 		}
-		where, args := timelineWhere(q, after, limit)
-		recs, err = findRecordsTx(ctx, tx, where, args...)
-		return err
+		query, args := timelineSQL(q, after, limit)
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return classify("timeline", err)
+		}
+		defer rows.Close()
+		p := &Page{ctx: ctx, tx: tx}
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				return classify("timeline", err)
+			}
+			p.seqs = append(p.seqs, seq)
+		}
+		if err := rows.Err(); err != nil {
+			return classify("timeline", err)
+		}
+		rows.Close()
+		return fn(p)
 	})
-	return recs, err
 }
 
 // timelineCursor is where a page goes on from: the created_at and id of the
@@ -82,7 +138,7 @@ type timelineCursor struct {
 	id string
 }
 
-// timelineWhere returns the clause over records AS r that selects a
+// timelineSQL returns the statement that lists the row ids (seq) of a
 // timeline's page in its order, and its arguments.
 //
 // Each status, or each namespace and status, is a walk of its own index
@@ -91,9 +147,8 @@ type timelineCursor struct {
 // (UNION ALL under one ORDER BY), so the page costs about its own rows
 // whatever the filters leave out, and no two walks hold the same record.
 // Only the filters asked for are in the statement, so every walk seeks to
-// its range and to the cursor. The page is chosen by row ids alone, so the
-// final ordering sorts narrow rows, never every candidate's content.
-func timelineWhere(q TimelineQuery, after *timelineCursor, limit int) (string, []any) {
+// its range and to the cursor. Nothing is sorted.
+func timelineSQL(q TimelineQuery, after *timelineCursor, limit int) (string, []any) {
 	var p params
 	var filters []string
 	if len(q.Types) > 0 {
@@ -132,7 +187,7 @@ func timelineWhere(q TimelineQuery, after *timelineCursor, limit int) (string, [
 		}
 	}
 	var b strings.Builder
-	b.WriteString(`WHERE r.seq IN (SELECT seq FROM (`)
+	b.WriteString(`SELECT seq FROM (`)
 	for i, w := range walks {
 		if i > 0 {
 			b.WriteString(` UNION ALL `)
@@ -144,8 +199,7 @@ func timelineWhere(q TimelineQuery, after *timelineCursor, limit int) (string, [
 			b.WriteString(f)
 		}
 	}
-	b.WriteString(` ORDER BY created_at DESC, id DESC LIMIT +` + p.add(limit) + `))
-		ORDER BY r.created_at DESC, r.id DESC`)
+	b.WriteString(` ORDER BY created_at DESC, id DESC LIMIT +` + p.add(limit) + `)`)
 	return b.String(), p.args
 }
 

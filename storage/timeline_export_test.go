@@ -18,8 +18,8 @@ func (db *DB) TimelinePlan(ctx context.Context, q TimelineQuery) ([]string, erro
 	if limit <= 0 {
 		limit = DefaultTimelineLimit
 	}
-	where, args := timelineWhere(q, after, limit)
-	rows, err := db.reader.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT r.seq FROM records AS r `+where, args...)
+	query, args := timelineSQL(q, after, limit)
+	rows, err := db.reader.QueryContext(ctx, `EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
 		return nil, err
 	}
