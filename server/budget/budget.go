@@ -153,8 +153,16 @@ func (p Packed) Fits(o Options) bool { return p.Wire <= o.MaxBytes }
 // its fields without items are already over (Packed.Fits says so), or the
 // first item is kept by o.KeepFirst.
 func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []T, o Options) (Packed, error) {
+	return PackFunc(s, resp, set, len(items), func(i int) (T, error) { return items[i], nil }, o)
+}
+
+// PackFunc is Pack over n items that item returns, each asked for once and
+// in order, as packing reaches it: without o.Skip, no item after the first
+// that does not fit is asked for, so a caller can read items as they are
+// needed. An error from item is returned.
+func PackFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n int, item func(i int) (T, error), o Options) (Packed, error) {
 	set(nil)
-	offered := len(items) + o.More
+	offered := n + o.More
 
 	// Measure the response without items, its reporting fields at their
 	// widest (every item left out; "false" is longer than "true";
@@ -173,7 +181,11 @@ func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []
 		adds []sizes
 	)
 	size := base.wire
-	for i, it := range items {
+	for i := range n {
+		it, err := item(i)
+		if err != nil {
+			return Packed{}, err
+		}
 		b, err := s.marshal(it)
 		if err != nil {
 			return Packed{}, err
@@ -249,6 +261,13 @@ func settle[R Response, T proto.Message](s *Sizer, resp R, set func([]T), kept [
 // always the first ones.
 func Fit[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []T, maxTokens int, keepFirst bool) (int, error) {
 	p, err := Pack(s, resp, set, items, Options{MaxBytes: maxTokens * BytesPerToken, KeepFirst: keepFirst})
+	return len(p.Kept), err
+}
+
+// FitFunc is Fit over n items that item returns as packing reaches them
+// (see PackFunc): no item after the first that does not fit is asked for.
+func FitFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n int, item func(i int) (T, error), maxTokens int, keepFirst bool) (int, error) {
+	p, err := PackFunc(s, resp, set, n, item, Options{MaxBytes: maxTokens * BytesPerToken, KeepFirst: keepFirst})
 	return len(p.Kept), err
 }
 

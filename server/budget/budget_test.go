@@ -3,6 +3,7 @@ package budget_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -456,6 +457,51 @@ func TestPack_NeverMarshalsWhole(t *testing.T) {
 			t.Errorf("budget %d: %d items kept; marshaled the whole response %d times and %d items, want never and at most %d",
 				maxBytes, len(p.Kept), whole, item, len(p.Kept)+1)
 		}
+	}
+}
+
+// TestPackFunc: PackFunc packs what Pack packs, asks for each item once and
+// in order, and without Skip asks for none after the first that does not
+// fit.
+func TestPackFunc(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	sz := sizer(t)
+	for iter := range 300 {
+		items := make([]*hearthv1.Record, r.IntN(25))
+		for i := range items {
+			items[i] = record(r)
+		}
+		o := budget.Options{MaxBytes: r.IntN(12000), KeepFirst: r.IntN(2) == 0, Skip: r.IntN(4) == 0, More: r.IntN(3)}
+		want := &hearthv1.TimelineResponse{}
+		wp, err := budget.Pack(sz, want, want.SetRecords, items, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asked []int
+		got := &hearthv1.TimelineResponse{}
+		gp, err := budget.PackFunc(sz, got, got.SetRecords, len(items), func(i int) (*hearthv1.Record, error) {
+			asked = append(asked, i)
+			return items[i], nil
+		}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(gp.Kept, wp.Kept) || gp.LeftOut != wp.LeftOut || gp.JSON != wp.JSON || gp.Wire != wp.Wire || !proto.Equal(got, want) {
+			t.Fatalf("%d/%+v: PackFunc %+v, Pack %+v", iter, o, gp, wp)
+		}
+		for i, a := range asked {
+			if a != i {
+				t.Fatalf("%d/%+v: asked for %v, want 0, 1, 2, …", iter, o, asked)
+			}
+		}
+		if m := len(asked); m < len(items) && (o.Skip || slices.Contains(gp.Kept, m-1)) {
+			t.Fatalf("%d/%+v: asked for %d of %d items, the last kept %v", iter, o, m, len(items), gp.Kept)
+		}
+	}
+	boom := errors.New("boom")
+	resp := &hearthv1.TimelineResponse{}
+	if _, err := budget.PackFunc(sz, resp, resp.SetRecords, 3, func(int) (*hearthv1.Record, error) { return nil, boom }, budget.Options{MaxBytes: 100}); err != boom {
+		t.Errorf("item's error: got %v", err)
 	}
 }
 
