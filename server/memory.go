@@ -552,13 +552,29 @@ func (m *memoryService) Timeline(ctx context.Context, r *hearthv1.TimelineReques
 	if r.Until != nil {
 		q.Until = r.GetUntil().AsTime()
 	}
-	recs, err := m.db.Timeline(ctx, q)
-	if err != nil {
-		return nil, toStatus(ctx, m.log, err)
-	}
+	// The page is read timelineBatch records at a time as the budget takes
+	// them: a page of long records fills the budget long before its end.
 	resp := &hearthv1.TimelineResponse{}
-	if _, err := budget.Fit(m.size, resp, resp.SetRecords, recordsToProto(recs), budget.Records, true); err != nil {
+	err = m.db.TimelinePage(ctx, q, func(page *storage.Page) error {
+		var recs []*hearthv1.Record
+		_, err := budget.FitFunc(m.size, resp, resp.SetRecords, page.Len(), func(i int) (*hearthv1.Record, error) {
+			if i == len(recs) {
+				more, err := page.Records(i, min(i+timelineBatch, page.Len()))
+				if err != nil {
+					return nil, err
+				}
+				recs = append(recs, recordsToProto(more)...)
+			}
+			return recs[i], nil
+		}, budget.Records, true)
+		return err
+	})
+	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
 	return resp, nil
 }
+
+// timelineBatch is how many records a timeline reads at a time: about as
+// many as its budget holds when they are long.
+const timelineBatch = 10

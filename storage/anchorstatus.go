@@ -54,19 +54,22 @@ func anchorStatusTx(ctx context.Context, tx *txn, limit int) (*AnchorStatus, err
 
 	// Per record: its first unavailable anchor (by position), how many,
 	// and when the latest of them became unavailable, which orders the list.
+	// The few unavailable anchors drive both queries: the unary + on
+	// r.status keeps the planner off records_status_timeline_idx
+	// (migration 0072), which would read every live record instead.
 	const flagged = `
 		SELECT record_id, MIN(position) AS first, COUNT(*) AS n, MAX(COALESCE(checked_at, 0)) AS latest
 		FROM anchors WHERE state = 'unavailable' GROUP BY record_id`
 	if err := tx.QueryRowContext(ctx, `
 		SELECT COUNT(*) FROM (`+flagged+`) AS u
-		JOIN records AS r ON r.id = u.record_id AND r.status IN ('active', 'candidate')`,
+		JOIN records AS r ON r.id = u.record_id AND +r.status IN ('active', 'candidate')`,
 	).Scan(&st.FlaggedTotal); err != nil {
 		return nil, classify("anchor status", err)
 	}
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.namespace, r.type, r.title, r.status, a.anchor, a.checked_at, u.n, a.detail, a.checked_by
 		FROM (`+flagged+`) AS u
-		JOIN records AS r ON r.id = u.record_id AND r.status IN ('active', 'candidate')
+		JOIN records AS r ON r.id = u.record_id AND +r.status IN ('active', 'candidate')
 		JOIN anchors AS a ON a.record_id = u.record_id AND a.position = u.first
 		ORDER BY u.latest DESC, r.id DESC
 		LIMIT +?`, limit)

@@ -3,13 +3,11 @@ package storage
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 )
 
@@ -583,96 +581,4 @@ func init() {
 		whose why will with would you your yours s t ll re ve d m`) {
 		stopwords[w] = true
 	}
-}
-
-// TimelineQuery selects records by creation time. Namespaces, Types and
-// Statuses filter when not empty; with no Statuses every record but deleted
-// ones is listed. Since is inclusive and Until exclusive; a zero time leaves
-// that end open. After, the id of the last record of a previous page, goes
-// on from there in the timeline's order. Limit <= 0 means
-// DefaultTimelineLimit.
-type TimelineQuery struct {
-	Namespaces []string
-	Types      []string
-	Statuses   []string
-	Since      time.Time
-	Until      time.Time
-	After      string
-	Limit      int
-}
-
-// Timeline returns records newest first by creation time, then by id
-// descending: by default those that are not deleted (superseded and
-// candidate records included), or those of q.Statuses.
-//
-// It returns Invalid (Field "types[i]" or "statuses[i]") for an unknown type
-// or status, and NotFound (Field "after_id") when q.After names no record.
-func (db *DB) Timeline(ctx context.Context, q TimelineQuery) ([]*Record, error) {
-	for i, t := range q.Types {
-		if !ValidType(t) {
-			return nil, errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
-		}
-	}
-	for i, s := range q.Statuses {
-		if !ValidStatus(s) {
-			return nil, errorf(Invalid, fmt.Sprintf("statuses[%d]", i), "must be one of active, candidate, superseded, deleted")
-		}
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultTimelineLimit
-	}
-	// Only the filters asked for are in the statement, so the planner can
-	// use an index for them and seek to the cursor.
-	var (
-		where []string
-		args  []any
-	)
-	add := func(cond string, arg ...any) {
-		where = append(where, cond)
-		args = append(args, arg...)
-	}
-	if len(q.Statuses) == 0 {
-		add(`t.status <> 'deleted'`)
-	} else {
-		add(`t.status IN (SELECT value FROM json_each(?))`, jsonList(q.Statuses))
-	}
-	if len(q.Namespaces) > 0 {
-		// The unary + keeps the planner off the namespace index: walking
-		// records_timeline_idx in order (migration 0071) stops after a page,
-		// where a namespace's index would sort all its records first.
-		add(`+t.namespace IN (SELECT value FROM json_each(?))`, jsonList(q.Namespaces))
-	}
-	if len(q.Types) > 0 {
-		add(`t.type IN (SELECT value FROM json_each(?))`, jsonList(q.Types))
-	}
-	if !q.Since.IsZero() {
-		add(`t.created_at >= ?`, ms(q.Since))
-	}
-	if !q.Until.IsZero() {
-		add(`t.created_at < ?`, ms(q.Until))
-	}
-	var recs []*Record
-	err := db.read(ctx, "timeline", func(tx *txn) (err error) {
-		where, args := where, args
-		if q.After != "" {
-			var at int64
-			switch err := tx.QueryRowContext(ctx, `SELECT created_at FROM records WHERE id = ?`, q.After).Scan(&at); {
-			case err == sql.ErrNoRows:
-				return errorf(NotFound, "after_id", "no record has this id")
-			case err != nil:
-				return classify("timeline", err)
-			}
-			where = append(slices.Clip(where), `(t.created_at, t.id) < (?, ?)`)
-			args = append(slices.Clip(args), at, q.After)
-		}
-		// The page is chosen by its row ids alone, so ordering sorts narrow
-		// rows, never every candidate's content.
-		recs, err = findRecordsTx(ctx, tx, `WHERE r.seq IN (
-				SELECT t.seq FROM records AS t WHERE `+strings.Join(where, " AND ")+`
-				ORDER BY t.created_at DESC, t.id DESC LIMIT +?)
-			ORDER BY r.created_at DESC, r.id DESC`, append(slices.Clip(args), limit)...)
-		return err
-	})
-	return recs, err
 }

@@ -34,12 +34,14 @@ func (db *DB) Status(ctx context.Context) (*Status, error) {
 	return st, err
 }
 
-// statusTx counts what Status reports, from record_counts (migration 0009),
-// which triggers keep in step with records.
+// statusTx reads what Status reports from type_status_counts and
+// namespace_counts (migration 0073), which triggers keep in step with
+// record_counts and so with records: a row per line of the answer, in the
+// order of their keys.
 func statusTx(ctx context.Context, tx *txn) (*Status, error) {
 	var st Status
 	rows, err := tx.QueryContext(ctx, `
-		SELECT type, status, SUM(n) FROM record_counts GROUP BY type, status ORDER BY type, status`)
+		SELECT type, status, n FROM type_status_counts WHERE n > 0 ORDER BY type, status`)
 	if err != nil {
 		return nil, classify("status", err)
 	}
@@ -56,8 +58,7 @@ func statusTx(ctx context.Context, tx *txn) (*Status, error) {
 	}
 
 	rows, err = tx.QueryContext(ctx, `
-		SELECT namespace, SUM(n) FROM record_counts WHERE status <> 'deleted'
-		GROUP BY namespace ORDER BY namespace`)
+		SELECT namespace, n FROM namespace_counts WHERE n > 0 ORDER BY namespace`)
 	if err != nil {
 		return nil, classify("status", err)
 	}

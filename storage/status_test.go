@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,16 +72,55 @@ func TestDB_StoreClientToken(t *testing.T) {
 	})
 }
 
-// TestDB_StatusCounts holds record_counts (migration 0009) to a count of
-// the records themselves over a random history of stores, type and status
-// changes, supersessions, forgets, purges and renames.
+// TestDB_StatusCounts holds the counters Status reads (record_counts,
+// migration 0009, and the sums kept from it, migration 0073) to a count of
+// the records themselves, every few steps of a random history of stores,
+// type and status changes, supersessions, forgets, purges and renames.
 func TestDB_StatusCounts(t *testing.T) {
 	db := storagetest.Open(t)
-	r := rand.New(rand.NewPCG(9, 10))
+	randomStatusHistory(t, db, rand.New(rand.NewPCG(9, 10)), 300, 25)
+	checkStatus(t, db)
+}
+
+// TestDB_StatusBackfill: migration 0073 fills its sums from the counts
+// already kept.
+func TestDB_StatusBackfill(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := storage.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	randomStatusHistory(t, db, rand.New(rand.NewPCG(4, 2)), 150, 0)
+	// Undo the migration: its triggers, tables and row.
+	for _, q := range []string{
+		`DROP TRIGGER status_counts_insert`, `DROP TRIGGER status_counts_delete`, `DROP TRIGGER status_counts_update`,
+		`DROP TABLE type_status_counts`, `DROP TABLE namespace_counts`,
+		`DELETE FROM migrations WHERE name = '0073_status_counts.sql'`,
+	} {
+		if err := db.ExecRaw(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = storagetest.OpenPath(t, path)
+	checkStatus(t, db)
+	randomStatusHistory(t, db, rand.New(rand.NewPCG(4, 3)), 50, 0)
+	checkStatus(t, db)
+}
+
+// randomStatusHistory applies n random writes that change what Status
+// counts, checking Status every checkEvery steps (0: never).
+func randomStatusHistory(t *testing.T, db *storage.DB, r *rand.Rand, n, checkEvery int) {
+	t.Helper()
 	namespaces := []string{"global", "projects/x", "github/acme/api", "github/acme/web"}
 	var live []*storage.Record
-	for step := range 300 {
-		switch op := r.IntN(6); {
+	for step := range n {
+		if checkEvery > 0 && step%checkEvery == 0 {
+			checkStatus(t, db)
+		}
+		switch op := r.IntN(7); {
 		case op <= 1 || len(live) == 0:
 			nr := rec(t, namespaces[r.IntN(len(namespaces))], fmt.Sprint("t", step), "c")
 			nr.Type = storage.Types[r.IntN(len(storage.Types))]
@@ -105,6 +145,16 @@ func TestDB_StatusCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			live = slices.Delete(live, i, i+1)
+		case op == 6:
+			// record_counts rebuilt from the records, as a repair would:
+			// its rows go and come back whole.
+			if err := db.ExecRaw(ctx, `DELETE FROM record_counts`); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.ExecRaw(ctx, `INSERT INTO record_counts (namespace, type, status, n)
+				SELECT namespace, type, status, COUNT(*) FROM records GROUP BY namespace, type, status`); err != nil {
+				t.Fatal(err)
+			}
 		default:
 			from, to := "github/acme", "github/acme-renamed"
 			if r.IntN(2) == 0 {
@@ -120,6 +170,11 @@ func TestDB_StatusCounts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkStatus holds Status to a count of the records themselves.
+func checkStatus(t *testing.T, db *storage.DB) {
+	t.Helper()
 	st, err := db.Status(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -115,6 +115,18 @@ func (tx *txn) QueryRowContext(ctx context.Context, query string, args ...any) *
 	return tx.Tx.QueryRowContext(ctx, query, args...)
 }
 
+// PrepareContext returns query as a statement of the transaction, for a
+// caller that runs it several times: the cached statement when there is
+// one, else one prepared for the transaction alone. Closing it leaves the
+// cached statement open.
+func (tx *txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	ctx = tx.statementContext(ctx)
+	if st := tx.stmts.lookup(query); st != nil {
+		return tx.Tx.StmtContext(ctx, st), nil
+	}
+	return tx.Tx.PrepareContext(ctx, query)
+}
+
 // Commit commits and then prepares what the transaction marked.
 func (tx *txn) Commit() error {
 	err := tx.Tx.Commit()

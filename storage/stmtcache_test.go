@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,53 @@ func TestStmtCache_ReusesStatements(t *testing.T) {
 	}
 	if insert() != first {
 		t.Errorf("the cached INSERT was replaced instead of reused")
+	}
+}
+
+// TestStmtCache_BootstrapStatements: the statements Bootstrap runs once per
+// namespace and section come from the reader's cache after the first
+// packet, and the packet is the same whether they were cached or not.
+func TestStmtCache_BootstrapStatements(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i, ns := range []string{"global", "github/acme/api", "global"} {
+		tt, _ := screen.Check("title", "Rule "+string(rune('a'+i)))
+		c, _ := screen.Check("content", "Always do the thing.")
+		if _, err := db.Store(ctx, NewRecord{Namespace: ns, Type: TypeConstraint, Title: tt, Content: c,
+			Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cached := func() int {
+		db.readerStmts.mu.RLock()
+		defer db.readerStmts.mu.RUnlock()
+		n := 0
+		for q := range db.readerStmts.m {
+			if strings.Contains(q, "FROM bootstrap_rank AS b") || strings.Contains(q, "CROSS JOIN bootstrap_rank AS b") {
+				n++
+			}
+		}
+		return n
+	}
+	// Two of three: the packet then looks for a record to flag as well.
+	q := BootstrapQuery{Namespaces: []string{"github/acme/api", "global"}, Limit: 2}
+	first, err := db.Bootstrap(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cached(); n != 2 {
+		t.Fatalf("%d bootstrap statements cached after a packet, want 2", n)
+	}
+	again, err := db.Bootstrap(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Items) != 2 || first.Total != 3 || first.Total != again.Total || !slices.Equal(first.Items, again.Items) {
+		t.Errorf("from the cache: %+v, uncached %+v", again, first)
 	}
 }
 

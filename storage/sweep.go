@@ -112,10 +112,13 @@ const (
 )
 
 func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
+	// The entity anchors drive the join: the unary + on r.status keeps the
+	// planner off records_status_timeline_idx (migration 0072), which
+	// would read every live record instead.
 	rows, err := tx.QueryContext(ctx, `
 		SELECT a.record_id, r.namespace, a.anchor, a.position, a.state, a.checked_at, a.checked_by, a.detail
 		FROM anchors AS a JOIN records AS r ON r.id = a.record_id
-		WHERE a.anchor >= ? AND a.anchor < ? AND r.status IN ('active', 'candidate')`,
+		WHERE a.anchor >= ? AND a.anchor < ? AND +r.status IN ('active', 'candidate')`,
 		entityPrefix, entityEnd)
 	if err != nil {
 		return nil, classify("sweep", err)

@@ -19,6 +19,7 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -66,6 +67,11 @@ type Sizer struct {
 	marshal func(proto.Message) ([]byte, error)
 	// sep is the bytes the marshal function puts between two list elements.
 	sep int
+	// split is set when the marshal function writes a message's empty
+	// list as [] and a list as its elements' own JSON joined by sep, as
+	// protojson does with EmitDefaultValues: the JSON of a response is then
+	// its JSON without items plus what its items add.
+	split bool
 }
 
 // NewSizer returns a Sizer over marshal, the function that renders a
@@ -81,7 +87,23 @@ func NewSizer(marshal func(proto.Message) ([]byte, error)) (*Sizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("budget: measure the list separator: %w", err)
 	}
-	return &Sizer{marshal: marshal, sep: len(b) - len("[nullnull]")}, nil
+	s := &Sizer{marshal: marshal, sep: len(b) - len("[nullnull]")}
+	// A message with a list of none, one and two elements shows whether
+	// the list adds exactly its elements.
+	var sizes [4]int
+	for i, m := range []proto.Message{
+		&descriptorpb.DescriptorProto{},
+		&descriptorpb.DescriptorProto{Field: []*descriptorpb.FieldDescriptorProto{{}}},
+		&descriptorpb.DescriptorProto{Field: []*descriptorpb.FieldDescriptorProto{{}, {}}},
+		&descriptorpb.FieldDescriptorProto{},
+	} {
+		if sizes[i], err = s.Size(m); err != nil {
+			return nil, fmt.Errorf("budget: measure a list: %w", err)
+		}
+	}
+	empty, one, pair, elem := sizes[0], sizes[1], sizes[2], sizes[3]
+	s.split = one == empty+elem && pair == empty+2*elem+s.sep
+	return s, nil
 }
 
 // Size returns the size in bytes of m's JSON as the caller receives it.
@@ -131,8 +153,16 @@ func (p Packed) Fits(o Options) bool { return p.Wire <= o.MaxBytes }
 // its fields without items are already over (Packed.Fits says so), or the
 // first item is kept by o.KeepFirst.
 func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []T, o Options) (Packed, error) {
+	return PackFunc(s, resp, set, len(items), func(i int) (T, error) { return items[i], nil }, o)
+}
+
+// PackFunc is Pack over n items that item returns, each asked for once and
+// in order, as packing reaches it: without o.Skip, no item after the first
+// that does not fit is asked for, so a caller can read items as they are
+// needed. An error from item is returned.
+func PackFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n int, item func(i int) (T, error), o Options) (Packed, error) {
 	set(nil)
-	offered := len(items) + o.More
+	offered := n + o.More
 
 	// Measure the response without items, its reporting fields at their
 	// widest (every item left out; "false" is longer than "true";
@@ -146,35 +176,71 @@ func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []
 	var (
 		p    Packed
 		kept []T
+		// adds[i] is what the first i+1 kept items add to the response
+		// without items.
+		adds []sizes
 	)
 	size := base.wire
-	for i, it := range items {
+	for i := range n {
+		it, err := item(i)
+		if err != nil {
+			return Packed{}, err
+		}
 		b, err := s.marshal(it)
 		if err != nil {
 			return Packed{}, err
 		}
-		n := fragment(o.Wire, b)
+		add := sizes{json: len(b), wire: fragment(o.Wire, b)}
 		if len(p.Kept) > 0 {
-			n += s.sep
+			add.json += s.sep
+			add.wire += s.sep
 		}
-		if size+n > o.MaxBytes && !(o.KeepFirst && i == 0) {
+		if size+add.wire > o.MaxBytes && !(o.KeepFirst && i == 0) {
 			if o.Skip {
 				continue
 			}
 			break
 		}
-		size += n
+		size += add.wire
+		if len(adds) > 0 {
+			add.json += adds[len(adds)-1].json
+			add.wire += adds[len(adds)-1].wire
+		}
+		adds = append(adds, add)
 		p.Kept = append(p.Kept, i)
 		kept = append(kept, it)
 	}
 	set(kept)
 
-	// The real figures can only be smaller than the widest; confirm them on
-	// the marshaled response, and give back items should a measure have
-	// been wrong.
+	// The real figures can only be smaller than the widest; confirm them,
+	// and give back items should a measure have been wrong. When the
+	// marshal function splits (Sizer.split), the response's JSON is its
+	// JSON without items plus what the kept items add: every round then
+	// marshals only the small response without items. Otherwise each
+	// round marshals the whole response.
+	measure := func([]T) (sizes, error) { return s.measure(resp, o.Wire) }
+	if s.split {
+		measure = func(kept []T) (sizes, error) {
+			set(nil)
+			m, err := s.measure(resp, o.Wire)
+			set(kept)
+			if len(kept) > 0 {
+				m.json += adds[len(kept)-1].json
+				m.wire += adds[len(kept)-1].wire
+			}
+			return m, err
+		}
+	}
+	return settle(s, resp, set, kept, p, o, offered, measure)
+}
+
+// settle sets the reporting fields of resp, holding kept (the items of p),
+// to their final values, giving back items from the end while the response
+// measured by measure is over the budget.
+func settle[R Response, T proto.Message](s *Sizer, resp R, set func([]T), kept []T, p Packed, o Options, offered int, measure func([]T) (sizes, error)) (Packed, error) {
 	for {
 		p.LeftOut = offered - len(p.Kept)
-		m, err := s.report(resp, o.Wire, uint32(p.LeftOut))
+		m, err := s.report(resp, uint32(p.LeftOut), func() (sizes, error) { return measure(kept) })
 		if err != nil {
 			return Packed{}, err
 		}
@@ -195,6 +261,13 @@ func Pack[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []
 // always the first ones.
 func Fit[R Response, T proto.Message](s *Sizer, resp R, set func([]T), items []T, maxTokens int, keepFirst bool) (int, error) {
 	p, err := Pack(s, resp, set, items, Options{MaxBytes: maxTokens * BytesPerToken, KeepFirst: keepFirst})
+	return len(p.Kept), err
+}
+
+// FitFunc is Fit over n items that item returns as packing reaches them
+// (see PackFunc): no item after the first that does not fit is asked for.
+func FitFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n int, item func(i int) (T, error), maxTokens int, keepFirst bool) (int, error) {
+	p, err := PackFunc(s, resp, set, n, item, Options{MaxBytes: maxTokens * BytesPerToken, KeepFirst: keepFirst})
 	return len(p.Kept), err
 }
 
@@ -229,14 +302,15 @@ func setReport(r Response, leftOut uint32, truncated bool, tokens uint32) {
 }
 
 // report sets the reporting fields for leftOut dropped items and returns the
-// response's final measure. estimated_tokens describes the JSON that carries
-// it, so it is set until it agrees with its own response: a change of one
-// digit moves the size by a byte, so this settles within a few rounds.
-func (s *Sizer) report(resp Response, w Wire, leftOut uint32) (sizes, error) {
+// response's final measure, as measure takes it. estimated_tokens describes
+// the JSON that carries it, so it is set until it agrees with its own
+// response: a change of one digit moves the size by a byte, so this settles
+// within a few rounds.
+func (s *Sizer) report(resp Response, leftOut uint32, measure func() (sizes, error)) (sizes, error) {
 	tokens := resp.GetEstimatedTokens()
 	for range 8 {
 		setReport(resp, leftOut, leftOut > 0, tokens)
-		m, err := s.measure(resp, w)
+		m, err := measure()
 		if err != nil || Tokens(m.json) == tokens {
 			return m, err
 		}

@@ -3,6 +3,7 @@ package budget_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -16,8 +17,10 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/mark3labs/mcp-go/mcp"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -147,6 +150,8 @@ var kinds = []kind{
 	{"context", func(r *rand.Rand) proto.Message {
 		return &hearthv1.ContextResponse{BudgetTokens: uint32(r.IntN(8000)), Clamped: r.IntN(2) == 0}
 	}, "records", func(r *rand.Rand) proto.Message { return record(r) }, packWith((*hearthv1.ContextResponse).SetRecords)},
+	{"timeline", func(*rand.Rand) proto.Message { return &hearthv1.TimelineResponse{} }, "records",
+		func(r *rand.Rand) proto.Message { return record(r) }, packWith((*hearthv1.TimelineResponse).SetRecords)},
 }
 
 // listOf returns the items in resp's list field.
@@ -264,6 +269,275 @@ func TestPack_Property(t *testing.T) {
 				t.Errorf("%s: item %d was left out, but the response with it is %d bytes", name, i, n)
 			}
 		}
+	}
+}
+
+// packWhole is Pack as it was before it settled its reporting fields on the
+// response without its items: every measure marshals the whole response,
+// as Pack still does over a marshal function that does not split.
+// Pack must agree with it, item for item and byte for byte.
+func packWhole[R budget.Response, T proto.Message](tb testing.TB, resp R, set func([]T), items []T, o budget.Options) budget.Packed {
+	tb.Helper()
+	two, err := gateway.MarshalResult(&structpb.ListValue{Values: []*structpb.Value{structpb.NewNullValue(), structpb.NewNullValue()}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sep := len(two) - len("[nullnull]")
+	measure := func() (json, wire int) {
+		b, err := gateway.MarshalResult(resp)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if o.Wire == nil {
+			return len(b), len(b)
+		}
+		return len(b), o.Wire.Size(b)
+	}
+	report := func(leftOut int) (json, wire int) {
+		tokens := resp.GetEstimatedTokens()
+		for {
+			resp.SetLeftOut(uint32(leftOut))
+			resp.SetTruncated(leftOut > 0)
+			resp.SetEstimatedTokens(tokens)
+			json, wire := measure()
+			if budget.Tokens(json) == tokens {
+				return json, wire
+			}
+			tokens = budget.Tokens(json)
+		}
+	}
+	set(nil)
+	offered := len(items) + o.More
+	resp.SetLeftOut(uint32(offered))
+	resp.SetTruncated(false)
+	resp.SetEstimatedTokens(budget.Tokens(o.MaxBytes))
+	_, size := measure()
+	var (
+		p    budget.Packed
+		kept []T
+	)
+	for i, it := range items {
+		b, err := gateway.MarshalResult(it)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n := len(b)
+		if o.Wire != nil {
+			n = o.Wire.Fragment(b)
+		}
+		if len(p.Kept) > 0 {
+			n += sep
+		}
+		if size+n > o.MaxBytes && !(o.KeepFirst && i == 0) {
+			if o.Skip {
+				continue
+			}
+			break
+		}
+		size += n
+		p.Kept = append(p.Kept, i)
+		kept = append(kept, it)
+	}
+	set(kept)
+	for {
+		p.LeftOut = offered - len(p.Kept)
+		p.JSON, p.Wire = report(p.LeftOut)
+		if p.Wire <= o.MaxBytes || len(p.Kept) == 0 || (o.KeepFirst && len(p.Kept) == 1 && p.Kept[0] == 0) {
+			return p
+		}
+		p.Kept = p.Kept[:len(p.Kept)-1]
+		kept = kept[:len(p.Kept)]
+		set(kept)
+	}
+}
+
+// TestPack_AsWhole: Pack, which measures the response without its items
+// and adds the items, packs exactly what packing by whole responses packed
+// (packWhole): the same
+// items, figures and response, for random responses of every kind over
+// REST and MCP, budgets from tiny to roomy, with and without Skip,
+// KeepFirst and More, and items around the digit boundaries of
+// estimated_tokens.
+func TestPack_AsWhole(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sz := sizer(t)
+	ids := []any{nil, nil, 7, "req-<&>\"\\\u2028"}
+	for iter := range 1500 {
+		k := kinds[r.IntN(len(kinds))]
+		resp := k.resp(r)
+		items := make([]proto.Message, r.IntN(30))
+		for i := range items {
+			items[i] = k.item(r)
+		}
+		o := budget.Options{
+			MaxBytes:  []int{0, 40, 396, 400, 404, 3996, 4000, 4004, 8000}[r.IntN(9)] + r.IntN(300),
+			Wire:      wireOf(t, ids[r.IntN(len(ids))]),
+			KeepFirst: r.IntN(2) == 0,
+			Skip:      r.IntN(2) == 0,
+			More:      []int{0, 0, 3, 100000}[r.IntN(4)],
+		}
+		want := proto.Clone(resp)
+		got, err := k.pack(sz, resp, items, o)
+		if err != nil {
+			t.Fatalf("%d/%s: %v", iter, k.name, err)
+		}
+		var p budget.Packed
+		switch w := want.(type) {
+		case *hearthv1.BootstrapResponse:
+			p = packWhole(t, w, w.SetItems, typed[*hearthv1.BootstrapItem](items), o)
+		case *hearthv1.SearchResponse:
+			p = packWhole(t, w, w.SetHits, typed[*hearthv1.SearchHit](items), o)
+		case *hearthv1.GetResponse:
+			p = packWhole(t, w, w.SetRecords, typed[*hearthv1.Record](items), o)
+		case *hearthv1.ContextResponse:
+			p = packWhole(t, w, w.SetRecords, typed[*hearthv1.Record](items), o)
+		case *hearthv1.TimelineResponse:
+			p = packWhole(t, w, w.SetRecords, typed[*hearthv1.Record](items), o)
+		default:
+			t.Fatalf("no packWhole for %T", w)
+		}
+		if !slices.Equal(got.Kept, p.Kept) || got.LeftOut != p.LeftOut || got.JSON != p.JSON || got.Wire != p.Wire {
+			t.Fatalf("%d/%s/%+v: packed %+v, by whole responses %+v", iter, k.name, o, got, p)
+		}
+		if !proto.Equal(resp, want) {
+			t.Fatalf("%d/%s/%+v: the response differs from the one packed by whole responses", iter, k.name, o)
+		}
+	}
+}
+
+func typed[T proto.Message](items []proto.Message) []T {
+	out := make([]T, len(items))
+	for i, it := range items {
+		out[i] = it.(T)
+	}
+	return out
+}
+
+// countingSizer is a Sizer over marshal that counts the timeline
+// responses it marshals with records in them, and the records alone.
+func countingSizer(tb testing.TB, marshal func(proto.Message) ([]byte, error), whole, item *int) *budget.Sizer {
+	tb.Helper()
+	sz, err := budget.NewSizer(func(m proto.Message) ([]byte, error) {
+		switch m := m.(type) {
+		case *hearthv1.TimelineResponse:
+			if len(m.GetRecords()) > 0 {
+				*whole++
+			}
+		case *hearthv1.Record:
+			*item++
+		}
+		return marshal(m)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sz
+}
+
+// TestPack_NeverMarshalsWhole: over the transports' marshal function, Pack
+// marshals each item it considers once and never the whole response with
+// its items: every measure of a response is of the response without them
+// (TestPack_AsWhole holds the sums to the whole).
+func TestPack_NeverMarshalsWhole(t *testing.T) {
+	var whole, item int
+	sz := countingSizer(t, gateway.MarshalResult, &whole, &item)
+	r := rand.New(rand.NewPCG(10, 11))
+	items := make([]*hearthv1.Record, 20)
+	for i := range items {
+		items[i] = record(r)
+	}
+	for _, maxBytes := range []int{100, 3000, 8000, 1 << 20} {
+		whole, item = 0, 0
+		resp := &hearthv1.TimelineResponse{}
+		p, err := budget.Pack(sz, resp, resp.SetRecords, items, budget.Options{MaxBytes: maxBytes, KeepFirst: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if whole != 0 || item > len(p.Kept)+1 {
+			t.Errorf("budget %d: %d items kept; marshaled the whole response %d times and %d items, want never and at most %d",
+				maxBytes, len(p.Kept), whole, item, len(p.Kept)+1)
+		}
+	}
+}
+
+// TestPackFunc: PackFunc packs what Pack packs, asks for each item once and
+// in order, and without Skip asks for none after the first that does not
+// fit.
+func TestPackFunc(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	sz := sizer(t)
+	for iter := range 300 {
+		items := make([]*hearthv1.Record, r.IntN(25))
+		for i := range items {
+			items[i] = record(r)
+		}
+		o := budget.Options{MaxBytes: r.IntN(12000), KeepFirst: r.IntN(2) == 0, Skip: r.IntN(4) == 0, More: r.IntN(3)}
+		want := &hearthv1.TimelineResponse{}
+		wp, err := budget.Pack(sz, want, want.SetRecords, items, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asked []int
+		got := &hearthv1.TimelineResponse{}
+		gp, err := budget.PackFunc(sz, got, got.SetRecords, len(items), func(i int) (*hearthv1.Record, error) {
+			asked = append(asked, i)
+			return items[i], nil
+		}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(gp.Kept, wp.Kept) || gp.LeftOut != wp.LeftOut || gp.JSON != wp.JSON || gp.Wire != wp.Wire || !proto.Equal(got, want) {
+			t.Fatalf("%d/%+v: PackFunc %+v, Pack %+v", iter, o, gp, wp)
+		}
+		for i, a := range asked {
+			if a != i {
+				t.Fatalf("%d/%+v: asked for %v, want 0, 1, 2, …", iter, o, asked)
+			}
+		}
+		if m := len(asked); m < len(items) && (o.Skip || slices.Contains(gp.Kept, m-1)) {
+			t.Fatalf("%d/%+v: asked for %d of %d items, the last kept %v", iter, o, m, len(items), gp.Kept)
+		}
+	}
+	boom := errors.New("boom")
+	resp := &hearthv1.TimelineResponse{}
+	if _, err := budget.PackFunc(sz, resp, resp.SetRecords, 3, func(int) (*hearthv1.Record, error) { return nil, boom }, budget.Options{MaxBytes: 100}); err != boom {
+		t.Errorf("item's error: got %v", err)
+	}
+}
+
+// TestPack_OtherMarshal: with a marshal function that leaves an empty
+// list out (protojson without EmitDefaultValues), the response's JSON is
+// not its JSON without items plus the items; Pack notices, measures whole
+// responses and still reports what is received.
+func TestPack_OtherMarshal(t *testing.T) {
+	marshal := protojson.MarshalOptions{UseProtoNames: true}.Marshal
+	var whole, item int
+	sz := countingSizer(t, marshal, &whole, &item)
+	r := rand.New(rand.NewPCG(8, 9))
+	for iter := range 200 {
+		resp := &hearthv1.TimelineResponse{}
+		items := make([]*hearthv1.Record, r.IntN(12))
+		for i := range items {
+			items[i] = record(r)
+		}
+		o := budget.Options{MaxBytes: 200 + r.IntN(8000), KeepFirst: r.IntN(2) == 0}
+		p, err := budget.Pack(sz, resp, resp.SetRecords, items, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.JSON != len(b) || resp.GetEstimatedTokens() != budget.Tokens(len(b)) || len(resp.GetRecords()) != len(p.Kept) {
+			t.Fatalf("%d: packed %+v with estimated_tokens %d, received %d bytes", iter, p, resp.GetEstimatedTokens(), len(b))
+		}
+		if len(b) > o.MaxBytes && len(p.Kept) > 0 && !(o.KeepFirst && len(p.Kept) == 1) {
+			t.Fatalf("%d: %d bytes over the budget of %d with %d items", iter, len(b), o.MaxBytes, len(p.Kept))
+		}
+	}
+	if whole == 0 {
+		t.Errorf("never marshaled a whole response: the sums were trusted")
 	}
 }
 

@@ -1,0 +1,39 @@
+package storage
+
+import (
+	"context"
+)
+
+// MaxTimelineWalks exposes maxTimelineWalks.
+const MaxTimelineWalks = maxTimelineWalks
+
+// TimelinePlan returns the query plan of q's timeline statement, one
+// detail per line; a cursor (q.After) is planned at created_at 0.
+func (db *DB) TimelinePlan(ctx context.Context, q TimelineQuery) ([]string, error) {
+	var after *timelineCursor
+	if q.After != "" {
+		after = &timelineCursor{id: q.After}
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultTimelineLimit
+	}
+	query, args := timelineSQL(q, after, limit)
+	rows, err := db.reader.QueryContext(ctx, `EXPLAIN QUERY PLAN `+query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var (
+			id, parent, notUsed int
+			detail              string
+		)
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			return nil, err
+		}
+		plan = append(plan, detail)
+	}
+	return plan, rows.Err()
+}
