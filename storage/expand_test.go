@@ -176,6 +176,15 @@ func TestSearch_Synonyms(t *testing.T) {
 		t.Errorf("bm25 %v then %v, want the word asked for to rank strictly better", hits[0].BM25, hits[1].BM25)
 	}
 
+	// A literal search (an answer's sources) keeps to the words asked.
+	hits, err = db.Search(ctx, SearchQuery{Text: "invoices", Literal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Record.ID != byInvoice {
+		t.Fatalf("literal: got %v, want the invoice record alone", ids(hits))
+	}
+
 	// No record says k8s: the record that says kubernetes is found, and
 	// its snippet shows that word, not the content's start.
 	hits, err = db.Search(ctx, SearchQuery{Text: "k8s"})

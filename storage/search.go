@@ -39,6 +39,9 @@ type SearchQuery struct {
 	// AllRepositories admits every repository namespace (github/…, gitea/…,
 	// local/…) besides Namespaces: a hub's reach (SPEC R-N5).
 	AllRepositories bool
+	// Literal searches the text's own words alone, without their synonyms
+	// (expandQuery): for an answer, which must stand on what was asked.
+	Literal bool
 }
 
 // Hit is one search result. BM25 is FTS5's bm25 score with the title
@@ -82,7 +85,10 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		}
 	}
 
-	x := expandQuery(words)
+	x := expansion{terms: words, nWords: len(words)}
+	if !q.Literal {
+		x = expandQuery(words)
+	}
 	snip := newSnippetter(x.snippetWords(), q.Text)
 	var hits []Hit
 	err := db.read(ctx, "search", func(tx *txn) error {

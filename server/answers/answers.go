@@ -109,8 +109,11 @@ type reply struct {
 // answers extractively at once.
 func (c *Composer) Compose(ctx context.Context, q *storage.Question, lastTry bool) (storage.NewAnswer, error) {
 	na := storage.NewAnswer{QuestionID: q.ID}
+	// The sources hold the question's own words: a record found only
+	// through a synonym may be about something else, and an answer names
+	// its sources as answering.
 	ranked, err := retrieval.FTS{DB: c.DB}.Rank(ctx, retrieval.Query{
-		Text: q.Text, Chain: c.Scopes.Chain(q.Namespace, nil), Depth: Sources,
+		Text: q.Text, Chain: c.Scopes.Chain(q.Namespace, nil), Depth: Sources, Literal: true,
 	})
 	if err != nil {
 		return na, err

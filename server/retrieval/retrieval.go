@@ -46,6 +46,9 @@ type Query struct {
 	// Known are the ids of the hits earlier lists returned, which a
 	// similarity list gives cosines for too. The pipeline sets it.
 	Known []string
+	// Literal ranks full text by the query's own words, without synonyms
+	// (storage.SearchQuery.Literal).
+	Literal bool
 }
 
 // Ranked is a list's answer: its hits, best first, and, from a similarity
@@ -191,7 +194,7 @@ func (FTS) Name() string { return ranking.ModeFTS }
 func (f FTS) Rank(ctx context.Context, q Query) (Ranked, error) {
 	hits, err := f.DB.Search(ctx, storage.SearchQuery{
 		Text: q.Text, Namespaces: q.Chain, Types: q.Types, Exclude: q.Exclude,
-		Limit: q.Depth, AllRepositories: q.AllRepositories,
+		Limit: q.Depth, AllRepositories: q.AllRepositories, Literal: q.Literal,
 	})
 	return Ranked{Hits: hits}, err
 }
