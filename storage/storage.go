@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
 	"github.com/oklog/ulid/v2"
 )
@@ -170,9 +171,9 @@ func (db *DB) open(ctx context.Context) (err error) {
 	if db.vfs, err = storeVFS(db.vfs); err != nil {
 		return err
 	}
-	// FTS5 is not built into the driver: registerFTS (with hearth_rank) runs
-	// on every new connection of both pools.
-	db.writer, err = driver.Open(withVFS(dsn(db.path, "immediate", writerPragmas), db.vfs), db.registerFTS)
+	// FTS5 is not built into the driver: initConn registers it (with
+	// hearth_rank) and hearth_has_cjk on every new connection of each pool.
+	db.writer, err = driver.Open(withVFS(dsn(db.path, "immediate", writerPragmas), db.vfs), db.initConn)
 	if err != nil {
 		return fmt.Errorf("storage: open writer: %w", err)
 	}
@@ -203,7 +204,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 		return err
 	}
 
-	db.reader, err = driver.Open(withVFS(dsn(db.path, "deferred", readerPragmas), db.vfs), db.registerFTS)
+	db.reader, err = driver.Open(withVFS(dsn(db.path, "deferred", readerPragmas), db.vfs), db.initConn)
 	if err != nil {
 		return fmt.Errorf("storage: open readers: %w", err)
 	}
@@ -211,7 +212,7 @@ func (db *DB) open(ctx context.Context) (err error) {
 	db.reader.SetMaxOpenConns(n)
 	db.reader.SetMaxIdleConns(n)
 	db.readerStmts = newStmtCache(db.reader)
-	if db.vocab, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.registerFTS); err != nil {
+	if db.vocab, err = driver.Open(dsn(db.path, "deferred", readerPragmas), db.initConn); err != nil {
 		return fmt.Errorf("storage: open vocabulary reader: %w", err)
 	}
 	db.vocab.SetMaxOpenConns(2)
@@ -222,6 +223,15 @@ func (db *DB) open(ctx context.Context) (err error) {
 	db.flushDone = make(chan struct{})
 	go db.flushLoop()
 	return db.auditOpenRepairs(ctx)
+}
+
+// initConn prepares a new connection of any pool: FTS5 with Hearth's
+// tokenizer and rank function, and the functions the schema calls.
+func (db *DB) initConn(c *sqlite3.Conn) error {
+	if err := db.registerFTS(c); err != nil {
+		return err
+	}
+	return registerCJK(c)
 }
 
 // private makes the database and its WAL and shared-memory files readable
