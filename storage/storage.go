@@ -82,6 +82,9 @@ type DB struct {
 	loopDone  chan struct{}
 	closeOnce sync.Once
 	waiting   atomic.Int64
+	// groups and grouped count the groups the loop committed and the
+	// writes they held (GroupStats).
+	groups, grouped atomic.Int64
 
 	// uses holds counted uses until flushLoop stores them (usagebuf.go);
 	// flushStop stops flushLoop, flushDone says it has stopped.
