@@ -252,11 +252,16 @@ func BenchmarkStore(b *testing.B) {
 		for _, tr := range transports(td) {
 			for _, k := range []int{1, 8} {
 				b.Run(fmt.Sprintf("records=%d/%s/clients=%d", n, tr.name(), k), func(b *testing.B) {
+					groups, writes := td.db.GroupStats()
 					parallel(b, k, func(int) {
 						if r := tr.call(b, tok, "memory_store", args); !r.ok {
 							b.Fatalf("store: %v", r)
 						}
 					})
+					// How many stores a commit served (the single writer's
+					// group commit); background writes count too.
+					g, w := td.db.GroupStats()
+					b.ReportMetric(float64(w-writes)/float64(max(g-groups, 1)), "writes/commit")
 				})
 			}
 		}
