@@ -367,6 +367,10 @@ func (db *DB) runGroup(g *gather) {
 	if len(live) == 1 && damage == nil && g.peak <= 1 {
 		results[0] = call(live[0].fn, tx)
 		if results[0].err == nil && results[0].panic == nil {
+			if err := indexPendingTx(tx, live); err != nil {
+				results[0].err = fmt.Errorf("storage: %s: full-text index: %w", live[0].op, err)
+				return
+			}
 			changed := watch && totalChanges(tx) != changes
 			if err := tx.Commit(); err != nil {
 				results[0].err = fmt.Errorf("storage: %s: commit: %w", live[0].op, err)
@@ -419,6 +423,10 @@ func (db *DB) runGroup(g *gather) {
 	}
 	if damage != nil {
 		return // read-only: nothing to commit; the deferred rollback ends tx
+	}
+	if err := indexPendingTx(tx, live); err != nil {
+		failAll(fmt.Errorf("storage: %s: full-text index: %w", live[0].op, err))
+		return
 	}
 	changed := watch && totalChanges(tx) != changes
 	if err := tx.Commit(); err != nil {
@@ -477,18 +485,50 @@ var indexUntouched = map[string]bool{
 }
 
 // committed counts a committed group and advances the write generation
-// after a commit that may have changed the full-text index (any op but
-// those of indexUntouched), so that cached document frequencies are counted
-// again.
+// after a commit that may have changed the full-text index, so that cached
+// document frequencies are counted again.
 func (db *DB) committed(group []*writeRequest) {
 	db.groups.Add(1)
 	db.grouped.Add(int64(len(group)))
+	if touchesIndex(group) {
+		db.gen.Add(1)
+	}
+}
+
+// touchesIndex reports whether a write of group may have changed the
+// records or their full-text index: any op but those of indexUntouched.
+func touchesIndex(group []*writeRequest) bool {
 	for _, r := range group {
 		if !indexUntouched[r.op] {
-			db.gen.Add(1)
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// indexPendingTx adds to the full-text index the records tx stored, which
+// the insert trigger noted in records_fts_pending (migration 0082), and
+// clears the notes: once per transaction, just before the commit, so that
+// FTS5 writes one index segment for the group's records rather than one per
+// record at each savepoint. A group whose ops never store a record skips
+// it. A record already in the index (its docsize row is there) is not
+// added twice.
+func indexPendingTx(tx *txn, group []*writeRequest) error {
+	if !touchesIndex(group) {
+		return nil
+	}
+	ctx := context.Background()
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO records_fts (rowid, title, content, fts_scope)
+		SELECT r.seq, r.title, r.content, r.fts_scope
+		FROM records_fts_pending AS p JOIN records AS r ON r.seq = p.seq
+		WHERE NOT EXISTS (SELECT 1 FROM records_fts_docsize AS d WHERE d.id = p.seq)`); err != nil {
+		return err
+	}
+	// WHERE 1 keeps SQLite from truncating the table, which writes its
+	// page even when it is empty.
+	_, err := tx.ExecContext(ctx, `DELETE FROM records_fts_pending WHERE 1`)
+	return err
 }
 
 // totalChanges is how many rows tx's connection has changed since it
