@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage"
@@ -93,4 +94,31 @@ func TestStoreTriggers(t *testing.T) {
 			t.Errorf("version %d after a top of %d (now %d); want it moved to the end once", v3, before, top)
 		}
 	})
+}
+
+// TestDB_SupersedeIndexes: the foreign keys of supersedes and superseded_by
+// find a purged record's referrers through their partial indexes (migration
+// 0084), not by reading every record, and a purge clears the references.
+func TestDB_SupersedeIndexes(t *testing.T) {
+	db := storagetest.Open(t)
+	for _, col := range []string{"supersedes", "superseded_by"} {
+		// The plan's one row: the lookup the foreign key's action makes.
+		var id, parent, unused int
+		var plan string
+		if err := db.QueryRaw(ctx, false, `EXPLAIN QUERY PLAN UPDATE records SET `+col+` = NULL WHERE `+col+` = 'x'`,
+			&id, &parent, &unused, &plan); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "USING COVERING INDEX records_"+col+"_idx") {
+			t.Errorf("%s: plan %q, want its index", col, plan)
+		}
+	}
+	old := storagetest.Store(t, db, storage.NewRecord{Type: storage.TypeDecision, Title: text(t, "Old")})
+	repl := storagetest.Store(t, db, storage.NewRecord{Type: storage.TypeDecision, Title: text(t, "New"), Supersedes: old.ID})
+	if err := db.ExecRaw(ctx, `DELETE FROM records WHERE id = ?`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, db, repl.ID); got.Supersedes != "" {
+		t.Errorf("after the purge supersedes = %q, want it cleared", got.Supersedes)
+	}
 }
