@@ -425,8 +425,23 @@ func snapshotDB(path, to string) error {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return err
+	// The copy takes the database file alone, so every page must be in it.
+	// The daemon's own checkpoint may be copying pages meanwhile (it runs
+	// in the background after a write): then this one is busy, and is
+	// tried again until it has emptied the WAL.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var busy, log, done int
+		if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done); err != nil {
+			return err
+		}
+		if busy == 0 && log == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("snapshot: the WAL of %s stays busy", path)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the checkpoint, not waiting for time
 	}
 	return storagetest.CopyFile(path, to)
 }
