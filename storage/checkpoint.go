@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -53,6 +54,8 @@ type checkpointer struct {
 	stop chan struct{}
 	done chan struct{} // nil until checkpointLoop runs
 	mu   sync.Mutex
+	// found is the WAL's frames when the last background checkpoint ran.
+	found atomic.Int64
 }
 
 // initWriter prepares the writer's connection: as any connection, and
@@ -63,7 +66,7 @@ func (db *DB) initWriter(c *sqlite3.Conn) error {
 		return err
 	}
 	c.WALHook(func(_ *sqlite3.Conn, _ string, pages int) error {
-		if pages >= walAutoPages {
+		if checkpointDue(pages, int(db.ckpt.found.Load())) {
 			select {
 			case db.ckpt.wake <- struct{}{}:
 			default:
@@ -72,6 +75,20 @@ func (db *DB) initWriter(c *sqlite3.Conn) error {
 		return nil
 	})
 	return nil
+}
+
+// checkpointDue says whether a commit that left pages frames in the WAL
+// calls for a checkpoint, the last having found found frames there: once
+// walAutoPages frames came since. Under steady writes the writer seldom
+// finds the WAL wholly copied back as it begins a transaction, so SQLite
+// does not start the WAL over and pages keeps growing past walAutoPages:
+// counting from zero would wake a checkpoint, with its two fsyncs, after
+// every commit. A WAL smaller than found has started over.
+func checkpointDue(pages, found int) bool {
+	if pages < found {
+		found = 0
+	}
+	return pages-found >= walAutoPages
 }
 
 // checkpointLoop runs a PASSIVE checkpoint each time the writer's WAL hook
@@ -90,8 +107,12 @@ func (db *DB) checkpointLoop() {
 			continue
 		}
 		db.ckpt.mu.Lock()
-		_, err := db.ckpt.pool.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
+		var busy, frames, copied int
+		err := db.ckpt.pool.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
 		db.ckpt.mu.Unlock()
+		if err == nil {
+			db.ckpt.found.Store(int64(frames))
+		}
 		db.wal.mu.Lock()
 		db.wal.stats.Passive++
 		if err != nil {
