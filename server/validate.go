@@ -142,11 +142,13 @@ func checkRecordSize(sz *budget.Sizer, field string, r *hearthv1.Record) error {
 		draft.Anchors = append(draft.Anchors, &hearthv1.Anchor{Anchor: a.Anchor, State: "unavailable", CheckedAt: wide,
 			CheckedBy: strings.Repeat("w", 64)})
 	}
-	n, err := sz.Size(draft)
+	// Marshalled only when its bound does not already fit: every store and
+	// update passes here.
+	fits, n, err := sz.Fits(draft, maxRecordBytes)
 	if err != nil {
 		return err
 	}
-	if n > maxRecordBytes {
+	if !fits {
 		return invalid(field, "the record would be %d bytes as JSON; at most %d fit the records budget (shorten it or split it)", n, maxRecordBytes)
 	}
 	return nil

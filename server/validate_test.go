@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hearth-memory/hearth/gateway"
@@ -95,4 +96,32 @@ func testSizer(tb testing.TB) *budget.Sizer {
 		tb.Fatal(err)
 	}
 	return sz
+}
+
+// TestCheckRecordSize: a record whose JSON fits the records budget passes,
+// with or without being marshalled; one whose JSON would not is refused
+// with its size, also when only escaping makes it too large.
+func TestCheckRecordSize(t *testing.T) {
+	sz := testSizer(t)
+	for _, tt := range []struct {
+		name    string
+		content string
+		ok      bool
+	}{
+		{"OK", strings.Repeat("retry with backoff ", 40), true},
+		{"Long", strings.Repeat("a", maxContentBytes), true},
+		{"ErrEscaped", strings.Repeat(`"`, 4000), false},
+		{"ErrControl", strings.Repeat("\x01", 2000), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkRecordSize(sz, "content", &hearthv1.Record{Namespace: "github/acme/api", Type: "decision",
+				Title: "Retry policy", Content: tt.content, Topics: []string{"billing"}})
+			if (err == nil) != tt.ok {
+				t.Fatalf("checkRecordSize = %v, want ok %v", err, tt.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "bytes as JSON") {
+				t.Errorf("refusal %q does not give the size", err)
+			}
+		})
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage"
@@ -57,6 +59,41 @@ func BenchmarkStore(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkStoreClients measures DB.Store from 1 and 8 goroutines at once:
+// with 8, the single writer commits their stores in groups. CPU time per
+// store is reported beside the rate: on a shared machine it moves less with
+// the load.
+func BenchmarkStoreClients(b *testing.B) {
+	for _, k := range []int{1, 8} {
+		b.Run(fmt.Sprintf("clients=%d", k), func(b *testing.B) {
+			db := storagetest.Open(b)
+			g := newGen(1)
+			recs := make([]storage.NewRecord, 512)
+			for i := range recs {
+				recs[i] = g.record(b)
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			cpu := storagetest.CPUTime()
+			for range k {
+				wg.Go(func() {
+					for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
+						if _, err := db.Store(ctx, recs[i%int64(len(recs))]); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(float64(storagetest.CPUTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+		})
+	}
 }
 
 // BenchmarkSearch runs natural-language queries over a prefilled store of

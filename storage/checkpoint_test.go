@@ -94,3 +94,46 @@ func TestDB_WALPolicy(t *testing.T) {
 		}
 	})
 }
+
+// TestDB_BackgroundCheckpoint: once a commit leaves a thousand pages in
+// the WAL, a checkpoint copies them back on a connection of its own, not
+// on the writer's; the WAL is then reused from its start, so it stops
+// growing while writes go on.
+func TestDB_BackgroundCheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := storage.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.ExecRaw(ctx, `CREATE TABLE big (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	// About 1,300 pages in one commit.
+	write := func() {
+		t.Helper()
+		if err := db.ExecRaw(ctx, `INSERT INTO big (b) VALUES (zeroblob(5000000))`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	waitFor(t, "a background checkpoint", func() bool { return db.CheckpointStats().Passive >= 1 })
+	if st := db.CheckpointStats(); st.PassiveFailed != 0 || st.Count != 0 {
+		t.Errorf("CheckpointStats() = %+v, want one background checkpoint, finished, and no TRUNCATE", st)
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Backfilled, the WAL starts over: a second write of the same size
+	// leaves it as large as the first did.
+	write()
+	waitFor(t, "a second background checkpoint", func() bool { return db.CheckpointStats().Passive >= 2 })
+	after, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() > fi.Size()+64<<10 {
+		t.Errorf("WAL grew from %d to %d bytes, want it reused", fi.Size(), after.Size())
+	}
+}

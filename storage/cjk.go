@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
 )
 
@@ -117,12 +118,34 @@ func cjkQuery(text string) string {
 	return b.String()
 }
 
-// hasCJK reports whether text holds a CJK character.
+// hasCJK reports whether text holds a CJK character: whether the
+// tokenizer gives it any token.
 func hasCJK(text string) bool {
-	for _, r := range text {
+	for i := 0; i < len(text); {
+		// A byte below 0xE2 is ASCII, continues a rune, or leads one below
+		// U+2000: no CJK character starts there.
+		if text[i] < 0xE2 {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
 		if isCJK(r) {
 			return true
 		}
+		i += size
 	}
 	return false
+}
+
+// cjkFunction is hearth_has_cjk(title, content), true when either holds a
+// CJK character: the records records_cjk indexes (migration 0081). Plain
+// English text, most records, then costs records_cjk nothing on a write.
+const cjkFunction = "hearth_has_cjk"
+
+// registerCJK registers hearth_has_cjk on a connection. It is innocuous
+// (the schema's triggers and views may call it) and deterministic.
+func registerCJK(c *sqlite3.Conn) error {
+	return c.CreateFunction(cjkFunction, 2, sqlite3.DETERMINISTIC|sqlite3.INNOCUOUS, func(ctx sqlite3.Context, arg ...sqlite3.Value) {
+		ctx.ResultBool(hasCJK(arg[0].Text()) || hasCJK(arg[1].Text()))
+	})
 }

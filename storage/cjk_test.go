@@ -10,13 +10,14 @@ import (
 
 // FuzzCJK: the tokenizer never panics, emits only CJK tokens of one or two
 // characters that are the text at their offsets, a colocated token only
-// after another; the query builder yields only quoted CJK terms.
+// after another, and some token exactly when hasCJK says so (the records
+// the CJK index holds); the query builder yields only quoted CJK terms.
 func FuzzCJK(f *testing.F) {
-	for _, s := range []string{"", "数据库迁移", "デプロイ手順 and docker", "캐시는 쓰기", "a\"b", "迁", "日本\x00語", "\xff数据"} {
+	for _, s := range []string{"", "数据库迁移", "デプロイ手順 and docker", "캐시는 쓰기", "a\"b", "迁", "日本\x00語", "\xff数据", "naïve — café → 🚀", "\xe2\xba", "𠀀"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		prev := -1
+		prev, tokens := -1, 0
 		err := cjkTokenizer{}.Tokenize(fts5.TOKENIZE_DOCUMENT, text, "", func(flags fts5.TokenFlag, token string, start, end int) error {
 			if start < 0 || end > len(text) || start >= end || text[start:end] != token {
 				t.Fatalf("token %q at %d:%d is not the text there", token, start, end)
@@ -33,10 +34,14 @@ func FuzzCJK(f *testing.F) {
 				t.Fatalf("colocated token %q first", token)
 			}
 			prev = start
+			tokens++
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if (tokens > 0) != hasCJK(text) {
+			t.Fatalf("%d tokens for text with CJK %v", tokens, hasCJK(text))
 		}
 		q := cjkQuery(text)
 		for _, term := range strings.Split(q, " OR ") {

@@ -268,8 +268,9 @@ func TestSearch_RenameMovesTheRange(t *testing.T) {
 }
 
 // TestMigration0075: a store indexed the 0006 way (rowid = seq, scope
-// tokens) is re-indexed by namespace range when it opens, and searches
-// find and rank what they did.
+// tokens) is re-indexed by namespace range when it opens (0075, then 0082's
+// triggers over it), and searches find and rank what they did, before and
+// after a store through the new triggers.
 func TestMigration0075(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "hearth.db")
@@ -318,6 +319,9 @@ func TestMigration0075(t *testing.T) {
 			INSERT INTO records_fts (rowid, title, content, fts_scope) VALUES (new.seq, new.title, new.content, new.fts_scope);
 		END`,
 		`DELETE FROM migrations WHERE name = '0075_fts_namespace_ranges.sql'`,
+		// 0082 rewrites 0075's triggers: both run again, in order.
+		`DROP TABLE records_fts_pending`,
+		`DELETE FROM migrations WHERE name = '0082_fts_pending.sql'`,
 	} {
 		if _, err := db.writer.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -337,6 +341,17 @@ func TestMigration0075(t *testing.T) {
 	}
 	if got := search(db); len(want) < 50 || !slices.Equal(got, want) {
 		t.Errorf("searches after the migration (%d hits) differ from before (%d hits)", len(got), len(want))
+	}
+	title, _ := screen.Check("title", "Zebrafish feeding")
+	content, _ := screen.Check("content", "The zebrafish are fed twice a day.")
+	if _, err := db.Store(ctx, NewRecord{Namespace: "github/acme/web", Type: TypeNote, Title: title, Content: content,
+		Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	for scope, want := range map[string]int{"github/acme/web": 1, "global": 0} {
+		if hits, err := db.Search(ctx, SearchQuery{Text: "zebrafish", Namespaces: []string{scope}}); err != nil || len(hits) != want {
+			t.Errorf("a new record searched in %s: %d hits (%v), want %d", scope, len(hits), err, want)
+		}
 	}
 	chk, err := db.CheckIntegrity(ctx)
 	if err != nil || chk.Damage != nil || chk.Repaired != "" {

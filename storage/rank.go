@@ -25,7 +25,8 @@ const (
 const rankFunction = "hearth_rank"
 
 // initConn prepares a new connection: the query planner's stability
-// guarantee on, and FTS5 registered (registerFTS).
+// guarantee on, FTS5 registered (registerFTS), and hearth_has_cjk
+// (registerCJK).
 //
 // With the guarantee (SQLITE_DBCONFIG_ENABLE_QPSG) the planner never plans
 // for the values bound to a statement's parameters, so rebinding them never
@@ -40,7 +41,10 @@ func (db *DB) initConn(c *sqlite3.Conn) error {
 	if _, err := c.Config(sqlite3.DBCONFIG_ENABLE_QPSG, true); err != nil {
 		return fmt.Errorf("storage: query planner stability guarantee: %w", err)
 	}
-	return db.registerFTS(c)
+	if err := db.registerFTS(c); err != nil {
+		return err
+	}
+	return registerCJK(c)
 }
 
 // registerFTS registers FTS5 on a new connection, with hearth_rank and the

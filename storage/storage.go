@@ -54,6 +54,12 @@ var (
 		"foreign_keys(on)",
 		"query_only(1)",
 	}
+	// The background checkpoint writes pages of the database file but
+	// never a row; it needs no foreign keys.
+	checkpointerPragmas = []string{
+		"busy_timeout(5000)",
+		"journal_mode(wal)",
+	}
 )
 
 // DB is the store: one writer connection and a pool of readers over one
@@ -80,7 +86,11 @@ type DB struct {
 	closing   chan struct{}
 	loopDone  chan struct{}
 	closeOnce sync.Once
+	ckptOnce  sync.Once
 	waiting   atomic.Int64
+	// groups and grouped count the groups the loop committed and the
+	// writes they held (GroupStats).
+	groups, grouped atomic.Int64
 
 	// uses holds counted uses until flushLoop stores them (usagebuf.go);
 	// flushStop stops flushLoop, flushDone says it has stopped.
@@ -110,6 +120,7 @@ type DB struct {
 	checks  checkState
 	wal     walPolicy
 	readers readGate
+	ckpt    checkpointer
 }
 
 // Option changes how Open opens the store.
@@ -155,6 +166,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		lock:      lock,
 		full:      newFullState(),
 		wal:       walPolicy{limit: walLimit, every: walCheckEvery},
+		ckpt:      checkpointer{wake: make(chan struct{}, 1), stop: make(chan struct{})},
 	}
 	for _, o := range opts {
 		o(db)
@@ -171,8 +183,9 @@ func (db *DB) open(ctx context.Context) (err error) {
 		return err
 	}
 	// initConn (FTS5, which is not built into the driver, with hearth_rank;
-	// the planner's settings) runs on every new connection of every pool.
-	db.writer, err = driver.Open(withVFS(dsn(db.path, "immediate", writerPragmas), db.vfs), db.initConn)
+	// hearth_has_cjk; the planner's settings) runs on every new connection
+	// of every pool, initWriter on the writer's.
+	db.writer, err = driver.Open(withVFS(dsn(db.path, "immediate", writerPragmas), db.vfs), db.initWriter)
 	if err != nil {
 		return fmt.Errorf("storage: open writer: %w", err)
 	}
@@ -216,6 +229,14 @@ func (db *DB) open(ctx context.Context) (err error) {
 	}
 	db.vocab.SetMaxOpenConns(2)
 	db.vocab.SetMaxIdleConns(2)
+	// The background checkpoint's one connection (checkpoint.go).
+	if db.ckpt.pool, err = driver.Open(withVFS(dsn(db.path, "deferred", checkpointerPragmas), db.vfs), db.initConn); err != nil {
+		return fmt.Errorf("storage: open checkpointer: %w", err)
+	}
+	db.ckpt.pool.SetMaxOpenConns(1)
+	db.ckpt.pool.SetMaxIdleConns(1)
+	db.ckpt.done = make(chan struct{})
+	go db.checkpointLoop()
 
 	db.loopDone = make(chan struct{})
 	go db.writeLoop()
@@ -289,6 +310,15 @@ func (db *DB) Close() error {
 	})
 	if db.loopDone != nil {
 		<-db.loopDone
+	}
+	// No commit wakes the checkpointer any more: stop it before the files
+	// close (the writer's close checkpoints what is left).
+	db.ckptOnce.Do(func() { close(db.ckpt.stop) })
+	if db.ckpt.done != nil {
+		<-db.ckpt.done
+	}
+	if db.ckpt.pool != nil {
+		errs = append(errs, db.ckpt.pool.Close())
 	}
 	if db.vocab != nil {
 		errs = append(errs, db.vocab.Close())

@@ -45,6 +45,19 @@ func (tx *txn) statementContext(ctx context.Context) context.Context {
 // maxGroup bounds how many callers' writes share one transaction.
 const maxGroup = 64
 
+// groupLinger is how long an idle writer keeps a group open for one more
+// write, while the groups of late have been larger than this one (see
+// gather); groupLingerMax bounds the group's waiting in all. Under
+// concurrent writers the group that follows a large one found one write
+// waiting, ran alone and paid a commit for it, while the others were still
+// on their way back from answering their callers: with 8 clients two
+// groups in three held a single write. Waiting a moment for them costs the
+// first caller at most groupLingerMax, and a lone writer nothing.
+const (
+	groupLinger    = 2 * time.Millisecond
+	groupLingerMax = 4 * groupLinger
+)
+
 // writeRequest is one caller's write, waiting for the writer loop.
 type writeRequest struct {
 	ctx context.Context
@@ -72,11 +85,12 @@ var ErrClosed = errors.New("storage: closed")
 // internal error naming op.
 //
 // Writes are group-committed: the writer loop runs the fns of the callers
-// waiting at that moment in ONE transaction, each under its own SAVEPOINT,
-// so a fn that fails is undone alone and the others still commit together,
-// and N concurrent writers pay for one commit (one FTS5 flush, one WAL
-// write) instead of N. A lone caller runs alone, as before. fn keeps to a
-// contract that makes this safe:
+// waiting at that moment, and of those that come while they run, in ONE
+// transaction, each under its own SAVEPOINT, so a fn that fails is undone
+// alone and the others still commit together, and N concurrent writers pay
+// for one commit (one FTS5 flush, one WAL write) instead of N. A lone
+// caller runs alone, as before. fn keeps to a contract that makes this
+// safe:
 //
 //   - fn never commits or rolls back tx and never opens another transaction
 //     (write, read, or a pool directly): the writer has one connection, so
@@ -118,12 +132,19 @@ func (db *DB) write(ctx context.Context, op string, fn func(tx *txn) error) erro
 // them: the queue in front of the single writer.
 func (db *DB) WritesWaiting() int64 { return db.waiting.Load() }
 
-// writeLoop owns the writer connection: it takes the first waiting write,
-// gathers every other write waiting at that moment (up to maxGroup) and
-// runs them as one group. It returns when Close is called, after finishing
+// GroupStats returns how many transactions the writer loop has committed
+// since open and how many writes they held: writes/groups is how many
+// writes a commit serves.
+func (db *DB) GroupStats() (groups, writes int64) { return db.groups.Load(), db.grouped.Load() }
+
+// writeLoop owns the writer connection: it takes the first waiting write
+// and runs it with the others that wait or come soon after (gather, up to
+// maxGroup) as one group. It returns when Close is called, after finishing
 // the group in hand; writes sent to it are never dropped.
 func (db *DB) writeLoop() {
 	defer close(db.loopDone)
+	g := &gather{db: db, timer: time.NewTimer(time.Hour), peak: 1}
+	g.timer.Stop()
 	var next *writeRequest // an exclusive write met while gathering
 	for {
 		first := next
@@ -140,23 +161,98 @@ func (db *DB) writeLoop() {
 			db.afterWrite()
 			continue
 		}
-		group := []*writeRequest{first}
-	gather:
-		for len(group) < maxGroup {
-			select {
-			case r := <-db.writes:
-				if r.alone != nil {
-					next = r
-					break gather
-				}
-				group = append(group, r)
-			default:
-				break gather
-			}
-		}
-		db.runGroup(group)
+		g.start(first)
+		db.runGroup(g)
+		next = g.next
+		g.done()
 		db.afterWrite()
 	}
+}
+
+// gather collects the writes of one group for the writer loop: those
+// waiting when the group starts, those that come while its writes run and,
+// while the group is smaller than peak, the largest group of late, those
+// that come while the writer waits a moment for them (more): the writers
+// whose previous writes the last group answered are then on their way
+// back. Under a single writer peak stays 1 and nothing ever waits. An
+// exclusive write met ends the group and runs next.
+type gather struct {
+	db    *DB
+	timer *time.Timer
+	// peak is the size of the largest recent group; it falls by one per
+	// group smaller than it, so a load that dropped stops the waiting soon.
+	peak int
+
+	// The group in hand: its first write, how long it waited for more,
+	// how many writes it took and the exclusive write that ended it.
+	first  *writeRequest
+	waited time.Duration
+	taken  int
+	next   *writeRequest
+}
+
+// start begins a group with first.
+func (g *gather) start(first *writeRequest) {
+	g.first, g.waited, g.taken, g.next = first, 0, 1, nil
+}
+
+// done ends the group, which took g.taken writes.
+func (g *gather) done() {
+	g.peak = max(g.taken, g.peak-1)
+}
+
+// waiting returns the writes waiting now, up to the group's bound.
+func (g *gather) waiting() []*writeRequest {
+	var out []*writeRequest
+	for g.next == nil && g.taken < maxGroup {
+		select {
+		case r := <-g.db.writes:
+			g.add(&out, r)
+		default:
+			return out
+		}
+	}
+	return out
+}
+
+// more returns the writes waiting now or, when none is and the group is
+// still smaller than peak, the first to arrive within groupLinger (with
+// those waiting behind it), as long as the group has waited less than
+// groupLingerMax in all. It returns none when the group is complete.
+func (g *gather) more() []*writeRequest {
+	if out := g.waiting(); len(out) > 0 || g.next != nil || g.taken >= min(g.peak, maxGroup) {
+		return out
+	}
+	wait := min(groupLinger, groupLingerMax-g.waited)
+	if wait <= 0 {
+		return nil
+	}
+	start := time.Now()
+	g.timer.Reset(wait)
+	defer func() {
+		g.timer.Stop()
+		g.waited += time.Since(start)
+	}()
+	var out []*writeRequest
+	select {
+	case r := <-g.db.writes:
+		g.add(&out, r)
+	case <-g.timer.C:
+		return nil
+	case <-g.db.closing:
+		return nil
+	}
+	return append(out, g.waiting()...)
+}
+
+// add puts r in the group, or keeps it for next when it is exclusive.
+func (g *gather) add(out *[]*writeRequest, r *writeRequest) {
+	if r.alone != nil {
+		g.next = r
+		return
+	}
+	g.taken++
+	*out = append(*out, r)
 }
 
 // exclusive runs fn on the writer connection between groups, with no
@@ -204,7 +300,9 @@ func (db *DB) runAlone(r *writeRequest) {
 	r.done <- res
 }
 
-// runGroup runs one group of writes in one transaction and answers each.
+// runGroup runs one group of writes in one transaction and answers each:
+// the write g started with, those waiting behind it and those gathered
+// while they run (g.more), as long as the transaction holds.
 //
 // While the file is damaged (integrity.go) the store is read-only: each fn
 // runs under its own savepoint, one that changed any row is undone and
@@ -213,19 +311,25 @@ func (db *DB) runAlone(r *writeRequest) {
 // (diskfull.go), a commit that changed rows says space is back. A failure
 // that is a full disk reaches its caller as the Full error; one that met a
 // damaged page starts an integrity check (writeError).
-func (db *DB) runGroup(group []*writeRequest) {
-	live := group[:0]
-	for _, r := range group {
-		if err := r.ctx.Err(); err != nil {
-			r.done <- writeResult{err: err}
-			continue
+func (db *DB) runGroup(g *gather) {
+	var live []*writeRequest
+	var results []writeResult
+	// enter adds the writes whose callers still wait to the group; a
+	// caller whose ctx ended is answered at once and its fn never runs.
+	enter := func(rs []*writeRequest) {
+		for _, r := range rs {
+			if err := r.ctx.Err(); err != nil {
+				r.done <- writeResult{err: err}
+				continue
+			}
+			live = append(live, r)
+			results = append(results, writeResult{})
 		}
-		live = append(live, r)
 	}
+	enter(append([]*writeRequest{g.first}, g.waiting()...))
 	if len(live) == 0 {
 		return
 	}
-	results := make([]writeResult, len(live))
 	answer := func() {
 		for i, r := range live {
 			results[i].err = db.writeError(r.op, results[i].err)
@@ -259,9 +363,14 @@ func (db *DB) runGroup(group []*writeRequest) {
 		changes = totalChanges(tx)
 	}
 
-	if len(live) == 1 && damage == nil {
+	// A lone write, with no other writer about, runs without a savepoint.
+	if len(live) == 1 && damage == nil && g.peak <= 1 {
 		results[0] = call(live[0].fn, tx)
 		if results[0].err == nil && results[0].panic == nil {
+			if err := indexPendingTx(tx, live); err != nil {
+				results[0].err = fmt.Errorf("storage: %s: full-text index: %w", live[0].op, err)
+				return
+			}
 			changed := watch && totalChanges(tx) != changes
 			if err := tx.Commit(); err != nil {
 				results[0].err = fmt.Errorf("storage: %s: commit: %w", live[0].op, err)
@@ -275,7 +384,13 @@ func (db *DB) runGroup(group []*writeRequest) {
 		return
 	}
 	ctx := context.Background()
-	for i, r := range live {
+	for i := 0; ; i++ {
+		if i == len(live) {
+			if enter(g.more()); i == len(live) {
+				break
+			}
+		}
+		r := live[i]
 		if _, err := tx.Tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
 			failAll(fmt.Errorf("storage: %s: savepoint: %w", r.op, err))
 			return
@@ -308,6 +423,10 @@ func (db *DB) runGroup(group []*writeRequest) {
 	}
 	if damage != nil {
 		return // read-only: nothing to commit; the deferred rollback ends tx
+	}
+	if err := indexPendingTx(tx, live); err != nil {
+		failAll(fmt.Errorf("storage: %s: full-text index: %w", live[0].op, err))
+		return
 	}
 	changed := watch && totalChanges(tx) != changes
 	if err := tx.Commit(); err != nil {
@@ -365,16 +484,52 @@ var indexUntouched = map[string]bool{
 	opStoreClientToken: true,
 }
 
-// committed advances the write generation after a commit that may have
-// changed the full-text index (any op but those of indexUntouched), so that
-// cached document frequencies are counted again.
+// committed counts a committed group and advances the write generation
+// after a commit that may have changed the full-text index, so that cached
+// document frequencies are counted again.
 func (db *DB) committed(group []*writeRequest) {
+	db.groups.Add(1)
+	db.grouped.Add(int64(len(group)))
+	if touchesIndex(group) {
+		db.gen.Add(1)
+	}
+}
+
+// touchesIndex reports whether a write of group may have changed the
+// records or their full-text index: any op but those of indexUntouched.
+func touchesIndex(group []*writeRequest) bool {
 	for _, r := range group {
 		if !indexUntouched[r.op] {
-			db.gen.Add(1)
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// indexPendingTx adds to the full-text index the records tx stored, which
+// the insert trigger noted in records_fts_pending (migration 0082), and
+// clears the notes: once per transaction, just before the commit, so that
+// FTS5 writes one index segment for the group's records rather than one per
+// record at each savepoint. A group whose ops never store a record skips
+// it. A record already in the index (its docsize row is there) is not
+// added twice.
+func indexPendingTx(tx *txn, group []*writeRequest) error {
+	if !touchesIndex(group) {
+		return nil
+	}
+	ctx := context.Background()
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO records_fts (rowid, title, content, fts_scope)
+		SELECT (k.key << 40) | r.seq, r.title, r.content, r.fts_scope
+		FROM records_fts_pending AS p JOIN records AS r ON r.seq = p.seq
+			JOIN namespace_keys AS k ON k.namespace = r.namespace
+		WHERE NOT EXISTS (SELECT 1 FROM records_fts_docsize AS d WHERE d.id = (k.key << 40) | r.seq)`); err != nil {
+		return err
+	}
+	// WHERE 1 keeps SQLite from truncating the table, which writes its
+	// page even when it is empty.
+	_, err := tx.ExecContext(ctx, `DELETE FROM records_fts_pending WHERE 1`)
+	return err
 }
 
 // totalChanges is how many rows tx's connection has changed since it

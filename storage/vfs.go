@@ -12,12 +12,21 @@ import (
 )
 
 // The store reaches its files through a VFS of its own: the operating
-// system's (or, in tests, the one WithVFS names) with one change. SQLite
+// system's (or, in tests, the one WithVFS names) with two changes. SQLite
 // answers a write that finds the disk full with SQLITE_FULL when its VFS
 // says so; the driver's OS VFS checks for ENOSPC on the bare errno while
 // os.File returns it inside an *fs.PathError, so a full disk reaches
 // SQLite as a generic SQLITE_IOERR_WRITE, and the errno is lost by the time
-// the error comes back. The hook gives SQLite the code it expects.
+// the error comes back. The hook gives SQLite the code it expects. And
+// subjournals stay in memory up to subjournalMemory (see
+// vfswrap.MemorySubjournals): a store's statement journal passes SQLite's
+// own 64 KiB, and a temporary file for it on every write transaction cost
+// the single writer more than the store's statements did.
+
+// subjournalMemory bounds one subjournal's memory; the writer has one at
+// a time. Everyday writes stay far below it; a bulk statement (a rename of
+// every record) past it goes on in a temporary file.
+const subjournalMemory = 8 << 20
 
 // vfsNames maps a base VFS name to the name of the store's VFS over it.
 var vfsNames sync.Map
@@ -36,7 +45,7 @@ func storeVFS(base string) (string, error) {
 	if base != "" {
 		name += "+" + base
 	}
-	vfs.Register(name, vfswrap.New(b, fullHook))
+	vfs.Register(name, vfswrap.New(b, fullHook, vfswrap.MemorySubjournals(subjournalMemory)))
 	vfsNames.Store(base, name)
 	return name, nil
 }

@@ -26,13 +26,20 @@ const (
 type Hook func(op Op, name string, err error) error
 
 // New returns base with hook around the writes of every file it opens.
-func New(base vfs.VFSFilename, hook Hook) vfs.VFSFilename {
-	return &wrapped{base: base, hook: hook}
+func New(base vfs.VFSFilename, hook Hook, opts ...Option) vfs.VFSFilename {
+	w := &wrapped{base: base, hook: hook}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
 }
 
 type wrapped struct {
 	base vfs.VFSFilename
 	hook Hook
+	// subjournalLimit, when positive, keeps subjournals in memory up to
+	// that many bytes (MemorySubjournals).
+	subjournalLimit int
 }
 
 func (w *wrapped) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
@@ -44,6 +51,13 @@ func (w *wrapped) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag,
 }
 
 func (w *wrapped) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
+	if name == nil && flags&vfs.OPEN_SUBJOURNAL != 0 && w.subjournalLimit > 0 {
+		m := &memJournal{limit: w.subjournalLimit, spill: func() (vfs.File, error) {
+			f, _, err := w.base.OpenFilename(nil, flags)
+			return f, err
+		}}
+		return &file{File: m, hook: w.hook}, flags, nil
+	}
 	f, flags, err := w.base.OpenFilename(name, flags)
 	if err != nil {
 		return nil, flags, err
