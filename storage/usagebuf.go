@@ -27,7 +27,7 @@ type usageBuffer struct {
 	pending map[string]*use
 	kick    chan struct{} // a flush is due before the interval ends
 	// flushing is held by a flush from taking the batch until its write
-	// is done, and shared by Usage, which so never reads a use that is
+	// is done, and shared by Usage and History, which so never read a use that is
 	// neither in memory nor stored: a checkpoint that holds reads back
 	// while the flush waits its turn made that gap wide.
 	flushing sync.RWMutex
