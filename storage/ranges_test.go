@@ -136,14 +136,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 				}); err != nil {
 					t.Fatal(err)
 				}
-				got := make([]string, len(hits))
-				for i, h := range hits {
-					got[i] = fmt.Sprintf("%s %.15g", h.Record.ID, h.BM25)
-				}
-				exp := make([]string, len(want))
-				for i, w := range want {
-					exp[i] = fmt.Sprintf("%s %.15g", w.id, w.rank)
-				}
+				got, exp := hitLines(hits), rankedLines(want)
 				if !slices.Equal(got, exp) {
 					t.Errorf("%q in %v, types %v:\ngot  %v\nwant %v", text, scope, types, got, exp)
 				}
@@ -176,14 +169,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			got := make([]string, len(hits))
-			for i, h := range hits {
-				got[i] = fmt.Sprintf("%s %.15g", h.Record.ID, h.BM25)
-			}
-			exp := make([]string, len(want))
-			for i, w := range want {
-				exp[i] = fmt.Sprintf("%s %.15g", w.id, w.rank)
-			}
+			got, exp := hitLines(hits), rankedLines(want)
 			if !slices.Equal(got, exp) {
 				t.Errorf("%q, %+v:\ngot  %v\nwant %v", text, q, got, exp)
 			}
@@ -288,9 +274,7 @@ func TestMigration0075(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, h := range hits {
-					out = append(out, fmt.Sprintf("%s %.15g", h.Record.ID, h.BM25))
-				}
+				out = append(out, hitLines(hits)...)
 			}
 		}
 		return out
@@ -357,4 +341,22 @@ func TestMigration0075(t *testing.T) {
 	if err != nil || chk.Damage != nil || chk.Repaired != "" {
 		t.Errorf("integrity after the migration: %+v, %v", chk, err)
 	}
+}
+
+// hitLines gives each hit as its id and score, to the last digit printed.
+func hitLines(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = fmt.Sprintf("%s %.15g", h.Record.ID, h.BM25)
+	}
+	return out
+}
+
+// rankedLines gives ranked rows as hitLines gives hits.
+func rankedLines(rs []ranked) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = fmt.Sprintf("%s %.15g", r.id, r.rank)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -269,4 +270,11 @@ func TestSearch_Pruned(t *testing.T) {
 	if _, n := db.gate([]string{"neverseen", "deploy"}); n != 1 {
 		t.Errorf("a word never counted is pruned")
 	}
+}
+
+// scopeToken is a namespace's single token in the full-text index, as the
+// generated column records.fts_scope (migration 0006) computes it:
+// 'ns' || hex(namespace) || '0'.
+func scopeToken(ns string) string {
+	return "ns" + strings.ToUpper(hex.EncodeToString([]byte(ns))) + "0"
 }

@@ -3,7 +3,6 @@ package storage
 import (
 	"cmp"
 	"context"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -535,13 +534,6 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]H
 		return nil, err
 	}
 	return hits, nil
-}
-
-// scopeToken is a namespace's single token in the full-text index, as the
-// generated column records.fts_scope (migration 0006) computes it:
-// 'ns' || hex(namespace) || '0'.
-func scopeToken(ns string) string {
-	return "ns" + strings.ToUpper(hex.EncodeToString([]byte(ns))) + "0"
 }
 
 // queryWords returns the distinct lower-cased words (runs of letters and

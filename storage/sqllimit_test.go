@@ -58,28 +58,15 @@ func TestSQL_LimitPlusParameterIsNotReprepared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	reprepares := func(query string) int {
-		s, _, err := c.Prepare(query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		for _, limit := range []int{1, 2, 3, 1} {
-			if err := s.BindInt(1, limit); err != nil {
-				t.Fatal(err)
-			}
-			for s.Step() {
-			}
-			if err := s.Reset(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return s.Status(sqlite3.STMTSTATUS_REPREPARE, false)
+	limits := func(query string) int {
+		return reprepares(t, c, query, func(s *sqlite3.Stmt, run int) error {
+			return s.BindInt(1, []int{1, 2, 3, 1}[run])
+		})
 	}
-	if n := reprepares(`SELECT seq FROM records ORDER BY seq LIMIT ?1`); n == 0 {
+	if n := limits(`SELECT seq FROM records ORDER BY seq LIMIT ?1`); n == 0 {
 		t.Log("LIMIT ?1 is no longer re-prepared by this SQLite: LIMIT +? is harmless but no longer needed")
 	}
-	if n := reprepares(`SELECT seq FROM records ORDER BY seq LIMIT +?1`); n != 0 {
+	if n := limits(`SELECT seq FROM records ORDER BY seq LIMIT +?1`); n != 0 {
 		t.Errorf("LIMIT +?1 was re-prepared %d times in 4 runs, want 0", n)
 	}
 }
@@ -98,26 +85,14 @@ func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
 	}
 	defer db.Close()
 	const lookup = `SELECT pgno FROM 'main'.'records_fts_idx' WHERE segid=? AND term<=? ORDER BY term DESC LIMIT 1`
-	reprepares := func(c *sqlite3.Conn) int {
-		s, _, err := c.Prepare(lookup)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		for i, term := range []string{"0retry", "0cache", "0webhook", "0deploy"} {
-			if err := s.BindInt(1, i+1); err != nil {
-				t.Fatal(err)
+	terms := []string{"0retry", "0cache", "0webhook", "0deploy"}
+	lookups := func(c *sqlite3.Conn) int {
+		return reprepares(t, c, lookup, func(s *sqlite3.Stmt, run int) error {
+			if err := s.BindInt(1, run+1); err != nil {
+				return err
 			}
-			if err := s.BindBlob(2, []byte(term)); err != nil {
-				t.Fatal(err)
-			}
-			for s.Step() {
-			}
-			if err := s.Reset(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return s.Status(sqlite3.STMTSTATUS_REPREPARE, false)
+			return s.BindBlob(2, []byte(terms[run]))
+		})
 	}
 	for name, pool := range map[string]*sql.DB{"reader": db.reader, "writer": db.writer, "vocab": db.vocab} {
 		conn, err := pool.Conn(ctx)
@@ -126,7 +101,7 @@ func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
 		}
 		var n int
 		if err := conn.Raw(func(dc any) error {
-			n = reprepares(dc.(interface{ Raw() *sqlite3.Conn }).Raw())
+			n = lookups(dc.(interface{ Raw() *sqlite3.Conn }).Raw())
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -141,7 +116,29 @@ func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	if n := reprepares(plain); n == 0 {
+	if n := lookups(plain); n == 0 {
 		t.Log("this SQLite no longer prepares the lookup again without the guarantee: initConn's setting is harmless but no longer needed")
 	}
+}
+
+// reprepares runs query on c four times, binding each run's values with
+// bind, and returns how often SQLite prepared it again meanwhile.
+func reprepares(t *testing.T, c *sqlite3.Conn, query string, bind func(s *sqlite3.Stmt, run int) error) int {
+	t.Helper()
+	s, _, err := c.Prepare(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for run := range 4 {
+		if err := bind(s, run); err != nil {
+			t.Fatal(err)
+		}
+		for s.Step() {
+		}
+		if err := s.Reset(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s.Status(sqlite3.STMTSTATUS_REPREPARE, false)
 }

@@ -263,23 +263,9 @@ func newMessage(tb testing.TB, d protoreflect.MessageDescriptor) proto.Message {
 
 func (c grpcTransport) call(tb testing.TB, token, tool string, args any) result {
 	tb.Helper()
-	md := methodOf(tb, tool)
-	req, resp := newMessage(tb, md.Method.Input()), newMessage(tb, md.Method.Output())
-	b, _ := json.Marshal(args)
-	if err := protojson.Unmarshal(b, req); err != nil {
-		tb.Fatalf("grpc %s: arguments: %v", tool, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out := metadata.MD{}
-	for k, v := range c.md {
-		out[k] = v
-	}
-	if token != "" {
-		out.Set("authorization", "Bearer "+token)
-	}
-	ctx = metadata.NewOutgoingContext(ctx, out)
-	err := c.td.conn.Invoke(ctx, md.FullMethod(), req, resp)
+	call := c.prepare(tb, token, tool, args)
+	resp := call.resp
+	err := call.invoke()
 	if err != nil {
 		if _, ok := status.FromError(err); !ok {
 			tb.Fatalf("grpc %s: %v", tool, err)
@@ -365,7 +351,8 @@ type grpcCall struct {
 	req, resp proto.Message
 }
 
-// prepare readies a call of tool with args, as call would make it.
+// prepare readies a call of tool with args, with the transport's extra
+// metadata; call makes it and decodes the reply.
 func (c grpcTransport) prepare(tb testing.TB, token, tool string, args any) grpcCall {
 	tb.Helper()
 	md := methodOf(tb, tool)
@@ -375,6 +362,9 @@ func (c grpcTransport) prepare(tb testing.TB, token, tool string, args any) grpc
 		tb.Fatalf("grpc %s: arguments: %v", tool, err)
 	}
 	out := metadata.MD{}
+	for k, v := range c.md {
+		out[k] = v
+	}
 	if token != "" {
 		out.Set("authorization", "Bearer "+token)
 	}
