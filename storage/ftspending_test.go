@@ -116,3 +116,59 @@ func TestWrite_GroupIndex(t *testing.T) {
 		t.Errorf("integrity-check after an update: %v", err)
 	}
 }
+
+// TestWrite_GroupIndexOneSegment: a group whose records belong to several
+// namespaces, reaching the writer in interleaved order, still adds one
+// segment to the full-text index. FTS5 flushes what it holds whenever a
+// rowid is not above the last, and a record's rowid starts with its
+// namespace's key, so the group's rows must reach it in rowid order.
+func TestWrite_GroupIndexOneSegment(t *testing.T) {
+	ctx := context.Background()
+	db := openGroupDB(t)
+	namespaces := []string{"github/acme/api", "global", "github/acme/web"}
+	// Each namespace holds a record first, so every one has its key.
+	for _, ns := range namespaces {
+		if _, err := db.Store(ctx, NewRecord{Namespace: ns, Type: TypeNote, Title: screened(t, "seed"),
+			Content: screened(t, "seed content"), Confidence: 0.8, Writer: "test", Source: SourceStore, Status: StatusActive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := db.IndexSegments(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := holdWriter(t, db)
+	const n = 12
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		// Queued one at a time, so the group takes them in this order:
+		// namespaces alternate and their keys go down and up.
+		wg.Go(func() {
+			_, errs[i] = db.Store(ctx, NewRecord{Namespace: namespaces[i%len(namespaces)], Type: TypeNote,
+				Title: screened(t, "grouped"), Content: screened(t, "grouped content"),
+				Confidence: 0.8, Writer: "test", Source: SourceStore, Status: StatusActive})
+		})
+		for queuedWrites(db) < i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("store %d: %v", i, err)
+		}
+	}
+	after, err := db.IndexSegments(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before+1 {
+		t.Errorf("the group of %d stores in %d namespaces added %d segments, want 1", n, len(namespaces), after-before)
+	}
+	hits, err := db.Search(ctx, SearchQuery{Text: "grouped", Limit: 20})
+	if err != nil || len(hits) != n {
+		t.Errorf("found %d grouped records (%v), want %d", len(hits), err, n)
+	}
+}

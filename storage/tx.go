@@ -512,7 +512,9 @@ func touchesIndex(group []*writeRequest) bool {
 // FTS5 writes one index segment for the group's records rather than one per
 // record at each savepoint. A group whose ops never store a record skips
 // it. A record already in the index (its docsize row is there) is not
-// added twice.
+// added twice. The rows go in rowid order: FTS5 writes out what it holds
+// whenever a rowid is not above the last one, and a group's records of
+// several namespaces would otherwise make a segment per namespace change.
 func indexPendingTx(tx *txn, group []*writeRequest) error {
 	if !touchesIndex(group) {
 		return nil
@@ -523,7 +525,8 @@ func indexPendingTx(tx *txn, group []*writeRequest) error {
 		SELECT (k.key << 40) | r.seq, r.title, r.content, r.fts_scope
 		FROM records_fts_pending AS p JOIN records AS r ON r.seq = p.seq
 			JOIN namespace_keys AS k ON k.namespace = r.namespace
-		WHERE NOT EXISTS (SELECT 1 FROM records_fts_docsize AS d WHERE d.id = (k.key << 40) | r.seq)`); err != nil {
+		WHERE NOT EXISTS (SELECT 1 FROM records_fts_docsize AS d WHERE d.id = (k.key << 40) | r.seq)
+		ORDER BY 1`); err != nil {
 		return err
 	}
 	// WHERE 1 keeps SQLite from truncating the table, which writes its
