@@ -479,6 +479,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 		Types:     r.GetTypes(),
 		Exclude:   r.GetExclude(),
 		Depth:     max(limit, minPool),
+		Snippets:  limit,
 		Mode:      r.GetRanking(),
 		MinCosine: r.MinCosine,
 	}, r.GetWithin(), r.GetNamespace(), r.GetRemote(), r.GetTopics())

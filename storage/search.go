@@ -41,6 +41,31 @@ type SearchQuery struct {
 	// Literal searches the text's own words alone, without their synonyms
 	// (expandQuery): for an answer, which must stand on what was asked.
 	Literal bool
+	// NoSnippets leaves every Hit.Snippet empty: a caller that returns
+	// fewer hits than it asks for cuts the snippets of those it returns
+	// with NewSnippets, instead of every hit's here.
+	NoSnippets bool
+}
+
+// Snippets cuts the snippets of a query's hits as Search does: around the
+// words (and, unless Literal, the synonyms) the query searched for.
+type Snippets struct{ s *snippetter }
+
+// NewSnippets returns the snippet cutter of q.
+func NewSnippets(q SearchQuery) Snippets {
+	return Snippets{newSnippetter(expansionOf(queryWords(q.Text), q.Literal).snippetWords(), q.Text)}
+}
+
+// Cut returns the snippet of a hit's content.
+func (s Snippets) Cut(content string) string { return s.s.cut(content) }
+
+// expansionOf is what a search of words looks for: the words and, unless
+// literal, their synonyms (expandQuery).
+func expansionOf(words []string, literal bool) expansion {
+	if literal {
+		return expansion{terms: words, nWords: len(words)}
+	}
+	return expandQuery(words)
 }
 
 // Hit is one search result. BM25 is FTS5's bm25 score with the title
@@ -84,11 +109,11 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		}
 	}
 
-	x := expansion{terms: words, nWords: len(words)}
-	if !q.Literal {
-		x = expandQuery(words)
+	x := expansionOf(words, q.Literal)
+	var snip *snippetter
+	if !q.NoSnippets {
+		snip = newSnippetter(x.snippetWords(), q.Text)
 	}
-	snip := newSnippetter(x.snippetWords(), q.Text)
 	var hits []Hit
 	err := db.read(ctx, "search", func(tx *txn) error {
 		var lists [][]Hit
@@ -490,8 +515,8 @@ func inReach(q SearchQuery, ns string) bool {
 	return q.AllRepositories && (strings.HasPrefix(ns, "github/") || strings.HasPrefix(ns, "gitea/") || strings.HasPrefix(ns, "local/"))
 }
 
-// readHits reads the rows of top whole, in order, and snip cuts their
-// snippets in Go.
+// readHits reads the rows of top whole, in order, and snip, when not nil,
+// cuts their snippets in Go.
 func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]Hit, error) {
 	if len(top) == 0 {
 		return nil, nil
@@ -527,7 +552,11 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]H
 			// Ranked in this same read transaction: it cannot be gone.
 			return nil, errorf(Internal, "", "search: ranked record %d not found", t.seq)
 		}
-		hits = append(hits, Hit{Record: rec, BM25: t.rank, Snippet: snip.cut(rec.Content)})
+		h := Hit{Record: rec, BM25: t.rank}
+		if snip != nil {
+			h.Snippet = snip.cut(rec.Content)
+		}
+		hits = append(hits, h)
 		recs = append(recs, rec)
 	}
 	if err := attachAnchorsTx(ctx, tx, recs); err != nil {

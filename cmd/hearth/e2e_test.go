@@ -68,6 +68,13 @@ func TestDaemon_Lifecycle(t *testing.T) {
 			if got := str(se.body, "ranking"); got != "fts" {
 				t.Errorf("ranking = %q, want fts", got)
 			}
+			// Every hit returned shows its snippet (the pipeline cuts them
+			// after ranking, for the hits returned only).
+			for i := range list(se.body, "hits") {
+				if got := str(se.body, "hits", i, "snippet"); !strings.Contains(strings.ToLower(got), "retry") && !strings.Contains(strings.ToLower(got), "request") {
+					t.Errorf("hit %d: snippet %q shows no word of the query", i, got)
+				}
+			}
 			if _, has := get(se.body, "hits", 0).(map[string]any)["cosine"]; has {
 				t.Errorf("FTS hit carries cosine: %s", se.raw)
 			}

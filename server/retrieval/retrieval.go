@@ -49,6 +49,11 @@ type Query struct {
 	// Literal ranks full text by the query's own words, without synonyms
 	// (storage.SearchQuery.Literal).
 	Literal bool
+	// Snippets is how many of the best hits the caller shows with their
+	// snippets: the full-text hits among them have theirs cut once the
+	// lists are fused, and no other full-text hit has one. A search reads
+	// more hits than it returns (Depth), and a context packet shows none.
+	Snippets int
 }
 
 // Ranked is a list's answer: its hits, best first, and, from a similarity
@@ -153,7 +158,31 @@ func (p *Pipeline) Run(ctx context.Context, q Query) (Result, error) {
 		}
 		hits = kept
 	}
+	cutSnippets(q, fts, hits)
 	return Result{Hits: hits, Mode: mode, FTS: fts, Fallback: fallback}, nil
+}
+
+// cutSnippets cuts the snippets of the full-text hits among the first
+// q.Snippets of hits, as storage.Search would have cut them: the full-text
+// list's snippet comes before any other list's. A hit whose content gives
+// no snippet keeps what another list gave.
+func cutSnippets(q Query, fts []storage.Hit, hits []ranking.Hit) {
+	if q.Snippets <= 0 || len(fts) == 0 {
+		return
+	}
+	inFTS := make(map[string]bool, len(fts))
+	for _, h := range fts {
+		inFTS[h.Record.ID] = true
+	}
+	sn := storage.NewSnippets(storage.SearchQuery{Text: q.Text, Literal: q.Literal})
+	for i := range hits[:min(q.Snippets, len(hits))] {
+		if !inFTS[hits[i].Record.ID] {
+			continue
+		}
+		if s := sn.Cut(hits[i].Record.Content); s != "" {
+			hits[i].Snippet = s
+		}
+	}
 }
 
 // Returned counts records as returned (R-K5): the hits and packet records
@@ -190,11 +219,14 @@ type FTS struct {
 // Name returns "fts".
 func (FTS) Name() string { return ranking.ModeFTS }
 
-// Rank runs the full-text search.
+// Rank runs the full-text search. Its hits have no snippets: Pipeline.Run
+// cuts those of the hits a caller shows (Query.Snippets).
 func (f FTS) Rank(ctx context.Context, q Query) (Ranked, error) {
 	hits, err := f.DB.Search(ctx, storage.SearchQuery{
 		Text: q.Text, Namespaces: q.Chain, Types: q.Types, Exclude: q.Exclude,
 		Limit: q.Depth, AllRepositories: q.AllRepositories, Literal: q.Literal,
+		// The pipeline cuts the snippets of the hits it returns (Snippets).
+		NoSnippets: true,
 	})
 	return Ranked{Hits: hits}, err
 }

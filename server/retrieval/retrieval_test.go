@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hearth-memory/hearth/server/ranking"
@@ -107,4 +108,80 @@ func TestPipeline_Run(t *testing.T) {
 			t.Errorf("namespaces %v: the hub's reach is missing", namespaces)
 		}
 	})
+}
+
+// other is a second list that gives every hit a snippet of its own: the
+// full-text hits backwards, then a record full text does not find.
+type other struct {
+	db    *storage.DB
+	extra *storage.Record
+}
+
+func (other) Name() string { return "other" }
+
+func (o other) Rank(ctx context.Context, q retrieval.Query) (retrieval.Ranked, error) {
+	res, err := retrieval.FTS{DB: o.db}.Rank(ctx, q)
+	slices.Reverse(res.Hits)
+	res.Hits = append(res.Hits, storage.Hit{Record: o.extra})
+	for i := range res.Hits {
+		res.Hits[i].Snippet = "from the other list"
+	}
+	return res, err
+}
+
+// TestPipeline_Snippets: the first Query.Snippets hits that full text found
+// carry the snippet storage.Search cuts for them, whatever list came first
+// in the fusion; a hit only another list found keeps that list's; no other
+// full-text hit is cut.
+func TestPipeline_Snippets(t *testing.T) {
+	ctx := context.Background()
+	db := storagetest.Open(t)
+	filler := "nothing to see in these first words of a long note about other matters entirely, "
+	for _, s := range []string{"retry webhooks with backoff", "webhooks deliver events", "backoff for failed deliveries", "a retry of the webhooks"} {
+		storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, s), Content: storagetest.Text(t, filler+filler+s+". "+filler)})
+	}
+	extra := storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, "unrelated cache note"), Content: storagetest.Text(t, "caches")})
+	q := retrieval.Query{Text: "retry webhooks backoff", Chain: []string{"global"}, Depth: 20}
+	hits, err := db.Search(ctx, storage.SearchQuery{Text: q.Text, Namespaces: q.Chain, Limit: q.Depth})
+	if err != nil || len(hits) != 4 {
+		t.Fatalf("search: %d hits, %v; want 4", len(hits), err)
+	}
+	want := map[string]string{}
+	for _, h := range hits {
+		if !strings.Contains(h.Snippet, "…") {
+			t.Fatalf("snippet %q is not cut from the middle", h.Snippet)
+		}
+		want[h.Record.ID] = h.Snippet
+	}
+
+	for _, tt := range []struct {
+		name  string
+		lists []retrieval.List
+		n     int
+	}{
+		{"OKFullTextAlone", nil, 2},
+		{"OKFused", []retrieval.List{other{db: db, extra: extra}}, 5},
+		{"OKNone", []retrieval.List{other{db: db, extra: extra}}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := q
+			q.Snippets = tt.n
+			res, err := retrieval.New(db, tt.lists...).Run(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, h := range res.Hits {
+				var w string
+				switch {
+				case h.Record.ID == extra.ID || len(tt.lists) > 0 && i >= tt.n:
+					w = "from the other list"
+				case i < tt.n:
+					w = want[h.Record.ID]
+				}
+				if h.Snippet != w {
+					t.Errorf("hit %d (%s): snippet %q, want %q", i, h.Record.Title, h.Snippet, w)
+				}
+			}
+		})
+	}
 }
