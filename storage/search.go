@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -115,10 +116,13 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		snip = newSnippetter(x.snippetWords(), q.Text)
 	}
 	var hits []Hit
+	// The write generation before the read begins: what the read does not
+	// see had not been written then (namespaceKeysTx).
+	gen := db.gen.Load()
 	err := db.read(ctx, "search", func(tx *txn) error {
 		var lists [][]Hit
 		if len(words) > 0 {
-			top, err := db.searchWords(ctx, tx, x, q, exclude, limit)
+			top, err := db.searchWords(ctx, tx, gen, x, q, exclude, limit)
 			if err != nil {
 				return err
 			}
@@ -170,7 +174,7 @@ var (
 // gives fewer than limit hits are all matches scored. A record held out is
 // one that shares nothing but common words with the query while limit
 // better ones exist: it would rank below them.
-func (db *DB) searchWords(ctx context.Context, tx *txn, x expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
+func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
 	all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
 	joined := x.rankWords()
 	gate, n := db.gate(x.terms)
@@ -194,7 +198,7 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, x expansion, q SearchQue
 	if len(q.Namespaces) == 0 || q.AllRepositories {
 		return search(nil)
 	}
-	keys, err := namespaceKeysTx(ctx, tx, q.Namespaces)
+	keys, err := db.namespaceKeysTx(ctx, tx, q.Namespaces, gen)
 	if err != nil {
 		return nil, err
 	}
@@ -227,24 +231,78 @@ const (
 // rowRange bounds the full-text rowids a query reads, both ends included.
 type rowRange struct{ lo, hi int64 }
 
+// nsKeyCache remembers the namespaces' full-text keys (namespace_keys,
+// migration 0075), so a search looks up only namespaces it has not met: a
+// key, once given, is never changed or reused, and a namespace without one
+// is remembered as such for the write generation (DB.gen) it was looked up
+// in — a store that gives a namespace its key moves the generation on
+// before it returns.
+type nsKeyCache struct {
+	mu     sync.Mutex
+	keys   map[string]int64
+	gen    uint64          // the generation absent holds for
+	absent map[string]bool // namespaces without a key at gen
+}
+
 // namespaceKeysTx returns the keys of the namespaces that hold or held
-// records (migration 0075); a namespace never used has none, and no rows.
-func namespaceKeysTx(ctx context.Context, tx *txn, namespaces []string) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT key FROM namespace_keys WHERE namespace IN (SELECT value FROM json_each(?))`, jsonList(namespaces))
+// records, in tx; a namespace never used has none, and no rows. gen is
+// the write generation loaded before tx read anything: what tx does not
+// find had no key then either.
+func (db *DB) namespaceKeysTx(ctx context.Context, tx *txn, namespaces []string, gen uint64) ([]int64, error) {
+	c := &db.nsKeys
+	var keys []int64
+	var unknown []string
+	c.mu.Lock()
+	for _, ns := range namespaces {
+		if k, ok := c.keys[ns]; ok {
+			keys = append(keys, k)
+		} else if c.gen != gen || !c.absent[ns] {
+			unknown = append(unknown, ns)
+		}
+	}
+	c.mu.Unlock()
+	if len(unknown) == 0 {
+		return keys, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT namespace, key FROM namespace_keys WHERE namespace IN (SELECT value FROM json_each(?))`, jsonList(unknown))
 	if err != nil {
 		return nil, classify("search", err)
 	}
 	defer rows.Close()
-	var keys []int64
+	found := make(map[string]int64, len(unknown))
 	for rows.Next() {
+		var ns string
 		var k int64
-		if err := rows.Scan(&k); err != nil {
+		if err := rows.Scan(&ns, &k); err != nil {
 			return nil, classify("search", err)
 		}
+		found[ns] = k
 		keys = append(keys, k)
 	}
-	return keys, classify("search", rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, classify("search", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil {
+		c.keys = make(map[string]int64)
+	}
+	if gen > c.gen || c.absent == nil {
+		c.gen, c.absent = gen, make(map[string]bool)
+	}
+	for _, ns := range unknown {
+		if k, ok := found[ns]; ok {
+			c.keys[ns] = k
+		} else if gen == c.gen && len(c.absent) < maxAbsentNamespaces {
+			c.absent[ns] = true
+		}
+	}
+	return keys, nil
 }
+
+// maxAbsentNamespaces bounds the namespaces without a key one generation
+// remembers: a caller naming ever new ones must not grow it without end.
+const maxAbsentNamespaces = 1024
 
 // gate returns the pruning gate for words (see searchWords) and how many
 // phrases it holds, or 0 when every match is to be scored.

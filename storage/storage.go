@@ -105,6 +105,8 @@ type DB struct {
 	dfs   dfCache
 	stems stemCache
 	vocab *sql.DB
+	// nsKeys caches the namespaces' full-text keys (search.go).
+	nsKeys nsKeyCache
 
 	// asks are recorded queries waiting for the writer (asked.go).
 	asks askQueue
