@@ -360,3 +360,77 @@ func rankedLines(rs []ranked) []string {
 	}
 	return out
 }
+
+// TestSearch_LeanChunks: the lean ranking looks records up a chunk at a
+// time and stops only when the next row ranks strictly below the last one
+// kept: a tie that runs past a chunk goes on, since a later row of the
+// tie may have the lower id and come first. Here the tie's later rows are
+// imported with earlier ids.
+func TestSearch_LeanChunks(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := func(title, content string) {
+		t.Helper()
+		ti, _ := screen.Check("title", title)
+		co, _ := screen.Check("content", content)
+		if _, err := db.Store(ctx, NewRecord{Namespace: "global", Type: TypeNote, Title: ti, Content: co,
+			Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const limit = 5
+	for i := range 3 { // better than the tie
+		store(fmt.Sprintf("webhook webhook %d", i), strings.Repeat("webhook ", i+2))
+	}
+	for range 10 { // the tie, in rowid order
+		store("Retry the webhook", "Retry deliveries with backoff.")
+	}
+	var items []ImportItem
+	for i := range 2 { // the tie's end, with the earliest ids
+		ti, _ := screen.Check("title", "Retry the webhook")
+		co, _ := screen.Check("content", "Retry deliveries with backoff.")
+		items = append(items, ImportItem{ID: fmt.Sprintf("01HZX00000000000000000%04d", i), Namespace: "global",
+			Type: TypeNote, Title: ti, Content: co, Confidence: 0.8, Status: StatusActive, Writer: "t", Source: SourceImport})
+	}
+	if _, err := db.Import(ctx, items, ImportOptions{Client: "t", AsActive: true}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 { // worse than the tie
+		store(fmt.Sprintf("note %d", i), "a long note that names the webhook once among many other words of no interest "+strings.Repeat("filler ", 30+i))
+	}
+	if leanChunk(limit) != 13 || leanDepth(limit) <= 15 {
+		t.Fatalf("the corpus assumes a chunk of 13 and a depth past the tie; chunk %d, depth %d", leanChunk(limit), leanDepth(limit))
+	}
+	q := SearchQuery{Text: "webhook", Namespaces: []string{"global"}, Limit: limit}
+	var got, want []ranked
+	var ok bool
+	if err := db.read(ctx, "test", func(tx *txn) (err error) {
+		keys, err := db.namespaceKeysTx(ctx, tx, q.Namespaces, db.gen.Load())
+		if err != nil || len(keys) != 1 {
+			return fmt.Errorf("keys %v: %v", keys, err)
+		}
+		rows := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
+		x := expandQuery(queryWords(q.Text))
+		all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
+		if got, ok, err = rankLeanTx(ctx, tx, all, 0, x.rankWords(), rows, q, nil, limit); err != nil {
+			return err
+		}
+		want, err = rankTx(ctx, tx, wordIndex, all, []any{0, x.rankWords()}, rows, q, nil, limit)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatal("the lean ranking did not settle the answer")
+	}
+	if g, w := rankedLines(got), rankedLines(want); !slices.Equal(g, w) {
+		t.Errorf("lean:\n%v\nwant:\n%v", g, w)
+	}
+	if !strings.HasPrefix(got[limit-1].id, "01HZX") {
+		t.Errorf("the last hit is %s, want an imported twin with an early id", got[limit-1].id)
+	}
+}

@@ -519,29 +519,69 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 	if len(cands) == 0 {
 		return nil, true, nil
 	}
+	// The records are looked up in rank order, leanChunk(limit) at a time,
+	// until limit are kept and the next row ranks below the last of them:
+	// no row after it could come first. Mostly one chunk does.
+	byRank := func(a, b ranked) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	}
+	for from := 0; from < len(cands); {
+		to := min(len(cands), from+leanChunk(limit))
+		kept, err := keepLiveTx(ctx, tx, cands[from:to], q, exclude)
+		if err != nil {
+			return nil, false, err
+		}
+		top = append(top, kept...)
+		from = to
+		if len(top) >= limit && from < len(cands) {
+			slices.SortFunc(top, byRank)
+			if cands[from].rank > top[limit-1].rank {
+				return top[:limit], true, nil
+			}
+		}
+	}
+	if len(top) < limit && more {
+		return nil, false, nil
+	}
+	slices.SortFunc(top, byRank)
+	return top[:min(len(top), limit)], true, nil
+}
+
+// leanChunk is how many ranked rows rankLeanTx looks up at a time: limit
+// and a few that are not live or are excluded.
+
+func leanChunk(limit int) int { return limit + 8 }
+
+// keepLiveTx looks up the records of cands and returns, in cands' order,
+// with their ids, those live (active or candidate), in q's reach (inReach)
+// and not excluded.
+func keepLiveTx(ctx context.Context, tx *txn, cands []ranked, q SearchQuery, exclude []string) ([]ranked, error) {
 	seqs := make([]int64, len(cands))
 	for i, c := range cands {
 		seqs[i] = c.seq
 	}
 	type about struct{ id, namespace, status string }
 	abouts := make(map[int64]about, len(cands))
-	rs, err = tx.QueryContext(ctx, `SELECT seq, id, namespace, status FROM records WHERE seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
+	rs, err := tx.QueryContext(ctx, `SELECT seq, id, namespace, status FROM records WHERE seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
 	if err != nil {
-		return nil, false, classify("search", err)
+		return nil, classify("search", err)
 	}
+	defer rs.Close()
 	for rs.Next() {
 		var seq int64
 		var a about
 		if err := rs.Scan(&seq, &a.id, &a.namespace, &a.status); err != nil {
-			rs.Close()
-			return nil, false, classify("search", err)
+			return nil, classify("search", err)
 		}
 		abouts[seq] = a
 	}
-	rs.Close()
 	if err := rs.Err(); err != nil {
-		return nil, false, classify("search", err)
+		return nil, classify("search", err)
 	}
+	var kept []ranked
 	for _, c := range cands {
 		a, found := abouts[c.seq]
 		if !found || (a.status != StatusActive && a.status != StatusCandidate) || !inReach(q, a.namespace) ||
@@ -549,18 +589,9 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 			continue
 		}
 		c.id = a.id
-		top = append(top, c)
+		kept = append(kept, c)
 	}
-	if len(top) < limit && more {
-		return nil, false, nil
-	}
-	slices.SortFunc(top, func(a, b ranked) int {
-		if c := cmp.Compare(a.rank, b.rank); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	})
-	return top[:min(len(top), limit)], true, nil
+	return kept, nil
 }
 
 // inReach reports whether a record of namespace ns is in the reach of q,
