@@ -57,11 +57,14 @@ func scanRecord(s scanner, extra ...any) (*Record, error) {
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(topics), &r.Topics); err != nil {
-		return nil, fmt.Errorf("record %s: topics: %w", r.ID, err)
-	}
-	if len(r.Topics) == 0 {
-		r.Topics = nil
+	// Most records have no topics: "[]" (topicsJSON) needs no decoding.
+	if topics != "[]" {
+		if err := json.Unmarshal([]byte(topics), &r.Topics); err != nil {
+			return nil, fmt.Errorf("record %s: topics: %w", r.ID, err)
+		}
+		if len(r.Topics) == 0 {
+			r.Topics = nil
+		}
 	}
 	r.CreatedAt = time.UnixMilli(created).UTC()
 	r.UpdatedAt = time.UnixMilli(upd).UTC()
