@@ -49,7 +49,8 @@ type SearchQuery struct {
 }
 
 // Snippets cuts the snippets of a query's hits as Search does: around the
-// words (and, unless Literal, the synonyms) the query searched for.
+// words (and, unless Literal, the synonyms) the query searched for. It
+// serves one goroutine at a time.
 type Snippets struct{ s *snippetter }
 
 // NewSnippets returns the snippet cutter of q.

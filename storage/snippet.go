@@ -28,6 +28,11 @@ type snippetter struct {
 	// judged remembers whether a content word, as written, matched: the
 	// hits of one search share most of their words.
 	judged map[string]bool
+	// Scratch reused by each cut: a snippetter serves one search at a time.
+	words []word
+	at    []int
+	keys  map[string]int
+	count []int
 }
 
 // newSnippetter prepares the snippets of a query with words (lower-cased,
@@ -65,10 +70,12 @@ type word struct {
 // words once, keeping its counts as it goes.
 func (s *snippetter) cut(content string) string {
 	var (
-		words = make([]word, 0, len(content)/6+1) // words run about six bytes
-		keys  map[string]int                      // a matched word, lower-cased → its key
-		at    []int                               // indexes of the matched words, in order
+		words = s.words[:0]
+		keys  = s.keys   // a matched word, lower-cased → its key
+		at    = s.at[:0] // indexes of the matched words, in order
 	)
+	clear(keys)
+	defer func() { s.words, s.keys, s.at = words[:0], keys, at[:0] }()
 	for i := 0; i < len(content); {
 		ok, size := wordRune(content[i:])
 		if !ok {
@@ -104,7 +111,8 @@ func (s *snippetter) cut(content string) string {
 		return ""
 	}
 	n := min(snippetWords, len(words))
-	count := make([]int, len(keys))
+	count := append(s.count[:0], make([]int, len(keys))...)
+	s.count = count
 	distinct, matches, next := 0, 0, 0 // next: the first entry of at in the window
 	add := func(w word, d int) {
 		if w.key < 0 {

@@ -82,6 +82,10 @@ func TestSnippetter_CutMatchesEveryWindow(t *testing.T) {
 	vocab := strings.Fields("Retry retries retried backoff cache Cache caching write 表结构 数据库 v2表结构 zz数据库 the a of zeta eta ünïcode Über x1 42")
 	queries := []string{"retry backoff", "cache", "caching writes 表结构", "zeta eta", "über", "42 x1", "nothing"}
 	rng := rand.New(rand.NewPCG(3, 4))
+	shared := make([]*snippetter, len(queries))
+	for i, q := range queries {
+		shared[i] = newSnippetter(queryWords(q), q)
+	}
 	for i := range 3000 {
 		n := rng.IntN(80)
 		parts := make([]string, n)
@@ -93,6 +97,11 @@ func TestSnippetter_CutMatchesEveryWindow(t *testing.T) {
 		s := newSnippetter(queryWords(q), q)
 		if got, want := s.cut(content), cutByEveryWindow(s, content); got != want {
 			t.Fatalf("query %q, content %q:\ncut  %q\nwant %q", q, content, got, want)
+		}
+		// One snippetter cuts every hit of a search, reusing its scratch:
+		// what it cut before changes nothing.
+		if got, want := shared[i%len(queries)].cut(content), s.cut(content); got != want {
+			t.Fatalf("query %q, content %q: a reused snippetter cut %q, a new one %q", q, content, got, want)
 		}
 	}
 }
