@@ -413,11 +413,13 @@ func mergeHits(lists [][]Hit, limit int) []Hit {
 	return hits
 }
 
-// ranked is a matching row as rankTx ranks it.
+// ranked is a matching row as rankTx ranks it; rankLeanTx, which reads
+// its record to filter it, keeps the record too.
 type ranked struct {
 	seq  int64
 	rank float64
 	id   string
+	rec  *Record
 }
 
 // rankTx runs the full-text query match on ix, rankArgs binding the rank
@@ -556,40 +558,41 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 
 func leanChunk(limit int) int { return limit + 8 }
 
-// keepLiveTx looks up the records of cands and returns, in cands' order,
-// with their ids, those live (active or candidate), in q's reach (inReach)
-// and not excluded.
+// keepLiveTx reads the records of cands and returns, in cands' order, with
+// their records, those live (active or candidate), in q's reach (inReach)
+// and not excluded. Reading them whole here spares readHits reading them
+// again.
 func keepLiveTx(ctx context.Context, tx *txn, cands []ranked, q SearchQuery, exclude []string) ([]ranked, error) {
 	seqs := make([]int64, len(cands))
 	for i, c := range cands {
 		seqs[i] = c.seq
 	}
-	type about struct{ id, namespace, status string }
-	abouts := make(map[int64]about, len(cands))
-	rs, err := tx.QueryContext(ctx, `SELECT seq, id, namespace, status FROM records WHERE seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
+	recs := make(map[int64]*Record, len(cands))
+	rs, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq FROM records AS r
+		WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
 	if err != nil {
 		return nil, classify("search", err)
 	}
 	defer rs.Close()
 	for rs.Next() {
 		var seq int64
-		var a about
-		if err := rs.Scan(&seq, &a.id, &a.namespace, &a.status); err != nil {
+		rec, err := scanRecord(rs, &seq)
+		if err != nil {
 			return nil, classify("search", err)
 		}
-		abouts[seq] = a
+		recs[seq] = rec
 	}
 	if err := rs.Err(); err != nil {
 		return nil, classify("search", err)
 	}
 	var kept []ranked
 	for _, c := range cands {
-		a, found := abouts[c.seq]
-		if !found || (a.status != StatusActive && a.status != StatusCandidate) || !inReach(q, a.namespace) ||
-			slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(a.id, p) }) {
+		r := recs[c.seq]
+		if r == nil || (r.Status != StatusActive && r.Status != StatusCandidate) || !inReach(q, r.Namespace) ||
+			slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(r.ID, p) }) {
 			continue
 		}
-		c.id = a.id
+		c.id, c.rec = r.ID, r
 		kept = append(kept, c)
 	}
 	return kept, nil
@@ -605,39 +608,47 @@ func inReach(q SearchQuery, ns string) bool {
 	return q.AllRepositories && (strings.HasPrefix(ns, "github/") || strings.HasPrefix(ns, "gitea/") || strings.HasPrefix(ns, "local/"))
 }
 
-// readHits reads the rows of top whole, in order, and snip, when not nil,
-// cuts their snippets in Go.
+// readHits reads the records of top whole, in order, but for those
+// rankLeanTx read already, and snip, when not nil, cuts their snippets in
+// Go.
 func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]Hit, error) {
 	if len(top) == 0 {
 		return nil, nil
 	}
-	seqs := make([]int64, len(top))
-	for i, t := range top {
-		seqs[i] = t.seq
+	var seqs []int64
+	for _, t := range top {
+		if t.rec == nil {
+			seqs = append(seqs, t.seq)
+		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq FROM records AS r
-		WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
-	if err != nil {
-		return nil, classify("search", err)
-	}
-	bySeq := make(map[int64]*Record, len(top))
-	for rows.Next() {
-		var seq int64
-		rec, err := scanRecord(rows, &seq)
+	bySeq := make(map[int64]*Record, len(seqs))
+	if len(seqs) > 0 {
+		rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq FROM records AS r
+			WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
 		if err != nil {
-			rows.Close()
 			return nil, classify("search", err)
 		}
-		bySeq[seq] = rec
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, classify("search", err)
+		for rows.Next() {
+			var seq int64
+			rec, err := scanRecord(rows, &seq)
+			if err != nil {
+				rows.Close()
+				return nil, classify("search", err)
+			}
+			bySeq[seq] = rec
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, classify("search", err)
+		}
 	}
 	hits := make([]Hit, 0, len(top))
 	recs := make([]*Record, 0, len(top))
 	for _, t := range top {
-		rec := bySeq[t.seq]
+		rec := t.rec
+		if rec == nil {
+			rec = bySeq[t.seq]
+		}
 		if rec == nil {
 			// Ranked in this same read transaction: it cannot be gone.
 			return nil, errorf(Internal, "", "search: ranked record %d not found", t.seq)
