@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,7 +179,7 @@ var (
 func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
 	all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
 	joined := x.rankWords()
-	gate, n := db.gate(x.terms)
+	gate, n, common := db.gateOf(x.terms)
 	search := func(rows *rowRange) ([]ranked, error) {
 		run := func(match string, nSkip int) ([]ranked, error) {
 			if len(q.Types) == 0 {
@@ -188,7 +189,9 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x expansion,
 			}
 			return rankTx(ctx, tx, wordIndex, match, []any{nSkip, joined}, rows, q, exclude, limit)
 		}
-		if n > 0 {
+		// A gate of rare words that lets fewer than limit rows through is
+		// not run: every match would be scored after it anyway.
+		if n > 0 && (common || gateHolds(ctx, tx, gate, rows, limit)) {
 			top, err := run("{title content} : ("+gate+") AND "+all, n)
 			if err != nil || len(top) >= limit {
 				return top, err
@@ -308,11 +311,18 @@ const maxAbsentNamespaces = 1024
 // gate returns the pruning gate for words (see searchWords) and how many
 // phrases it holds, or 0 when every match is to be scored.
 func (db *DB) gate(words []string) (string, int) {
+	g, n, _ := db.gateOf(words)
+	return g, n
+}
+
+// gateOf is gate, and says whether the gate is of common words, all of
+// which a row must hold, rather than of rare words, any of which it may.
+func (db *DB) gateOf(words []string) (gate string, n int, common bool) {
 	rows := db.dfs.rowsSeen.Load()
 	if rows < pruneMinRows {
-		return "", 0
+		return "", 0, false
 	}
-	var rare, common []string
+	var rare, commons []string
 	for _, w := range words {
 		if stem, ok := db.stems.get(w); ok {
 			if db.dfs.absent(db, stem) {
@@ -321,19 +331,19 @@ func (db *DB) gate(words []string) (string, int) {
 				continue
 			}
 			if df, ok := db.dfs.estimate(stem); ok && float64(df) > pruneCommon*float64(rows) {
-				common = append(common, w)
+				commons = append(commons, w)
 				continue
 			}
 		}
 		rare = append(rare, w)
 	}
 	switch {
-	case len(common) == 0:
-		return "", 0
+	case len(commons) == 0:
+		return "", 0, false
 	case len(rare) > 0:
-		return quoted(rare, " OR "), len(rare)
+		return quoted(rare, " OR "), len(rare), false
 	default:
-		return quoted(common, " AND "), len(common)
+		return quoted(commons, " AND "), len(commons), true
 	}
 }
 
@@ -709,4 +719,27 @@ func init() {
 		whose why will with would you your yours s t ll re ve d m`) {
 		stopwords[w] = true
 	}
+}
+
+// gateHolds reports whether a gate of rare words lets through at least
+// limit rows of the range (every row when nil): counting them reads only
+// those words' entries, and a gate that lets fewer through would only
+// be followed by scoring every match.
+func gateHolds(ctx context.Context, tx *txn, gate string, rows *rowRange, limit int) bool {
+	lo, hi := int64(0), int64(math.MaxInt64)
+	if rows != nil {
+		lo, hi = rows.lo, rows.hi
+	}
+	rs, err := tx.QueryContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM records_fts
+		WHERE records_fts MATCH ? AND records_fts.rowid BETWEEN ? AND ? LIMIT ?)`,
+		"{title content} : ("+gate+")", lo, hi, limit)
+	if err != nil {
+		return true // the gate's own query will say what went wrong
+	}
+	defer rs.Close()
+	n := 0
+	if rs.Next() {
+		rs.Scan(&n)
+	}
+	return n >= limit
 }

@@ -1,0 +1,59 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestGateHolds: the probe before a gate of rare words counts the rows of
+// the range that hold one of them, up to limit, so that a gate letting
+// fewer than limit through is not run.
+func TestGateHolds(t *testing.T) {
+	ctx := context.Background()
+	db := openGroupDB(t)
+	store := func(ns, content string) {
+		t.Helper()
+		if _, err := db.Store(ctx, NewRecord{Namespace: ns, Type: TypeNote, Title: screened(t, "note"),
+			Content: screened(t, content), Confidence: 0.8, Writer: "test", Source: SourceStore, Status: StatusActive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		store("github/acme/api", fmt.Sprintf("the zorblax %d", i))
+	}
+	for i := range 30 {
+		store("github/acme/web", fmt.Sprintf("the zorblax %d", i))
+		store("github/acme/api", fmt.Sprintf("a quuxly %d", i))
+	}
+	if err := db.read(ctx, "test", func(tx *txn) error {
+		keys, err := db.namespaceKeysTx(ctx, tx, []string{"github/acme/api", "github/acme/web"}, db.gen.Load())
+		if err != nil || len(keys) != 2 {
+			return fmt.Errorf("keys %v: %v", keys, err)
+		}
+		api := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
+		web := &rowRange{lo: keys[1] << ftsSeqBits, hi: keys[1]<<ftsSeqBits | ftsSeqMask}
+		for _, tt := range []struct {
+			name  string
+			gate  string
+			rows  *rowRange
+			limit int
+			want  bool
+		}{
+			{"few in api", `"zorblax"`, api, 10, false},
+			{"just enough in api", `"zorblax"`, api, 3, true},
+			{"many in web", `"zorblax"`, web, 10, true},
+			{"either word in api", `"zorblax" OR "quuxly"`, api, 20, true},
+			{"everywhere", `"zorblax"`, nil, 33, true},
+			{"not everywhere", `"zorblax"`, nil, 34, false},
+			{"absent", `"nowhere"`, nil, 1, false},
+		} {
+			if got := gateHolds(ctx, tx, tt.gate, tt.rows, tt.limit); got != tt.want {
+				t.Errorf("%s: gateHolds(%s, limit %d) = %v, want %v", tt.name, tt.gate, tt.limit, got, tt.want)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
