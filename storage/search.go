@@ -731,7 +731,7 @@ func gateHolds(ctx context.Context, tx *txn, gate string, rows *rowRange, limit 
 		lo, hi = rows.lo, rows.hi
 	}
 	rs, err := tx.QueryContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM records_fts
-		WHERE records_fts MATCH ? AND records_fts.rowid BETWEEN ? AND ? LIMIT ?)`,
+		WHERE records_fts MATCH ? AND records_fts.rowid BETWEEN ? AND ? LIMIT +?)`,
 		"{title content} : ("+gate+")", lo, hi, limit)
 	if err != nil {
 		return true // the gate's own query will say what went wrong
