@@ -430,6 +430,8 @@ type ranked struct {
 	rank float64
 	id   string
 	rec  *Record
+	// anchored says the record has anchors, which readHits reads.
+	anchored bool
 }
 
 // rankTx runs the full-text query match on ix, rankArgs binding the rank
@@ -578,7 +580,8 @@ func keepLiveTx(ctx context.Context, tx *txn, cands []ranked, q SearchQuery, exc
 		seqs[i] = c.seq
 	}
 	recs := make(map[int64]*Record, len(cands))
-	rs, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq FROM records AS r
+	anchored := make(map[int64]bool)
+	rs, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq, `+hasAnchors+` FROM records AS r
 		WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
 	if err != nil {
 		return nil, classify("search", err)
@@ -586,11 +589,12 @@ func keepLiveTx(ctx context.Context, tx *txn, cands []ranked, q SearchQuery, exc
 	defer rs.Close()
 	for rs.Next() {
 		var seq int64
-		rec, err := scanRecord(rs, &seq)
+		var has bool
+		rec, err := scanRecord(rs, &seq, &has)
 		if err != nil {
 			return nil, classify("search", err)
 		}
-		recs[seq] = rec
+		recs[seq], anchored[seq] = rec, has
 	}
 	if err := rs.Err(); err != nil {
 		return nil, classify("search", err)
@@ -602,7 +606,7 @@ func keepLiveTx(ctx context.Context, tx *txn, cands []ranked, q SearchQuery, exc
 			slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(r.ID, p) }) {
 			continue
 		}
-		c.id, c.rec = r.ID, r
+		c.id, c.rec, c.anchored = r.ID, r, anchored[c.seq]
 		kept = append(kept, c)
 	}
 	return kept, nil
@@ -619,8 +623,9 @@ func inReach(q SearchQuery, ns string) bool {
 }
 
 // readHits reads the records of top whole, in order, but for those
-// rankLeanTx read already, and snip, when not nil, cuts their snippets in
-// Go.
+// rankLeanTx read already, with their anchors (read only for records that
+// have some: most have none), and snip, when not nil, cuts their snippets
+// in Go.
 func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]Hit, error) {
 	if len(top) == 0 {
 		return nil, nil
@@ -632,20 +637,22 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]H
 		}
 	}
 	bySeq := make(map[int64]*Record, len(seqs))
+	anchored := make(map[int64]bool)
 	if len(seqs) > 0 {
-		rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq FROM records AS r
+		rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq, `+hasAnchors+` FROM records AS r
 			WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
 		if err != nil {
 			return nil, classify("search", err)
 		}
 		for rows.Next() {
 			var seq int64
-			rec, err := scanRecord(rows, &seq)
+			var has bool
+			rec, err := scanRecord(rows, &seq, &has)
 			if err != nil {
 				rows.Close()
 				return nil, classify("search", err)
 			}
-			bySeq[seq] = rec
+			bySeq[seq], anchored[seq] = rec, has
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -653,11 +660,11 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]H
 		}
 	}
 	hits := make([]Hit, 0, len(top))
-	recs := make([]*Record, 0, len(top))
+	var recs []*Record // those with anchors
 	for _, t := range top {
-		rec := t.rec
+		rec, has := t.rec, t.anchored
 		if rec == nil {
-			rec = bySeq[t.seq]
+			rec, has = bySeq[t.seq], anchored[t.seq]
 		}
 		if rec == nil {
 			// Ranked in this same read transaction: it cannot be gone.
@@ -668,7 +675,9 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]H
 			h.Snippet = snip.cut(rec.Content)
 		}
 		hits = append(hits, h)
-		recs = append(recs, rec)
+		if has {
+			recs = append(recs, rec)
+		}
 	}
 	if err := attachAnchorsTx(ctx, tx, recs); err != nil {
 		return nil, err
@@ -743,3 +752,7 @@ func gateHolds(ctx context.Context, tx *txn, gate string, rows *rowRange, limit 
 	}
 	return n >= limit
 }
+
+// hasAnchors is a column of a query over records AS r: whether the record
+// has anchors.
+const hasAnchors = `EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = r.id)`
