@@ -221,3 +221,84 @@ func TestWrite_Closed(t *testing.T) {
 		t.Errorf("got %v, want ErrClosed", err)
 	}
 }
+
+// TestWrite_GroupCachedSavepoints: the savepoint statements of a group
+// are prepared once, through the writer's statement cache, and a group
+// that runs them prepared still undoes a failed write alone, across
+// groups and after a transaction SQLite ended itself.
+func TestWrite_GroupCachedSavepoints(t *testing.T) {
+	db := openGroupDB(t)
+	cached := func(q string) bool {
+		db.writerStmts.mu.RLock()
+		defer db.writerStmts.mu.RUnlock()
+		return db.writerStmts.m[q] != nil
+	}
+	group := func(round int, lose bool) []error {
+		t.Helper()
+		// The held write joins the group once the loop has seen others
+		// (gather): it fails with a lost group, as the others do.
+		started, gate, held := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			held <- db.write(context.Background(), "hold", func(tx *txn) error {
+				close(started)
+				<-gate
+				return nil
+			})
+		}()
+		<-started
+		errs := make([]error, 4)
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				errs[i] = db.write(context.Background(), "group", func(tx *txn) error {
+					if _, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES (?)`, fmt.Sprint(round, "k", i)); err != nil {
+						return err
+					}
+					switch {
+					case i == 2 && lose:
+						tx.Tx.ExecContext(context.Background(), `ROLLBACK`)
+						return errors.New("disk full")
+					case i == 2:
+						return errors.New("refused by its own rule")
+					}
+					return nil
+				})
+			})
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for queuedWrites(db) < 4 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		close(gate)
+		wg.Wait()
+		if err := <-held; (err != nil) != lose {
+			t.Errorf("round %d: the held write: %v", round, err)
+		}
+		return errs
+	}
+	for round := range 3 {
+		if round > 0 {
+			for _, q := range []string{"SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
+				if !cached(q) {
+					t.Errorf("round %d: %q is not in the writer's statement cache", round, q)
+				}
+			}
+		}
+		got := keys(t, db)
+		for i, err := range group(round, false) {
+			k := fmt.Sprint(round, "k", i)
+			if got = keys(t, db); (i == 2) != (err != nil) || (i == 2) == got[k] {
+				t.Errorf("round %d, write %d: err %v, stored %v; want only write 2 refused and undone", round, i, err, got[k])
+			}
+		}
+	}
+	before := len(keys(t, db))
+	for i, err := range group(3, true) {
+		if err == nil {
+			t.Errorf("write %d of the lost group succeeded", i)
+		}
+	}
+	if got := len(keys(t, db)); got != before {
+		t.Errorf("%d rows after the lost group, want %d", got, before)
+	}
+}

@@ -383,6 +383,9 @@ func (db *DB) runGroup(g *gather) {
 		}
 		return
 	}
+	// The savepoint statements go through the statement cache like the
+	// writes themselves: run as text, each was compiled anew, twice per
+	// write of the group.
 	ctx := context.Background()
 	for i := 0; ; i++ {
 		if i == len(live) {
@@ -391,7 +394,7 @@ func (db *DB) runGroup(g *gather) {
 			}
 		}
 		r := live[i]
-		if _, err := tx.Tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
 			failAll(fmt.Errorf("storage: %s: savepoint: %w", r.op, err))
 			return
 		}
@@ -407,12 +410,12 @@ func (db *DB) runGroup(g *gather) {
 			// rolled back the whole transaction (a full disk, an I/O
 			// error), the savepoint is gone and so is every earlier fn's
 			// work: then every caller of the group fails.
-			if _, err := tx.Tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
 				failAll(fmt.Errorf("storage: %s: a write in the same group failed: %w", r.op, firstErr(results[i], err)))
 				return
 			}
 		}
-		if _, err := tx.Tx.ExecContext(ctx, "RELEASE w"); err != nil {
+		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
 			failAll(fmt.Errorf("storage: %s: release: %w", r.op, err))
 			return
 		}
