@@ -41,10 +41,14 @@ type SearchQuery struct {
 	// Literal searches the text's own words alone, without their synonyms
 	// (expandQuery): for an answer, which must stand on what was asked.
 	Literal bool
+	// Feedback re-ranks the hits read by the words their best ones share
+	// (feedback.go); a Literal search has none.
+	Feedback bool
 }
 
 // Hit is one search result. BM25 is FTS5's bm25 score with the title
-// weighted 3 to the content's 1: lower is better, and hits come best first.
+// weighted 3 to the content's 1 (with SearchQuery.Feedback, plus what
+// feedback adds): lower is better, and hits come best first.
 // Snippet is a fragment of the content around the matched words.
 type Hit struct {
 	Record  *Record
@@ -56,8 +60,9 @@ type Hit struct {
 // meaningful word with q.Text, best first. Text is split into words, lower-cased
 // and stripped of stopwords; each word is quoted and the words are ORed, so no
 // text can be FTS5 syntax. The words' synonyms (expandQuery) are ORed in
-// too, ranked below the words themselves. Text with no meaningful word
-// finds nothing. Runs
+// too, ranked below the words themselves. With q.Feedback, the hits
+// read are then re-ranked by the words their best ones share with the rest
+// (feedback). Text with no meaningful word finds nothing. Runs
 // of Chinese, Japanese or Korean text are also looked up, as phrases, in the
 // bigram index records_cjk, and the two lists merged by reciprocal rank, so
 // a word inside such a sentence is found.
@@ -100,6 +105,9 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 			h, err := readHits(ctx, tx, top, snip)
 			if err != nil {
 				return err
+			}
+			if q.Feedback && !q.Literal {
+				h = feedback(x, h)
 			}
 			lists = append(lists, h)
 		}

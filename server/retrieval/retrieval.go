@@ -194,7 +194,7 @@ func (FTS) Name() string { return ranking.ModeFTS }
 func (f FTS) Rank(ctx context.Context, q Query) (Ranked, error) {
 	hits, err := f.DB.Search(ctx, storage.SearchQuery{
 		Text: q.Text, Namespaces: q.Chain, Types: q.Types, Exclude: q.Exclude,
-		Limit: q.Depth, AllRepositories: q.AllRepositories, Literal: q.Literal,
+		Limit: q.Depth, AllRepositories: q.AllRepositories, Literal: q.Literal, Feedback: true,
 	})
 	return Ranked{Hits: hits}, err
 }

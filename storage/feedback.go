@@ -1,0 +1,247 @@
+package storage
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Pseudo-relevance feedback: a question asked in other words than its
+// answer's shares few words with it, but the best hits of a first ranking
+// tend to be about the question's subject and to share its other words.
+// Search takes the words that the best feedbackDocs hits hold and that
+// other hits read also hold, the feedbackTerms most telling of them, and
+// re-ranks the hits it read by them, at a fraction (feedbackWeight) of the
+// best hit's score. It uses only the records Search has read for its hits:
+// no second query.
+const (
+	// feedbackDocs is how many of the best hits give feedback words.
+	feedbackDocs = 2
+	// feedbackTerms is how many feedback words re-rank.
+	feedbackTerms = 5
+	// feedbackMinHits: a feedback word is held by at least this many of
+	// the hits read, so that it says what the hits share, not what one
+	// record alone says.
+	feedbackMinHits = 2
+	// feedbackWeight is what a hit holding every feedback word gains, as a
+	// share of the best hit's score. feedbackDocs, feedbackTerms and
+	// feedbackWeight were chosen on the eval set (docs/eval.md), among
+	// settings that all gained.
+	feedbackWeight = 0.5
+)
+
+// feedback re-ranks hits, best first as the words' ranking gave them, by
+// pseudo-relevance feedback: a hit's score (-BM25) gains feedbackWeight
+// times the best hit's score times the share it holds of the feedback words
+// (feedbackWords, each weighed, its count saturating), and the hits are
+// sorted again, equal scores keeping their order. BM25 then holds the
+// score ranked by. A query of one word is left as it is, and so are hits
+// too few for another hit to give the best ones feedback.
+func feedback(x expansion, hits []Hit) []Hit {
+	if x.nWords < 2 || len(hits) <= feedbackDocs {
+		return hits
+	}
+	words := feedbackWords(x, hits)
+	if len(words) == 0 {
+		return hits
+	}
+	total := 0.0
+	for _, w := range words {
+		total += w.weight
+	}
+	best := -hits[0].BM25
+	type scored struct {
+		hit   Hit
+		score float64
+	}
+	out := make([]scored, len(hits))
+	for i, h := range hits {
+		share := 0.0
+		for _, w := range words {
+			if n := float64(w.tf[i]); n > 0 {
+				share += w.weight * n / (n + 1)
+			}
+		}
+		s := -h.BM25 + feedbackWeight*best*share/total
+		h.BM25 = -s
+		out[i] = scored{h, s}
+	}
+	slices.SortStableFunc(out, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	for i := range out {
+		hits[i] = out[i].hit
+	}
+	return hits
+}
+
+// feedbackDoc is a hit's words as feedback counts them: stems, stopwords
+// and words shorter than three letters aside, with their counts, and the
+// number of words.
+type feedbackDoc struct {
+	stems map[string]int
+	size  int
+}
+
+func newFeedbackDoc(r *Record) feedbackDoc {
+	d := feedbackDoc{stems: map[string]int{}}
+	for _, text := range []string{r.Title, r.Content} {
+		eachWord(text, func(w string) {
+			d.size++
+			if s, ok := feedbackStem(w); ok {
+				d.stems[s]++
+			}
+		})
+	}
+	return d
+}
+
+// feedbackWord is a word of feedback: its stem, its weight and its count in
+// each hit.
+type feedbackWord struct {
+	stem   string
+	weight float64
+	tf     []int
+}
+
+// feedbackWords returns the feedback words of hits (best first, more than
+// feedbackDocs of them): stems the best feedbackDocs hold that are not
+// the query's words or their synonyms and that at least feedbackMinHits of
+// the hits hold, weighed by their share of each best hit's words (the
+// best first: 1, then 1/2) times their rarity among the hits, the
+// feedbackTerms weightiest (equal weights by stem).
+func feedbackWords(x expansion, hits []Hit) []feedbackWord {
+	query := map[string]bool{}
+	for _, t := range x.terms {
+		for _, w := range strings.Fields(t) {
+			query[stem(w)] = true
+		}
+	}
+	index := map[string]int{}
+	var words []feedbackWord
+	for i := range feedbackDocs {
+		doc := newFeedbackDoc(hits[i].Record)
+		for s, n := range doc.stems {
+			if query[s] {
+				continue
+			}
+			k, ok := index[s]
+			if !ok {
+				k = len(words)
+				index[s] = k
+				words = append(words, feedbackWord{stem: s, tf: make([]int, len(hits))})
+			}
+			words[k].weight += float64(n) / float64(doc.size) / float64(i+1)
+			words[k].tf[i] = n
+		}
+	}
+	if len(words) == 0 {
+		return nil
+	}
+	// The other hits: only the candidate words are counted.
+	for i := feedbackDocs; i < len(hits); i++ {
+		for _, text := range []string{hits[i].Record.Title, hits[i].Record.Content} {
+			eachWord(text, func(w string) {
+				if s, ok := feedbackStem(w); ok {
+					if k, ok := index[s]; ok {
+						words[k].tf[i]++
+					}
+				}
+			})
+		}
+	}
+	n := float64(len(hits))
+	kept := words[:0]
+	for _, w := range words {
+		df := 0
+		for _, c := range w.tf {
+			if c > 0 {
+				df++
+			}
+		}
+		if df < feedbackMinHits {
+			continue
+		}
+		w.weight *= math.Log((n + 1) / (float64(df) + 0.5))
+		kept = append(kept, w)
+	}
+	slices.SortFunc(kept, func(a, b feedbackWord) int {
+		switch {
+		case a.weight > b.weight:
+			return -1
+		case a.weight < b.weight:
+			return 1
+		}
+		return strings.Compare(a.stem, b.stem)
+	})
+	return kept[:min(len(kept), feedbackTerms)]
+}
+
+// eachWord calls fn with each word of text (a run of letters and digits),
+// as written.
+func eachWord(text string, fn func(string)) {
+	for i := 0; i < len(text); {
+		ok, size := wordRune(text[i:])
+		if !ok {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			ok, size := wordRune(text[j:])
+			if !ok {
+				break
+			}
+			j += size
+		}
+		fn(text[i:j])
+		i = j
+	}
+}
+
+// feedbackStem returns the stem of a word of a hit, false for a stopword or
+// a word shorter than three letters. Stems are remembered (stemMemo): the
+// hits of searches share most of their words, and stemming costs more than
+// a lookup.
+func feedbackStem(w string) (string, bool) {
+	if len(w) < 3 {
+		return "", false
+	}
+	w = strings.ToLower(w)
+	if stopwords[w] {
+		return "", false
+	}
+	return stemMemo.get(w), true
+}
+
+// stemMemo remembers the stems of words, up to maxCachedTerms at a time.
+var stemMemo = &memo{}
+
+type memo struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *memo) get(w string) string {
+	c.mu.Lock()
+	s, ok := c.m[w]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = stem(w)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedTerms {
+		c.m = map[string]string{}
+	}
+	c.m[strings.Clone(w)] = s
+	c.mu.Unlock()
+	return s
+}
