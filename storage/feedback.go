@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Pseudo-relevance feedback: a question asked in other words than its
@@ -13,8 +14,11 @@ import (
 // Search takes the words that the best feedbackDocs hits hold and that
 // other hits read also hold, the feedbackTerms most telling of them, and
 // re-ranks the hits it read by them, at a fraction (feedbackWeight) of the
-// best hit's score. It uses only the records Search has read for its hits:
-// no second query.
+// best hit's score. It reads only what Search has in hand for its hits,
+// their titles and snippets (the passage around the query's words): no
+// second query, and a fraction of the words of their contents to count,
+// which cost a tenth of a search or more. On the eval set, titles and
+// snippets find nearly as much as titles and contents (docs/eval.md).
 const (
 	// feedbackDocs is how many of the best hits give feedback words.
 	feedbackDocs = 2
@@ -82,7 +86,8 @@ func feedback(x expansion, hits []Hit) []Hit {
 	return hits
 }
 
-// feedbackDoc is a hit's words as feedback counts them: stems, stopwords
+// feedbackDoc is a hit's words (its title's and snippet's) as feedback
+// counts them: stems, stopwords
 // and words shorter than three letters aside, with their counts, and the
 // number of words.
 type feedbackDoc struct {
@@ -90,9 +95,9 @@ type feedbackDoc struct {
 	size  int
 }
 
-func newFeedbackDoc(r *Record) feedbackDoc {
-	d := feedbackDoc{stems: map[string]int{}}
-	for _, text := range []string{r.Title, r.Content} {
+func newFeedbackDoc(hit Hit) feedbackDoc {
+	d := feedbackDoc{stems: make(map[string]int, 64)}
+	for _, text := range []string{hit.Record.Title, hit.Snippet} {
 		eachWord(text, func(w string) {
 			d.size++
 			if s, ok := feedbackStem(w); ok {
@@ -124,10 +129,11 @@ func feedbackWords(x expansion, hits []Hit) []feedbackWord {
 			query[stem(w)] = true
 		}
 	}
-	index := map[string]int{}
-	var words []feedbackWord
+	index := make(map[string]int, 128)
+	words := make([]feedbackWord, 0, 128)
+	tfs := make([]int, 0, 128*len(hits)) // the words' tf, one block of len(hits) each
 	for i := range feedbackDocs {
-		doc := newFeedbackDoc(hits[i].Record)
+		doc := newFeedbackDoc(hits[i])
 		for s, n := range doc.stems {
 			if query[s] {
 				continue
@@ -136,7 +142,11 @@ func feedbackWords(x expansion, hits []Hit) []feedbackWord {
 			if !ok {
 				k = len(words)
 				index[s] = k
-				words = append(words, feedbackWord{stem: s, tf: make([]int, len(hits))})
+				if len(tfs)+len(hits) > cap(tfs) {
+					tfs = make([]int, 0, cap(tfs)*2)
+				}
+				tfs = tfs[:len(tfs)+len(hits)]
+				words = append(words, feedbackWord{stem: s, tf: tfs[len(tfs)-len(hits):]})
 			}
 			words[k].weight += float64(n) / float64(doc.size) / float64(i+1)
 			words[k].tf[i] = n
@@ -145,14 +155,30 @@ func feedbackWords(x expansion, hits []Hit) []feedbackWord {
 	if len(words) == 0 {
 		return nil
 	}
-	// The other hits: only the candidate words are counted.
+	// The other hits: only the candidate words are counted, and only the
+	// words that may stem to one are stemmed.
+	var h stemHeads
+	for s := range index {
+		h.add(s)
+	}
+	seen := make(map[string]int, 256) // a word as written → its candidate, -1 for none
 	for i := feedbackDocs; i < len(hits); i++ {
-		for _, text := range []string{hits[i].Record.Title, hits[i].Record.Content} {
+		for _, text := range []string{hits[i].Record.Title, hits[i].Snippet} {
 			eachWord(text, func(w string) {
-				if s, ok := feedbackStem(w); ok {
-					if k, ok := index[s]; ok {
-						words[k].tf[i]++
+				k, ok := seen[w]
+				if !ok {
+					k = -1
+					if h.mayStem(w) {
+						if s, ok := feedbackStem(w); ok {
+							if c, ok := index[s]; ok {
+								k = c
+							}
+						}
 					}
+					seen[w] = k
+				}
+				if k >= 0 {
+					words[k].tf[i]++
 				}
 			})
 		}
@@ -182,6 +208,50 @@ func feedbackWords(x expansion, hits []Hit) []feedbackWord {
 		return strings.Compare(a.stem, b.stem)
 	})
 	return kept[:min(len(kept), feedbackTerms)]
+}
+
+// stemHeads tells, by its first letters, a word that cannot stem to one of
+// a set of stems. Porter stemming rewrites a word's end only, and keeps all
+// of the stem but its last letter as the lower-cased word's start
+// (TestStem_KeepsAllButTheLastLetter): a stem of four letters or more
+// starts the word with its first three, a shorter one with its first.
+type stemHeads struct {
+	first [utf8.RuneSelf]bool // first letters of stems of two or three letters
+	three map[string]bool     // first three letters of longer stems
+	any   bool                // a stem not told by its letters: every word may stem to it
+}
+
+func (h *stemHeads) add(stem string) {
+	switch {
+	case len(stem) < 2 || !isASCII(stem):
+		h.any = true
+	case len(stem) < 4:
+		h.first[stem[0]] = true
+	default:
+		if h.three == nil {
+			h.three = map[string]bool{}
+		}
+		h.three[stem[:3]] = true
+	}
+}
+
+// mayStem reports whether w (a word as written) may stem to a stem added.
+func (h *stemHeads) mayStem(w string) bool {
+	if h.any || len(w) < 3 {
+		return true
+	}
+	var head [3]byte
+	for i := range head {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		head[i] = c
+	}
+	return h.first[head[0]] || h.three[string(head[:])]
 }
 
 // eachWord calls fn with each word of text (a run of letters and digits),

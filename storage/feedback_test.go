@@ -2,8 +2,10 @@ package storage
 
 import (
 	"context"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -13,7 +15,7 @@ import (
 func feedbackHits(texts ...string) []Hit {
 	hits := make([]Hit, len(texts))
 	for i, s := range texts {
-		hits[i] = Hit{Record: &Record{ID: string(rune('A' + i)), Title: "t", Content: s}, BM25: -10 + float64(i)}
+		hits[i] = Hit{Record: &Record{ID: string(rune('A' + i)), Title: "t", Content: s}, Snippet: s, BM25: -10 + float64(i)}
 	}
 	return hits
 }
@@ -117,5 +119,43 @@ func TestSearch_Feedback(t *testing.T) {
 	}
 	if d, s := order(false); d > s {
 		t.Errorf("feedback: the dead letter record at %d, the short one at %d: want the dead letter record first", d, s)
+	}
+}
+
+// TestStem_KeepsAllButTheLastLetter holds stemHeads to Porter stemming: a
+// word's stem, but for its last letter, is the word's start, so a word is
+// told from a stem by its first letters.
+func TestStem_KeepsAllButTheLastLetter(t *testing.T) {
+	suffixes := strings.Fields(`s sses ies ss eed ed ing at bl iz y ational tional enci anci
+		izer abli alli entli eli ousli ization ation ator alism iveness fulness ousness aliti
+		iviti biliti icate ative alize iciti ical ful ness al ance ence er ic able ible ant
+		ement ment ent ion ou ism ate iti ous ive ize e l ll`)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50_000 {
+		var b strings.Builder
+		for n := 1 + rng.IntN(4); n > 0; n-- {
+			b.WriteByte(byte('a' + rng.IntN(26)))
+		}
+		for n := rng.IntN(3); n > 0; n-- {
+			b.WriteString(suffixes[rng.IntN(len(suffixes))])
+		}
+		w := b.String()
+		if len(w) < 3 {
+			continue
+		}
+		st := stem(w)
+		if st == "" || !strings.HasPrefix(w, st[:len(st)-1]) {
+			t.Fatalf("stem(%q) = %q: more than its last letter changed", w, st)
+		}
+		var h stemHeads
+		h.add(st)
+		if !h.mayStem(strings.ToUpper(w[:1]) + w[1:]) {
+			t.Fatalf("stemHeads of %q rule out %q", st, w)
+		}
+	}
+	var h stemHeads
+	h.add("ledger")
+	if h.mayStem("merchant") || h.mayStem("Lexicon") {
+		t.Error("stemHeads of ledger let through a word of other first letters")
 	}
 }
