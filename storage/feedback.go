@@ -96,7 +96,7 @@ type feedbackDoc struct {
 }
 
 func newFeedbackDoc(hit Hit) feedbackDoc {
-	d := feedbackDoc{stems: make(map[string]int, 64)}
+	d := feedbackDoc{stems: make(map[string]int, 32)}
 	for _, text := range []string{hit.Record.Title, hit.Snippet} {
 		eachWord(text, func(w string) {
 			d.size++
@@ -129,9 +129,9 @@ func feedbackWords(x expansion, hits []Hit) []feedbackWord {
 			query[stem(w)] = true
 		}
 	}
-	index := make(map[string]int, 128)
-	words := make([]feedbackWord, 0, 128)
-	tfs := make([]int, 0, 128*len(hits)) // the words' tf, one block of len(hits) each
+	index := make(map[string]int, 64)
+	words := make([]feedbackWord, 0, 64)
+	tfs := make([]int, 0, 64*len(hits)) // the words' tf, one block of len(hits) each
 	for i := range feedbackDocs {
 		doc := newFeedbackDoc(hits[i])
 		for s, n := range doc.stems {
@@ -161,7 +161,7 @@ func feedbackWords(x expansion, hits []Hit) []feedbackWord {
 	for s := range index {
 		h.add(s)
 	}
-	seen := make(map[string]int, 256) // a word as written → its candidate, -1 for none
+	seen := make(map[string]int, 128) // a word as written → its candidate, -1 for none
 	for i := feedbackDocs; i < len(hits); i++ {
 		for _, text := range []string{hits[i].Record.Title, hits[i].Snippet} {
 			eachWord(text, func(w string) {
