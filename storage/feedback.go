@@ -46,7 +46,9 @@ func feedback(x expansion, hits []Hit) []Hit {
 	if x.nWords < 2 || len(hits) <= feedbackDocs {
 		return hits
 	}
-	words := feedbackWords(x, hits)
+	sc := feedbackScratches.Get().(*feedbackScratch)
+	defer sc.release()
+	words := feedbackWords(x, hits, sc)
 	if len(words) == 0 {
 		return hits
 	}
@@ -86,26 +88,53 @@ func feedback(x expansion, hits []Hit) []Hit {
 	return hits
 }
 
-// feedbackDoc is a hit's words (its title's and snippet's) as feedback
-// counts them: stems, stopwords
-// and words shorter than three letters aside, with their counts, and the
-// number of words.
-type feedbackDoc struct {
-	stems map[string]int
-	size  int
+// feedbackScratch is the maps and slices of one feedback, kept between
+// searches (feedbackScratches): a search allocates little else of its size.
+type feedbackScratch struct {
+	query map[string]bool // the stems of the query's words and synonyms
+	stems map[string]int  // a best hit's stems, with their counts
+	index map[string]int  // a candidate word's stem → its index in words
+	seen  map[string]int  // a word of another hit, as written → its candidate, -1 for none
+	words []feedbackWord
+	tfs   []int // the candidates' counts, one block of len(hits) each
+	heads stemHeads
 }
 
-func newFeedbackDoc(hit Hit) feedbackDoc {
-	d := feedbackDoc{stems: make(map[string]int, 32)}
+var feedbackScratches = sync.Pool{New: func() any {
+	return &feedbackScratch{query: map[string]bool{}, stems: map[string]int{}, index: map[string]int{}, seen: map[string]int{}}
+}}
+
+// release empties the scratch and puts it back for another search.
+func (sc *feedbackScratch) release() {
+	sc.reset()
+	feedbackScratches.Put(sc)
+}
+
+func (sc *feedbackScratch) reset() {
+	clear(sc.query)
+	clear(sc.stems)
+	clear(sc.index)
+	clear(sc.seen)
+	clear(sc.words)
+	sc.words = sc.words[:0]
+	sc.tfs = sc.tfs[:0]
+	sc.heads.reset()
+}
+
+// countStems counts in stems a hit's words (its title's and snippet's) as
+// feedback counts them: stems, stopwords and words shorter than three
+// letters aside. It returns the number of words.
+func countStems(hit Hit, stems map[string]int) int {
+	size := 0
 	for _, text := range []string{hit.Record.Title, hit.Snippet} {
 		eachWord(text, func(w string) {
-			d.size++
+			size++
 			if s, ok := feedbackStem(w); ok {
-				d.stems[s]++
+				stems[s]++
 			}
 		})
 	}
-	return d
+	return size
 }
 
 // feedbackWord is a word of feedback: its stem, its weight and its count in
@@ -122,19 +151,18 @@ type feedbackWord struct {
 // the hits hold, weighed by their share of each best hit's words (the
 // best first: 1, then 1/2) times their rarity among the hits, the
 // feedbackTerms weightiest (equal weights by stem).
-func feedbackWords(x expansion, hits []Hit) []feedbackWord {
-	query := map[string]bool{}
+func feedbackWords(x expansion, hits []Hit, sc *feedbackScratch) []feedbackWord {
+	query, index, words, tfs := sc.query, sc.index, sc.words, sc.tfs
+	defer func() { sc.words, sc.tfs = words, tfs }()
 	for _, t := range x.terms {
 		for _, w := range strings.Fields(t) {
-			query[stem(w)] = true
+			query[stemMemo.get(w)] = true
 		}
 	}
-	index := make(map[string]int, 64)
-	words := make([]feedbackWord, 0, 64)
-	tfs := make([]int, 0, 64*len(hits)) // the words' tf, one block of len(hits) each
 	for i := range feedbackDocs {
-		doc := newFeedbackDoc(hits[i])
-		for s, n := range doc.stems {
+		clear(sc.stems)
+		size := countStems(hits[i], sc.stems)
+		for s, n := range sc.stems {
 			if query[s] {
 				continue
 			}
@@ -143,12 +171,15 @@ func feedbackWords(x expansion, hits []Hit) []feedbackWord {
 				k = len(words)
 				index[s] = k
 				if len(tfs)+len(hits) > cap(tfs) {
-					tfs = make([]int, 0, cap(tfs)*2)
+					// The blocks taken keep the old array.
+					tfs = make([]int, 0, max(64*len(hits), cap(tfs)*2))
 				}
 				tfs = tfs[:len(tfs)+len(hits)]
-				words = append(words, feedbackWord{stem: s, tf: tfs[len(tfs)-len(hits):]})
+				tf := tfs[len(tfs)-len(hits):]
+				clear(tf)
+				words = append(words, feedbackWord{stem: s, tf: tf})
 			}
-			words[k].weight += float64(n) / float64(doc.size) / float64(i+1)
+			words[k].weight += float64(n) / float64(size) / float64(i+1)
 			words[k].tf[i] = n
 		}
 	}
@@ -157,11 +188,10 @@ func feedbackWords(x expansion, hits []Hit) []feedbackWord {
 	}
 	// The other hits: only the candidate words are counted, and only the
 	// words that may stem to one are stemmed.
-	var h stemHeads
+	h, seen := &sc.heads, sc.seen
 	for s := range index {
 		h.add(s)
 	}
-	seen := make(map[string]int, 128) // a word as written → its candidate, -1 for none
 	for i := feedbackDocs; i < len(hits); i++ {
 		for _, text := range []string{hits[i].Record.Title, hits[i].Snippet} {
 			eachWord(text, func(w string) {
@@ -219,6 +249,12 @@ type stemHeads struct {
 	first [utf8.RuneSelf]bool // first letters of stems of two or three letters
 	three map[string]bool     // first three letters of longer stems
 	any   bool                // a stem not told by its letters: every word may stem to it
+}
+
+func (h *stemHeads) reset() {
+	clear(h.first[:])
+	clear(h.three)
+	h.any = false
 }
 
 func (h *stemHeads) add(stem string) {

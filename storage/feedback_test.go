@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,7 @@ func TestFeedback_Words(t *testing.T) {
 		"Zebra quokka again.",
 	)
 	var got []string
-	for _, w := range feedbackWords(x, hits) {
+	for _, w := range feedbackWords(x, hits, feedbackScratches.New().(*feedbackScratch)) {
 		got = append(got, w.stem)
 	}
 	// ledger, sequenc: both best hits hold them; merchant: the first and
@@ -45,6 +46,28 @@ func TestFeedback_Words(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("feedback words %q, want %q", got, want)
+	}
+}
+
+// TestFeedback_ScratchReused: a scratch used by one feedback and reset
+// gives the next what a new one gives.
+func TestFeedback_ScratchReused(t *testing.T) {
+	x := expandQuery(queryWords("invoice numbering"))
+	first := feedbackHits("ledger sequence merchant", "ledger sequence", "ledger merchant", "sequence merchant ledger")
+	next := feedbackHits("payout batch schedule", "payout batch", "batch schedule", "ledger sequence merchant")
+	stems := func(sc *feedbackScratch, hits []Hit) string {
+		var out []string
+		for _, w := range feedbackWords(x, hits, sc) {
+			out = append(out, fmt.Sprintf("%s %.6f %v", w.stem, w.weight, w.tf))
+		}
+		slices.Sort(out)
+		return strings.Join(out, "; ")
+	}
+	used := feedbackScratches.New().(*feedbackScratch)
+	stems(used, first)
+	used.reset()
+	if got, want := stems(used, next), stems(feedbackScratches.New().(*feedbackScratch), next); got != want {
+		t.Errorf("reused scratch: %s\nnew scratch: %s", got, want)
 	}
 }
 
