@@ -29,9 +29,8 @@ const (
 	// record alone says.
 	feedbackMinHits = 2
 	// feedbackWeight is what a hit holding every feedback word gains, as a
-	// share of the best hit's score. feedbackDocs, feedbackTerms and
-	// feedbackWeight were chosen on the eval set (docs/eval.md), among
-	// settings that all gained.
+	// share of the best hit's score. The four settings were chosen on the
+	// eval set (docs/eval.md), where most settings near them gained.
 	feedbackWeight = 0.5
 )
 
