@@ -49,6 +49,9 @@ type Query struct {
 	// Literal ranks full text by the query's own words, without synonyms
 	// (storage.SearchQuery.Literal).
 	Literal bool
+	// Feedback re-ranks the full-text list by the words its best hits
+	// share (storage.SearchQuery.Feedback): memory_search's questions.
+	Feedback bool
 }
 
 // Ranked is a list's answer: its hits, best first, and, from a similarity
@@ -194,7 +197,7 @@ func (FTS) Name() string { return ranking.ModeFTS }
 func (f FTS) Rank(ctx context.Context, q Query) (Ranked, error) {
 	hits, err := f.DB.Search(ctx, storage.SearchQuery{
 		Text: q.Text, Namespaces: q.Chain, Types: q.Types, Exclude: q.Exclude,
-		Limit: q.Depth, AllRepositories: q.AllRepositories, Literal: q.Literal, Feedback: true,
+		Limit: q.Depth, AllRepositories: q.AllRepositories, Literal: q.Literal, Feedback: q.Feedback,
 	})
 	return Ranked{Hits: hits}, err
 }
