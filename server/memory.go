@@ -482,6 +482,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 		Snippets:  limit,
 		Mode:      r.GetRanking(),
 		MinCosine: r.MinCosine,
+		Feedback:  true,
 	}, r.GetWithin(), r.GetNamespace(), r.GetRemote(), r.GetTopics())
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)

@@ -43,10 +43,14 @@ type SearchQuery struct {
 	// Literal searches the text's own words alone, without their synonyms
 	// (expandQuery): for an answer, which must stand on what was asked.
 	Literal bool
-	// NoSnippets leaves every Hit.Snippet empty: a caller that returns
-	// fewer hits than it asks for cuts the snippets of those it returns
-	// with NewSnippets, instead of every hit's here.
+	// NoSnippets leaves every Hit.Snippet empty, unless Feedback read
+	// them: a caller that returns fewer hits than it asks for cuts the
+	// snippets of those it returns with NewSnippets, instead of every
+	// hit's here.
 	NoSnippets bool
+	// Feedback re-ranks the hits read by the words their best ones share
+	// (feedback.go); a Literal search has none.
+	Feedback bool
 }
 
 // Snippets cuts the snippets of a query's hits as Search does: around the
@@ -72,7 +76,8 @@ func expansionOf(words []string, literal bool) expansion {
 }
 
 // Hit is one search result. BM25 is FTS5's bm25 score with the title
-// weighted 3 to the content's 1: lower is better, and hits come best first.
+// weighted 3 to the content's 1 (with SearchQuery.Feedback, plus what
+// feedback adds): lower is better, and hits come best first.
 // Snippet is a fragment of the content around the matched words.
 type Hit struct {
 	Record  *Record
@@ -84,8 +89,9 @@ type Hit struct {
 // meaningful word with q.Text, best first. Text is split into words, lower-cased
 // and stripped of stopwords; each word is quoted and the words are ORed, so no
 // text can be FTS5 syntax. The words' synonyms (expandQuery) are ORed in
-// too, ranked below the words themselves. Text with no meaningful word
-// finds nothing. Runs
+// too, ranked below the words themselves. With q.Feedback, the hits
+// read are then re-ranked by the words their best ones share with the rest
+// (feedback). Text with no meaningful word finds nothing. Runs
 // of Chinese, Japanese or Korean text are also looked up, as phrases, in the
 // bigram index records_cjk, and the two lists merged by reciprocal rank, so
 // a word inside such a sentence is found.
@@ -113,8 +119,11 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	}
 
 	x := expansionOf(words, q.Literal)
+	// Feedback reads the hits' snippets: then they are cut here, and
+	// returned, whatever NoSnippets says.
+	withFeedback := q.Feedback && !q.Literal && x.nWords >= 2
 	var snip *snippetter
-	if !q.NoSnippets {
+	if !q.NoSnippets || withFeedback {
 		snip = newSnippetter(x.snippetWords(), q.Text)
 	}
 	var hits []Hit
@@ -131,6 +140,9 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 			h, err := readHits(ctx, tx, top, snip)
 			if err != nil {
 				return err
+			}
+			if withFeedback {
+				h = feedback(x, h)
 			}
 			lists = append(lists, h)
 		}

@@ -50,10 +50,14 @@ type Query struct {
 	// (storage.SearchQuery.Literal).
 	Literal bool
 	// Snippets is how many of the best hits the caller shows with their
-	// snippets: the full-text hits among them have theirs cut once the
-	// lists are fused, and no other full-text hit has one. A search reads
-	// more hits than it returns (Depth), and a context packet shows none.
+	// snippets: the full-text hits among them that have none yet have
+	// theirs cut once the lists are fused. A search reads more hits than
+	// it returns (Depth), and a context packet shows none.
 	Snippets int
+	// Feedback re-ranks the full-text list by the words its best hits
+	// share (storage.SearchQuery.Feedback): memory_search's questions.
+	// Feedback reads the snippets of every hit, which then come with them.
+	Feedback bool
 }
 
 // Ranked is a list's answer: its hits, best first, and, from a similarity
@@ -163,16 +167,21 @@ func (p *Pipeline) Run(ctx context.Context, q Query) (Result, error) {
 }
 
 // cutSnippets cuts the snippets of the full-text hits among the first
-// q.Snippets of hits, as storage.Search would have cut them: the full-text
-// list's snippet comes before any other list's. A hit whose content gives
-// no snippet keeps what another list gave.
+// q.Snippets of hits that storage.Search left without one, as it would have
+// cut them: the full-text list's snippet comes before any other list's. A
+// hit whose content gives no snippet keeps what another list gave.
 func cutSnippets(q Query, fts []storage.Hit, hits []ranking.Hit) {
 	if q.Snippets <= 0 || len(fts) == 0 {
 		return
 	}
 	inFTS := make(map[string]bool, len(fts))
 	for _, h := range fts {
-		inFTS[h.Record.ID] = true
+		if h.Snippet == "" {
+			inFTS[h.Record.ID] = true
+		}
+	}
+	if len(inFTS) == 0 {
+		return
 	}
 	sn := storage.NewSnippets(storage.SearchQuery{Text: q.Text, Literal: q.Literal})
 	for i := range hits[:min(q.Snippets, len(hits))] {
@@ -219,12 +228,13 @@ type FTS struct {
 // Name returns "fts".
 func (FTS) Name() string { return ranking.ModeFTS }
 
-// Rank runs the full-text search. Its hits have no snippets: Pipeline.Run
-// cuts those of the hits a caller shows (Query.Snippets).
+// Rank runs the full-text search. Its hits have no snippets, unless
+// feedback read them: Pipeline.Run cuts those of the hits a caller shows
+// (Query.Snippets).
 func (f FTS) Rank(ctx context.Context, q Query) (Ranked, error) {
 	hits, err := f.DB.Search(ctx, storage.SearchQuery{
 		Text: q.Text, Namespaces: q.Chain, Types: q.Types, Exclude: q.Exclude,
-		Limit: q.Depth, AllRepositories: q.AllRepositories, Literal: q.Literal,
+		Limit: q.Depth, AllRepositories: q.AllRepositories, Literal: q.Literal, Feedback: q.Feedback,
 		// The pipeline cuts the snippets of the hits it returns (Snippets).
 		NoSnippets: true,
 	})

@@ -1,0 +1,352 @@
+package storage
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Pseudo-relevance feedback: a question asked in other words than its
+// answer's shares few words with it, but the best hits of a first ranking
+// tend to be about the question's subject and to share its other words.
+// Search takes the words that the best feedbackDocs hits hold and that
+// other hits read also hold, the feedbackTerms most telling of them, and
+// re-ranks the hits it read by them, at a fraction (feedbackWeight) of the
+// best hit's score. It reads only what Search has in hand for its hits,
+// their titles and snippets (the passage around the query's words): no
+// second query, and a fraction of the words of their contents to count,
+// which cost a tenth of a search or more. On the eval set, titles and
+// snippets find nearly as much as titles and contents (docs/eval.md).
+const (
+	// feedbackDocs is how many of the best hits give feedback words.
+	feedbackDocs = 2
+	// feedbackTerms is how many feedback words re-rank.
+	feedbackTerms = 5
+	// feedbackMinHits: a feedback word is held by at least this many of
+	// the hits read, so that it says what the hits share, not what one
+	// record alone says.
+	feedbackMinHits = 2
+	// feedbackWeight is what a hit holding every feedback word gains, as a
+	// share of the best hit's score. The four settings were chosen on the
+	// eval set (docs/eval.md), where most settings near them gained.
+	feedbackWeight = 0.5
+)
+
+// feedback re-ranks hits, best first as the words' ranking gave them, by
+// pseudo-relevance feedback: a hit's score (-BM25) gains feedbackWeight
+// times the best hit's score times the share it holds of the feedback words
+// (feedbackWords, each weighed, its count saturating), and the hits are
+// sorted again, equal scores keeping their order. BM25 then holds the
+// score ranked by. A query of one word is left as it is, and so are hits
+// too few for another hit to give the best ones feedback.
+func feedback(x expansion, hits []Hit) []Hit {
+	if x.nWords < 2 || len(hits) <= feedbackDocs {
+		return hits
+	}
+	sc := feedbackScratches.Get().(*feedbackScratch)
+	defer sc.release()
+	words := feedbackWords(x, hits, sc)
+	if len(words) == 0 {
+		return hits
+	}
+	total := 0.0
+	for _, w := range words {
+		total += w.weight
+	}
+	best := -hits[0].BM25
+	type scored struct {
+		hit   Hit
+		score float64
+	}
+	out := make([]scored, len(hits))
+	for i, h := range hits {
+		share := 0.0
+		for _, w := range words {
+			if n := float64(w.tf[i]); n > 0 {
+				share += w.weight * n / (n + 1)
+			}
+		}
+		s := -h.BM25 + feedbackWeight*best*share/total
+		h.BM25 = -s
+		out[i] = scored{h, s}
+	}
+	slices.SortStableFunc(out, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	for i := range out {
+		hits[i] = out[i].hit
+	}
+	return hits
+}
+
+// feedbackScratch is the maps and slices of one feedback, kept between
+// searches (feedbackScratches): a search allocates little else of its size.
+type feedbackScratch struct {
+	query map[string]bool // the stems of the query's words and synonyms
+	stems map[string]int  // a best hit's stems, with their counts
+	index map[string]int  // a candidate word's stem → its index in words
+	seen  map[string]int  // a word of another hit, as written → its candidate, -1 for none
+	words []feedbackWord
+	tfs   []int // the candidates' counts, one block of len(hits) each
+	heads stemHeads
+}
+
+var feedbackScratches = sync.Pool{New: func() any {
+	return &feedbackScratch{query: map[string]bool{}, stems: map[string]int{}, index: map[string]int{}, seen: map[string]int{}}
+}}
+
+// release empties the scratch and puts it back for another search.
+func (sc *feedbackScratch) release() {
+	sc.reset()
+	feedbackScratches.Put(sc)
+}
+
+func (sc *feedbackScratch) reset() {
+	clear(sc.query)
+	clear(sc.stems)
+	clear(sc.index)
+	clear(sc.seen)
+	clear(sc.words)
+	sc.words = sc.words[:0]
+	sc.tfs = sc.tfs[:0]
+	sc.heads.reset()
+}
+
+// countStems counts in stems a hit's words (its title's and snippet's) as
+// feedback counts them: stems, stopwords and words shorter than three
+// letters aside. It returns the number of words.
+func countStems(hit Hit, stems map[string]int) int {
+	size := 0
+	for _, text := range []string{hit.Record.Title, hit.Snippet} {
+		eachWord(text, func(w string) {
+			size++
+			if s, ok := feedbackStem(w); ok {
+				stems[s]++
+			}
+		})
+	}
+	return size
+}
+
+// feedbackWord is a word of feedback: its stem, its weight and its count in
+// each hit.
+type feedbackWord struct {
+	stem   string
+	weight float64
+	tf     []int
+}
+
+// feedbackWords returns the feedback words of hits (best first, more than
+// feedbackDocs of them): stems the best feedbackDocs hold that are not
+// the query's words or their synonyms and that at least feedbackMinHits of
+// the hits hold, weighed by their share of each best hit's words (the
+// best first: 1, then 1/2) times their rarity among the hits, the
+// feedbackTerms weightiest (equal weights by stem).
+func feedbackWords(x expansion, hits []Hit, sc *feedbackScratch) []feedbackWord {
+	query, index, words, tfs := sc.query, sc.index, sc.words, sc.tfs
+	defer func() { sc.words, sc.tfs = words, tfs }()
+	for _, t := range x.terms {
+		for _, w := range strings.Fields(t) {
+			query[stemMemo.get(w)] = true
+		}
+	}
+	for i := range feedbackDocs {
+		clear(sc.stems)
+		size := countStems(hits[i], sc.stems)
+		for s, n := range sc.stems {
+			if query[s] {
+				continue
+			}
+			k, ok := index[s]
+			if !ok {
+				k = len(words)
+				index[s] = k
+				if len(tfs)+len(hits) > cap(tfs) {
+					// The blocks taken keep the old array.
+					tfs = make([]int, 0, max(64*len(hits), cap(tfs)*2))
+				}
+				tfs = tfs[:len(tfs)+len(hits)]
+				tf := tfs[len(tfs)-len(hits):]
+				clear(tf)
+				words = append(words, feedbackWord{stem: s, tf: tf})
+			}
+			words[k].weight += float64(n) / float64(size) / float64(i+1)
+			words[k].tf[i] = n
+		}
+	}
+	if len(words) == 0 {
+		return nil
+	}
+	// The other hits: only the candidate words are counted, and only the
+	// words that may stem to one are stemmed.
+	h, seen := &sc.heads, sc.seen
+	for s := range index {
+		h.add(s)
+	}
+	for i := feedbackDocs; i < len(hits); i++ {
+		for _, text := range []string{hits[i].Record.Title, hits[i].Snippet} {
+			eachWord(text, func(w string) {
+				k, ok := seen[w]
+				if !ok {
+					k = -1
+					if h.mayStem(w) {
+						if s, ok := feedbackStem(w); ok {
+							if c, ok := index[s]; ok {
+								k = c
+							}
+						}
+					}
+					seen[w] = k
+				}
+				if k >= 0 {
+					words[k].tf[i]++
+				}
+			})
+		}
+	}
+	n := float64(len(hits))
+	kept := words[:0]
+	for _, w := range words {
+		df := 0
+		for _, c := range w.tf {
+			if c > 0 {
+				df++
+			}
+		}
+		if df < feedbackMinHits {
+			continue
+		}
+		w.weight *= math.Log((n + 1) / (float64(df) + 0.5))
+		kept = append(kept, w)
+	}
+	slices.SortFunc(kept, func(a, b feedbackWord) int {
+		switch {
+		case a.weight > b.weight:
+			return -1
+		case a.weight < b.weight:
+			return 1
+		}
+		return strings.Compare(a.stem, b.stem)
+	})
+	return kept[:min(len(kept), feedbackTerms)]
+}
+
+// stemHeads tells, by its first letters, a word that cannot stem to one of
+// a set of stems. Porter stemming rewrites a word's end only, and keeps all
+// of the stem but its last letter as the lower-cased word's start
+// (TestStem_KeepsAllButTheLastLetter): a stem of four letters or more
+// starts the word with its first three, a shorter one with its first.
+type stemHeads struct {
+	first [utf8.RuneSelf]bool // first letters of stems of two or three letters
+	three map[string]bool     // first three letters of longer stems
+	any   bool                // a stem not told by its letters: every word may stem to it
+}
+
+func (h *stemHeads) reset() {
+	clear(h.first[:])
+	clear(h.three)
+	h.any = false
+}
+
+func (h *stemHeads) add(stem string) {
+	switch {
+	case len(stem) < 2 || !isASCII(stem):
+		h.any = true
+	case len(stem) < 4:
+		h.first[stem[0]] = true
+	default:
+		if h.three == nil {
+			h.three = map[string]bool{}
+		}
+		h.three[stem[:3]] = true
+	}
+}
+
+// mayStem reports whether w (a word as written) may stem to a stem added.
+func (h *stemHeads) mayStem(w string) bool {
+	if h.any || len(w) < 3 {
+		return true
+	}
+	var head [3]byte
+	for i := range head {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		head[i] = c
+	}
+	return h.first[head[0]] || h.three[string(head[:])]
+}
+
+// eachWord calls fn with each word of text (a run of letters and digits),
+// as written.
+func eachWord(text string, fn func(string)) {
+	for i := 0; i < len(text); {
+		ok, size := wordRune(text[i:])
+		if !ok {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			ok, size := wordRune(text[j:])
+			if !ok {
+				break
+			}
+			j += size
+		}
+		fn(text[i:j])
+		i = j
+	}
+}
+
+// feedbackStem returns the stem of a word of a hit, false for a stopword or
+// a word shorter than three letters. Stems are remembered (stemMemo): the
+// hits of searches share most of their words, and stemming costs more than
+// a lookup.
+func feedbackStem(w string) (string, bool) {
+	if len(w) < 3 {
+		return "", false
+	}
+	w = strings.ToLower(w)
+	if stopwords[w] {
+		return "", false
+	}
+	return stemMemo.get(w), true
+}
+
+// stemMemo remembers the stems of words, up to maxCachedTerms at a time.
+var stemMemo = &memo{}
+
+type memo struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *memo) get(w string) string {
+	c.mu.Lock()
+	s, ok := c.m[w]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = stem(w)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedTerms {
+		c.m = map[string]string{}
+	}
+	c.m[strings.Clone(w)] = s
+	c.mu.Unlock()
+	return s
+}
