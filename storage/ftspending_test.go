@@ -20,6 +20,22 @@ func screened(t *testing.T, s string) screen.Text {
 	return v
 }
 
+// storeNote stores an active note in ns with the title, content and
+// anchors given.
+func storeNote(t *testing.T, db *DB, ns, title, content string, anchors ...string) *Record {
+	t.Helper()
+	var as []screen.Text
+	for _, a := range anchors {
+		as = append(as, screened(t, a))
+	}
+	r, err := db.Store(context.Background(), NewRecord{Namespace: ns, Type: TypeNote, Title: screened(t, title),
+		Content: screened(t, content), Anchors: as, Confidence: 0.8, Writer: "test", Source: SourceStore, Status: StatusActive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestWrite_GroupIndex: the records a group stores reach the full-text
 // index once, at its commit (migration 0082), as they stand then: a record
 // changed or deleted later in the same group is indexed changed, or not at
@@ -128,10 +144,7 @@ func TestWrite_GroupIndexOneSegment(t *testing.T) {
 	namespaces := []string{"github/acme/api", "global", "github/acme/web"}
 	// Each namespace holds a record first, so every one has its key.
 	for _, ns := range namespaces {
-		if _, err := db.Store(ctx, NewRecord{Namespace: ns, Type: TypeNote, Title: screened(t, "seed"),
-			Content: screened(t, "seed content"), Confidence: 0.8, Writer: "test", Source: SourceStore, Status: StatusActive}); err != nil {
-			t.Fatal(err)
-		}
+		storeNote(t, db, ns, "seed", "seed content")
 	}
 	before, err := db.IndexSegments(ctx)
 	if err != nil {

@@ -12,13 +12,7 @@ import (
 func TestGateHolds(t *testing.T) {
 	ctx := context.Background()
 	db := openGroupDB(t)
-	store := func(ns, content string) {
-		t.Helper()
-		if _, err := db.Store(ctx, NewRecord{Namespace: ns, Type: TypeNote, Title: screened(t, "note"),
-			Content: screened(t, content), Confidence: 0.8, Writer: "test", Source: SourceStore, Status: StatusActive}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store := func(ns, content string) { storeNote(t, db, ns, "note", content) }
 	for i := range 3 {
 		store("github/acme/api", fmt.Sprintf("the zorblax %d", i))
 	}

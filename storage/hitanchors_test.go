@@ -3,8 +3,6 @@ package storage
 import (
 	"context"
 	"testing"
-
-	"github.com/hearth-memory/hearth/storage/screen"
 )
 
 // TestSearch_HitAnchors: a hit carries its record's anchors, in order,
@@ -13,17 +11,7 @@ import (
 func TestSearch_HitAnchors(t *testing.T) {
 	ctx := context.Background()
 	db := openGroupDB(t)
-	store := func(title string, anchors ...string) {
-		t.Helper()
-		var as []screen.Text
-		for _, a := range anchors {
-			as = append(as, screened(t, a))
-		}
-		if _, err := db.Store(ctx, NewRecord{Namespace: "global", Type: TypeNote, Title: screened(t, title),
-			Content: screened(t, "about webhooks"), Anchors: as, Confidence: 0.8, Writer: "test", Source: SourceStore, Status: StatusActive}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store := func(title string, anchors ...string) { storeNote(t, db, "global", title, "about webhooks", anchors...) }
 	store("anchored", "path:internal/billing/client.go", "host:billing.internal")
 	store("bare")
 	for _, q := range []SearchQuery{

@@ -12,13 +12,7 @@ import (
 func TestSearch_NamespaceKeyCache(t *testing.T) {
 	ctx := context.Background()
 	db := openGroupDB(t)
-	store := func(ns, title string) {
-		t.Helper()
-		if _, err := db.Store(ctx, NewRecord{Namespace: ns, Type: TypeNote, Title: screened(t, title),
-			Content: screened(t, "about caches"), Confidence: 0.8, Writer: "test", Source: SourceStore, Status: StatusActive}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store := func(ns, title string) { storeNote(t, db, ns, title, "about caches") }
 	search := func(namespaces ...string) []string {
 		t.Helper()
 		hits, err := db.Search(ctx, SearchQuery{Text: "caches", Namespaces: namespaces, Limit: 10})
