@@ -149,20 +149,7 @@ func TestSearch_Feedback(t *testing.T) {
 // word's stem, but for its last letter, is the word's start, so a word is
 // told from a stem by its first letters.
 func TestStem_KeepsAllButTheLastLetter(t *testing.T) {
-	suffixes := strings.Fields(`s sses ies ss eed ed ing at bl iz y ational tional enci anci
-		izer abli alli entli eli ousli ization ation ator alism iveness fulness ousness aliti
-		iviti biliti icate ative alize iciti ical ful ness al ance ence er ic able ible ant
-		ement ment ent ion ou ism ate iti ous ive ize e l ll`)
-	rng := rand.New(rand.NewPCG(5, 6))
-	for range 50_000 {
-		var b strings.Builder
-		for n := 1 + rng.IntN(4); n > 0; n-- {
-			b.WriteByte(byte('a' + rng.IntN(26)))
-		}
-		for n := rng.IntN(3); n > 0; n-- {
-			b.WriteString(suffixes[rng.IntN(len(suffixes))])
-		}
-		w := b.String()
+	for w := range suffixedWords(rand.New(rand.NewPCG(5, 6)), 50_000) {
 		if len(w) < 3 {
 			continue
 		}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"iter"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -56,22 +57,32 @@ func FuzzSnippet(f *testing.F) {
 // stem always starts with its word's first letter. Checked over suffix-heavy
 // generated words, since Porter's rules rewrite suffixes.
 func TestStem_KeepsTheFirstLetter(t *testing.T) {
+	for w := range suffixedWords(rand.New(rand.NewPCG(1, 2)), 200_000) {
+		if st := stem(w); st == "" || st[0] != w[0] {
+			t.Fatalf("stem(%q) = %q: first letter changed", w, st)
+		}
+	}
+}
+
+// suffixedWords yields n generated words: a few letters, then up to two of
+// the suffixes Porter's rules rewrite.
+func suffixedWords(rng *rand.Rand, n int) iter.Seq[string] {
 	suffixes := strings.Fields(`s sses ies ss eed ed ing at bl iz y ational tional enci anci
 		izer abli alli entli eli ousli ization ation ator alism iveness fulness ousness aliti
 		iviti biliti icate ative alize iciti ical ful ness al ance ence er ic able ible ant
 		ement ment ent ion ou ism ate iti ous ive ize e l ll`)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200_000 {
-		var b strings.Builder
-		for n := 1 + rng.IntN(4); n > 0; n-- {
-			b.WriteByte(byte('a' + rng.IntN(26)))
-		}
-		for n := rng.IntN(3); n > 0; n-- {
-			b.WriteString(suffixes[rng.IntN(len(suffixes))])
-		}
-		w := b.String()
-		if st := stem(w); st == "" || st[0] != w[0] {
-			t.Fatalf("stem(%q) = %q: first letter changed", w, st)
+	return func(yield func(string) bool) {
+		for range n {
+			var b strings.Builder
+			for n := 1 + rng.IntN(4); n > 0; n-- {
+				b.WriteByte(byte('a' + rng.IntN(26)))
+			}
+			for n := rng.IntN(3); n > 0; n-- {
+				b.WriteString(suffixes[rng.IntN(len(suffixes))])
+			}
+			if !yield(b.String()) {
+				return
+			}
 		}
 	}
 }
