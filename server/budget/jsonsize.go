@@ -131,22 +131,50 @@ func valueSize(fd protoreflect.FieldDescriptor, v protoreflect.Value, sep int) (
 // control characters, every other character as it is.
 func stringSize(s string) (int, bool) {
 	n := len(s) + 2
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= utf8.RuneSelf:
-			ascii = false
-		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
-			n++
-		case c < ' ':
-			n += 5
+	var high byte
+	i := 0
+	// Eight bytes at a time while none needs a look of its own (a control
+	// character, a quote, a backslash or a byte of a multi-byte character):
+	// most text has none.
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (w-ones*' ')&^w&highs|zero(w^(ones*'"'))|zero(w^(ones*'\\'))|w&highs != 0 {
+			for _, c := range []byte(s[i : i+8]) {
+				n += int(escaped[c])
+				high |= c
+			}
 		}
 	}
-	if !ascii && !utf8.ValidString(s) {
+	for ; i < len(s); i++ {
+		n += int(escaped[s[i]])
+		high |= s[i]
+	}
+	if high >= utf8.RuneSelf && !utf8.ValidString(s) {
 		return 0, false // protojson refuses it: let the marshal say so
 	}
 	return n, true
 }
+
+// ones and highs are a byte's lowest and highest bit in each byte of a
+// word; zero(w) is not 0 exactly when a byte of w is 0.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+func zero(w uint64) uint64 { return (w - ones) &^ w & highs }
+
+// escaped is what escaping adds to each byte of a string.
+var escaped = func() (t [256]uint8) {
+	for c := range ' ' {
+		t[c] = 5 // \u00XX
+	}
+	for _, c := range "\"\\\b\f\n\r\t" {
+		t[c] = 1
+	}
+	return t
+}()
 
 // The range of a Timestamp protojson writes (years 1 to 9999).
 const (

@@ -3,6 +3,7 @@ package budget_test
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hearth-memory/hearth/gateway"
@@ -198,4 +199,27 @@ func TestSizer_SizesWithoutMarshal(t *testing.T) {
 			t.Errorf("%+v: marshaled %d records to size %d, want each", o, item, len(items))
 		}
 	}
+}
+
+// BenchmarkSizer_Size sizes a record of about a kilobyte, as the timeline
+// does each record it considers, against marshaling it.
+func BenchmarkSizer_Size(b *testing.B) {
+	r := rand.New(rand.NewPCG(25, 26))
+	rec := record(r)
+	rec.Content = strings.Repeat("words of a note ", 64)
+	sz := sizer(b)
+	b.Run("Size", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sz.Size(rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("marshal", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := gateway.MarshalResult(rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
