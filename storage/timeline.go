@@ -78,9 +78,11 @@ func (p *Page) Records(i, j int) ([]*Record, error) {
 	for k, seq := range seqs {
 		at[seq] = k
 	}
+	// CROSS JOIN keeps the page's list the outer loop: each record is one
+	// row id lookup, with no temporary index of the list to build.
 	rows, err := p.tx.QueryContext(p.ctx, `SELECT `+recordColumns+`, r.seq,
 		EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = r.id)
-		FROM records AS r WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
+		FROM json_each(?) AS j CROSS JOIN records AS r ON r.seq = j.value`, jsonInts(seqs))
 	if err != nil {
 		return nil, classify("find records", err)
 	}
