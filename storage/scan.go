@@ -57,8 +57,11 @@ func scanRecord(s scanner, extra ...any) (*Record, error) {
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(topics), &r.Topics); err != nil {
-		return nil, fmt.Errorf("record %s: topics: %w", r.ID, err)
+	// Most records have no topics: "[]" needs no JSON decoder.
+	if topics != "[]" {
+		if err := json.Unmarshal([]byte(topics), &r.Topics); err != nil {
+			return nil, fmt.Errorf("record %s: topics: %w", r.ID, err)
+		}
 	}
 	if len(r.Topics) == 0 {
 		r.Topics = nil
