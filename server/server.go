@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
@@ -133,6 +134,10 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 		grpc.ChainUnaryInterceptor(in.Unary, s.gate.unary),
 		grpc.ChainStreamInterceptor(in.Stream),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		// Calls run on goroutines kept between calls: a new goroutine per
+		// call grows its stack anew through the handler chain and SQLite
+		// on every call. Past this many at once, a call gets its own.
+		grpc.NumStreamWorkers(streamWorkers()),
 	)
 	hearthv1.RegisterMemoryServiceServer(g, &memoryService{Server: s})
 	hearthv1.RegisterAdminServiceServer(g, &adminService{Server: s})
@@ -145,6 +150,11 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 	reflection.Register(g)
 	return g
 }
+
+// streamWorkers is how many goroutines serve calls, kept between calls: a
+// few per core, so that calls waiting on the store do not send the next
+// ones to fresh goroutines.
+func streamWorkers() uint32 { return uint32(4 * runtime.GOMAXPROCS(0)) }
 
 // AuditRefusal writes an authorization refusal to the audit. It is the
 // interceptor's OnRefuse hook. A call without a valid token is coalesced

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,16 +65,59 @@ func (p *Page) Len() int { return len(p.seqs) }
 
 // Records returns records i to j-1 of the page, with their anchors, in the
 // page's order.
+//
+// The records are looked up by row id and put in the page's order here, not
+// sorted again by SQLite; anchors are read only when one of them has any
+// (most records have none), as findRecordsTx would read them.
 func (p *Page) Records(i, j int) ([]*Record, error) {
 	if i >= j {
 		return nil, nil
 	}
-	seqs, err := json.Marshal(p.seqs[i:j])
+	seqs := p.seqs[i:j]
+	at := make(map[int64]int, len(seqs))
+	for k, seq := range seqs {
+		at[seq] = k
+	}
+	// CROSS JOIN keeps the page's list the outer loop: each record is one
+	// row id lookup, with no temporary index of the list to build.
+	rows, err := p.tx.QueryContext(p.ctx, `SELECT `+recordColumns+`, r.seq,
+		EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = r.id)
+		FROM json_each(?) AS j CROSS JOIN records AS r ON r.seq = j.value`, jsonInts(seqs))
 	if err != nil {
+		return nil, classify("find records", err)
+	}
+	defer rows.Close()
+	out := make([]*Record, len(seqs))
+	var anchored []*Record
+	for rows.Next() {
+		var (
+			seq int64
+			has bool
+		)
+		r, err := scanRecord(rows, &seq, &has)
+		if err != nil {
+			return nil, classify("find records", err)
+		}
+		k, ok := at[seq]
+		if !ok {
+			return nil, fmt.Errorf("storage: timeline: record %d is not on the page", seq)
+		}
+		out[k] = r
+		if has {
+			anchored = append(anchored, r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("find records", err)
+	}
+	rows.Close()
+	// The page was chosen in this snapshot, so each of its rows is found;
+	// should one not be, it is left out as a lookup by id would leave it.
+	out = slices.DeleteFunc(out, func(r *Record) bool { return r == nil })
+	if err := attachAnchorsTx(p.ctx, p.tx, anchored); err != nil {
 		return nil, err
 	}
-	return findRecordsTx(p.ctx, p.tx, `WHERE r.seq IN (SELECT value FROM json_each(?))
-		ORDER BY r.created_at DESC, r.id DESC`, string(seqs))
+	return out, nil
 }
 
 // TimelinePage chooses the page Timeline returns for q and calls fn with

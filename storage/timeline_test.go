@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -286,6 +287,67 @@ func TestDB_TimelinePlan(t *testing.T) {
 		}
 		if sorts != 0 || walks == 0 {
 			t.Errorf("%+v: %d sorts and %d walks, want no sort and a walk:\n%s", q, sorts, walks, strings.Join(plan, "\n"))
+		}
+	}
+}
+
+// TestPage_RecordsAsGet: a page's records, read in batches of any size, are
+// the records Get returns for the same ids, field for field, anchors (in
+// their order, on the right record) included. Some records have several
+// anchors, some one, most none: a page reads anchors only for records
+// that have any, and puts rows in the page's order itself.
+func TestPage_RecordsAsGet(t *testing.T) {
+	db := storagetest.Open(t)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	db.Now = func() time.Time { return now }
+	for i := range 30 {
+		now = t0.Add(time.Duration(i/2) * time.Minute) // two to an instant: ties go by id
+		nr := rec(t, "global", fmt.Sprintf("r%d", i), "c")
+		for a := range i % 4 {
+			if i%3 != 0 {
+				nr.Anchors = append(nr.Anchors, text(t, fmt.Sprintf("host:h%d-%d", i, 3-a)))
+			}
+		}
+		storagetest.Store(t, db, nr)
+	}
+	for _, batch := range []int{1, 4, 7, 30} {
+		var ids []string
+		var got []*storage.Record
+		err := db.TimelinePage(ctx, storage.TimelineQuery{Limit: 30}, func(p *storage.Page) error {
+			for i := 0; i < p.Len(); i += batch {
+				recs, err := p.Records(i, min(i+batch, p.Len()))
+				if err != nil {
+					return err
+				}
+				got = append(got, recs...)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			ids = append(ids, r.ID)
+		}
+		want, err := db.Get(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 30 || !reflect.DeepEqual(got, want) {
+			t.Errorf("batches of %d: got %d records, not those Get returns", batch, len(got))
+		}
+		anchored := 0
+		for i, r := range got {
+			if len(r.Anchors) > 0 {
+				anchored++
+			}
+			if i > 0 && cmp.Or(r.CreatedAt.Compare(got[i-1].CreatedAt), strings.Compare(r.ID, got[i-1].ID)) >= 0 {
+				t.Errorf("batches of %d: record %d is not older than the one before", batch, i)
+			}
+		}
+		if anchored < 10 {
+			t.Errorf("batches of %d: %d records with anchors, want some", batch, anchored)
 		}
 	}
 }

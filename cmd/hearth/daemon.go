@@ -135,7 +135,14 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		Version: version.Version, Log: d.Log, Options: d.Config.Options, Sweeper: sw,
 		// Budgets measure replies as the transports render them.
 		Marshal: gateway.MarshalResult,
-		Wire:    func(ctx context.Context) budget.Wire { return gateway.WireFrom(ctx) },
+		// A reply that is not an MCP one is its JSON: nil says so, and lets
+		// the budget size it without marshaling it.
+		Wire: func(ctx context.Context) budget.Wire {
+			if w := gateway.WireFrom(ctx); w.MCP {
+				return w
+			}
+			return nil
+		},
 		Models:  router,
 		Encoder: enc, Vectors: vectors,
 		TokensDir: d.TokensDir(), BackupDir: d.BackupDir(), Tools: toolNames(),

@@ -227,8 +227,8 @@ type authError string
 func (e authError) Error() string { return string(e) }
 
 func (in *Interceptor) identify(ctx context.Context, addr netip.Addr) (Caller, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if vals := md.Get("authorization"); len(vals) > 0 {
+	// Only the header read, not a copy of all the call's metadata.
+	if vals := metadata.ValueFromIncomingContext(ctx, "authorization"); len(vals) > 0 {
 		token, ok := bearer(vals[0])
 		if !ok || len(vals) > 1 {
 			return Caller{}, authError("malformed authorization")
@@ -295,8 +295,7 @@ func SourceAddr(ctx context.Context) netip.Addr {
 		return netip.Addr{}
 	}
 	if p.Addr.Network() == InProcessNetwork {
-		md, _ := metadata.FromIncomingContext(ctx)
-		vals := md.Get("x-forwarded-for")
+		vals := metadata.ValueFromIncomingContext(ctx, "x-forwarded-for")
 		if len(vals) == 0 {
 			return netip.Addr{}
 		}

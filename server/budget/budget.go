@@ -17,10 +17,14 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/known/sourcecontextpb"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/typepb"
 )
 
 // BytesPerToken is the size of one estimated token.
@@ -72,6 +76,9 @@ type Sizer struct {
 	// protojson does with EmitDefaultValues: the JSON of a response is then
 	// its JSON without items plus what its items add.
 	split bool
+	// fast is set when jsonSize agrees with the marshal function: sizes are
+	// then computed without marshaling, where no wire needs the bytes.
+	fast bool
 }
 
 // NewSizer returns a Sizer over marshal, the function that renders a
@@ -103,11 +110,66 @@ func NewSizer(marshal func(proto.Message) ([]byte, error)) (*Sizer, error) {
 	}
 	empty, one, pair, elem := sizes[0], sizes[1], sizes[2], sizes[3]
 	s.split = one == empty+elem && pair == empty+2*elem+s.sep
+	if s.fast, err = s.agrees(sizeProbes()); err != nil {
+		return nil, fmt.Errorf("budget: measure a probe: %w", err)
+	}
 	return s, nil
+}
+
+// agrees reports whether jsonSize gives the length of what the marshal
+// function writes for every probe: it is the transports' protojson form.
+func (s *Sizer) agrees(probes []proto.Message) (bool, error) {
+	for _, m := range probes {
+		b, err := s.marshal(m)
+		if err != nil {
+			return false, err
+		}
+		if n, ok := jsonSize(m.ProtoReflect(), s.sep); !ok || n != len(b) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// sizeProbes are messages on which jsonSize must agree with the marshal
+// function: proto names unlike their JSON names, fields left at their
+// defaults and unset messages, each kind of scalar and escaped strings,
+// enums named and unnamed, nested and repeated messages, timestamps with
+// each precision.
+func sizeProbes() []proto.Message {
+	at := func(secs int64, nanos int32) *timestamppb.Timestamp {
+		return &timestamppb.Timestamp{Seconds: secs, Nanos: nanos}
+	}
+	return []proto.Message{
+		&typepb.Type{},
+		&typepb.Type{
+			Name: "a\"b\\c\n\x01\u00e9\u2028<&>", Oneofs: []string{"x", "", "y"}, Syntax: typepb.Syntax_SYNTAX_PROTO3,
+			Fields: []*typepb.Field{
+				{Kind: typepb.Field_TYPE_STRING, Number: -7, Name: "f", TypeUrl: "t", OneofIndex: 3, Packed: true, JsonName: "j", DefaultValue: "\t"},
+				{Kind: 99, Cardinality: typepb.Field_CARDINALITY_REPEATED},
+			},
+			SourceContext: &sourcecontextpb.SourceContext{FileName: "x.proto"},
+		},
+		&descriptorpb.UninterpretedOption{
+			Name:             []*descriptorpb.UninterpretedOption_NamePart{{NamePart: proto.String("p"), IsExtension: proto.Bool(false)}},
+			IdentifierValue:  proto.String("id"),
+			PositiveIntValue: proto.Uint64(math.MaxUint64),
+			NegativeIntValue: proto.Int64(math.MinInt64),
+			DoubleValue:      proto.Float64(1e-7),
+			StringValue:      []byte("bytes!"),
+		},
+		&descriptorpb.UninterpretedOption{DoubleValue: proto.Float64(0.25)},
+		at(0, 0), at(1767225600, 189000000), at(-1, 1000), at(253402300799, 999999999),
+	}
 }
 
 // Size returns the size in bytes of m's JSON as the caller receives it.
 func (s *Sizer) Size(m proto.Message) (int, error) {
+	if s.fast {
+		if n, ok := jsonSize(m.ProtoReflect(), s.sep); ok {
+			return n, nil
+		}
+	}
 	b, err := s.marshal(m)
 	return len(b), err
 }
@@ -186,11 +248,10 @@ func PackFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n in
 		if err != nil {
 			return Packed{}, err
 		}
-		b, err := s.marshal(it)
+		add, err := s.measureItem(it, o.Wire)
 		if err != nil {
 			return Packed{}, err
 		}
-		add := sizes{json: len(b), wire: fragment(o.Wire, b)}
 		if len(p.Kept) > 0 {
 			add.json += s.sep
 			add.wire += s.sep
@@ -275,6 +336,10 @@ func FitFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n int
 type sizes struct{ json, wire int }
 
 func (s *Sizer) measure(m proto.Message, w Wire) (sizes, error) {
+	if w == nil {
+		n, err := s.Size(m)
+		return sizes{json: n, wire: n}, err
+	}
 	b, err := s.marshal(m)
 	if err != nil {
 		return sizes{}, err
@@ -286,12 +351,18 @@ func (s *Sizer) measure(m proto.Message, w Wire) (sizes, error) {
 	return sizes{json: len(b), wire: n}, nil
 }
 
-// fragment returns what a piece of JSON adds to the response's size on w.
-func fragment(w Wire, b []byte) int {
+// measureItem is what item adds to a response as a list element, before
+// the separator: its JSON and on w.
+func (s *Sizer) measureItem(item proto.Message, w Wire) (sizes, error) {
 	if w == nil {
-		return len(b)
+		n, err := s.Size(item)
+		return sizes{json: n, wire: n}, err
 	}
-	return w.Fragment(b)
+	b, err := s.marshal(item)
+	if err != nil {
+		return sizes{}, err
+	}
+	return sizes{json: len(b), wire: w.Fragment(b)}, nil
 }
 
 // setReport sets the reporting fields.
