@@ -185,9 +185,10 @@ var (
 // pruneCommon of the records, by the last count), each search first scores
 // only the records holding one of the other words — or, when every word is
 // common, all of them — still ranked by every word; only when that gate
-// gives fewer than limit hits are all matches scored. A record held out is
-// one that shares nothing but common words with the query while limit
-// better ones exist: it would rank below them.
+// gives fewer than limit hits are all matches scored (a gate of rare words
+// is counted first, and not run when it would: gateHolds). A record held
+// out is one that shares nothing but common words with the query while
+// limit better ones exist: it would rank below them.
 func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
 	all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
 	joined := x.rankWords()
