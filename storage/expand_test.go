@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-memory/hearth/storage/screen"
 	"github.com/hearth-memory/hearth/storage/thesaurus"
 )
 
@@ -145,17 +144,7 @@ func TestSearch_Synonyms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	store := func(title, content string) string {
-		t.Helper()
-		ti, _ := screen.Check("title", title)
-		co, _ := screen.Check("content", content)
-		r, err := db.Store(ctx, NewRecord{Namespace: "global", Type: TypeNote, Title: ti, Content: co,
-			Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.ID
-	}
+	store := func(title, content string) string { return storeNote(t, db, "global", title, content).ID }
 	for i := range 10 {
 		store(fmt.Sprintf("Lunch %d", i), "Pizza on Fridays at the office.")
 	}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -72,15 +73,7 @@ func feedback(x expansion, hits []Hit) []Hit {
 		h.BM25 = -s
 		out[i] = scored{h, s}
 	}
-	slices.SortStableFunc(out, func(a, b scored) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 	for i := range out {
 		hits[i] = out[i].hit
 	}
@@ -228,11 +221,8 @@ func feedbackWords(x expansion, hits []Hit, sc *feedbackScratch) []feedbackWord 
 		kept = append(kept, w)
 	}
 	slices.SortFunc(kept, func(a, b feedbackWord) int {
-		switch {
-		case a.weight > b.weight:
-			return -1
-		case a.weight < b.weight:
-			return 1
+		if c := cmp.Compare(b.weight, a.weight); c != 0 {
+			return c
 		}
 		return strings.Compare(a.stem, b.stem)
 	})
@@ -287,28 +277,6 @@ func (h *stemHeads) mayStem(w string) bool {
 		head[i] = c
 	}
 	return h.first[head[0]] || h.three[string(head[:])]
-}
-
-// eachWord calls fn with each word of text (a run of letters and digits),
-// as written.
-func eachWord(text string, fn func(string)) {
-	for i := 0; i < len(text); {
-		ok, size := wordRune(text[i:])
-		if !ok {
-			i += size
-			continue
-		}
-		j := i + size
-		for j < len(text) {
-			ok, size := wordRune(text[j:])
-			if !ok {
-				break
-			}
-			j += size
-		}
-		fn(text[i:j])
-		i = j
-	}
 }
 
 // feedbackStem returns the stem of a word of a hit, false for a stopword or

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/hearth-memory/hearth/storage/screen"
 )
 
 // feedbackHits makes hits of the texts, scores falling from 10 by 1.
@@ -100,17 +98,7 @@ func TestSearch_Feedback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	store := func(title, content string) string {
-		t.Helper()
-		ti, _ := screen.Check("title", title)
-		co, _ := screen.Check("content", content)
-		r, err := db.Store(ctx, NewRecord{Namespace: "global", Type: TypeNote, Title: ti, Content: co,
-			Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.ID
-	}
+	store := func(title, content string) string { return storeNote(t, db, "global", title, content).ID }
 	for i := range 6 {
 		store("Lunch", "Pizza on Fridays at the office, table "+string(rune('a'+i)))
 	}

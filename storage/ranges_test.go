@@ -23,14 +23,7 @@ func rangesCorpus(t *testing.T, db *DB, n int, namespaces []string) {
 	for i := range 120 {
 		vocab = append(vocab, fmt.Sprintf("term%03d", i))
 	}
-	z := rand.NewZipf(r, 1.2, 3, uint64(len(vocab)-1))
-	words := func(k int) string {
-		w := make([]string, k)
-		for i := range w {
-			w[i] = vocab[z.Uint64()]
-		}
-		return strings.Join(w, " ")
-	}
+	words := zipfWords(r, vocab)
 	for i := range n {
 		title, _ := screen.Check("title", words(2+r.IntN(5)))
 		content, _ := screen.Check("content", words(5+r.IntN(60)))

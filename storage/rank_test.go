@@ -23,14 +23,7 @@ func rankCorpus(t *testing.T, db *DB, n int, seed uint64) {
 	for i := range 200 {
 		vocab = append(vocab, fmt.Sprintf("term%03d", i))
 	}
-	z := rand.NewZipf(r, 1.2, 3, uint64(len(vocab)-1))
-	words := func(k int) string {
-		w := make([]string, k)
-		for i := range w {
-			w[i] = vocab[z.Uint64()]
-		}
-		return strings.Join(w, " ")
-	}
+	words := zipfWords(r, vocab)
 	for i := range n {
 		ns := "global"
 		if i%3 == 0 {
@@ -42,6 +35,19 @@ func rankCorpus(t *testing.T, db *DB, n int, seed uint64) {
 			Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// zipfWords returns a maker of texts of k words drawn from vocab with
+// Zipf-distributed frequencies, so that some words are in most records.
+func zipfWords(r *rand.Rand, vocab []string) func(k int) string {
+	z := rand.NewZipf(r, 1.2, 3, uint64(len(vocab)-1))
+	return func(k int) string {
+		w := make([]string, k)
+		for i := range w {
+			w[i] = vocab[z.Uint64()]
+		}
+		return strings.Join(w, " ")
 	}
 }
 

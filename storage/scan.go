@@ -40,6 +40,38 @@ const recordColumns = `r.id, r.namespace, r.type, r.title, r.content, r.status, 
 	COALESCE(r.supersedes, ''), COALESCE(r.superseded_by, ''), r.topics, r.source,
 	r.created_at, r.updated_at`
 
+// readRecordsTx reads the records of seqs whole (op names the reading in
+// errors), by seq, and which of them have anchors; attachAnchorsTx reads
+// the anchors of those kept. The list stays the outer loop (CROSS JOIN):
+// each record is one row id lookup, with no temporary index of the list.
+func readRecordsTx(ctx context.Context, tx *txn, op string, seqs []int64) (map[int64]*Record, map[int64]bool, error) {
+	recs := make(map[int64]*Record, len(seqs))
+	anchored := make(map[int64]bool)
+	if len(seqs) == 0 {
+		return recs, anchored, nil
+	}
+	rs, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq,
+		EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = r.id)
+		FROM json_each(?) AS j CROSS JOIN records AS r ON r.seq = j.value`, jsonInts(seqs))
+	if err != nil {
+		return nil, nil, classify(op, err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var seq int64
+		var has bool
+		rec, err := scanRecord(rs, &seq, &has)
+		if err != nil {
+			return nil, nil, classify(op, err)
+		}
+		recs[seq], anchored[seq] = rec, has
+	}
+	if err := rs.Err(); err != nil {
+		return nil, nil, classify(op, err)
+	}
+	return recs, anchored, nil
+}
+
 type scanner interface{ Scan(dest ...any) error }
 
 // scanRecord reads recordColumns (followed by extra destinations).

@@ -321,15 +321,10 @@ func (db *DB) namespaceKeysTx(ctx context.Context, tx *txn, namespaces []string,
 // remembers: a caller naming ever new ones must not grow it without end.
 const maxAbsentNamespaces = 1024
 
-// gate returns the pruning gate for words (see searchWords) and how many
-// phrases it holds, or 0 when every match is to be scored.
-func (db *DB) gate(words []string) (string, int) {
-	g, n, _ := db.gateOf(words)
-	return g, n
-}
-
-// gateOf is gate, and says whether the gate is of common words, all of
-// which a row must hold, rather than of rare words, any of which it may.
+// gateOf returns the pruning gate for words (see searchWords), how many
+// phrases it holds, or 0 when every match is to be scored, and whether the
+// gate is of common words, all of which a row must hold, rather than of
+// rare words, any of which it may.
 func (db *DB) gateOf(words []string) (gate string, n int, common bool) {
 	rows := db.dfs.rowsSeen.Load()
 	if rows < pruneMinRows {
@@ -592,25 +587,9 @@ func keepLiveTx(ctx context.Context, tx *txn, cands []ranked, q SearchQuery, exc
 	for i, c := range cands {
 		seqs[i] = c.seq
 	}
-	recs := make(map[int64]*Record, len(cands))
-	anchored := make(map[int64]bool)
-	rs, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq, `+hasAnchors+` FROM records AS r
-		WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
+	recs, anchored, err := readRecordsTx(ctx, tx, "search", seqs)
 	if err != nil {
-		return nil, classify("search", err)
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var seq int64
-		var has bool
-		rec, err := scanRecord(rs, &seq, &has)
-		if err != nil {
-			return nil, classify("search", err)
-		}
-		recs[seq], anchored[seq] = rec, has
-	}
-	if err := rs.Err(); err != nil {
-		return nil, classify("search", err)
+		return nil, err
 	}
 	var kept []ranked
 	for _, c := range cands {
@@ -649,28 +628,9 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]H
 			seqs = append(seqs, t.seq)
 		}
 	}
-	bySeq := make(map[int64]*Record, len(seqs))
-	anchored := make(map[int64]bool)
-	if len(seqs) > 0 {
-		rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq, `+hasAnchors+` FROM records AS r
-			WHERE r.seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs))
-		if err != nil {
-			return nil, classify("search", err)
-		}
-		for rows.Next() {
-			var seq int64
-			var has bool
-			rec, err := scanRecord(rows, &seq, &has)
-			if err != nil {
-				rows.Close()
-				return nil, classify("search", err)
-			}
-			bySeq[seq], anchored[seq] = rec, has
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, classify("search", err)
-		}
+	bySeq, anchored, err := readRecordsTx(ctx, tx, "search", seqs)
+	if err != nil {
+		return nil, err
 	}
 	hits := make([]Hit, 0, len(top))
 	var recs []*Record // those with anchors
@@ -765,7 +725,3 @@ func gateHolds(ctx context.Context, tx *txn, gate string, rows *rowRange, limit 
 	}
 	return n >= limit
 }
-
-// hasAnchors is a column of a query over records AS r: whether the record
-// has anchors.
-const hasAnchors = `EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = r.id)`

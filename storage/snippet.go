@@ -76,20 +76,7 @@ func (s *snippetter) cut(content string) string {
 	)
 	clear(keys)
 	defer func() { s.words, s.keys, s.at = words[:0], keys, at[:0] }()
-	for i := 0; i < len(content); {
-		ok, size := wordRune(content[i:])
-		if !ok {
-			i += size
-			continue
-		}
-		j := i + size
-		for j < len(content) {
-			ok, size := wordRune(content[j:])
-			if !ok {
-				break
-			}
-			j += size
-		}
+	wordSpans(content, func(i, j int) {
 		w := word{start: i, end: j, key: -1}
 		if s.judge(content[i:j]) {
 			lower := strings.ToLower(content[i:j])
@@ -105,8 +92,7 @@ func (s *snippetter) cut(content string) string {
 			at = append(at, len(words))
 		}
 		words = append(words, w)
-		i = j
-	}
+	})
 	if len(words) == 0 {
 		return ""
 	}
@@ -170,6 +156,33 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// wordSpans calls fn with the byte offsets of each word of text, a run of
+// letters and digits (wordRune), in order.
+func wordSpans(text string, fn func(start, end int)) {
+	for i := 0; i < len(text); {
+		ok, size := wordRune(text[i:])
+		if !ok {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			ok, size := wordRune(text[j:])
+			if !ok {
+				break
+			}
+			j += size
+		}
+		fn(i, j)
+		i = j
+	}
+}
+
+// eachWord calls fn with each word of text, as written.
+func eachWord(text string, fn func(string)) {
+	wordSpans(text, func(i, j int) { fn(text[i:j]) })
 }
 
 // wordRune reports whether the rune s starts with is a letter or a number

@@ -46,18 +46,7 @@ func TestSQL_NoBareLimitParameter(t *testing.T) {
 // planner setting (which alone would also stop it): LIMIT ? re-prepares at
 // every run, LIMIT +? never.
 func TestSQL_LimitPlusParameterIsNotReprepared(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hearth.db")
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	c, err := sqlite3.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c := storeWithPlainConn(t)
 	limits := func(query string) int {
 		return reprepares(t, c, query, func(s *sqlite3.Stmt, run int) error {
 			return s.BindInt(1, []int{1, 2, 3, 1}[run])
@@ -78,12 +67,7 @@ func TestSQL_LimitPlusParameterIsNotReprepared(t *testing.T) {
 // setting.
 func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hearth.db")
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, plain := storeWithPlainConn(t)
 	const lookup = `SELECT pgno FROM 'main'.'records_fts_idx' WHERE segid=? AND term<=? ORDER BY term DESC LIMIT 1`
 	terms := []string{"0retry", "0cache", "0webhook", "0deploy"}
 	lookups := func(c *sqlite3.Conn) int {
@@ -111,14 +95,28 @@ func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
 			t.Errorf("%s: the lookup was prepared again %d times in 4 runs, want 0", name, n)
 		}
 	}
-	plain, err := sqlite3.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
 	if n := lookups(plain); n == 0 {
 		t.Log("this SQLite no longer prepares the lookup again without the guarantee: initConn's setting is harmless but no longer needed")
 	}
+}
+
+// storeWithPlainConn opens a store in a temporary directory and a plain
+// connection to its file, without the store's connection setup (initConn):
+// where a premise about SQLite itself is checked. Both close with the test.
+func storeWithPlainConn(t *testing.T) (*DB, *sqlite3.Conn) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c, err := sqlite3.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return db, c
 }
 
 // reprepares runs query on c four times, binding each run's values with

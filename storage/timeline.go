@@ -74,46 +74,22 @@ func (p *Page) Records(i, j int) ([]*Record, error) {
 		return nil, nil
 	}
 	seqs := p.seqs[i:j]
-	at := make(map[int64]int, len(seqs))
-	for k, seq := range seqs {
-		at[seq] = k
-	}
-	// CROSS JOIN keeps the page's list the outer loop: each record is one
-	// row id lookup, with no temporary index of the list to build.
-	rows, err := p.tx.QueryContext(p.ctx, `SELECT `+recordColumns+`, r.seq,
-		EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = r.id)
-		FROM json_each(?) AS j CROSS JOIN records AS r ON r.seq = j.value`, jsonInts(seqs))
+	recs, has, err := readRecordsTx(p.ctx, p.tx, "find records", seqs)
 	if err != nil {
-		return nil, classify("find records", err)
+		return nil, err
 	}
-	defer rows.Close()
-	out := make([]*Record, len(seqs))
-	var anchored []*Record
-	for rows.Next() {
-		var (
-			seq int64
-			has bool
-		)
-		r, err := scanRecord(rows, &seq, &has)
-		if err != nil {
-			return nil, classify("find records", err)
-		}
-		k, ok := at[seq]
-		if !ok {
-			return nil, fmt.Errorf("storage: timeline: record %d is not on the page", seq)
-		}
-		out[k] = r
-		if has {
-			anchored = append(anchored, r)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify("find records", err)
-	}
-	rows.Close()
 	// The page was chosen in this snapshot, so each of its rows is found;
 	// should one not be, it is left out as a lookup by id would leave it.
-	out = slices.DeleteFunc(out, func(r *Record) bool { return r == nil })
+	out := make([]*Record, 0, len(seqs))
+	var anchored []*Record
+	for _, seq := range seqs {
+		if r := recs[seq]; r != nil {
+			out = append(out, r)
+			if has[seq] {
+				anchored = append(anchored, r)
+			}
+		}
+	}
 	if err := attachAnchorsTx(p.ctx, p.tx, anchored); err != nil {
 		return nil, err
 	}

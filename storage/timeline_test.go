@@ -220,22 +220,9 @@ func TestDB_TimelinePage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []*storage.Record
-		err = db.TimelinePage(ctx, q, func(p *storage.Page) error {
-			if p.Len() != len(want) {
-				t.Errorf("%+v: page of %d, Timeline %d", q, p.Len(), len(want))
-			}
-			for i := 0; i < p.Len(); i += 3 {
-				recs, err := p.Records(i, min(i+3, p.Len()))
-				if err != nil {
-					return err
-				}
-				got = append(got, recs...)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+		got, n := pageRecords(t, db, q, 3)
+		if n != len(want) {
+			t.Errorf("%+v: page of %d, Timeline %d", q, n, len(want))
 		}
 		if !slices.EqualFunc(got, want, func(a, b *storage.Record) bool {
 			return a.ID == b.ID && a.Revision == b.Revision && slices.Equal(a.Anchors, b.Anchors)
@@ -313,20 +300,7 @@ func TestPage_RecordsAsGet(t *testing.T) {
 	}
 	for _, batch := range []int{1, 4, 7, 30} {
 		var ids []string
-		var got []*storage.Record
-		err := db.TimelinePage(ctx, storage.TimelineQuery{Limit: 30}, func(p *storage.Page) error {
-			for i := 0; i < p.Len(); i += batch {
-				recs, err := p.Records(i, min(i+batch, p.Len()))
-				if err != nil {
-					return err
-				}
-				got = append(got, recs...)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, _ := pageRecords(t, db, storage.TimelineQuery{Limit: 30}, batch)
 		for _, r := range got {
 			ids = append(ids, r.ID)
 		}
@@ -350,4 +324,25 @@ func TestPage_RecordsAsGet(t *testing.T) {
 			t.Errorf("batches of %d: %d records with anchors, want some", batch, anchored)
 		}
 	}
+}
+
+// pageRecords reads the timeline page of q batch records at a time, as
+// memory_timeline does, and returns them with the page's length.
+func pageRecords(t *testing.T, db *storage.DB, q storage.TimelineQuery, batch int) (got []*storage.Record, n int) {
+	t.Helper()
+	err := db.TimelinePage(ctx, q, func(p *storage.Page) error {
+		n = p.Len()
+		for i := 0; i < p.Len(); i += batch {
+			recs, err := p.Records(i, min(i+batch, p.Len()))
+			if err != nil {
+				return err
+			}
+			got = append(got, recs...)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, n
 }
