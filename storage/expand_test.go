@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -139,11 +138,7 @@ func TestParseRankWord(t *testing.T) {
 // that word would; the snippet shows the synonym.
 func TestSearch_Synonyms(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	store := func(title, content string) string { return storeNote(t, db, "global", title, content).ID }
 	for i := range 10 {
 		store(fmt.Sprintf("Lunch %d", i), "Pizza on Fridays at the office.")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -93,11 +92,7 @@ func sameHits(a, b []Hit) bool {
 // literal search, without feedback, keeps bm25's order.
 func TestSearch_Feedback(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	store := func(title, content string) string { return storeNote(t, db, "global", title, content).ID }
 	for i := range 6 {
 		store("Lunch", "Pizza on Fridays at the office, table "+string(rune('a'+i)))

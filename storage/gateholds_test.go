@@ -11,7 +11,7 @@ import (
 // fewer than limit through is not run.
 func TestGateHolds(t *testing.T) {
 	ctx := context.Background()
-	db := openGroupDB(t)
+	db := openTestDB(t)
 	store := func(ns, content string) { storeNote(t, db, ns, "note", content) }
 	for i := range 3 {
 		store("github/acme/api", fmt.Sprintf("the zorblax %d", i))

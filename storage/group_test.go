@@ -11,13 +11,20 @@ import (
 )
 
 // openGroupDB opens a store with a table of its own for the group tests.
-func openGroupDB(t *testing.T) *DB {
+// openTestDB opens a store in a temporary directory, closed with the test.
+func openTestDB(t *testing.T) *DB {
 	t.Helper()
 	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func openGroupDB(t *testing.T) *DB {
+	t.Helper()
+	db := openTestDB(t)
 	if err := db.ExecRaw(context.Background(), `CREATE TABLE g (k TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}

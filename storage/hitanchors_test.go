@@ -10,7 +10,7 @@ import (
 // filter), and a record without anchors has none.
 func TestSearch_HitAnchors(t *testing.T) {
 	ctx := context.Background()
-	db := openGroupDB(t)
+	db := openTestDB(t)
 	store := func(title string, anchors ...string) { storeNote(t, db, "global", title, "about webhooks", anchors...) }
 	store("anchored", "path:internal/billing/client.go", "host:billing.internal")
 	store("bare")

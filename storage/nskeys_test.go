@@ -11,7 +11,7 @@ import (
 // keys found are the ones namespace_keys holds.
 func TestSearch_NamespaceKeyCache(t *testing.T) {
 	ctx := context.Background()
-	db := openGroupDB(t)
+	db := openTestDB(t)
 	store := func(ns, title string) { storeNote(t, db, ns, title, "about caches") }
 	search := func(namespaces ...string) []string {
 		t.Helper()
