@@ -109,6 +109,11 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if _, err = d.db.StartUsage(ctx); err != nil {
 		return err
 	}
+	// The first prompt recall after a start answers within the hook's
+	// deadline like any other: its cold work is done here.
+	if err = d.db.Warm(ctx); err != nil {
+		return err
+	}
 	if d.tokens, err = server.ProvisionTokens(ctx, d.db, d.Config.Options.Clients, d.TokensDir()); err != nil {
 		return err
 	}
