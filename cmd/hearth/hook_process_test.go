@@ -66,6 +66,11 @@ func TestHook_Process(t *testing.T) {
 	bin := buildHearth(t)
 	td := startDaemon(t, testOptions())
 	store(t, td, "github/acme/api", "decision", "Retry policy for billing", "Retry billing calls three times.")
+	// The binary's prompt recall keeps the shipped deadline: the daemon
+	// answers one search first, since the race detector makes its first
+	// one (statements compiled, caches filled) ten times slower, and this
+	// test is about the spool, not about speed.
+	restTransport{td}.call(t, td.tokens["claude-code"], "memory_search", map[string]any{"namespace": "github/acme/api", "query": "retry billing"})
 	transcript, err := filepath.Abs(filepath.Join("internal", "hook", "testdata", "transcript", "claude-code.jsonl"))
 	if err != nil {
 		t.Fatal(err)

@@ -54,8 +54,12 @@ func newHookEnv(t *testing.T, td *testDaemon, h hook.Harness, url string) *hookE
 	}
 	cache := t.TempDir()
 	token := td.tokens[string(h)]
+	// Prompt recall gets a minute, not hook.PromptDeadline: these tests
+	// check what it finds, against a server the race detector slows ten
+	// times; TestHook_FailOpen holds it to the shipped deadline.
 	return &hookEnv{td: td, repo: repo, cache: cache, cfg: hook.Config{
 		Harness: h, URL: url, Token: token, CacheDir: cache, Env: func(string) string { return "" },
+		PromptDeadline: time.Minute,
 	}}
 }
 
@@ -459,6 +463,7 @@ func TestHook_FailOpen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newHookEnv(t, td, hook.ClaudeCode, tc.url)
+			e.cfg.PromptDeadline = hook.PromptDeadline // Slow must outlast it
 			if tc.token != "" {
 				e.cfg.Token = tc.token
 			}

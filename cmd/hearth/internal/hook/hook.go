@@ -75,6 +75,11 @@ type Config struct {
 	// deadline counts from it).
 	Now   func() time.Time
 	Start time.Time
+	// PromptDeadline is prompt recall's budget from Start; 0 means the
+	// package's PromptDeadline, which `hearth hook` always uses. Tests of
+	// what recall finds lengthen it, so that a race-instrumented server's
+	// speed on a busy machine does not decide them.
+	PromptDeadline time.Duration
 	// Exe is this binary, to start a detached drainer; "" delivers inline.
 	Exe string
 	// MinCosine and RecallLimit tune prompt recall.
@@ -136,6 +141,9 @@ func (c *Config) fill() {
 	}
 	if c.Start.IsZero() {
 		c.Start = c.Now()
+	}
+	if c.PromptDeadline <= 0 {
+		c.PromptDeadline = PromptDeadline
 	}
 	if c.RecallLimit <= 0 {
 		c.RecallLimit = DefaultRecallLimit
@@ -233,7 +241,7 @@ func (r *run) sessionStart(ctx context.Context, in Input, stdout io.Writer) {
 }
 
 // prompt injects the records that match a prompt and were not shown yet in
-// this session, within PromptDeadline from process start.
+// this session, within the prompt deadline from process start.
 func (r *run) prompt(ctx context.Context, in Input, stdout io.Writer) {
 	r.startDrainerIfDue()
 	q := strings.TrimSpace(in.Prompt)
@@ -251,7 +259,7 @@ func (r *run) prompt(ctx context.Context, in Input, stdout io.Writer) {
 	q = cutText(q, maxQueryChars)
 	st := LoadState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID)
 	sc := r.repo(in).Scope()
-	deadline := r.cfg.Start.Add(PromptDeadline - promptReserve)
+	deadline := r.cfg.Start.Add(r.cfg.PromptDeadline - promptReserve)
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	args := map[string]any{
