@@ -473,7 +473,7 @@ func TestE2E_ClaudeCode(t *testing.T) {
 			t.Errorf("SessionStart contexts in the transcript: %q", starts)
 		}
 		if recalls := hookContexts(tr, "UserPromptSubmit"); countContaining(recalls, deploy) != 1 {
-			t.Errorf("UserPromptSubmit contexts in the transcript: %q", recalls)
+			t.Errorf("UserPromptSubmit contexts in the transcript: %q\nhook.log:\n%s", recalls, hookLogIn(cache))
 		}
 		reqs, _ := model.since(from)
 		if !containsAny(reqs, "Hearth memory for github/acme/e2e") || !containsAny(reqs, "Hearth memory that may bear on this prompt") {
@@ -593,6 +593,12 @@ func TestE2E_ClaudeCode(t *testing.T) {
 		}
 		waitFor(t, "the plugin session is closed", func() bool { return closesFor(t, td, sid) == 1 })
 	})
+}
+
+// hookLogIn is the hook log in a cache dir: why a hook printed nothing.
+func hookLogIn(cache string) string {
+	b, _ := os.ReadFile(filepath.Join(cache, "hook.log"))
+	return string(b)
 }
 
 // spooledIn lists the calls waiting in a cache dir's spool.
@@ -718,7 +724,7 @@ func TestE2E_Codex(t *testing.T) {
 			t.Errorf("developer messages in the rollout: %q", dev)
 		}
 		if countContaining(dev, "Hearth memory that may bear on this prompt") != 1 {
-			t.Errorf("recall context in the rollout: %q", dev)
+			t.Errorf("recall context in the rollout: %q\nhook.log:\n%s", dev, hookLogIn(cache))
 		}
 		reqs, _ := model.since(from)
 		if !containsAny(reqs, "Hearth memory for github/acme/e2e") || !containsAny(reqs, "Hearth memory that may bear on this prompt") {
