@@ -127,10 +127,11 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 
 // NewGRPC returns a grpc.Server with the authorization interceptor and,
 // behind it, the gate that Drain closes; the message size limit, every
-// hearth.v1 service, health and reflection.
-func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
+// hearth.v1 service, health and reflection; opts come after those (the
+// daemon's connection keepalive).
+func (s *Server) NewGRPC(in *auth.Interceptor, opts ...grpc.ServerOption) *grpc.Server {
 	s.ops.in = in // token rotation updates its table
-	g := grpc.NewServer(
+	g := grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(in.Unary, s.gate.unary),
 		grpc.ChainStreamInterceptor(in.Stream),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
@@ -138,7 +139,7 @@ func (s *Server) NewGRPC(in *auth.Interceptor) *grpc.Server {
 		// call grows its stack anew through the handler chain and SQLite
 		// on every call. Past this many at once, a call gets its own.
 		grpc.NumStreamWorkers(streamWorkers()),
-	)
+	}, opts...)...)
 	hearthv1.RegisterMemoryServiceServer(g, &memoryService{Server: s})
 	hearthv1.RegisterAdminServiceServer(g, &adminService{Server: s})
 	hearthv1.RegisterSessionServiceServer(g, &sessionService{Server: s})

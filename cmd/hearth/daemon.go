@@ -29,9 +29,11 @@ import (
 	"github.com/hearth-memory/hearth/server/version"
 	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/soheilhy/cmux"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/test/bufconn"
 )
@@ -75,7 +77,16 @@ type Daemon struct {
 
 	ingress   *http.Server
 	ingressLn net.Listener
+	// split hands the port's connections to gRPC or HTTP.
+	split cmux.CMux
 }
+
+// How long a connection may take to send its first bytes (the gRPC or
+// HTTP split) and its request headers, and stay idle between requests.
+const (
+	headerTimeout = 10 * time.Second
+	idleTimeout   = 2 * time.Minute
+)
 
 // Open starts the daemon. On error, everything opened so far is closed.
 func (d *Daemon) Open(ctx context.Context) (err error) {
@@ -177,7 +188,8 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		logCall(ctx, done)
 		srv.ObserveCall(done)
 	}
-	d.grpc = srv.NewGRPC(in)
+	// An idle gRPC connection is closed as an idle HTTP one is.
+	d.grpc = srv.NewGRPC(in, grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout}))
 
 	d.inproc = bufconn.Listen(1 << 20)
 	go d.grpc.Serve(d.inproc)
@@ -219,24 +231,29 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.ln, err = net.Listen("tcp", d.Config.Listen); err != nil {
 		return err
 	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
 	d.http = &http.Server{
-		Handler:   root(d.grpc, gateway.Boundary(mux)),
-		Protocols: &protocols,
+		Handler: stamped(gateway.Boundary(mux)),
 		// A client that never finishes its headers, or an idle keep-alive
 		// connection, must not hold a connection (and a goroutine) forever.
 		// Bodies have their own deadline (gateway.Boundary).
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
 	}
+	// One port: a connection that opens with HTTP/2's client preface, as
+	// every gRPC client's does over plain TCP, is served by grpc-go's own
+	// transport; any other (HTTP/1.1: REST, MCP, health, metrics) by
+	// net/http.
+	d.split = cmux.New(d.ln)
+	d.split.SetReadTimeout(headerTimeout)
+	grpcLn, httpLn := d.split.Match(cmux.HTTP2()), d.split.Match(cmux.Any())
+	go d.grpc.Serve(grpcLn)
 	go func() {
-		if err := d.http.Serve(d.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := d.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, cmux.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			d.Log.Error("http serve", "err", err)
 		}
 	}()
+	go d.split.Serve()
 	// Background work starts once the server serves. The failpoint is
 	// for the crash test alone and read only in binaries built with the
 	// failpoint tag (see package workers and failpoint_on.go).
@@ -381,17 +398,12 @@ func (d *Daemon) IngressAddr() string {
 	return d.ingressLn.Addr().String()
 }
 
-// root sends gRPC (HTTP/2, application/grpc) to the gRPC server and
-// everything else to the HTTP mux, and stamps the version on every reply.
-func root(g *grpc.Server, mux http.Handler) http.Handler {
+// stamped stamps the version on every HTTP reply.
+func stamped(h http.Handler) http.Handler {
 	server := "hearth/" + version.Version
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", server)
-		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
-			g.ServeHTTP(w, r)
-			return
-		}
-		mux.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 
@@ -421,6 +433,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			srv.Close()
 		}
+	}
+	if d.split != nil {
+		d.split.Close()
 	}
 	if d.conn != nil {
 		d.conn.Close()

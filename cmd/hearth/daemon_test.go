@@ -20,6 +20,37 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 )
 
+// TestDaemon_OnePort: the one port serves gRPC on grpc-go's own transport
+// (a connection opening with HTTP/2's preface) and everything else on
+// net/http. An HTTP/2 request that is not gRPC is refused by the gRPC
+// transport with 415 and says why; HTTP/1.1 gets the routes.
+func TestDaemon_OnePort(t *testing.T) {
+	td := startDaemon(t, testOptions())
+	hc := healthpb.NewHealthClient(td.conn)
+	if r, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("gRPC health: %v %v", r, err)
+	}
+	resp, err := http.Get(td.url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ProtoMajor != 1 {
+		t.Errorf("HTTP/1.1 /healthz: %d %s, want 200 over HTTP/1.1", resp.StatusCode, resp.Proto)
+	}
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	c := &http.Client{Transport: &http.Transport{Protocols: &h2c}}
+	resp, err = c.Get(td.url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(resp.Header.Get("Grpc-Message"), "content-type") {
+		t.Errorf("HTTP/2 /healthz without TLS: %d %v, want 415 from the gRPC transport naming the content type", resp.StatusCode, resp.Header)
+	}
+}
+
 // TestDaemon_Version holds R-T4, R-T5 and R-T8: one version on /health, the
 // Server header and MCP serverInfo; /health and /healthz need no token.
 func TestDaemon_Version(t *testing.T) {
