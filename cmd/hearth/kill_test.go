@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,25 +50,44 @@ func startHearth(t *testing.T, bin, dir string, env ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--data", dir, "--listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), env...)
-	stdout, _ := cmd.StdoutPipe()
-	stderr, _ := cmd.StderrPipe()
+	p := capture(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for _, r := range []io.Reader{stdout, stderr} {
-		go func() {
-			s := bufio.NewScanner(r)
-			for s.Scan() {
-				p.mu.Lock()
-				p.lines = append(p.lines, s.Text())
-				p.mu.Unlock()
-			}
-		}()
-	}
 	p.addr = p.waitLine(t, listeningLine)[1]
 	return p
+}
+
+// capture collects cmd's output, stdout and stderr, line by line into a
+// proc. The lines are all in when cmd.Wait returns: Wait waits for the
+// copying, where a pipe the test read itself would lose the last lines
+// when Wait closed it.
+func capture(cmd *exec.Cmd) *proc {
+	p := &proc{cmd: cmd}
+	cmd.Stdout, cmd.Stderr = &lineWriter{p: p}, &lineWriter{p: p}
+	return p
+}
+
+// lineWriter appends each whole line written to it to p.lines. exec
+// writes each stream from one goroutine.
+type lineWriter struct {
+	p    *proc
+	part []byte
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.part = append(w.part, b...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		w.p.mu.Lock()
+		w.p.lines = append(w.p.lines, string(w.part[:i]))
+		w.p.mu.Unlock()
+		w.part = w.part[i+1:]
+	}
 }
 
 // waitLine polls the output, from its start, until a line matches re.

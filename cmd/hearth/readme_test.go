@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -186,23 +184,11 @@ func makeRun(t *testing.T, data string) string {
 	cmd.Env = env
 	// Its own process group: make and the hearth it starts stop together.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, _ := cmd.StdoutPipe()
-	stderr, _ := cmd.StderrPipe()
+	p := capture(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd}
 	t.Cleanup(func() { stopGroup(t, cmd) })
-	for _, r := range []io.Reader{stdout, stderr} {
-		go func() {
-			s := bufio.NewScanner(r)
-			for s.Scan() {
-				p.mu.Lock()
-				p.lines = append(p.lines, s.Text())
-				p.mu.Unlock()
-			}
-		}()
-	}
 	return p.waitLine(t, listeningLine)[1]
 }
 
