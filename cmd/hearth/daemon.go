@@ -39,7 +39,8 @@ import (
 )
 
 // Daemon is a running Hearth: the store, the gRPC server with its
-// interceptor, and one HTTP listener that serves gRPC, REST, MCP and health.
+// interceptor, and one port that serves gRPC (grpc-go's own transport) and,
+// over HTTP/1.1, REST, MCP and health.
 // REST and MCP call the gRPC server through an in-process connection, so
 // every call passes the same interceptor.
 type Daemon struct {
