@@ -55,7 +55,7 @@ type SearchQuery struct {
 
 // Snippets cuts the snippets of a query's hits as Search does: around the
 // words (and, unless Literal, the synonyms) the query searched for. It
-// serves one goroutine at a time.
+// serves one goroutine at a time, until Release.
 type Snippets struct{ s *snippetter }
 
 // NewSnippets returns the snippet cutter of q.
@@ -65,6 +65,10 @@ func NewSnippets(q SearchQuery) Snippets {
 
 // Cut returns the snippet of a hit's content.
 func (s Snippets) Cut(content string) string { return s.s.cut(content) }
+
+// Release hands the cutter's scratch to later searches: s is not used
+// again. The snippets it cut stay the caller's.
+func (s Snippets) Release() { s.s.release() }
 
 // expansionOf is what a search of words looks for: the words and, unless
 // literal, their synonyms (expandQuery).
@@ -125,6 +129,7 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	var snip *snippetter
 	if !q.NoSnippets || withFeedback {
 		snip = newSnippetter(x.snippetWords(), q.Text)
+		defer snip.release()
 	}
 	var hits []Hit
 	// The write generation before the read begins: what the read does not

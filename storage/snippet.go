@@ -2,6 +2,7 @@ package storage
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -24,7 +25,7 @@ type snippetter struct {
 	// word's own first letter (TestStem_KeepsTheFirstLetter): a content
 	// word starting with another ASCII byte is no match, and is not
 	// stemmed.
-	initial [128]bool
+	initial [utf8.RuneSelf]bool
 	// judged remembers whether a content word, as written, matched: the
 	// hits of one search share most of their words.
 	judged map[string]bool
@@ -35,10 +36,17 @@ type snippetter struct {
 	count []int
 }
 
+// snippetters keeps snippetters between searches: the words of a cut, and
+// the words judged, grow to a search's size once, not on every search.
+var snippetters = sync.Pool{New: func() any {
+	return &snippetter{stems: map[string]bool{}, judged: map[string]bool{}}
+}}
+
 // newSnippetter prepares the snippets of a query with words (lower-cased,
-// see queryWords) and CJK terms.
+// see queryWords) and CJK terms. The caller releases it when its search has
+// cut its last snippet.
 func newSnippetter(words []string, text string) *snippetter {
-	s := &snippetter{stems: make(map[string]bool, len(words)), judged: make(map[string]bool)}
+	s := snippetters.Get().(*snippetter)
 	for _, w := range words {
 		st := stem(w)
 		s.stems[st] = true
@@ -53,6 +61,16 @@ func newSnippetter(words []string, text string) *snippetter {
 		}
 	}
 	return s
+}
+
+// release empties s of its query and puts it back for another search.
+func (s *snippetter) release() {
+	clear(s.stems)
+	clear(s.judged)
+	clear(s.keys)
+	s.cjk = s.cjk[:0]
+	s.initial = [utf8.RuneSelf]bool{}
+	snippetters.Put(s)
 }
 
 // word is a run of letters and digits in the content, by byte offsets, and

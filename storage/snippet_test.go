@@ -114,6 +114,9 @@ func TestSnippetter_CutMatchesEveryWindow(t *testing.T) {
 		if got, want := shared[i%len(queries)].cut(content), s.cut(content); got != want {
 			t.Fatalf("query %q, content %q: a reused snippetter cut %q, a new one %q", q, content, got, want)
 		}
+		// Released, s serves the next query from the pool: nothing of
+		// this one (its stems, CJK terms, judged words) may stay in it.
+		s.release()
 	}
 }
 

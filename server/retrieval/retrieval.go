@@ -184,6 +184,7 @@ func cutSnippets(q Query, fts []storage.Hit, hits []ranking.Hit) {
 		return
 	}
 	sn := storage.NewSnippets(storage.SearchQuery{Text: q.Text, Literal: q.Literal})
+	defer sn.Release()
 	for i := range hits[:min(q.Snippets, len(hits))] {
 		if !inFTS[hits[i].Record.ID] {
 			continue
