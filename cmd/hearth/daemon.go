@@ -62,6 +62,9 @@ type Daemon struct {
 	// through (storage.WithVFS): tests use package faultvfs to fill the
 	// disk. No flag or option sets it.
 	StoreVFS string
+	// HeaderTimeout, when set, replaces headerTimeout: tests shorten it to
+	// see a silent connection closed. No flag or option sets it.
+	HeaderTimeout time.Duration
 
 	db     *storage.DB
 	srv    *server.Server
@@ -88,6 +91,13 @@ const (
 	headerTimeout = 10 * time.Second
 	idleTimeout   = 2 * time.Minute
 )
+
+func (d *Daemon) headerTimeout() time.Duration {
+	if d.HeaderTimeout > 0 {
+		return d.HeaderTimeout
+	}
+	return headerTimeout
+}
 
 // Open starts the daemon. On error, everything opened so far is closed.
 func (d *Daemon) Open(ctx context.Context) (err error) {
@@ -237,7 +247,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		// A client that never finishes its headers, or an idle keep-alive
 		// connection, must not hold a connection (and a goroutine) forever.
 		// Bodies have their own deadline (gateway.Boundary).
-		ReadHeaderTimeout: headerTimeout,
+		ReadHeaderTimeout: d.headerTimeout(),
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
 	}
@@ -246,7 +256,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	// transport; any other (HTTP/1.1: REST, MCP, health, metrics) by
 	// net/http.
 	d.split = cmux.New(d.ln)
-	d.split.SetReadTimeout(headerTimeout)
+	d.split.SetReadTimeout(d.headerTimeout())
 	grpcLn, httpLn := d.split.Match(cmux.HTTP2()), d.split.Match(cmux.Any())
 	go d.grpc.Serve(grpcLn)
 	go func() {

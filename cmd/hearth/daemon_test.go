@@ -51,6 +51,36 @@ func TestDaemon_OnePort(t *testing.T) {
 	}
 }
 
+// TestDaemon_SilentConnectionClosed: a connection that sends nothing, or
+// stops inside the gRPC preface or inside HTTP/1.1 headers, is closed after
+// the header timeout instead of holding a connection and its goroutines.
+func TestDaemon_SilentConnectionClosed(t *testing.T) {
+	td := openDaemon(t, &Daemon{Config: Config{DataDir: t.TempDir(), Options: testOptions()}, HeaderTimeout: 200 * time.Millisecond}, true)
+	for _, tc := range []struct{ name, send string }{
+		{"Nothing", ""},
+		{"PartPreface", "PRI * HTTP/2"},
+		{"PartHeaders", "GET /healthz HTTP/1.1\r\nHost: x\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", td.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := io.WriteString(c, tc.send); err != nil {
+				t.Fatal(err)
+			}
+			// Far past the server's 200 ms: only a server that never
+			// closes reaches it.
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			_, err = io.ReadAll(c)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatalf("the server kept a silent connection open: %v", err)
+			}
+		})
+	}
+}
+
 // TestDaemon_Version holds R-T4, R-T5 and R-T8: one version on /health, the
 // Server header and MCP serverInfo; /health and /healthz need no token.
 func TestDaemon_Version(t *testing.T) {
