@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/screen"
 	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
@@ -291,6 +292,11 @@ func TestPage_RecordsAsGet(t *testing.T) {
 	for i := range 30 {
 		now = t0.Add(time.Duration(i/2) * time.Minute) // two to an instant: ties go by id
 		nr := rec(t, "global", fmt.Sprintf("r%d", i), "c")
+		if i%5 == 0 {
+			// Topics on some records only: one record's must not stay
+			// for the next read in the same batch.
+			nr.Topics = []screen.Text{text(t, fmt.Sprintf("topic-%d", i))}
+		}
 		for a := range i % 4 {
 			if i%3 != 0 {
 				nr.Anchors = append(nr.Anchors, text(t, fmt.Sprintf("host:h%d-%d", i, 3-a)))
@@ -315,6 +321,15 @@ func TestPage_RecordsAsGet(t *testing.T) {
 		for i, r := range got {
 			if len(r.Anchors) > 0 {
 				anchored++
+			}
+			var n int
+			fmt.Sscanf(r.Title, "r%d", &n)
+			var topics []string
+			if n%5 == 0 {
+				topics = []string{fmt.Sprintf("topic-%d", n)}
+			}
+			if !slices.Equal(r.Topics, topics) {
+				t.Errorf("batches of %d: %s has topics %q, want %q", batch, r.Title, r.Topics, topics)
 			}
 			if i > 0 && cmp.Or(r.CreatedAt.Compare(got[i-1].CreatedAt), strings.Compare(r.ID, got[i-1].ID)) >= 0 {
 				t.Errorf("batches of %d: record %d is not older than the one before", batch, i)
