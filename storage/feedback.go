@@ -297,24 +297,14 @@ func feedbackStem(w string) (string, bool) {
 // stemMemo remembers the stems of words, up to maxCachedTerms at a time.
 var stemMemo = &memo{}
 
-type memo struct {
-	mu sync.Mutex
-	m  map[string]string
-}
+// memo stems words in Go (stem), remembering each in a stemCache.
+type memo struct{ c stemCache }
 
-func (c *memo) get(w string) string {
-	c.mu.Lock()
-	s, ok := c.m[w]
-	c.mu.Unlock()
-	if ok {
+func (m *memo) get(w string) string {
+	if s, ok := m.c.get(w); ok {
 		return s
 	}
-	s = stem(w)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCachedTerms {
-		c.m = map[string]string{}
-	}
-	c.m[strings.Clone(w)] = s
-	c.mu.Unlock()
+	s := stem(w)
+	m.c.learn(strings.Clone(w), s)
 	return s
 }

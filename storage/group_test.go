@@ -35,6 +35,17 @@ func openGroupDB(t *testing.T) *DB {
 // called, so that writes sent meanwhile wait and form one group.
 func holdWriter(t *testing.T, db *DB) (release func()) {
 	t.Helper()
+	held := holdWrite(db)
+	return func() {
+		if err := held(); err != nil {
+			t.Errorf("hold: %v", err)
+		}
+	}
+}
+
+// holdWrite starts a write that holds the writer until release, which
+// returns the write's error.
+func holdWrite(db *DB) (release func() error) {
 	started, gate := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
@@ -45,11 +56,9 @@ func holdWriter(t *testing.T, db *DB) (release func()) {
 		})
 	}()
 	<-started
-	return func() {
+	return func() error {
 		close(gate)
-		if err := <-done; err != nil {
-			t.Errorf("hold: %v", err)
-		}
+		return <-done
 	}
 }
 
@@ -244,15 +253,7 @@ func TestWrite_GroupCachedSavepoints(t *testing.T) {
 		t.Helper()
 		// The held write joins the group once the loop has seen others
 		// (gather): it fails with a lost group, as the others do.
-		started, gate, held := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		go func() {
-			held <- db.write(context.Background(), "hold", func(tx *txn) error {
-				close(started)
-				<-gate
-				return nil
-			})
-		}()
-		<-started
+		release := holdWrite(db)
 		errs := make([]error, 4)
 		var wg sync.WaitGroup
 		for i := range 4 {
@@ -276,9 +277,9 @@ func TestWrite_GroupCachedSavepoints(t *testing.T) {
 		for queuedWrites(db) < 4 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-		close(gate)
+		err := release()
 		wg.Wait()
-		if err := <-held; (err != nil) != lose {
+		if (err != nil) != lose {
 			t.Errorf("round %d: the held write: %v", round, err)
 		}
 		return errs

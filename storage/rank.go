@@ -284,9 +284,11 @@ func (c *dfCache) get(db *DB, token string, rows int64) (int64, error) {
 	return df, nil
 }
 
-// stemCache maps query words to the index tokens FTS5's porter tokenizer
-// made of them, learned from the queries hearth_rank scores, so that Search
-// can look up a word's frequency before it queries.
+// stemCache maps words to their stems, up to maxCachedTerms at a time:
+// db.stems holds the index tokens FTS5's porter tokenizer made of query
+// words, learned from the queries hearth_rank scores, so that Search can
+// look up a word's frequency before it queries; stemMemo, the stems Go
+// computed for feedback.
 type stemCache struct {
 	mu sync.Mutex
 	m  map[string]string

@@ -580,7 +580,6 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 
 // leanChunk is how many ranked rows rankLeanTx looks up at a time: limit
 // and a few that are not live or are excluded.
-
 func leanChunk(limit int) int { return limit + 8 }
 
 // keepLiveTx reads the records of cands and returns, in cands' order, with

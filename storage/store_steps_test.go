@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,11 +15,7 @@ import (
 // namespace still gets the next key once, a known one keeps its own.
 func TestStore_TriggerSteps(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 
 	// EXPLAIN lists the programs of the triggers after the statement's own.
 	rows, err := db.writer.QueryContext(ctx, `EXPLAIN
