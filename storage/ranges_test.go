@@ -361,20 +361,8 @@ func rankedLines(rs []ranked) []string {
 // imported with earlier ids.
 func TestSearch_LeanChunks(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	store := func(title, content string) {
-		t.Helper()
-		ti, _ := screen.Check("title", title)
-		co, _ := screen.Check("content", content)
-		if _, err := db.Store(ctx, NewRecord{Namespace: "global", Type: TypeNote, Title: ti, Content: co,
-			Confidence: 0.8, Writer: "t", Source: SourceStore, Status: StatusActive}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := openTestDB(t)
+	store := func(title, content string) { storeNote(t, db, "global", title, content) }
 	const limit = 5
 	for i := range 3 { // better than the tie
 		store(fmt.Sprintf("webhook webhook %d", i), strings.Repeat("webhook ", i+2))
@@ -384,10 +372,8 @@ func TestSearch_LeanChunks(t *testing.T) {
 	}
 	var items []ImportItem
 	for i := range 2 { // the tie's end, with the earliest ids
-		ti, _ := screen.Check("title", "Retry the webhook")
-		co, _ := screen.Check("content", "Retry deliveries with backoff.")
 		items = append(items, ImportItem{ID: fmt.Sprintf("01HZX00000000000000000%04d", i), Namespace: "global",
-			Type: TypeNote, Title: ti, Content: co, Confidence: 0.8, Status: StatusActive, Writer: "t", Source: SourceImport})
+			Type: TypeNote, Title: screened(t, "Retry the webhook"), Content: screened(t, "Retry deliveries with backoff."), Confidence: 0.8, Status: StatusActive, Writer: "t", Source: SourceImport})
 	}
 	if _, err := db.Import(ctx, items, ImportOptions{Client: "t", AsActive: true}); err != nil {
 		t.Fatal(err)
