@@ -458,27 +458,30 @@ func sameRecords(a, b result) bool {
 var diskFigures = map[string]bool{"free_mib": true, "total_mib": true, "wal_kib": true,
 	"checkpoints": true, "checkpoint_max_ms": true, "checkpoint_total_ms": true, "checkpoints_unfinished": true}
 
+// withoutDiskFigures is a memory_status answer's body with the store
+// field's diskFigures left out, or nil if it has no store field.
+func withoutDiskFigures(body map[string]any) map[string]any {
+	store, _ := body["store"].(map[string]any)
+	if store == nil {
+		return nil
+	}
+	m := map[string]any{}
+	for k, v := range body {
+		m[k] = v
+	}
+	s := map[string]any{}
+	for k, v := range store {
+		if !diskFigures[k] {
+			s[k] = v
+		}
+	}
+	m["store"] = s
+	return m
+}
+
 // sameButDisk reports whether two memory_status answers agree but for
 // diskFigures.
 func sameButDisk(a, b result) bool {
-	strip := func(r result) string {
-		store, _ := r.body["store"].(map[string]any)
-		if store == nil {
-			return ""
-		}
-		m := map[string]any{}
-		for k, v := range r.body {
-			m[k] = v
-		}
-		s := map[string]any{}
-		for k, v := range store {
-			if !diskFigures[k] {
-				s[k] = v
-			}
-		}
-		m["store"] = s
-		return fmt.Sprint(m)
-	}
-	sa := strip(a)
-	return sa != "" && sa == strip(b)
+	sa := withoutDiskFigures(a.body)
+	return sa != nil && fmt.Sprint(sa) == fmt.Sprint(withoutDiskFigures(b.body))
 }
