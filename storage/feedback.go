@@ -187,14 +187,18 @@ func feedbackWords(x expansion, hits []Hit, sc *feedbackScratch) []feedbackWord 
 	for i := feedbackDocs; i < len(hits); i++ {
 		for _, text := range []string{hits[i].Record.Title, hits[i].Snippet} {
 			eachWord(text, func(w string) {
+				// Most words are told by their letters alone, before
+				// any lookup: too short to count, or not starting as a
+				// candidate does.
+				if len(w) < 3 || !h.mayStem(w) {
+					return
+				}
 				k, ok := seen[w]
 				if !ok {
 					k = -1
-					if h.mayStem(w) {
-						if s, ok := feedbackStem(w); ok {
-							if c, ok := index[s]; ok {
-								k = c
-							}
+					if s, ok := feedbackStem(w); ok {
+						if c, ok := index[s]; ok {
+							k = c
 						}
 					}
 					seen[w] = k
@@ -234,15 +238,25 @@ func feedbackWords(x expansion, hits []Hit, sc *feedbackScratch) []feedbackWord 
 // of the stem but its last letter as the lower-cased word's start
 // (TestStem_KeepsAllButTheLastLetter): a stem of four letters or more
 // starts the word with its first three, a shorter one with its first.
+// Three letters are looked up in a bit set, not a map: most words of a hit
+// are told apart by it alone.
 type stemHeads struct {
 	first [utf8.RuneSelf]bool // first letters of stems of two or three letters
-	three map[string]bool     // first three letters of longer stems
-	any   bool                // a stem not told by its letters: every word may stem to it
+	three [headBits / 64]uint64
+	any   bool // a stem not told by its letters: every word may stem to it
 }
+
+// headBits is the size of stemHeads' set of three-letter heads: five bits
+// of each ASCII byte, exact for letters (digits share bits with letters,
+// which makes a word only more likely to be looked at).
+const headBits = 1 << 15
+
+// headBit is the bit of three lower-cased ASCII bytes.
+func headBit(a, b, c byte) uint { return uint(a&31)<<10 | uint(b&31)<<5 | uint(c&31) }
 
 func (h *stemHeads) reset() {
 	clear(h.first[:])
-	clear(h.three)
+	clear(h.three[:])
 	h.any = false
 }
 
@@ -253,10 +267,8 @@ func (h *stemHeads) add(stem string) {
 	case len(stem) < 4:
 		h.first[stem[0]] = true
 	default:
-		if h.three == nil {
-			h.three = map[string]bool{}
-		}
-		h.three[stem[:3]] = true
+		b := headBit(stem[0], stem[1], stem[2])
+		h.three[b/64] |= 1 << (b % 64)
 	}
 }
 
@@ -276,7 +288,8 @@ func (h *stemHeads) mayStem(w string) bool {
 		}
 		head[i] = c
 	}
-	return h.first[head[0]] || h.three[string(head[:])]
+	b := headBit(head[0], head[1], head[2])
+	return h.first[head[0]] || h.three[b/64]&(1<<(b%64)) != 0
 }
 
 // feedbackStem returns the stem of a word of a hit, false for a stopword or

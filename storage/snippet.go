@@ -180,6 +180,11 @@ func abs(n int) int {
 // letters and digits (wordRune), in order.
 func wordSpans(text string, fn func(start, end int)) {
 	for i := 0; i < len(text); {
+		// ASCII is judged here, without a call: most text is.
+		if c := text[i]; c < utf8.RuneSelf && !asciiWord[c] {
+			i++
+			continue
+		}
 		ok, size := wordRune(text[i:])
 		if !ok {
 			i += size
@@ -187,6 +192,13 @@ func wordSpans(text string, fn func(start, end int)) {
 		}
 		j := i + size
 		for j < len(text) {
+			if c := text[j]; c < utf8.RuneSelf {
+				if !asciiWord[c] {
+					break
+				}
+				j++
+				continue
+			}
 			ok, size := wordRune(text[j:])
 			if !ok {
 				break
