@@ -384,25 +384,7 @@ func TestSearch_LeanChunks(t *testing.T) {
 	if leanChunk(limit) != 13 || leanDepth(limit) <= 15 {
 		t.Fatalf("the corpus assumes a chunk of 13 and a depth past the tie; chunk %d, depth %d", leanChunk(limit), leanDepth(limit))
 	}
-	q := SearchQuery{Text: "webhook", Namespaces: []string{"global"}, Limit: limit}
-	var got, want []ranked
-	var ok bool
-	if err := db.read(ctx, "test", func(tx *txn) (err error) {
-		keys, err := db.namespaceKeysTx(ctx, tx, q.Namespaces, db.gen.Load())
-		if err != nil || len(keys) != 1 {
-			return fmt.Errorf("keys %v: %v", keys, err)
-		}
-		rows := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
-		x := expandQuery(queryWords(q.Text))
-		all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
-		if got, ok, err = rankLeanTx(ctx, tx, all, 0, x.rankWords(), rows, q, nil, limit); err != nil {
-			return err
-		}
-		want, err = rankTx(ctx, tx, wordIndex, all, []any{0, x.rankWords()}, rows, q, nil, limit)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	got, want, ok := leanAndFull(t, db, SearchQuery{Text: "webhook", Namespaces: []string{"global"}, Limit: limit})
 	if !ok {
 		t.Fatal("the lean ranking did not settle the answer")
 	}
@@ -411,5 +393,56 @@ func TestSearch_LeanChunks(t *testing.T) {
 	}
 	if !strings.HasPrefix(got[limit-1].id, "01HZX") {
 		t.Errorf("the last hit is %s, want an imported twin with an early id", got[limit-1].id)
+	}
+}
+
+// leanAndFull ranks q's words in its one namespace both ways: the lean
+// ranking (and whether it settled the answer) and rankTx's.
+func leanAndFull(t *testing.T, db *DB, q SearchQuery) (lean, full []ranked, ok bool) {
+	t.Helper()
+	ctx := context.Background()
+	if err := db.read(ctx, "test", func(tx *txn) (err error) {
+		keys, err := db.namespaceKeysTx(ctx, tx, q.Namespaces, db.gen.Load())
+		if err != nil || len(keys) != 1 {
+			return fmt.Errorf("keys %v: %v", keys, err)
+		}
+		rows := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
+		x := expandQuery(queryWords(q.Text))
+		all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
+		if lean, ok, err = rankLeanTx(ctx, tx, all, 0, x.rankWords(), rows, q, nil, q.Limit); err != nil {
+			return err
+		}
+		full, err = rankTx(ctx, tx, wordIndex, all, []any{0, x.rankWords()}, rows, q, nil, q.Limit)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return lean, full, ok
+}
+
+// TestSearch_LeanTieBelowHits: a tie across the lean ranking's depth that
+// ranks below the hits kept settles the answer all the same (every row
+// past the depth ranks below them too); one that reaches the last hit kept
+// does not.
+func TestSearch_LeanTieBelowHits(t *testing.T) {
+	db := openTestDB(t)
+	const limit = 3
+	for i := range limit { // the hits, each better than the tie
+		storeNote(t, db, "global", fmt.Sprintf("webhook webhook %d", i), strings.Repeat("webhook ", i+2))
+	}
+	for range leanDepth(limit) + 5 { // the tie, across the depth
+		storeNote(t, db, "global", "Retry the webhook", "Retry deliveries with backoff.")
+	}
+	got, want, ok := leanAndFull(t, db, SearchQuery{Text: "webhook", Namespaces: []string{"global"}, Limit: limit})
+	if !ok {
+		t.Fatal("a tie below the hits kept: the lean ranking did not settle the answer")
+	}
+	if g, w := rankedLines(got), rankedLines(want); !slices.Equal(g, w) {
+		t.Errorf("lean:\n%v\nwant:\n%v", g, w)
+	}
+	// One more hit asked for: the last one kept is in the tie, which runs
+	// past the depth.
+	if _, _, ok := leanAndFull(t, db, SearchQuery{Text: "webhook", Namespaces: []string{"global"}, Limit: limit + 1}); ok {
+		t.Error("a tie from the last hit kept across the depth: the lean ranking settled the answer")
 	}
 }

@@ -504,9 +504,10 @@ func leanDepth(limit int) int { return 2*limit + 8 }
 // matches.
 //
 // It reports ok false, having decided nothing, when the rows it ranked
-// cannot settle the answer: a tie in rank across the depth (the rows past
-// it might come first by id) or fewer than limit rows kept while more
-// matched. The caller then runs rankTx.
+// cannot settle the answer: fewer than limit rows kept while more matched,
+// or a row past the depth that ties in rank with the last row kept (it
+// might come first by id). A tie across the depth below the hits kept
+// settles nothing and is no reason. The caller then runs rankTx.
 func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words string, rows *rowRange, q SearchQuery, exclude []string, limit int) (top []ranked, ok bool, err error) {
 	depth := leanDepth(limit)
 	bounds, args := "", []any{match, nSkip, words, depth + 1}
@@ -537,11 +538,12 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 	if err := rs.Err(); err != nil {
 		return nil, false, classify("search", err)
 	}
+	// past is the rank of the first row past the depth: every row not
+	// ranked here ranks there or below.
 	more := len(cands) > depth
+	var past float64
 	if more {
-		if cands[depth].rank == cands[depth-1].rank {
-			return nil, false, nil
-		}
+		past = cands[depth].rank
 		cands = cands[:depth]
 	}
 	if len(cands) == 0 {
@@ -571,10 +573,12 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 			}
 		}
 	}
-	if len(top) < limit && more {
+	slices.SortFunc(top, byRank)
+	if more && (len(top) < limit || past == top[limit-1].rank) {
+		// Too few kept, or a row past the depth ties with the last hit
+		// and might come first by id.
 		return nil, false, nil
 	}
-	slices.SortFunc(top, byRank)
 	return top[:min(len(top), limit)], true, nil
 }
 
