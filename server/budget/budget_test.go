@@ -661,4 +661,18 @@ func TestSnippet(t *testing.T) {
 	if got := budget.Snippet(strings.Repeat("x", 1000)); len(got) > budget.MaxSnippetBytes || !strings.HasSuffix(got, "…") {
 		t.Errorf("one long word: got %q", got)
 	}
+	// Snippets that need no tidying are returned as they are: every
+	// snippet comes out as if its words were split and joined by one space.
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 20000 {
+		s := nasty(r, r.IntN(60))
+		if want := budget.Shorten(strings.Join(strings.Fields(s), " "), budget.MaxSnippetBytes); budget.Snippet(s) != want {
+			t.Fatalf("Snippet(%q) = %q, want %q", s, budget.Snippet(s), want)
+		}
+	}
+	for _, s := range []string{"", "one", "one two", "…one two…", " one", "one ", "one  two", "one\u00a0two", "one\u3000two", "x\x85y"} {
+		if want := budget.Shorten(strings.Join(strings.Fields(s), " "), budget.MaxSnippetBytes); budget.Snippet(s) != want {
+			t.Errorf("Snippet(%q) = %q, want %q", s, budget.Snippet(s), want)
+		}
+	}
 }

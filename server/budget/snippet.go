@@ -47,5 +47,38 @@ func Shorten(s string, max int) string {
 // Snippet tidies a search snippet for a hit: runs of white space (line
 // breaks included) become one space, and it is Shortened to MaxSnippetBytes.
 func Snippet(s string) string {
-	return Shorten(strings.Join(strings.Fields(s), " "), MaxSnippetBytes)
+	if !tidy(s) {
+		s = strings.Join(strings.Fields(s), " ")
+	}
+	return Shorten(s, MaxSnippetBytes)
+}
+
+// tidy reports whether s is as Snippet leaves it: no white space but single
+// spaces between words. Most snippets are, and are then not copied.
+func tidy(s string) bool {
+	space := true // a space here would lead s, or follow another
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			switch {
+			case c == ' ':
+				if space {
+					return false
+				}
+				space = true
+			case c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+				return false
+			default:
+				space = false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			return false
+		}
+		space = false
+		i += n
+	}
+	return !space || s == ""
 }
