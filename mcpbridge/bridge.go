@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -85,25 +86,111 @@ func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
 // identified answers 401 UNAUTHENTICATED, with a bearer challenge and no
 // OAuth metadata, to any request whose caller the server does not know,
 // initialize and tools/list included, so a client is told at connect time
-// rather than inside every tool result. The decision is the interceptor's:
-// the request's credentials and address go to memory_whoami over conn, and
-// only its UNAUTHENTICATED stops the request here (a known caller lacking a
-// tool's scope learns so from that tool). Any other failure to ask is
+// rather than inside every tool result. The decision is the interceptor's,
+// made before any answer is written: a tool call's own RPC carries the
+// request's credentials and address through it, and its success is the
+// check (a tool call that succeeds costs no second call); any other
+// request, or a tool call that failed otherwise, is checked by
+// memory_whoami over conn as its answer is about to be written. Only an
+// UNAUTHENTICATED verdict replaces the answer (a known caller lacking a
+// tool's scope learns so from that tool); any other failure to ask is
 // answered with its own code.
 func identified(conn *grpc.ClientConn, next http.Handler) http.Handler {
 	admin := hearthv1.NewAdminServiceClient(conn)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		md := callerOf(r).metadata()
-		md.Set(gateway.WireMetadata, gateway.WireMCP)
-		ctx := metadata.NewOutgoingContext(r.Context(), md)
-		_, err := admin.Whoami(ctx, &hearthv1.WhoamiRequest{})
-		switch status.Code(err) {
-		case codes.OK, codes.PermissionDenied:
-			next.ServeHTTP(w, r)
-		default:
-			gateway.WriteError(w, err)
+		chk := &check{}
+		cw := &checkedWriter{w: w, chk: chk, verify: func() error {
+			md := callerOf(r).metadata()
+			md.Set(gateway.WireMetadata, gateway.WireMCP)
+			_, err := admin.Whoami(metadata.NewOutgoingContext(r.Context(), md), &hearthv1.WhoamiRequest{})
+			if status.Code(err) == codes.PermissionDenied {
+				return nil
+			}
+			return err
+		}}
+		next.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), checkKey{}, chk)))
+		if !cw.wrote {
+			// Nothing was answered: the verdict is the whole answer.
+			cw.WriteHeader(http.StatusOK)
 		}
 	})
+}
+
+// check is what a request's tool calls learned of its caller: that the
+// interceptor let one of them through, or the UNAUTHENTICATED verdict one
+// met.
+type check struct {
+	mu       sync.Mutex
+	known    bool
+	refusal  error
+	verified bool // known or refusal is set
+}
+
+type checkKey struct{}
+
+// noteCall records what the RPC of a tool call says of the caller: a
+// success that the interceptor let it through, UNAUTHENTICATED that it is
+// unknown; any other outcome says nothing for sure (the call may have
+// failed before it was checked).
+func noteCall(ctx context.Context, err error) {
+	chk, ok := ctx.Value(checkKey{}).(*check)
+	if !ok {
+		return
+	}
+	chk.mu.Lock()
+	defer chk.mu.Unlock()
+	switch status.Code(err) {
+	case codes.OK:
+		chk.known, chk.verified = true, true
+	case codes.Unauthenticated:
+		chk.refusal, chk.verified = err, true
+	}
+}
+
+// checkedWriter holds a request's answer back until its caller is known:
+// at the first WriteHeader or Write, a caller no tool call has vouched for
+// is asked about (verify), and an unknown one gets the 401 instead of the
+// answer, whose bytes are then dropped.
+type checkedWriter struct {
+	w       http.ResponseWriter
+	chk     *check
+	verify  func() error
+	wrote   bool
+	refused bool
+}
+
+func (c *checkedWriter) Header() http.Header { return c.w.Header() }
+
+func (c *checkedWriter) WriteHeader(code int) {
+	if c.wrote {
+		return
+	}
+	c.wrote = true
+	c.chk.mu.Lock()
+	known, refusal, verified := c.chk.known, c.chk.refusal, c.chk.verified
+	c.chk.mu.Unlock()
+	if !verified {
+		refusal = c.verify()
+	}
+	// One tool call let through vouches for the caller whatever another
+	// met; an unverified caller stands by memory_whoami's verdict.
+	if refusal != nil && !known {
+		c.refused = true
+		clear(c.w.Header())
+		gateway.WriteError(c.w, refusal)
+		return
+	}
+	c.w.WriteHeader(code)
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if !c.wrote {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.refused {
+		return len(p), nil
+	}
+	return c.w.Write(p)
 }
 
 // toolFor builds the MCP tool of an RPC from its descriptors.
@@ -153,7 +240,9 @@ func callHandler(conn *grpc.ClientConn, r gateway.Route, version string) server.
 			return errorResult(err), nil
 		}
 		out := r.NewResponse()
-		if err := conn.Invoke(outgoingContext(ctx, version), method, in, out); err != nil {
+		err = conn.Invoke(outgoingContext(ctx, version), method, in, out)
+		noteCall(ctx, err)
+		if err != nil {
 			return errorResult(err), nil
 		}
 		body, err := gateway.MarshalResult(out)

@@ -533,6 +533,16 @@ func TestNew_ErrorParity(t *testing.T) {
 			if rest.Code != tt.http {
 				t.Errorf("REST status %d, want %d", rest.Code, tt.http)
 			}
+			if tt.http == http.StatusUnauthorized {
+				// An unknown caller is answered at the HTTP level, as
+				// over REST: the same status and the same body.
+				rec := httptest.NewRecorder()
+				e.mcp.ServeHTTP(rec, mcpRequest(t, "tools/call", map[string]any{"name": "memory_update", "arguments": json.RawMessage(args)}))
+				if rec.Code != rest.Code || rec.Body.String() != rest.Body.String() {
+					t.Errorf("MCP %d %s, want the REST reply %d %s", rec.Code, rec.Body, rest.Code, rest.Body)
+				}
+				return
+			}
 			res, raw := callTool(t, e.mcp, "memory_update", json.RawMessage(args), nil)
 			if !res.IsError {
 				t.Fatalf("isError not set: %s", raw)
@@ -720,20 +730,21 @@ func TestNew_Wire(t *testing.T) {
 	})
 }
 
-// TestNew_Identified: the bridge asks the server about every request's
+// TestNew_Identified: the bridge has the server judge every request's
 // caller, with the caller's credentials and address, and answers an
 // UNAUTHENTICATED verdict with HTTP 401 and a bare bearer challenge (no
-// OAuth metadata) before any MCP method runs, initialize and tools/list
-// included. A known caller without a scope is let through; the tool says so.
+// OAuth metadata) instead of any MCP answer, initialize and tools/list
+// included. A tool call that succeeds is its own check: no memory_whoami
+// beside it. A known caller without a scope is let through; the tool says
+// so.
 func TestNew_Identified(t *testing.T) {
 	var verdict atomic.Pointer[error]
 	unauthenticated := status.Error(codes.Unauthenticated, "unauthenticated: unknown token")
 	verdict.Store(&unauthenticated)
+	// The interceptor's verdict holds for every method, as it does in the
+	// server.
 	backend := gatewaytest.New(t, func(method string, _ proto.Message) (proto.Message, error) {
-		if method == whoami {
-			return nil, *verdict.Load()
-		}
-		return nil, nil
+		return nil, *verdict.Load()
 	})
 	m, err := mcpbridge.New(backend.Conn, testVersion)
 	if err != nil {
@@ -765,9 +776,6 @@ func TestNew_Identified(t *testing.T) {
 		})
 	}
 	for _, c := range backend.Calls() {
-		if c.Method != whoami {
-			t.Errorf("an unidentified request reached %s", c.Method)
-		}
 		if got := c.Metadata.Get("authorization"); !slices.Equal(got, []string{"Bearer wrong"}) {
 			t.Errorf("identity check carried authorization %q", got)
 		}
@@ -775,6 +783,23 @@ func TestNew_Identified(t *testing.T) {
 			t.Errorf("identity check carried x-forwarded-for %q", got)
 		}
 	}
+
+	t.Run("OKToolCallIsItsOwnCheck", func(t *testing.T) {
+		var ok error
+		verdict.Store(&ok)
+		before := len(backend.Calls())
+		r := mcpRequest(t, "tools/call", map[string]any{"name": "memory_status", "arguments": map[string]any{}})
+		if _, resp := do(t, m, r); resp.Error != nil {
+			t.Fatalf("tools/call for a known caller: %+v", resp)
+		}
+		var methods []string
+		for _, c := range backend.Calls()[before:] {
+			methods = append(methods, c.Method)
+		}
+		if len(methods) != 1 || methods[0] == whoami {
+			t.Errorf("a successful tool call made the calls %v, want its own RPC alone", methods)
+		}
+	})
 
 	t.Run("OKKnownWithoutScope", func(t *testing.T) {
 		denied := status.Error(codes.PermissionDenied, "permission denied: client x lacks scope read")

@@ -175,9 +175,9 @@ func TestMetrics(t *testing.T) {
 			min    float64
 		}{
 			{"hearth_calls_total", map[string]string{"tool": "memory_store", "code": "OK"}, 3},
-			// REST and gRPC; MCP stops an unknown caller at memory_whoami.
-			{"hearth_calls_total", map[string]string{"tool": "memory_search", "code": "UNAUTHENTICATED"}, 2},
-			{"hearth_calls_total", map[string]string{"tool": "memory_whoami", "code": "UNAUTHENTICATED"}, 1},
+			// REST, gRPC and MCP: over MCP a tool call's own RPC is
+			// where an unknown caller is stopped.
+			{"hearth_calls_total", map[string]string{"tool": "memory_search", "code": "UNAUTHENTICATED"}, 3},
 			{"hearth_calls_total", map[string]string{"tool": "memory_metrics", "code": "PERMISSION_DENIED"}, 1},
 			{"hearth_call_duration_seconds", map[string]string{"tool": "memory_search"}, 3},
 			{"hearth_records", map[string]string{"type": "decision", "status": "active"}, 3},
