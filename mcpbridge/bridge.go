@@ -89,7 +89,9 @@ func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
 // rather than inside every tool result. The decision is the interceptor's,
 // made before any answer is written: a tool call's own RPC carries the
 // request's credentials and address through it, and its success is the
-// check (a tool call that succeeds costs no second call); any other
+// check (every tool is a hearth.v1 RPC that declares a scope, never one
+// of the interceptor's public methods, so a success means a known caller,
+// and a tool call that succeeds costs no second call); any other
 // request, or a tool call that failed otherwise, is checked by
 // memory_whoami over conn as its answer is about to be written. Only an
 // UNAUTHENTICATED verdict replaces the answer (a known caller lacking a
