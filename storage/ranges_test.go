@@ -409,7 +409,7 @@ func leanAndFull(t *testing.T, db *DB, q SearchQuery) (lean, full []ranked, ok b
 		rows := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
 		x := expandQuery(queryWords(q.Text))
 		all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
-		if lean, ok, err = rankLeanTx(ctx, tx, all, 0, x.rankWords(), rows, q, nil, q.Limit); err != nil {
+		if lean, ok, err = db.rankLeanTx(ctx, tx, all, 0, x.rankWords(), rows, q, nil, q.Limit); err != nil {
 			return err
 		}
 		full, err = rankTx(ctx, tx, wordIndex, all, []any{0, x.rankWords()}, rows, q, nil, q.Limit)
@@ -444,5 +444,59 @@ func TestSearch_LeanTieBelowHits(t *testing.T) {
 	// past the depth.
 	if _, _, ok := leanAndFull(t, db, SearchQuery{Text: "webhook", Namespaces: []string{"global"}, Limit: limit + 1}); ok {
 		t.Error("a tie from the last hit kept across the depth: the lean ranking settled the answer")
+	}
+}
+
+// TestSearch_LeanShare: the lean ranking's first chunk of lookups is sized
+// by the share of looked-up rows it kept lately: limit and two more while
+// nearly all are live, a whole chunk once most are not; the hits are the
+// full ranking's either way.
+func TestSearch_LeanShare(t *testing.T) {
+	for _, c := range []struct {
+		share float64
+		want  int
+	}{{1, 22}, {0.95, 24}, {0.8, 27}, {0.5, 28}, {0, 28}} {
+		if got := firstLeanChunk(20, c.share); got != c.want {
+			t.Errorf("firstLeanChunk(20, %v) = %d, want %d", c.share, got, c.want)
+		}
+	}
+	ctx := context.Background()
+	db := openTestDB(t)
+	const limit = 5
+	var ids []string
+	for i := range 40 {
+		rec := storeNote(t, db, "global", fmt.Sprintf("webhook %d", i), strings.Repeat("webhook ", 1+i%7)+"retries")
+		ids = append(ids, rec.ID)
+	}
+	q := SearchQuery{Text: "webhook", Namespaces: []string{"global"}, Limit: limit}
+	if _, want, ok := leanAndFull(t, db, q); !ok || db.lean.get() != 1 {
+		t.Fatalf("all live: settled %v, share %v, want 1", ok, db.lean.get())
+	} else if len(want) != limit {
+		t.Fatalf("%d hits, want %d", len(want), limit)
+	}
+	reason := screened(t, "obsolete")
+	for i, id := range ids {
+		if i%2 == 0 { // one in two forgotten: indexed still, never found
+			if _, err := db.Forget(ctx, id, 1, reason, "t"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	settled := 0
+	for range 20 {
+		got, want, ok := leanAndFull(t, db, q)
+		if ok {
+			settled++
+			if !slices.Equal(rankedLines(got), rankedLines(want)) {
+				t.Fatalf("lean:\n%v\nwant:\n%v", rankedLines(got), rankedLines(want))
+			}
+		}
+	}
+	if settled == 0 {
+		t.Error("the lean ranking settled no search with one row in two forgotten")
+	}
+	if share := db.lean.get(); share > 0.65 || firstLeanChunk(limit, share) < limit+5 {
+		t.Errorf("one row in two forgotten: share %v, first chunk %d; want at most 0.65, and at least %d",
+			share, firstLeanChunk(limit, share), limit+5)
 	}
 }

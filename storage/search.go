@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -201,7 +202,7 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x expansion,
 	search := func(rows *rowRange) ([]ranked, error) {
 		run := func(match string, nSkip int) ([]ranked, error) {
 			if len(q.Types) == 0 {
-				if top, ok, err := rankLeanTx(ctx, tx, match, nSkip, joined, rows, q, exclude, limit); err != nil || ok {
+				if top, ok, err := db.rankLeanTx(ctx, tx, match, nSkip, joined, rows, q, exclude, limit); err != nil || ok {
 					return top, err
 				}
 			}
@@ -508,7 +509,7 @@ func leanDepth(limit int) int { return 2*limit + 8 }
 // or a row past the depth that ties in rank with the last row kept (it
 // might come first by id). A tie across the depth below the hits kept
 // settles nothing and is no reason. The caller then runs rankTx.
-func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words string, rows *rowRange, q SearchQuery, exclude []string, limit int) (top []ranked, ok bool, err error) {
+func (db *DB) rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words string, rows *rowRange, q SearchQuery, exclude []string, limit int) (top []ranked, ok bool, err error) {
 	depth := leanDepth(limit)
 	bounds, args := "", []any{match, nSkip, words, depth + 1}
 	if rows != nil {
@@ -549,21 +550,26 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 	if len(cands) == 0 {
 		return nil, true, nil
 	}
-	// The records are looked up in rank order, leanChunk(limit) at a time,
-	// until limit are kept and the next row ranks below the last of them:
-	// no row after it could come first. Mostly one chunk does.
+	// The records are looked up in rank order, a chunk at a time (the
+	// first sized by the share of rows kept so far, leanShare; then
+	// leanChunk(limit)), until limit are kept and the next row ranks below
+	// the last of them: no row after it could come first. Mostly one chunk
+	// does.
 	byRank := func(a, b ranked) int {
 		if c := cmp.Compare(a.rank, b.rank); c != 0 {
 			return c
 		}
 		return strings.Compare(a.id, b.id)
 	}
+	chunk := firstLeanChunk(limit, db.lean.get())
 	for from := 0; from < len(cands); {
-		to := min(len(cands), from+leanChunk(limit))
+		to := min(len(cands), from+chunk)
+		chunk = leanChunk(limit)
 		kept, err := keepLiveTx(ctx, tx, cands[from:to], q, exclude)
 		if err != nil {
 			return nil, false, err
 		}
+		db.lean.note(to-from, len(kept))
 		top = append(top, kept...)
 		from = to
 		if len(top) >= limit && from < len(cands) {
@@ -585,6 +591,39 @@ func rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words str
 // leanChunk is how many ranked rows rankLeanTx looks up at a time: limit
 // and a few that are not live or are excluded.
 func leanChunk(limit int) int { return limit + 8 }
+
+// firstLeanChunk is how many ranked rows rankLeanTx looks up first, when
+// it has kept share of the rows it looked up lately: enough for limit to be
+// kept, and two more, but never more than leanChunk(limit). A store whose
+// matches are nearly all live reads little more than limit records; one
+// with many superseded or forgotten records reads a chunk as before.
+func firstLeanChunk(limit int, share float64) int {
+	if share <= 0 {
+		return leanChunk(limit)
+	}
+	return min(leanChunk(limit), int(math.Ceil(float64(limit)/share))+2)
+}
+
+// leanShare is the share of the rows rankLeanTx looked up that it kept
+// (live, in reach, not excluded): a moving average over lookups, 1 until
+// the first. Searches update it side by side without a lock; an update
+// one of them loses changes only how many records the next search reads
+// at first.
+type leanShare struct{ bits atomic.Uint64 }
+
+func (s *leanShare) get() float64 {
+	if b := s.bits.Load(); b != 0 {
+		return math.Float64frombits(b)
+	}
+	return 1
+}
+
+// note counts a lookup of read rows that kept kept.
+func (s *leanShare) note(read, kept int) {
+	if read > 0 {
+		s.bits.Store(math.Float64bits(0.9*s.get() + 0.1*float64(kept)/float64(read)))
+	}
+}
 
 // keepLiveTx reads the records of cands and returns, in cands' order, with
 // their records, those live (active or candidate), in q's reach (inReach)

@@ -107,6 +107,9 @@ type DB struct {
 	vocab *sql.DB
 	// nsKeys caches the namespaces' full-text keys (search.go).
 	nsKeys nsKeyCache
+	// lean is the share of the rows the lean ranking looked up that it
+	// kept (search.go).
+	lean leanShare
 
 	// asks are recorded queries waiting for the writer (asked.go).
 	asks askQueue
