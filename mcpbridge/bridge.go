@@ -122,10 +122,9 @@ func identified(conn *grpc.ClientConn, next http.Handler) http.Handler {
 // interceptor let one of them through, or the UNAUTHENTICATED verdict one
 // met.
 type check struct {
-	mu       sync.Mutex
-	known    bool
-	refusal  error
-	verified bool // known or refusal is set
+	mu      sync.Mutex
+	known   bool
+	refusal error
 }
 
 type checkKey struct{}
@@ -143,9 +142,9 @@ func noteCall(ctx context.Context, err error) {
 	defer chk.mu.Unlock()
 	switch status.Code(err) {
 	case codes.OK:
-		chk.known, chk.verified = true, true
+		chk.known = true
 	case codes.Unauthenticated:
-		chk.refusal, chk.verified = err, true
+		chk.refusal = err
 	}
 }
 
@@ -169,14 +168,14 @@ func (c *checkedWriter) WriteHeader(code int) {
 	}
 	c.wrote = true
 	c.chk.mu.Lock()
-	known, refusal, verified := c.chk.known, c.chk.refusal, c.chk.verified
+	known, refusal := c.chk.known, c.chk.refusal
 	c.chk.mu.Unlock()
-	if !verified {
+	// One tool call let through vouches for the caller whatever another
+	// met; a caller no call has judged stands by memory_whoami's verdict.
+	if !known && refusal == nil {
 		refusal = c.verify()
 	}
-	// One tool call let through vouches for the caller whatever another
-	// met; an unverified caller stands by memory_whoami's verdict.
-	if refusal != nil && !known {
+	if !known && refusal != nil {
 		c.refused = true
 		clear(c.w.Header())
 		gateway.WriteError(c.w, refusal)

@@ -283,8 +283,7 @@ func BenchmarkStore(b *testing.B) {
 	}
 }
 
-// The raw baselines' schemas: a bare three-column table, and the same with
-// an external-content FTS5 index kept by a trigger.
+// The raw baselines' schemas (BenchmarkStore).
 const (
 	rawSchema    = `CREATE TABLE t (id INTEGER PRIMARY KEY, title TEXT, content TEXT)`
 	rawFTSSchema = `CREATE TABLE t (id INTEGER PRIMARY KEY, title TEXT, content TEXT);

@@ -57,28 +57,18 @@ func Snippet(s string) string {
 // spaces between words. Most snippets are, and are then not copied.
 func tidy(s string) bool {
 	space := true // a space here would lead s, or follow another
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			switch {
-			case c == ' ':
-				if space {
-					return false
-				}
-				space = true
-			case c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+	for _, r := range s {
+		switch {
+		case r == ' ':
+			if space {
 				return false
-			default:
-				space = false
 			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsSpace(r) {
+			space = true
+		case unicode.IsSpace(r):
 			return false
+		default:
+			space = false
 		}
-		space = false
-		i += n
 	}
 	return !space || s == ""
 }
