@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -249,13 +250,14 @@ func BenchmarkStore(b *testing.B) {
 							b.Fatalf("store: %v", r)
 						}
 					}
-					if g, ok := tr.(grpcTransport); ok {
+					switch tr := tr.(type) {
+					case grpcTransport:
 						// A gRPC client sends its request message as it
 						// holds it: no JSON on either side of the call, as
 						// the harness's call makes for comparing replies.
 						calls := make(chan grpcCall, k)
 						for range k {
-							calls <- g.prepare(b, tok, "memory_store", args)
+							calls <- tr.prepare(b, tok, "memory_store", args)
 						}
 						store = func() {
 							c := <-calls
@@ -264,6 +266,11 @@ func BenchmarkStore(b *testing.B) {
 								b.Fatalf("store: %v", err)
 							}
 						}
+					case restTransport, mcpTransport:
+						// So do REST and MCP clients: they send the body
+						// they hold and read whether the store succeeded,
+						// each on a connection of its own.
+						store = httpStore(b, td.url, tok, tr.name(), args, k)
 					}
 					// The raw FTS rate just before and just after, since
 					// this machine's speed can move by a third within a
@@ -279,6 +286,55 @@ func BenchmarkStore(b *testing.B) {
 					b.ReportMetric(100*rate/((before+after)/2), "%raw-fts")
 				})
 			}
+		}
+	}
+}
+
+// httpStore returns a store call as a REST or MCP (transport) client of
+// the daemon at url makes it, with k such clients at once: the request body
+// is made once, as the client holds it, and of the reply only what says
+// the store succeeded is read: the HTTP status, and MCP's isError. The
+// harness's call instead builds the body from args on every call and
+// decodes the whole reply, the record stored included, into maps to
+// compare the transports: client work that the gRPC client's prepared
+// call does not do either.
+func httpStore(b *testing.B, url, token, transport string, args map[string]any, k int) func() {
+	path, body := "/api/memory_store", args
+	if transport == "mcp" {
+		path = "/mcp"
+		body = map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": "memory_store", "arguments": args}}
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: k}}
+	b.Cleanup(client.CloseIdleConnections)
+	return func() {
+		req, _ := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatalf("store: %v", err)
+		}
+		reply, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("store: HTTP %d %s %v", resp.StatusCode, reply, err)
+		}
+		if transport != "mcp" {
+			return
+		}
+		var env struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(reply, &env); err != nil || env.Result == nil || env.Result.IsError {
+			b.Fatalf("store: %s", reply)
 		}
 	}
 }
