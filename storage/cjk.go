@@ -7,6 +7,8 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // cjkTokenizer is hearth_cjk, the tokenizer of records_cjk (migration
@@ -86,7 +88,7 @@ func cjkQuery(text string) string {
 		run  []rune
 	)
 	add := func(term string) {
-		if seen[term] || len(seen) == maxQueryTerms {
+		if seen[term] || len(seen) == fulltext.MaxQueryTerms {
 			return
 		}
 		seen[term] = true

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hearth-memory/hearth/storage/fulltext"
 	"github.com/hearth-memory/hearth/storage/thesaurus"
 )
 
@@ -26,7 +27,7 @@ const (
 
 // synonymIndex finds thesaurus groups by the query's words. Entries are
 // matched by key: their words with stopwords dropped and the rest reduced
-// to Porter stems (stem, as the index's porter tokenizer reduces them),
+// to Porter stems (fulltext.Stem, as the index's porter tokenizer reduces them),
 // joined by spaces. So "invoices" finds the group of "invoice", and the
 // query words "end", "day" (of "end of day") find the entry "end of day".
 type synonymIndex struct {
@@ -70,8 +71,8 @@ func newSynonymIndex(groups [][]string) *synonymIndex {
 func synonymKey(entry string) string {
 	var stems []string
 	for _, w := range strings.Fields(entry) {
-		if !stopwords[w] {
-			stems = append(stems, stem(w))
+		if !fulltext.IsStopword(w) {
+			stems = append(stems, fulltext.Stem(w))
 		}
 	}
 	return strings.Join(stems, " ")
@@ -79,26 +80,26 @@ func synonymKey(entry string) string {
 
 // expansion is a query's full-text terms: first the user's words, then the
 // synonyms the thesaurus adds, each a word or a phrase of words; at most
-// maxQueryTerms in all. of[i] lists, for the synonym terms[nWords+i], the
-// indexes in terms of the user's words it stands for.
+// fulltext.MaxQueryTerms in all. of[i] lists, for the synonym
+// terms[nWords+i], the indexes in terms of the user's words it stands for.
 type expansion struct {
 	terms  []string
 	nWords int
 	of     [][]int
 }
 
-// expandQuery adds to words (see queryWords) the synonyms of each word or
+// expandQuery adds to words (see fulltext.QueryWords) the synonyms of each word or
 // run of words that is a thesaurus entry, matching the longest run first:
 // at most maxSynonyms per match, none that the query already holds, taken
 // in turns (every match's first synonym, then every second, …) until the
-// query holds maxQueryTerms terms.
+// query holds fulltext.MaxQueryTerms terms.
 func expandQuery(words []string) expansion {
 	x := expansion{terms: words, nWords: len(words)}
 	ix := synonyms()
 	stems := make([]string, len(words))
 	have := map[string]bool{} // keys of the query's words and of the synonyms taken
 	for i, w := range words {
-		stems[i] = stem(w)
+		stems[i] = fulltext.Stem(w)
 		have[stems[i]] = true
 	}
 	type match struct {
@@ -123,8 +124,8 @@ func expandQuery(words []string) expansion {
 	if len(found) == 0 {
 		return x
 	}
-	x.terms = append(make([]string, 0, maxQueryTerms), words...)
-	for more := true; more && len(x.terms) < maxQueryTerms; {
+	x.terms = append(make([]string, 0, fulltext.MaxQueryTerms), words...)
+	for more := true; more && len(x.terms) < fulltext.MaxQueryTerms; {
 		more = false
 		for i := range found {
 			m := &found[i]
@@ -146,7 +147,7 @@ func expandQuery(words []string) expansion {
 			m.next++
 			m.took++
 			more = true
-			if len(x.terms) == maxQueryTerms {
+			if len(x.terms) == fulltext.MaxQueryTerms {
 				break
 			}
 		}
@@ -232,7 +233,7 @@ func (x expansion) snippetWords() []string {
 	out := append([]string(nil), x.terms[:x.nWords]...)
 	for _, t := range x.terms[x.nWords:] {
 		for _, w := range strings.Fields(t) {
-			if !stopwords[w] {
+			if !fulltext.IsStopword(w) {
 				out = append(out, w)
 			}
 		}

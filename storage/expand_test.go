@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-memory/hearth/storage/fulltext"
 	"github.com/hearth-memory/hearth/storage/thesaurus"
 )
 
@@ -36,7 +37,7 @@ func TestThesaurus_Keys(t *testing.T) {
 
 func TestThesaurus_ExpandQuery(t *testing.T) {
 	t.Run("OKSynonymsAfterWords", func(t *testing.T) {
-		x := expandQuery(queryWords("Where do we keep the invoices?"))
+		x := expandQuery(fulltext.QueryWords("Where do we keep the invoices?"))
 		if x.nWords != 2 || x.terms[0] != "keep" || x.terms[1] != "invoices" {
 			t.Fatalf("terms %q (%d words), want the query's words first", x.terms, x.nWords)
 		}
@@ -50,7 +51,7 @@ func TestThesaurus_ExpandQuery(t *testing.T) {
 	t.Run("OKPhrase", func(t *testing.T) {
 		// "pull request" is matched as one entry, its words' stems in a
 		// row; the phrase's synonyms stand for both words.
-		x := expandQuery(queryWords("who reviews pull requests"))
+		x := expandQuery(fulltext.QueryWords("who reviews pull requests"))
 		want := []string{"reviews", "pull", "requests", "pr", "merge request", "mr"}
 		if strings.Join(x.terms, "|") != strings.Join(want, "|") {
 			t.Errorf("terms %q, want %q", x.terms, want)
@@ -64,20 +65,20 @@ func TestThesaurus_ExpandQuery(t *testing.T) {
 	})
 	t.Run("OKNothingTheQueryHolds", func(t *testing.T) {
 		// Both words are in one group: neither adds the other.
-		if x := expandQuery(queryWords("bill or invoice")); len(x.terms) != 2 {
+		if x := expandQuery(fulltext.QueryWords("bill or invoice")); len(x.terms) != 2 {
 			t.Errorf("terms %q, want only the query's words", x.terms)
 		}
-		if x := expandQuery(queryWords("pizza at lunch")); len(x.terms) != 2 {
+		if x := expandQuery(fulltext.QueryWords("pizza at lunch")); len(x.terms) != 2 {
 			t.Errorf("terms %q, want the words alone", x.terms)
 		}
 	})
 	t.Run("OKBounded", func(t *testing.T) {
 		// Words of large groups: each adds at most maxSynonyms, in turns,
-		// and the query stays within maxQueryTerms.
-		words := queryWords("deploy error auth delete config database retry k8s timeout crash hang slow monitoring incident")
+		// and the query stays within fulltext.MaxQueryTerms.
+		words := fulltext.QueryWords("deploy error auth delete config database retry k8s timeout crash hang slow monitoring incident")
 		x := expandQuery(words)
-		if len(x.terms) != maxQueryTerms {
-			t.Fatalf("%d terms, want %d", len(x.terms), maxQueryTerms)
+		if len(x.terms) != fulltext.MaxQueryTerms {
+			t.Fatalf("%d terms, want %d", len(x.terms), fulltext.MaxQueryTerms)
 		}
 		per := map[int]int{}
 		for _, of := range x.of {
@@ -93,13 +94,13 @@ func TestThesaurus_ExpandQuery(t *testing.T) {
 		if x.of[0][0] != 0 || x.of[1][0] != 1 {
 			t.Errorf("synonyms of %v, want one per word in turn", x.of[:2])
 		}
-		long := make([]string, maxQueryTerms)
+		long := make([]string, fulltext.MaxQueryTerms)
 		for i := range long {
 			long[i] = "invoice"
 		}
 		long[0] = "word"
-		if x := expandQuery(long); len(x.terms) != maxQueryTerms {
-			t.Errorf("%d terms for a full query, want %d", len(x.terms), maxQueryTerms)
+		if x := expandQuery(long); len(x.terms) != fulltext.MaxQueryTerms {
+			t.Errorf("%d terms for a full query, want %d", len(x.terms), fulltext.MaxQueryTerms)
 		}
 	})
 }

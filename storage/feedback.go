@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // Pseudo-relevance feedback: a question asked in other words than its
@@ -301,23 +303,24 @@ func feedbackStem(w string) (string, bool) {
 		return "", false
 	}
 	w = strings.ToLower(w)
-	if stopwords[w] {
+	if fulltext.IsStopword(w) {
 		return "", false
 	}
 	return stemMemo.get(w), true
 }
 
-// stemMemo remembers the stems of words, up to maxCachedTerms at a time.
+// stemMemo remembers the stems of words, as many as a StemCache holds.
 var stemMemo = &memo{}
 
-// memo stems words in Go (stem), remembering each in a stemCache.
-type memo struct{ c stemCache }
+// memo stems words in Go (fulltext.Stem), remembering each in a
+// fulltext.StemCache.
+type memo struct{ c fulltext.StemCache }
 
 func (m *memo) get(w string) string {
-	if s, ok := m.c.get(w); ok {
+	if s, ok := m.c.Get(w); ok {
 		return s
 	}
-	s := stem(w)
-	m.c.learn(strings.Clone(w), s)
+	s := fulltext.Stem(w)
+	m.c.Learn(strings.Clone(w), s)
 	return s
 }

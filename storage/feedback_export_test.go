@@ -1,5 +1,9 @@
 package storage
 
+import "github.com/hearth-memory/hearth/storage/fulltext"
+
 // Feedback is feedback for text's words and their synonyms, for the
 // benchmarks of package storage_test.
-func Feedback(text string, hits []Hit) []Hit { return feedback(expandQuery(queryWords(text)), hits) }
+func Feedback(text string, hits []Hit) []Hit {
+	return feedback(expandQuery(fulltext.QueryWords(text)), hits)
+}

@@ -10,8 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	porterstemmer "github.com/blevesearch/go-porterstemmer"
-
+	"github.com/hearth-memory/hearth/storage/fulltext"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -46,35 +45,20 @@ func QuestionKey(text string) string {
 	var stems []string
 	for _, w := range words {
 		w = strings.ToLower(w)
-		if stopwords[w] {
+		if fulltext.IsStopword(w) {
 			continue
 		}
-		s := stem(w)
+		s := fulltext.Stem(w)
 		if slices.Contains(stems, s) {
 			continue
 		}
 		stems = append(stems, s)
-		if len(stems) == maxQueryTerms {
+		if len(stems) == fulltext.MaxQueryTerms {
 			break
 		}
 	}
 	slices.Sort(stems)
 	return strings.Join(stems, " ")
-}
-
-// stem reduces a lower-case word to its Porter stem, leaving alone what the
-// FTS5 porter tokenizer leaves alone: words under three letters and words
-// holding anything but a-z.
-func stem(w string) string {
-	if len(w) < 3 {
-		return w
-	}
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return w
-		}
-	}
-	return string(porterstemmer.StemWithoutLowerCasing([]rune(w)))
 }
 
 // questionText is how a wording is kept: whitespace runs as one space, at

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-memory/hearth/storage/fulltext"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -116,7 +117,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				x := expandQuery(queryWords(text))
+				x := expandQuery(fulltext.QueryWords(text))
 				keys := make([]string, len(scope))
 				for i, ns := range scope {
 					keys[i] = `"` + scopeToken(ns) + `"`
@@ -154,7 +155,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x := expandQuery(queryWords(text))
+			x := expandQuery(fulltext.QueryWords(text))
 			var want []ranked
 			if err := db.read(ctx, "test", func(tx *txn) (err error) {
 				want, err = rankTx(ctx, tx, wordIndex, "{title content} : ("+quoted(x.terms, " OR ")+")", []any{0, x.rankWords()}, nil, q, q.Exclude, q.Limit)
@@ -407,7 +408,7 @@ func leanAndFull(t *testing.T, db *DB, q SearchQuery) (lean, full []ranked, ok b
 			return fmt.Errorf("keys %v: %v", keys, err)
 		}
 		rows := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
-		x := expandQuery(queryWords(q.Text))
+		x := expandQuery(fulltext.QueryWords(q.Text))
 		all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
 		if lean, ok, err = db.rankLeanTx(ctx, tx, all, 0, x.rankWords(), rows, q, nil, q.Limit); err != nil {
 			return err

@@ -184,7 +184,7 @@ func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData,
 				return nil, err
 			}
 			if t == 0 && rw.word != "" && fts.PhraseSize(i) == 1 {
-				db.stems.learn(rw.word, token)
+				db.stems.Learn(rw.word, token)
 			}
 			df, err := db.dfs.get(db, token, rows)
 			if err != nil {
@@ -282,32 +282,6 @@ func (c *dfCache) get(db *DB, token string, rows int64) (int64, error) {
 	c.approx[token] = df
 	c.mu.Unlock()
 	return df, nil
-}
-
-// stemCache maps words to their stems, up to maxCachedTerms at a time:
-// db.stems holds the index tokens FTS5's porter tokenizer made of query
-// words, learned from the queries hearth_rank scores, so that Search can
-// look up a word's frequency before it queries; stemMemo, the stems Go
-// computed for feedback.
-type stemCache struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (c *stemCache) learn(word, token string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedTerms {
-		c.m = map[string]string{}
-	}
-	c.m[word] = token
-}
-
-func (c *stemCache) get(word string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.m[word]
-	return t, ok
 }
 
 // varint decodes an SQLite varint (1 to 9 bytes, big-endian groups of 7

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-memory/hearth/storage/fulltext"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -236,7 +237,7 @@ func TestSearch_Pruned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gate, n := db.gate(queryWords(q.Text)); n != 1 || gate != `"webhook"` {
+	if gate, n := db.gate(fulltext.QueryWords(q.Text)); n != 1 || gate != `"webhook"` {
 		t.Fatalf("gate = %q (%d), want the rarer word", gate, n)
 	}
 	pruned, err := db.Search(ctx, q)
@@ -258,7 +259,7 @@ func TestSearch_Pruned(t *testing.T) {
 	if _, err := db.Search(ctx, common); err != nil {
 		t.Fatal(err)
 	}
-	if gate, n := db.gate(queryWords(common.Text)); n != 2 || gate != `"deploy" AND "release"` {
+	if gate, n := db.gate(fulltext.QueryWords(common.Text)); n != 2 || gate != `"deploy" AND "release"` {
 		t.Fatalf("gate = %q (%d), want every common word", gate, n)
 	}
 	// A word no record holds gates nothing: once counted, it is left out.
@@ -266,7 +267,7 @@ func TestSearch_Pruned(t *testing.T) {
 	if _, err := db.Search(ctx, absent); err != nil {
 		t.Fatal(err)
 	}
-	if gate, n := db.gate(queryWords(absent.Text)); n != 2 || gate != `"deploy" AND "release"` {
+	if gate, n := db.gate(fulltext.QueryWords(absent.Text)); n != 2 || gate != `"deploy" AND "release"` {
 		t.Fatalf("gate = %q (%d), want the common words without the absent one", gate, n)
 	}
 	hits, err := db.Search(ctx, common)

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // Default limits when a query gives none.
@@ -22,10 +23,6 @@ const (
 // MinExcludePrefix is the shortest id prefix SearchQuery.Exclude honours;
 // shorter entries are ignored (SPEC R-K4).
 const MinExcludePrefix = 8
-
-// maxQueryTerms caps the terms a search sends to FTS5: a pasted page should
-// not turn into a thousand-way OR.
-const maxQueryTerms = 32
 
 // SearchQuery is a full-text search. Text is natural language, never FTS5
 // syntax. Namespaces and Types filter when not empty (empty means any).
@@ -61,7 +58,7 @@ type Snippets struct{ s *snippetter }
 
 // NewSnippets returns the snippet cutter of q.
 func NewSnippets(q SearchQuery) Snippets {
-	return Snippets{newSnippetter(expansionOf(queryWords(q.Text), q.Literal).snippetWords(), q.Text)}
+	return Snippets{newSnippetter(expansionOf(fulltext.QueryWords(q.Text), q.Literal).snippetWords(), q.Text)}
 }
 
 // Cut returns the snippet of a hit's content.
@@ -108,7 +105,7 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 			return nil, errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
 		}
 	}
-	words, cjk := queryWords(q.Text), cjkQuery(q.Text)
+	words, cjk := fulltext.QueryWords(q.Text), cjkQuery(q.Text)
 	if len(words) == 0 && cjk == "" {
 		return nil, nil
 	}
@@ -338,7 +335,7 @@ func (db *DB) gateOf(words []string) (gate string, n int, common bool) {
 	}
 	var rare, commons []string
 	for _, w := range words {
-		if stem, ok := db.stems.get(w); ok {
+		if stem, ok := db.stems.Get(w); ok {
 			if db.dfs.absent(db, stem) {
 				// In no record (a synonym the store never uses, say): a
 				// gate of it would hold nothing back but cost a query.
@@ -705,49 +702,11 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]H
 	return hits, nil
 }
 
-// queryWords returns the distinct lower-cased words (runs of letters and
-// digits) of natural-language text that are not stopwords, in order, at
-// most maxQueryTerms.
-func queryWords(text string) []string {
-	var out []string
-	seen := make(map[string]bool)
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		w = strings.ToLower(w)
-		if stopwords[w] || seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-		if len(out) == maxQueryTerms {
-			break
-		}
-	}
-	return out
-}
-
 // ftsQuery turns natural-language text into an FTS5 query: its words (see
-// queryWords), each in double quotes (a string, never an operator or column
-// filter), joined by OR. It returns "" when no word is left.
+// fulltext.QueryWords), each in double quotes (a string, never an operator
+// or column filter), joined by OR. It returns "" when no word is left.
 func ftsQuery(text string) string {
-	return quoted(queryWords(text), " OR ")
-}
-
-// stopwords are English words too common to say what a question is about.
-// Negations (no, not, never) are kept: they matter in constraints.
-var stopwords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`
-		a about am an and any are as at be been being but by can could
-		did do does doing don for from had has have having he her here his
-		how i if in into is it its just me my of on or our ours she should
-		so some such than that the their theirs them then there these they
-		this those to us was we were what when where which while who whom
-		whose why will with would you your yours s t ll re ve d m`) {
-		stopwords[w] = true
-	}
+	return quoted(fulltext.QueryWords(text), " OR ")
 }
 
 // gateHolds reports whether a gate of rare words lets through at least

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // snippetWords is how many words a snippet shows, as FTS5's snippet() was
@@ -15,7 +17,7 @@ const snippetWords = 24
 // query's words. It works in Go on the record already read, so a search
 // cuts snippets for the hits it returns only, without running the
 // full-text match again per hit. Words match when their Porter stems do
-// (stem, as the index's porter tokenizer matches them); a CJK run matches
+// (fulltext.Stem, as the index's porter tokenizer matches them); a CJK run matches
 // where it holds one of the query's CJK bigrams or characters.
 type snippetter struct {
 	stems map[string]bool
@@ -43,12 +45,12 @@ var snippetters = sync.Pool{New: func() any {
 }}
 
 // newSnippetter prepares the snippets of a query with words (lower-cased,
-// see queryWords) and CJK terms. The caller releases it when its search has
+// see fulltext.QueryWords) and CJK terms. The caller releases it when its search has
 // cut its last snippet.
 func newSnippetter(words []string, text string) *snippetter {
 	s := snippetters.Get().(*snippetter)
 	for _, w := range words {
-		st := stem(w)
+		st := fulltext.Stem(w)
 		s.stems[st] = true
 		if st != "" && st[0] < utf8.RuneSelf {
 			s.initial[st[0]] = true
@@ -267,7 +269,7 @@ func (s *snippetter) matches(w string) bool {
 	if s.noMatch(w) {
 		return false
 	}
-	if s.stems[stem(strings.ToLower(w))] {
+	if s.stems[fulltext.Stem(strings.ToLower(w))] {
 		return true
 	}
 	for _, t := range s.cjk {

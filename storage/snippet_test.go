@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 func TestSnippetter_Cut(t *testing.T) {
@@ -23,7 +25,7 @@ func TestSnippetter_Cut(t *testing.T) {
 		{"Empty", "x", "  — ", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSnippetter(queryWords(tt.query), tt.query)
+			s := newSnippetter(fulltext.QueryWords(tt.query), tt.query)
 			if got := s.cut(tt.content); got != tt.want {
 				t.Errorf("cut = %q\nwant  %q", got, tt.want)
 			}
@@ -38,7 +40,7 @@ func FuzzSnippet(f *testing.F) {
 	f.Add("表结构", "我们使用数据库迁移工具来管理表结构的变更")
 	f.Add("a", "\xff\xfe a a a")
 	f.Fuzz(func(t *testing.T, query, content string) {
-		got := newSnippetter(queryWords(query), query).cut(content)
+		got := newSnippetter(fulltext.QueryWords(query), query).cut(content)
 		inner := strings.TrimSuffix(strings.TrimPrefix(got, "…"), "…")
 		if !strings.Contains(content, inner) {
 			t.Fatalf("snippet %q is not part of the content", got)
@@ -58,8 +60,8 @@ func FuzzSnippet(f *testing.F) {
 // generated words, since Porter's rules rewrite suffixes.
 func TestStem_KeepsTheFirstLetter(t *testing.T) {
 	for w := range suffixedWords(rand.New(rand.NewPCG(1, 2)), 200_000) {
-		if st := stem(w); st == "" || st[0] != w[0] {
-			t.Fatalf("stem(%q) = %q: first letter changed", w, st)
+		if st := fulltext.Stem(w); st == "" || st[0] != w[0] {
+			t.Fatalf("fulltext.Stem(%q) = %q: first letter changed", w, st)
 		}
 	}
 }
@@ -95,7 +97,7 @@ func TestSnippetter_CutMatchesEveryWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	shared := make([]*snippetter, len(queries))
 	for i, q := range queries {
-		shared[i] = newSnippetter(queryWords(q), q)
+		shared[i] = newSnippetter(fulltext.QueryWords(q), q)
 	}
 	for i := range 3000 {
 		n := rng.IntN(80)
@@ -105,7 +107,7 @@ func TestSnippetter_CutMatchesEveryWindow(t *testing.T) {
 		}
 		content := strings.Join(parts, []string{" ", ", ", " — ", ""}[rng.IntN(4)])
 		q := queries[i%len(queries)]
-		s := newSnippetter(queryWords(q), q)
+		s := newSnippetter(fulltext.QueryWords(q), q)
 		if got, want := s.cut(content), cutByEveryWindow(s, content); got != want {
 			t.Fatalf("query %q, content %q:\ncut  %q\nwant %q", q, content, got, want)
 		}
@@ -143,7 +145,7 @@ func cutByEveryWindow(s *snippetter, content string) string {
 			j += size
 		}
 		w := content[i:j]
-		match := s.stems[stem(strings.ToLower(w))]
+		match := s.stems[fulltext.Stem(strings.ToLower(w))]
 		for _, t := range s.cjk {
 			match = match || strings.Contains(w, t)
 		}

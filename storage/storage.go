@@ -32,6 +32,8 @@ import (
 
 	"github.com/ncruces/go-sqlite3/driver"
 	"github.com/oklog/ulid/v2"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 //go:embed migrations/*.sql
@@ -103,7 +105,7 @@ type DB struct {
 	// pool of its own (rank.go).
 	gen   atomic.Uint64
 	dfs   dfCache
-	stems stemCache
+	stems fulltext.StemCache
 	vocab *sql.DB
 	// nsKeys caches the namespaces' full-text keys (search.go).
 	nsKeys nsKeyCache
