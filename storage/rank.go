@@ -12,6 +12,8 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // BM25 constants, as FTS5's own bm25 uses them.
@@ -51,7 +53,7 @@ func (db *DB) initConn(c *sqlite3.Conn) error {
 // hearth_cjk tokenizer.
 func (db *DB) registerFTS(c *sqlite3.Conn) error {
 	return fts5.RegisterCustom(c, func(api *fts5.API) error {
-		if err := api.CreateTokenizer("hearth_cjk", func([]string) (fts5.Tokenizer, error) { return cjkTokenizer{}, nil }); err != nil {
+		if err := api.CreateTokenizer("hearth_cjk", func([]string) (fts5.Tokenizer, error) { return fulltext.CJKTokenizer{}, nil }); err != nil {
 			return err
 		}
 		return api.CreateFunction(rankFunction, db.rank)

@@ -105,7 +105,7 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 			return nil, errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
 		}
 	}
-	words, cjk := fulltext.QueryWords(q.Text), cjkQuery(q.Text)
+	words, cjk := fulltext.QueryWords(q.Text), fulltext.CJKQuery(q.Text)
 	if len(words) == 0 && cjk == "" {
 		return nil, nil
 	}

@@ -56,7 +56,7 @@ func newSnippetter(words []string, text string) *snippetter {
 			s.initial[st[0]] = true
 		}
 	}
-	q := cjkQuery(text)
+	q := fulltext.CJKQuery(text)
 	for _, t := range strings.Split(q, " OR ") {
 		if t = strings.Trim(t, `"`); t != "" {
 			s.cjk = append(s.cjk, t)
