@@ -44,8 +44,8 @@ const (
 // sorted again, equal scores keeping their order. BM25 then holds the
 // score ranked by. A query of one word is left as it is, and so are hits
 // too few for another hit to give the best ones feedback.
-func feedback(x expansion, hits []Hit) []Hit {
-	if x.nWords < 2 || len(hits) <= feedbackDocs {
+func feedback(x fulltext.Expansion, hits []Hit) []Hit {
+	if len(x.Words()) < 2 || len(hits) <= feedbackDocs {
 		return hits
 	}
 	sc := feedbackScratches.Get().(*feedbackScratch)
@@ -145,10 +145,10 @@ type feedbackWord struct {
 // the hits hold, weighed by their share of each best hit's words (the
 // best first: 1, then 1/2) times their rarity among the hits, the
 // feedbackTerms weightiest (equal weights by stem).
-func feedbackWords(x expansion, hits []Hit, sc *feedbackScratch) []feedbackWord {
+func feedbackWords(x fulltext.Expansion, hits []Hit, sc *feedbackScratch) []feedbackWord {
 	query, index, words, tfs := sc.query, sc.index, sc.words, sc.tfs
 	defer func() { sc.words, sc.tfs = words, tfs }()
-	for _, t := range x.terms {
+	for _, t := range x.Terms() {
 		for _, w := range strings.Fields(t) {
 			query[stemMemo.get(w)] = true
 		}

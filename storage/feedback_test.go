@@ -24,7 +24,7 @@ func feedbackHits(texts ...string) []Hit {
 // only, are held by at least feedbackMinHits hits, and are never the
 // query's words or their synonyms.
 func TestFeedback_Words(t *testing.T) {
-	x := expandQuery(fulltext.QueryWords("invoice numbering"))
+	x := fulltext.Expand(fulltext.QueryWords("invoice numbering"))
 	hits := feedbackHits(
 		"Invoice numbering uses a ledger sequence per merchant.",
 		"The ledger sequence is gapless; invoices say so.",
@@ -51,7 +51,7 @@ func TestFeedback_Words(t *testing.T) {
 // TestFeedback_ScratchReused: a scratch used by one feedback and reset
 // gives the next what a new one gives.
 func TestFeedback_ScratchReused(t *testing.T) {
-	x := expandQuery(fulltext.QueryWords("invoice numbering"))
+	x := fulltext.Expand(fulltext.QueryWords("invoice numbering"))
 	first := feedbackHits("ledger sequence merchant", "ledger sequence", "ledger merchant", "sequence merchant ledger")
 	next := feedbackHits("payout batch schedule", "payout batch", "batch schedule", "ledger sequence merchant")
 	stems := func(sc *feedbackScratch, hits []Hit) string {
@@ -74,11 +74,11 @@ func TestFeedback_ScratchReused(t *testing.T) {
 // other hit to give feedback, come back as they were.
 func TestFeedback_Unchanged(t *testing.T) {
 	texts := []string{"invoice ledger", "ledger ledger", "other ledger", "ledger"}
-	hits := feedback(expandQuery(fulltext.QueryWords("invoice")), feedbackHits(texts...))
+	hits := feedback(fulltext.Expand(fulltext.QueryWords("invoice")), feedbackHits(texts...))
 	if want := feedbackHits(texts...); !sameHits(hits, want) {
 		t.Errorf("one word: got %v, want %v", hits, want)
 	}
-	hits = feedback(expandQuery(fulltext.QueryWords("invoice ledger")), feedbackHits(texts[:feedbackDocs]...))
+	hits = feedback(fulltext.Expand(fulltext.QueryWords("invoice ledger")), feedbackHits(texts[:feedbackDocs]...))
 	if want := feedbackHits(texts[:feedbackDocs]...); !sameHits(hits, want) {
 		t.Errorf("%d hits: got %v, want %v", feedbackDocs, hits, want)
 	}

@@ -117,15 +117,15 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				x := expandQuery(fulltext.QueryWords(text))
+				x := fulltext.Expand(fulltext.QueryWords(text))
 				keys := make([]string, len(scope))
 				for i, ns := range scope {
 					keys[i] = `"` + scopeToken(ns) + `"`
 				}
-				match := "fts_scope : (" + strings.Join(keys, " OR ") + ") AND {title content} : (" + quoted(x.terms, " OR ") + ")"
+				match := "fts_scope : (" + strings.Join(keys, " OR ") + ") AND {title content} : (" + quoted(x.Terms(), " OR ") + ")"
 				var want []ranked
 				if err := db.read(ctx, "test", func(tx *txn) (err error) {
-					want, err = rankTx(ctx, tx, wordIndex, match, []any{len(scope), x.rankWords()}, nil, q, exclude, q.Limit)
+					want, err = rankTx(ctx, tx, wordIndex, match, []any{len(scope), x.RankWords()}, nil, q, exclude, q.Limit)
 					return err
 				}); err != nil {
 					t.Fatal(err)
@@ -155,10 +155,10 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x := expandQuery(fulltext.QueryWords(text))
+			x := fulltext.Expand(fulltext.QueryWords(text))
 			var want []ranked
 			if err := db.read(ctx, "test", func(tx *txn) (err error) {
-				want, err = rankTx(ctx, tx, wordIndex, "{title content} : ("+quoted(x.terms, " OR ")+")", []any{0, x.rankWords()}, nil, q, q.Exclude, q.Limit)
+				want, err = rankTx(ctx, tx, wordIndex, "{title content} : ("+quoted(x.Terms(), " OR ")+")", []any{0, x.RankWords()}, nil, q, q.Exclude, q.Limit)
 				return err
 			}); err != nil {
 				t.Fatal(err)
@@ -408,12 +408,12 @@ func leanAndFull(t *testing.T, db *DB, q SearchQuery) (lean, full []ranked, ok b
 			return fmt.Errorf("keys %v: %v", keys, err)
 		}
 		rows := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
-		x := expandQuery(fulltext.QueryWords(q.Text))
-		all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
-		if lean, ok, err = db.rankLeanTx(ctx, tx, all, 0, x.rankWords(), rows, q, nil, q.Limit); err != nil {
+		x := fulltext.Expand(fulltext.QueryWords(q.Text))
+		all := "{title content} : (" + quoted(x.Terms(), " OR ") + ")"
+		if lean, ok, err = db.rankLeanTx(ctx, tx, all, 0, x.RankWords(), rows, q, nil, q.Limit); err != nil {
 			return err
 		}
-		full, err = rankTx(ctx, tx, wordIndex, all, []any{0, x.rankWords()}, rows, q, nil, q.Limit)
+		full, err = rankTx(ctx, tx, wordIndex, all, []any{0, x.RankWords()}, rows, q, nil, q.Limit)
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ type rankData struct {
 // costliest to count, and the phrases of a gate (Search's pruning), which
 // repeat scored ones. words lists, space-separated, the words of the scored
 // phrases in order, so that their stems are learned; a synonym's entry
-// (expand.go) also says its weight, which multiplies its phrase's IDF, and
+// (fulltext.RankWord) also says its weight, which multiplies its phrase's IDF, and
 // which words of the query it stands for: it weighs 1 when no record holds
 // one of them. Without such an entry a phrase weighs 1, so with no synonym
 // the score is bm25's. docsize is the row's records_fts_docsize.sz
@@ -150,7 +150,7 @@ func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value)
 }
 
 // rankData computes a query's IDFs from cached document frequencies, each
-// times its phrase's weight (rankWord.weigh), and learns the stems of
+// times its phrase's weight (fulltext.RankWord.Weigh), and learns the stems of
 // words, the words of the scored phrases.
 func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData, error) {
 	rows, err := fts.RowCount()
@@ -168,13 +168,13 @@ func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData,
 		d.avgdl = float64(tokens) / float64(rows)
 	}
 	db.dfs.rowsSeen.Store(rows)
-	terms := make([]rankWord, n-d.nScope)
+	terms := make([]fulltext.RankWord, n-d.nScope)
 	dfs := make([]int64, n-d.nScope)
 	for i := d.nScope; i < n; i++ {
 		rw := &terms[i-d.nScope]
-		rw.weight = 1
+		rw.Weight = 1
 		if w := i - d.nScope; w < len(words) {
-			*rw = parseRankWord(words[w])
+			*rw = fulltext.ParseRankWord(words[w])
 		}
 		// A phrase of several tokens (a synonym such as "pull request")
 		// counts as often as its rarest token: an upper bound, so its IDF
@@ -185,8 +185,8 @@ func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData,
 			if err != nil {
 				return nil, err
 			}
-			if t == 0 && rw.word != "" && fts.PhraseSize(i) == 1 {
-				db.stems.Learn(rw.word, token)
+			if t == 0 && rw.Word != "" && fts.PhraseSize(i) == 1 {
+				db.stems.Learn(rw.Word, token)
 			}
 			df, err := db.dfs.get(db, token, rows)
 			if err != nil {
@@ -207,7 +207,7 @@ func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData,
 		d.idf[i] = idf
 	}
 	for i := d.nScope; i < n; i++ {
-		d.idf[i] *= terms[i-d.nScope].weigh(dfs)
+		d.idf[i] *= terms[i-d.nScope].Weigh(dfs)
 	}
 	return d, nil
 }

@@ -39,7 +39,7 @@ type SearchQuery struct {
 	// local/…) besides Namespaces: a hub's reach (SPEC R-N5).
 	AllRepositories bool
 	// Literal searches the text's own words alone, without their synonyms
-	// (expandQuery): for an answer, which must stand on what was asked.
+	// (fulltext.Expand): for an answer, which must stand on what was asked.
 	Literal bool
 	// NoSnippets leaves every Hit.Snippet empty, unless Feedback read
 	// them: a caller that returns fewer hits than it asks for cuts the
@@ -58,7 +58,7 @@ type Snippets struct{ s *snippetter }
 
 // NewSnippets returns the snippet cutter of q.
 func NewSnippets(q SearchQuery) Snippets {
-	return Snippets{newSnippetter(expansionOf(fulltext.QueryWords(q.Text), q.Literal).snippetWords(), q.Text)}
+	return Snippets{newSnippetter(expansionOf(fulltext.QueryWords(q.Text), q.Literal).SnippetWords(), q.Text)}
 }
 
 // Cut returns the snippet of a hit's content.
@@ -69,12 +69,12 @@ func (s Snippets) Cut(content string) string { return s.s.cut(content) }
 func (s Snippets) Release() { s.s.release() }
 
 // expansionOf is what a search of words looks for: the words and, unless
-// literal, their synonyms (expandQuery).
-func expansionOf(words []string, literal bool) expansion {
+// literal, their synonyms (fulltext.Expand).
+func expansionOf(words []string, literal bool) fulltext.Expansion {
 	if literal {
-		return expansion{terms: words, nWords: len(words)}
+		return fulltext.Literal(words)
 	}
-	return expandQuery(words)
+	return fulltext.Expand(words)
 }
 
 // Hit is one search result. BM25 is FTS5's bm25 score with the title
@@ -90,7 +90,7 @@ type Hit struct {
 // Search finds live records (active or candidate) that share at least one
 // meaningful word with q.Text, best first. Text is split into words, lower-cased
 // and stripped of stopwords; each word is quoted and the words are ORed, so no
-// text can be FTS5 syntax. The words' synonyms (expandQuery) are ORed in
+// text can be FTS5 syntax. The words' synonyms (fulltext.Expand) are ORed in
 // too, ranked below the words themselves. With q.Feedback, the hits
 // read are then re-ranked by the words their best ones share with the rest
 // (feedback). Text with no meaningful word finds nothing. Runs
@@ -123,10 +123,10 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	x := expansionOf(words, q.Literal)
 	// Feedback reads the hits' snippets: then they are cut here, and
 	// returned, whatever NoSnippets says.
-	withFeedback := q.Feedback && !q.Literal && x.nWords >= 2
+	withFeedback := q.Feedback && !q.Literal && len(x.Words()) >= 2
 	var snip *snippetter
 	if !q.NoSnippets || withFeedback {
-		snip = newSnippetter(x.snippetWords(), q.Text)
+		snip = newSnippetter(x.SnippetWords(), q.Text)
 		defer snip.release()
 	}
 	var hits []Hit
@@ -178,7 +178,7 @@ var (
 )
 
 // searchWords searches records_fts for the terms of x: the query's words
-// and their synonyms (expandQuery), which match title and content only.
+// and their synonyms (fulltext.Expand), which match title and content only.
 // Within namespaces (not a hub's reach), each namespace is searched on its
 // own range of full-text rowids (migration 0075), which FTS5 seeks to in
 // each term's doclist, and the ranked lists are merged by score: a
@@ -192,10 +192,10 @@ var (
 // is counted first, and not run when it would: gateHolds). A record held
 // out is one that shares nothing but common words with the query while
 // limit better ones exist: it would rank below them.
-func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
-	all := "{title content} : (" + quoted(x.terms, " OR ") + ")"
-	joined := x.rankWords()
-	gate, n, common := db.gateOf(x.terms)
+func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x fulltext.Expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
+	all := "{title content} : (" + quoted(x.Terms(), " OR ") + ")"
+	joined := x.RankWords()
+	gate, n, common := db.gateOf(x.Terms())
 	search := func(rows *rowRange) ([]ranked, error) {
 		run := func(match string, nSkip int) ([]ranked, error) {
 			if len(q.Types) == 0 {

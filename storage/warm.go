@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // Warm does ahead of time what a store's first search would otherwise do
@@ -13,7 +15,7 @@ import (
 // after a start. Warm is safe to call more than once; a store that is not
 // warmed works the same, its first search slower.
 func (db *DB) Warm(ctx context.Context) error {
-	synonyms()
+	fulltext.Warm()
 	if err := db.reader.PingContext(ctx); err != nil {
 		return fmt.Errorf("storage: warm readers: %w", err)
 	}

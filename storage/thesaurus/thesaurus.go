@@ -3,7 +3,7 @@
 // words and phrases that mean the same thing, such as "invoice, bill" or
 // "k8s, kubernetes". Search uses it to add a query word's synonyms to the
 // full-text query. The package knows nothing of stemming or search: it
-// parses and checks the groups; storage matches them.
+// parses and checks the groups; package fulltext matches them.
 package thesaurus
 
 import (

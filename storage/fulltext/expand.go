@@ -1,17 +1,16 @@
-package storage
+package fulltext
 
 import (
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/hearth-memory/hearth/storage/fulltext"
 	"github.com/hearth-memory/hearth/storage/thesaurus"
 )
 
-// Query expansion: Search adds the synonyms of a query's words, from the
-// thesaurus package, to its full-text query, so that "invoice" finds a
-// record that only says "bill". A synonym's match counts synonymWeight of
+// Query expansion: Expand adds the synonyms of a query's words, from the
+// thesaurus package, to the full-text query storage's Search sends, so
+// that "invoice" finds a record that only says "bill". A synonym's match counts synonymWeight of
 // what the same match of the user's own word would (hearth_rank multiplies
 // its IDF), so a record holding the words asked for ranks above one holding
 // only their synonyms. When no record holds the word it stands for, a
@@ -27,7 +26,7 @@ const (
 
 // synonymIndex finds thesaurus groups by the query's words. Entries are
 // matched by key: their words with stopwords dropped and the rest reduced
-// to Porter stems (fulltext.Stem, as the index's porter tokenizer reduces them),
+// to Porter stems (Stem, as the index's porter tokenizer reduces them),
 // joined by spaces. So "invoices" finds the group of "invoice", and the
 // query words "end", "day" (of "end of day") find the entry "end of day".
 type synonymIndex struct {
@@ -41,6 +40,10 @@ type synonymIndex struct {
 type synonym struct{ text, key string }
 
 var synonyms = sync.OnceValue(func() *synonymIndex { return newSynonymIndex(thesaurus.Groups()) })
+
+// Warm builds the thesaurus's synonym index now, which the first Expand
+// would otherwise build while its caller waits.
+func Warm() { synonyms() }
 
 // newSynonymIndex indexes groups by their entries' keys. An entry whose key
 // an earlier group holds leads to that group only, and one with no key
@@ -71,35 +74,48 @@ func newSynonymIndex(groups [][]string) *synonymIndex {
 func synonymKey(entry string) string {
 	var stems []string
 	for _, w := range strings.Fields(entry) {
-		if !fulltext.IsStopword(w) {
-			stems = append(stems, fulltext.Stem(w))
+		if !stopwords[w] {
+			stems = append(stems, Stem(w))
 		}
 	}
 	return strings.Join(stems, " ")
 }
 
-// expansion is a query's full-text terms: first the user's words, then the
+// Expansion is a query's full-text terms: first the user's words, then the
 // synonyms the thesaurus adds, each a word or a phrase of words; at most
-// fulltext.MaxQueryTerms in all. of[i] lists, for the synonym
-// terms[nWords+i], the indexes in terms of the user's words it stands for.
-type expansion struct {
+// MaxQueryTerms in all. of[i] lists, for the synonym terms[nWords+i], the
+// indexes in terms of the user's words it stands for.
+type Expansion struct {
 	terms  []string
 	nWords int
 	of     [][]int
 }
 
-// expandQuery adds to words (see fulltext.QueryWords) the synonyms of each word or
-// run of words that is a thesaurus entry, matching the longest run first:
-// at most maxSynonyms per match, none that the query already holds, taken
-// in turns (every match's first synonym, then every second, …) until the
-// query holds fulltext.MaxQueryTerms terms.
-func expandQuery(words []string) expansion {
-	x := expansion{terms: words, nWords: len(words)}
+// Literal is the expansion of words (see QueryWords) without synonyms: the
+// words alone.
+func Literal(words []string) Expansion {
+	return Expansion{terms: words, nWords: len(words)}
+}
+
+// Terms returns the terms of x, the user's words first (a phrase's words
+// joined by spaces). The slice is x's: callers must not modify it.
+func (x Expansion) Terms() []string { return x.terms }
+
+// Words returns the user's words of x: its first terms, without synonyms.
+func (x Expansion) Words() []string { return x.terms[:x.nWords] }
+
+// Expand adds to words (see QueryWords) the synonyms of each word or run
+// of words that is a thesaurus entry, matching the longest run first: at
+// most maxSynonyms per match, none that the query already holds, taken in
+// turns (every match's first synonym, then every second, …) until the
+// query holds MaxQueryTerms terms.
+func Expand(words []string) Expansion {
+	x := Literal(words)
 	ix := synonyms()
 	stems := make([]string, len(words))
 	have := map[string]bool{} // keys of the query's words and of the synonyms taken
 	for i, w := range words {
-		stems[i] = fulltext.Stem(w)
+		stems[i] = Stem(w)
 		have[stems[i]] = true
 	}
 	type match struct {
@@ -124,8 +140,8 @@ func expandQuery(words []string) expansion {
 	if len(found) == 0 {
 		return x
 	}
-	x.terms = append(make([]string, 0, fulltext.MaxQueryTerms), words...)
-	for more := true; more && len(x.terms) < fulltext.MaxQueryTerms; {
+	x.terms = append(make([]string, 0, MaxQueryTerms), words...)
+	for more := true; more && len(x.terms) < MaxQueryTerms; {
 		more = false
 		for i := range found {
 			m := &found[i]
@@ -147,7 +163,7 @@ func expandQuery(words []string) expansion {
 			m.next++
 			m.took++
 			more = true
-			if len(x.terms) == fulltext.MaxQueryTerms {
+			if len(x.terms) == MaxQueryTerms {
 				break
 			}
 		}
@@ -155,11 +171,11 @@ func expandQuery(words []string) expansion {
 	return x
 }
 
-// rankWords is hearth_rank's words argument for the terms: one entry per
+// RankWords is hearth_rank's words argument for the terms: one entry per
 // term, space-separated, a phrase's words joined by "+"; a synonym's entry
 // goes on with "^", its weight, "@" and the indexes of the words it stands
-// for, joined by ",": "bill^0.5@0" (see parseRankWord).
-func (x expansion) rankWords() string {
+// for, joined by ",": "bill^0.5@0" (see ParseRankWord).
+func (x Expansion) RankWords() string {
 	var b strings.Builder
 	for i, t := range x.terms {
 		if i > 0 {
@@ -180,60 +196,60 @@ func (x expansion) rankWords() string {
 	return b.String()
 }
 
-// rankWord is an entry of hearth_rank's words argument: the word, the
+// RankWord is an entry of hearth_rank's words argument: the word, the
 // phrase's weight (1 for the user's words) and, for a synonym, the indexes
 // of the scored phrases it stands for.
-type rankWord struct {
-	word   string
-	weight float64
-	of     []int
+type RankWord struct {
+	Word   string
+	Weight float64
+	Of     []int
 }
 
-// parseRankWord reads an entry of rankWords: "bill^0.5@0" is the word
+// ParseRankWord reads an entry of RankWords: "bill^0.5@0" is the word
 // "bill" weighing 0.5 for phrase 0. An entry without "^", or whose weight
 // is not a positive number, weighs 1; indexes that are not numbers are
 // left out.
-func parseRankWord(entry string) rankWord {
+func ParseRankWord(entry string) RankWord {
 	w, rest, ok := strings.Cut(entry, "^")
-	rw := rankWord{word: w, weight: 1}
+	rw := RankWord{Word: w, Weight: 1}
 	if !ok {
 		return rw
 	}
 	weight, of, _ := strings.Cut(rest, "@")
 	if f, err := strconv.ParseFloat(weight, 64); err == nil && f > 0 {
-		rw.weight = f
+		rw.Weight = f
 	}
 	for _, s := range strings.Split(of, ",") {
 		if i, err := strconv.Atoi(s); err == nil && i >= 0 {
-			rw.of = append(rw.of, i)
+			rw.Of = append(rw.Of, i)
 		}
 	}
 	return rw
 }
 
-// weigh returns the phrase's weight given dfs, the document frequencies of
+// Weigh returns the phrase's weight given dfs, the document frequencies of
 // the scored phrases: 1 when no record holds one of the words it stands
 // for, else its weight.
-func (rw rankWord) weigh(dfs []int64) float64 {
-	for _, i := range rw.of {
+func (rw RankWord) Weigh(dfs []int64) float64 {
+	for _, i := range rw.Of {
 		if i < len(dfs) && dfs[i] == 0 {
 			return 1
 		}
 	}
-	return rw.weight
+	return rw.Weight
 }
 
-// snippetWords is the words a snippet looks for: the user's, then the
+// SnippetWords is the words a snippet looks for: the user's, then the
 // synonyms' (a phrase's words each, stopwords aside), so that a record
 // found by a synonym shows it.
-func (x expansion) snippetWords() []string {
+func (x Expansion) SnippetWords() []string {
 	if len(x.terms) == x.nWords {
 		return x.terms
 	}
 	out := append([]string(nil), x.terms[:x.nWords]...)
 	for _, t := range x.terms[x.nWords:] {
 		for _, w := range strings.Fields(t) {
-			if !fulltext.IsStopword(w) {
+			if !stopwords[w] {
 				out = append(out, w)
 			}
 		}
