@@ -2,90 +2,31 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
-
-	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
-// feedbackHits makes hits of the texts, scores falling from 10 by 1.
-func feedbackHits(texts ...string) []Hit {
-	hits := make([]Hit, len(texts))
-	for i, s := range texts {
-		hits[i] = Hit{Record: &Record{ID: string(rune('A' + i)), Title: "t", Content: s}, Snippet: s, BM25: -10 + float64(i)}
-	}
-	return hits
-}
-
-// TestFeedback_Words: feedback words come from the best feedbackDocs hits
-// only, are held by at least feedbackMinHits hits, and are never the
-// query's words or their synonyms.
-func TestFeedback_Words(t *testing.T) {
-	x := fulltext.Expand(fulltext.QueryWords("invoice numbering"))
-	hits := feedbackHits(
-		"Invoice numbering uses a ledger sequence per merchant.",
-		"The ledger sequence is gapless; invoices say so.",
-		"Merchant ledger sequence exports run nightly.",
-		"Zebra quokka zebra quokka, nothing of the best hits.",
-		"Zebra quokka again.",
-	)
-	var got []string
-	for _, w := range feedbackWords(x, hits, feedbackScratches.New().(*feedbackScratch)) {
-		got = append(got, w.stem)
-	}
-	// ledger, sequenc: both best hits hold them; merchant: the first and
-	// third. gapless (the second alone) is held by too few; zebra and
-	// quokka are held by two hits, neither among the best; invoice,
-	// number and bill are the query's.
-	want := []string{"ledger", "sequenc", "merchant"}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("feedback words %q, want %q", got, want)
-	}
-}
-
-// TestFeedback_ScratchReused: a scratch used by one feedback and reset
-// gives the next what a new one gives.
-func TestFeedback_ScratchReused(t *testing.T) {
-	x := fulltext.Expand(fulltext.QueryWords("invoice numbering"))
-	first := feedbackHits("ledger sequence merchant", "ledger sequence", "ledger merchant", "sequence merchant ledger")
-	next := feedbackHits("payout batch schedule", "payout batch", "batch schedule", "ledger sequence merchant")
-	stems := func(sc *feedbackScratch, hits []Hit) string {
-		var out []string
-		for _, w := range feedbackWords(x, hits, sc) {
-			out = append(out, fmt.Sprintf("%s %.6f %v", w.stem, w.weight, w.tf))
+// TestReorder: reorder puts hits in the order of any permutation, as
+// copying each hit to its place does.
+func TestReorder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 2000 {
+		n := rng.IntN(40)
+		hits := make([]Hit, n)
+		for i := range hits {
+			hits[i] = Hit{Record: &Record{ID: string(rune('A' + i))}, BM25: float64(i)}
 		}
-		slices.Sort(out)
-		return strings.Join(out, "; ")
+		order := rng.Perm(n)
+		want := make([]Hit, n)
+		for i, j := range order {
+			want[i] = hits[j]
+		}
+		reorder(hits, slices.Clone(order))
+		if !slices.Equal(hits, want) {
+			t.Fatalf("order %v: got %v, want %v", order, ids(hits), ids(want))
+		}
 	}
-	used := feedbackScratches.New().(*feedbackScratch)
-	stems(used, first)
-	used.reset()
-	if got, want := stems(used, next), stems(feedbackScratches.New().(*feedbackScratch), next); got != want {
-		t.Errorf("reused scratch: %s\nnew scratch: %s", got, want)
-	}
-}
-
-// TestFeedback_Unchanged: a query of one word, and hits too few for any
-// other hit to give feedback, come back as they were.
-func TestFeedback_Unchanged(t *testing.T) {
-	texts := []string{"invoice ledger", "ledger ledger", "other ledger", "ledger"}
-	hits := feedback(fulltext.Expand(fulltext.QueryWords("invoice")), feedbackHits(texts...))
-	if want := feedbackHits(texts...); !sameHits(hits, want) {
-		t.Errorf("one word: got %v, want %v", hits, want)
-	}
-	hits = feedback(fulltext.Expand(fulltext.QueryWords("invoice ledger")), feedbackHits(texts[:feedbackDocs]...))
-	if want := feedbackHits(texts[:feedbackDocs]...); !sameHits(hits, want) {
-		t.Errorf("%d hits: got %v, want %v", feedbackDocs, hits, want)
-	}
-}
-
-func sameHits(a, b []Hit) bool {
-	return slices.EqualFunc(a, b, func(x, y Hit) bool { return x.Record.ID == y.Record.ID && x.BM25 == y.BM25 })
 }
 
 // TestSearch_Feedback: of two records that each hold one word of a
@@ -127,30 +68,5 @@ func TestSearch_Feedback(t *testing.T) {
 	}
 	if d, s := order(false); d > s {
 		t.Errorf("feedback: the dead letter record at %d, the short one at %d: want the dead letter record first", d, s)
-	}
-}
-
-// TestStem_KeepsAllButTheLastLetter holds stemHeads to Porter stemming: a
-// word's stem, but for its last letter, is the word's start, so a word is
-// told from a stem by its first letters.
-func TestStem_KeepsAllButTheLastLetter(t *testing.T) {
-	for w := range suffixedWords(rand.New(rand.NewPCG(5, 6)), 50_000) {
-		if len(w) < 3 {
-			continue
-		}
-		st := fulltext.Stem(w)
-		if st == "" || !strings.HasPrefix(w, st[:len(st)-1]) {
-			t.Fatalf("fulltext.Stem(%q) = %q: more than its last letter changed", w, st)
-		}
-		var h stemHeads
-		h.add(st)
-		if !h.mayStem(strings.ToUpper(w[:1]) + w[1:]) {
-			t.Fatalf("stemHeads of %q rule out %q", st, w)
-		}
-	}
-	var h stemHeads
-	h.add("ledger")
-	if h.mayStem("merchant") || h.mayStem("Lexicon") {
-		t.Error("stemHeads of ledger let through a word of other first letters")
 	}
 }

@@ -47,26 +47,26 @@ type SearchQuery struct {
 	// hit's here.
 	NoSnippets bool
 	// Feedback re-ranks the hits read by the words their best ones share
-	// (feedback.go); a Literal search has none.
+	// (fulltext.Feedback); a Literal search has none.
 	Feedback bool
 }
 
 // Snippets cuts the snippets of a query's hits as Search does: around the
 // words (and, unless Literal, the synonyms) the query searched for. It
 // serves one goroutine at a time, until Release.
-type Snippets struct{ s *snippetter }
+type Snippets struct{ s *fulltext.Snippetter }
 
 // NewSnippets returns the snippet cutter of q.
 func NewSnippets(q SearchQuery) Snippets {
-	return Snippets{newSnippetter(expansionOf(fulltext.QueryWords(q.Text), q.Literal).SnippetWords(), q.Text)}
+	return Snippets{fulltext.NewSnippetter(expansionOf(fulltext.QueryWords(q.Text), q.Literal).SnippetWords(), q.Text)}
 }
 
 // Cut returns the snippet of a hit's content.
-func (s Snippets) Cut(content string) string { return s.s.cut(content) }
+func (s Snippets) Cut(content string) string { return s.s.Cut(content) }
 
 // Release hands the cutter's scratch to later searches: s is not used
 // again. The snippets it cut stay the caller's.
-func (s Snippets) Release() { s.s.release() }
+func (s Snippets) Release() { s.s.Release() }
 
 // expansionOf is what a search of words looks for: the words and, unless
 // literal, their synonyms (fulltext.Expand).
@@ -124,10 +124,10 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	// Feedback reads the hits' snippets: then they are cut here, and
 	// returned, whatever NoSnippets says.
 	withFeedback := q.Feedback && !q.Literal && len(x.Words()) >= 2
-	var snip *snippetter
+	var snip *fulltext.Snippetter
 	if !q.NoSnippets || withFeedback {
-		snip = newSnippetter(x.SnippetWords(), q.Text)
-		defer snip.release()
+		snip = fulltext.NewSnippetter(x.SnippetWords(), q.Text)
+		defer snip.Release()
 	}
 	var hits []Hit
 	// The write generation before the read begins: what the read does not
@@ -164,6 +164,44 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		return nil
 	})
 	return hits, err
+}
+
+// feedback re-ranks hits, best first, in place by pseudo-relevance
+// feedback on their records' titles and their snippets (fulltext.Feedback),
+// and returns them: each hit's BM25 then holds the score ranked by.
+func feedback(x fulltext.Expansion, hits []Hit) []Hit {
+	docs := make([]fulltext.Doc, len(hits))
+	for i, h := range hits {
+		docs[i] = fulltext.Doc{Title: h.Record.Title, Snippet: h.Snippet, BM25: h.BM25}
+	}
+	order := fulltext.Feedback(x, docs)
+	if order == nil {
+		return hits
+	}
+	for i := range hits {
+		hits[i].BM25 = docs[i].BM25
+	}
+	reorder(hits, order)
+	return hits
+}
+
+// reorder puts hits in order, in place: hits[i] becomes the hit at
+// order[i], a permutation of their indexes, which it uses up. Each cycle
+// of the permutation is followed with one hit in hand, its places marked
+// done (-1).
+func reorder(hits []Hit, order []int) {
+	for i := range order {
+		if order[i] < 0 {
+			continue
+		}
+		first, j := hits[i], i
+		for order[j] != i {
+			k := order[j]
+			hits[j], order[j] = hits[k], -1
+			j = k
+		}
+		hits[j], order[j] = first, -1
+	}
 }
 
 // Pruning: on a large store, a word that most records hold adds little to
@@ -662,7 +700,7 @@ func inReach(q SearchQuery, ns string) bool {
 // rankLeanTx read already, with their anchors (read only for records that
 // have some: most have none), and snip, when not nil, cuts their snippets
 // in Go.
-func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]Hit, error) {
+func readHits(ctx context.Context, tx *txn, top []ranked, snip *fulltext.Snippetter) ([]Hit, error) {
 	if len(top) == 0 {
 		return nil, nil
 	}
@@ -689,7 +727,7 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *snippetter) ([]H
 		}
 		h := Hit{Record: rec, BM25: t.rank}
 		if snip != nil {
-			h.Snippet = snip.cut(rec.Content)
+			h.Snippet = snip.Cut(rec.Content)
 		}
 		hits = append(hits, h)
 		if has {

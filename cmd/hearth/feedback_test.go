@@ -7,9 +7,9 @@ import (
 )
 
 // TestSearch_FeedbackThroughTransports: memory_search re-ranks a question's
-// hits by the words its best hits share (storage feedback.go): a record
-// about what the best hits are about comes before a short one that bm25
-// alone ranks higher, through every transport, and every hit returned
+// hits by the words its best hits share (storage/fulltext/feedback.go): a
+// record about what the best hits are about comes before a short one that
+// bm25 alone ranks higher, through every transport, and every hit returned
 // shows its snippet.
 func TestSearch_FeedbackThroughTransports(t *testing.T) {
 	td := startDaemon(t, testOptions())

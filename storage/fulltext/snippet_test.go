@@ -1,4 +1,4 @@
-package storage
+package fulltext
 
 import (
 	"iter"
@@ -7,8 +7,6 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 func TestSnippetter_Cut(t *testing.T) {
@@ -25,9 +23,9 @@ func TestSnippetter_Cut(t *testing.T) {
 		{"Empty", "x", "  — ", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSnippetter(fulltext.QueryWords(tt.query), tt.query)
-			if got := s.cut(tt.content); got != tt.want {
-				t.Errorf("cut = %q\nwant  %q", got, tt.want)
+			s := NewSnippetter(QueryWords(tt.query), tt.query)
+			if got := s.Cut(tt.content); got != tt.want {
+				t.Errorf("Cut = %q\nwant  %q", got, tt.want)
 			}
 		})
 	}
@@ -40,7 +38,7 @@ func FuzzSnippet(f *testing.F) {
 	f.Add("表结构", "我们使用数据库迁移工具来管理表结构的变更")
 	f.Add("a", "\xff\xfe a a a")
 	f.Fuzz(func(t *testing.T, query, content string) {
-		got := newSnippetter(fulltext.QueryWords(query), query).cut(content)
+		got := NewSnippetter(QueryWords(query), query).Cut(content)
 		inner := strings.TrimSuffix(strings.TrimPrefix(got, "…"), "…")
 		if !strings.Contains(content, inner) {
 			t.Fatalf("snippet %q is not part of the content", got)
@@ -60,8 +58,8 @@ func FuzzSnippet(f *testing.F) {
 // generated words, since Porter's rules rewrite suffixes.
 func TestStem_KeepsTheFirstLetter(t *testing.T) {
 	for w := range suffixedWords(rand.New(rand.NewPCG(1, 2)), 200_000) {
-		if st := fulltext.Stem(w); st == "" || st[0] != w[0] {
-			t.Fatalf("fulltext.Stem(%q) = %q: first letter changed", w, st)
+		if st := Stem(w); st == "" || st[0] != w[0] {
+			t.Fatalf("Stem(%q) = %q: first letter changed", w, st)
 		}
 	}
 }
@@ -95,9 +93,9 @@ func TestSnippetter_CutMatchesEveryWindow(t *testing.T) {
 	vocab := strings.Fields("Retry retries retried backoff cache Cache caching write 表结构 数据库 v2表结构 zz数据库 the a of zeta eta ünïcode Über x1 42")
 	queries := []string{"retry backoff", "cache", "caching writes 表结构", "zeta eta", "über", "42 x1", "nothing"}
 	rng := rand.New(rand.NewPCG(3, 4))
-	shared := make([]*snippetter, len(queries))
+	shared := make([]*Snippetter, len(queries))
 	for i, q := range queries {
-		shared[i] = newSnippetter(fulltext.QueryWords(q), q)
+		shared[i] = NewSnippetter(QueryWords(q), q)
 	}
 	for i := range 3000 {
 		n := rng.IntN(80)
@@ -107,24 +105,24 @@ func TestSnippetter_CutMatchesEveryWindow(t *testing.T) {
 		}
 		content := strings.Join(parts, []string{" ", ", ", " — ", ""}[rng.IntN(4)])
 		q := queries[i%len(queries)]
-		s := newSnippetter(fulltext.QueryWords(q), q)
-		if got, want := s.cut(content), cutByEveryWindow(s, content); got != want {
+		s := NewSnippetter(QueryWords(q), q)
+		if got, want := s.Cut(content), cutByEveryWindow(s, content); got != want {
 			t.Fatalf("query %q, content %q:\ncut  %q\nwant %q", q, content, got, want)
 		}
 		// One snippetter cuts every hit of a search, reusing its scratch:
 		// what it cut before changes nothing.
-		if got, want := shared[i%len(queries)].cut(content), s.cut(content); got != want {
+		if got, want := shared[i%len(queries)].Cut(content), s.Cut(content); got != want {
 			t.Fatalf("query %q, content %q: a reused snippetter cut %q, a new one %q", q, content, got, want)
 		}
 		// Released, s serves the next query from the pool: nothing of
 		// this one (its stems, CJK terms, judged words) may stay in it.
-		s.release()
+		s.Release()
 	}
 }
 
 // cutByEveryWindow is the snippet rule stated plainly: score each window of
 // snippetWords words on its own.
-func cutByEveryWindow(s *snippetter, content string) string {
+func cutByEveryWindow(s *Snippetter, content string) string {
 	type span struct {
 		start, end int
 		match      bool
@@ -145,7 +143,7 @@ func cutByEveryWindow(s *snippetter, content string) string {
 			j += size
 		}
 		w := content[i:j]
-		match := s.stems[fulltext.Stem(strings.ToLower(w))]
+		match := s.stems[Stem(strings.ToLower(w))]
 		for _, t := range s.cjk {
 			match = match || strings.Contains(w, t)
 		}

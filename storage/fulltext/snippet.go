@@ -1,25 +1,23 @@
-package storage
+package fulltext
 
 import (
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // snippetWords is how many words a snippet shows, as FTS5's snippet() was
 // asked for.
 const snippetWords = 24
 
-// snippetter cuts the snippet of a hit: the part of its content around the
+// Snippetter cuts the snippet of a hit: the part of its content around the
 // query's words. It works in Go on the record already read, so a search
 // cuts snippets for the hits it returns only, without running the
 // full-text match again per hit. Words match when their Porter stems do
-// (fulltext.Stem, as the index's porter tokenizer matches them); a CJK run matches
+// (Stem, as the index's porter tokenizer matches them); a CJK run matches
 // where it holds one of the query's CJK bigrams or characters.
-type snippetter struct {
+type Snippetter struct {
 	stems map[string]bool
 	cjk   []string
 	// initial marks the ASCII bytes a query stem starts with. Porter
@@ -41,22 +39,22 @@ type snippetter struct {
 // snippetters keeps snippetters between searches: the words of a cut, and
 // the words judged, grow to a search's size once, not on every search.
 var snippetters = sync.Pool{New: func() any {
-	return &snippetter{stems: map[string]bool{}, judged: map[string]bool{}}
+	return &Snippetter{stems: map[string]bool{}, judged: map[string]bool{}}
 }}
 
-// newSnippetter prepares the snippets of a query with words (lower-cased,
-// see fulltext.QueryWords) and CJK terms. The caller releases it when its search has
-// cut its last snippet.
-func newSnippetter(words []string, text string) *snippetter {
-	s := snippetters.Get().(*snippetter)
+// NewSnippetter prepares the snippets of a query with words (lower-cased,
+// see QueryWords) and the CJK terms of its text (CJKQuery). The caller
+// releases it when its search has cut its last snippet.
+func NewSnippetter(words []string, text string) *Snippetter {
+	s := snippetters.Get().(*Snippetter)
 	for _, w := range words {
-		st := fulltext.Stem(w)
+		st := Stem(w)
 		s.stems[st] = true
 		if st != "" && st[0] < utf8.RuneSelf {
 			s.initial[st[0]] = true
 		}
 	}
-	q := fulltext.CJKQuery(text)
+	q := CJKQuery(text)
 	for _, t := range strings.Split(q, " OR ") {
 		if t = strings.Trim(t, `"`); t != "" {
 			s.cjk = append(s.cjk, t)
@@ -65,8 +63,9 @@ func newSnippetter(words []string, text string) *snippetter {
 	return s
 }
 
-// release empties s of its query and puts it back for another search.
-func (s *snippetter) release() {
+// Release empties s of its query and puts it back for another search: s
+// is not used again. The snippets it cut stay the caller's.
+func (s *Snippetter) Release() {
 	clear(s.stems)
 	clear(s.judged)
 	clear(s.keys)
@@ -82,13 +81,13 @@ type word struct {
 	key        int
 }
 
-// cut returns the snippet of content: the window of snippetWords words
+// Cut returns the snippet of content: the window of snippetWords words
 // holding the most distinct matches (then the most matches, then the
 // earliest), from its first word to its last, with an ellipsis where
 // content goes on. Of windows that tie, the first one showing its first
 // match nearest snippetLead words in wins. The window slides over the
 // words once, keeping its counts as it goes.
-func (s *snippetter) cut(content string) string {
+func (s *Snippetter) Cut(content string) string {
 	var (
 		words = s.words[:0]
 		keys  = s.keys   // a matched word, lower-cased → its key
@@ -238,7 +237,7 @@ var asciiWord = func() (t [utf8.RuneSelf]bool) {
 // judge reports whether a content word (never empty) matches the query:
 // at once for most words, which no query stem could start (noMatch), and
 // else by matches, remembered per word as written.
-func (s *snippetter) judge(w string) bool {
+func (s *Snippetter) judge(w string) bool {
 	if s.noMatch(w) {
 		return false
 	}
@@ -253,7 +252,7 @@ func (s *snippetter) judge(w string) bool {
 // noMatch reports a word starting in ASCII that cannot match: its stem
 // starts with its own first letter, which no query stem starts with, and no
 // CJK term is inside it unless it goes on past ASCII.
-func (s *snippetter) noMatch(w string) bool {
+func (s *Snippetter) noMatch(w string) bool {
 	c := w[0]
 	if c >= utf8.RuneSelf {
 		return false
@@ -265,11 +264,11 @@ func (s *snippetter) noMatch(w string) bool {
 }
 
 // matches reports whether a content word (never empty) matches the query.
-func (s *snippetter) matches(w string) bool {
+func (s *Snippetter) matches(w string) bool {
 	if s.noMatch(w) {
 		return false
 	}
-	if s.stems[fulltext.Stem(strings.ToLower(w))] {
+	if s.stems[Stem(strings.ToLower(w))] {
 		return true
 	}
 	for _, t := range s.cjk {

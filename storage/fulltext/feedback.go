@@ -1,4 +1,4 @@
-package storage
+package fulltext
 
 import (
 	"cmp"
@@ -7,21 +7,20 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // Pseudo-relevance feedback: a question asked in other words than its
 // answer's shares few words with it, but the best hits of a first ranking
 // tend to be about the question's subject and to share its other words.
-// Search takes the words that the best feedbackDocs hits hold and that
-// other hits read also hold, the feedbackTerms most telling of them, and
-// re-ranks the hits it read by them, at a fraction (feedbackWeight) of the
-// best hit's score. It reads only what Search has in hand for its hits,
-// their titles and snippets (the passage around the query's words): no
-// second query, and a fraction of the words of their contents to count,
-// which cost a tenth of a search or more. On the eval set, titles and
-// snippets find nearly as much as titles and contents (docs/eval.md).
+// Search, by Feedback, takes the words that the best feedbackDocs hits
+// hold and that other hits read also hold, the feedbackTerms most telling
+// of them, and re-ranks the hits it read by them, at a fraction
+// (feedbackWeight) of the best hit's score. It reads only what Search has
+// in hand for its hits, their titles and snippets (the passage around the
+// query's words): no second query, and a fraction of the words of their
+// contents to count, which cost a tenth of a search or more. On the eval
+// set, titles and snippets find nearly as much as titles and contents
+// (docs/eval.md).
 const (
 	// feedbackDocs is how many of the best hits give feedback words.
 	feedbackDocs = 2
@@ -37,49 +36,53 @@ const (
 	feedbackWeight = 0.5
 )
 
-// feedback re-ranks hits, best first as the words' ranking gave them, by
-// pseudo-relevance feedback: a hit's score (-BM25) gains feedbackWeight
-// times the best hit's score times the share it holds of the feedback words
-// (feedbackWords, each weighed, its count saturating), and the hits are
-// sorted again, equal scores keeping their order. BM25 then holds the
-// score ranked by. A query of one word is left as it is, and so are hits
-// too few for another hit to give the best ones feedback.
-func feedback(x fulltext.Expansion, hits []Hit) []Hit {
-	if len(x.Words()) < 2 || len(hits) <= feedbackDocs {
-		return hits
+// Doc is a search hit as feedback reads it: its record's title, its
+// snippet and its score, bm25 as the words' ranking gave it (lower is
+// better).
+type Doc struct {
+	Title, Snippet string
+	BM25           float64
+}
+
+// Feedback re-ranks docs, the hits of x's search, best first as the words'
+// ranking gave them, by pseudo-relevance feedback: a doc's score (-BM25)
+// gains feedbackWeight times the best doc's score times the share it holds
+// of the feedback words (feedbackWords, each weighed, its count
+// saturating), and the docs are sorted again, equal scores keeping their
+// order. It sets each doc's BM25 to the score ranked by and returns the
+// docs' indexes in their new order, best first. A query of one word is
+// left as it is, and so are docs too few for another doc to give the best
+// ones feedback: then Feedback returns nil, and docs are unchanged.
+func Feedback(x Expansion, docs []Doc) []int {
+	if x.nWords < 2 || len(docs) <= feedbackDocs {
+		return nil
 	}
 	sc := feedbackScratches.Get().(*feedbackScratch)
 	defer sc.release()
-	words := feedbackWords(x, hits, sc)
+	words := feedbackWords(x, docs, sc)
 	if len(words) == 0 {
-		return hits
+		return nil
 	}
 	total := 0.0
 	for _, w := range words {
 		total += w.weight
 	}
-	best := -hits[0].BM25
-	type scored struct {
-		hit   Hit
-		score float64
-	}
-	out := make([]scored, len(hits))
-	for i, h := range hits {
+	best := -docs[0].BM25
+	order := make([]int, len(docs))
+	for i := range docs {
 		share := 0.0
 		for _, w := range words {
 			if n := float64(w.tf[i]); n > 0 {
 				share += w.weight * n / (n + 1)
 			}
 		}
-		s := -h.BM25 + feedbackWeight*best*share/total
-		h.BM25 = -s
-		out[i] = scored{h, s}
+		s := -docs[i].BM25 + feedbackWeight*best*share/total
+		docs[i].BM25 = -s
+		order[i] = i
 	}
-	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	for i := range out {
-		hits[i] = out[i].hit
-	}
-	return hits
+	// -BM25 is the score s exactly: negating a float is exact.
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(-docs[b].BM25, -docs[a].BM25) })
+	return order
 }
 
 // feedbackScratch is the maps and slices of one feedback, kept between
@@ -90,7 +93,7 @@ type feedbackScratch struct {
 	index map[string]int  // a candidate word's stem → its index in words
 	seen  map[string]int  // a word of another hit, as written → its candidate, -1 for none
 	words []feedbackWord
-	tfs   []int // the candidates' counts, one block of len(hits) each
+	tfs   []int // the candidates' counts, one block of len(docs) each
 	heads stemHeads
 }
 
@@ -118,9 +121,9 @@ func (sc *feedbackScratch) reset() {
 // countStems counts in stems a hit's words (its title's and snippet's) as
 // feedback counts them: stems, stopwords and words shorter than three
 // letters aside. It returns the number of words.
-func countStems(hit Hit, stems map[string]int) int {
+func countStems(doc Doc, stems map[string]int) int {
 	size := 0
-	for _, text := range []string{hit.Record.Title, hit.Snippet} {
+	for _, text := range []string{doc.Title, doc.Snippet} {
 		eachWord(text, func(w string) {
 			size++
 			if s, ok := feedbackStem(w); ok {
@@ -139,23 +142,23 @@ type feedbackWord struct {
 	tf     []int
 }
 
-// feedbackWords returns the feedback words of hits (best first, more than
+// feedbackWords returns the feedback words of docs (best first, more than
 // feedbackDocs of them): stems the best feedbackDocs hold that are not
 // the query's words or their synonyms and that at least feedbackMinHits of
 // the hits hold, weighed by their share of each best hit's words (the
 // best first: 1, then 1/2) times their rarity among the hits, the
 // feedbackTerms weightiest (equal weights by stem).
-func feedbackWords(x fulltext.Expansion, hits []Hit, sc *feedbackScratch) []feedbackWord {
+func feedbackWords(x Expansion, docs []Doc, sc *feedbackScratch) []feedbackWord {
 	query, index, words, tfs := sc.query, sc.index, sc.words, sc.tfs
 	defer func() { sc.words, sc.tfs = words, tfs }()
-	for _, t := range x.Terms() {
+	for _, t := range x.terms {
 		for _, w := range strings.Fields(t) {
 			query[stemMemo.get(w)] = true
 		}
 	}
 	for i := range feedbackDocs {
 		clear(sc.stems)
-		size := countStems(hits[i], sc.stems)
+		size := countStems(docs[i], sc.stems)
 		for s, n := range sc.stems {
 			if query[s] {
 				continue
@@ -164,12 +167,12 @@ func feedbackWords(x fulltext.Expansion, hits []Hit, sc *feedbackScratch) []feed
 			if !ok {
 				k = len(words)
 				index[s] = k
-				if len(tfs)+len(hits) > cap(tfs) {
+				if len(tfs)+len(docs) > cap(tfs) {
 					// The blocks taken keep the old array.
-					tfs = make([]int, 0, max(64*len(hits), cap(tfs)*2))
+					tfs = make([]int, 0, max(64*len(docs), cap(tfs)*2))
 				}
-				tfs = tfs[:len(tfs)+len(hits)]
-				tf := tfs[len(tfs)-len(hits):]
+				tfs = tfs[:len(tfs)+len(docs)]
+				tf := tfs[len(tfs)-len(docs):]
 				clear(tf)
 				words = append(words, feedbackWord{stem: s, tf: tf})
 			}
@@ -186,8 +189,8 @@ func feedbackWords(x fulltext.Expansion, hits []Hit, sc *feedbackScratch) []feed
 	for s := range index {
 		h.add(s)
 	}
-	for i := feedbackDocs; i < len(hits); i++ {
-		for _, text := range []string{hits[i].Record.Title, hits[i].Snippet} {
+	for i := feedbackDocs; i < len(docs); i++ {
+		for _, text := range []string{docs[i].Title, docs[i].Snippet} {
 			eachWord(text, func(w string) {
 				// Most words are told by their letters alone, before
 				// any lookup: too short to count, or not starting as a
@@ -211,7 +214,7 @@ func feedbackWords(x fulltext.Expansion, hits []Hit, sc *feedbackScratch) []feed
 			})
 		}
 	}
-	n := float64(len(hits))
+	n := float64(len(docs))
 	kept := words[:0]
 	for _, w := range words {
 		df := 0
@@ -303,7 +306,7 @@ func feedbackStem(w string) (string, bool) {
 		return "", false
 	}
 	w = strings.ToLower(w)
-	if fulltext.IsStopword(w) {
+	if stopwords[w] {
 		return "", false
 	}
 	return stemMemo.get(w), true
@@ -312,15 +315,14 @@ func feedbackStem(w string) (string, bool) {
 // stemMemo remembers the stems of words, as many as a StemCache holds.
 var stemMemo = &memo{}
 
-// memo stems words in Go (fulltext.Stem), remembering each in a
-// fulltext.StemCache.
-type memo struct{ c fulltext.StemCache }
+// memo stems words in Go (Stem), remembering each in a StemCache.
+type memo struct{ c StemCache }
 
 func (m *memo) get(w string) string {
 	if s, ok := m.c.Get(w); ok {
 		return s
 	}
-	s := fulltext.Stem(w)
+	s := Stem(w)
 	m.c.Learn(strings.Clone(w), s)
 	return s
 }
