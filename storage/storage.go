@@ -102,7 +102,8 @@ type DB struct {
 
 	// gen counts commits that may have changed the full-text index; dfs
 	// caches document frequencies for one generation, counted on vocab, a
-	// pool of its own (rank.go).
+	// pool of its own; stems, the index tokens of query words hearth_rank
+	// learned (rank.go).
 	gen   atomic.Uint64
 	dfs   dfCache
 	stems fulltext.StemCache

@@ -83,12 +83,13 @@ func synonymKey(entry string) string {
 
 // Expansion is a query's full-text terms: first the user's words, then the
 // synonyms the thesaurus adds, each a word or a phrase of words; at most
-// MaxQueryTerms in all. of[i] lists, for the synonym terms[nWords+i], the
-// indexes in terms of the user's words it stands for.
+// MaxQueryTerms in all.
 type Expansion struct {
 	terms  []string
 	nWords int
-	of     [][]int
+	// of[i] lists, for the synonym terms[nWords+i], the indexes in terms of
+	// the user's words it stands for.
+	of [][]int
 }
 
 // Literal is the expansion of words (see QueryWords) without synonyms: the

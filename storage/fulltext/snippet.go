@@ -16,7 +16,8 @@ const snippetWords = 24
 // cuts snippets for the hits it returns only, without running the
 // full-text match again per hit. Words match when their Porter stems do
 // (Stem, as the index's porter tokenizer matches them); a CJK run matches
-// where it holds one of the query's CJK bigrams or characters.
+// where it holds one of the query's CJK bigrams or characters. A
+// Snippetter serves one goroutine at a time.
 type Snippetter struct {
 	stems map[string]bool
 	cjk   []string

@@ -291,7 +291,7 @@ func TestSet_Kinds(t *testing.T) {
 	}
 }
 
-// searchStopwords is the full-text search's stopword list (storage/search.go).
+// searchStopwords is the full-text search's stopword list (storage/fulltext/fulltext.go).
 var searchStopwords = strings.Fields(`a about am an and any are as at be been being but by can could
 	did do does doing don for from had has have having he her here his how i if in into is it its
 	just me my of on or our ours she should so some such than that the their theirs them then
