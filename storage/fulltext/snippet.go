@@ -157,11 +157,17 @@ func (s *Snippetter) Cut(content string) string {
 		add(words[from], -1)
 		add(words[from+n], 1)
 	}
-	out := content[words[best].start:words[best+n-1].end]
-	if best > 0 {
+	return window(content, words[best].start, words[best+n-1].end, best > 0, best+n < len(words))
+}
+
+// window returns content[start:end], with an ellipsis before it when more
+// words come before, and after it when more come after.
+func window(content string, start, end int, before, after bool) string {
+	out := content[start:end]
+	if before {
 		out = "…" + out
 	}
-	if best+n < len(words) {
+	if after {
 		out += "…"
 	}
 	return out

@@ -172,12 +172,5 @@ func cutByEveryWindow(s *Snippetter, content string) string {
 			best, bestScore, bestLead = from, score, lead
 		}
 	}
-	out := content[words[best].start:words[best+n-1].end]
-	if best > 0 {
-		out = "…" + out
-	}
-	if best+n < len(words) {
-		out += "…"
-	}
-	return out
+	return window(content, words[best].start, words[best+n-1].end, best > 0, best+n < len(words))
 }
