@@ -10,10 +10,10 @@ import (
 
 // Query expansion: Expand adds the synonyms of a query's words, from the
 // thesaurus package, to the full-text query storage's Search sends, so
-// that "invoice" finds a record that only says "bill". A synonym's match counts synonymWeight of
-// what the same match of the user's own word would (hearth_rank multiplies
-// its IDF), so a record holding the words asked for ranks above one holding
-// only their synonyms. When no record holds the word it stands for, a
+// that "invoice" finds a record that only says "bill". A synonym's match
+// counts synonymWeight of what the same match of the user's own word would
+// (hearth_rank multiplies its IDF), so a record holding the words asked for
+// ranks above one holding only their synonyms. When no record holds the word it stands for, a
 // synonym counts fully: there is no such record to rank above.
 const (
 	// synonymWeight is the rank weight of a synonym against 1 for a word of
