@@ -3,13 +3,14 @@ package harness
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ncruces/go-sqlite3/driver"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
 )
 
 // setDir is the committed eval set.
@@ -239,8 +240,9 @@ func TestSet_Slice(t *testing.T) {
 }
 
 // TestSet_Kinds checks that each query is of the kind it claims, measured
-// the way full-text search sees words: runs of letters and digits, lower
-// case, the search's stopwords dropped, compared after porter stemming.
+// the way full-text search sees words: its own query words
+// (fulltext.QueryWords: runs of letters and digits, lower case, stopwords
+// dropped), compared after porter stemming.
 // A keywords query shares at least 2 such words with its answer; a
 // paraphrase query at most 2 with each answer.
 func TestSet_Kinds(t *testing.T) {
@@ -267,7 +269,7 @@ func TestSet_Kinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, w := range queryWords(query) {
+		for _, w := range fulltext.QueryWords(query) {
 			var n int
 			if err := db.QueryRow(`SELECT count(*) FROM doc WHERE doc MATCH ?`, `"`+w+`"`).Scan(&n); err != nil {
 				t.Fatal(err)
@@ -289,25 +291,6 @@ func TestSet_Kinds(t *testing.T) {
 			}
 		}
 	}
-}
-
-// searchStopwords is the full-text search's stopword list (storage/fulltext/fulltext.go).
-var searchStopwords = strings.Fields(`a about am an and any are as at be been being but by can could
-	did do does doing don for from had has have having he her here his how i if in into is it its
-	just me my of on or our ours she should so some such than that the their theirs them then
-	there these they this those to us was we were what when where which while who whom whose why
-	will with would you your yours s t ll re ve d m`)
-
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
-
-func queryWords(q string) []string {
-	var out []string
-	for _, w := range wordRE.FindAllString(strings.ToLower(q), -1) {
-		if !slices.Contains(searchStopwords, w) && !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 func TestSet_SliceKinds(t *testing.T) {
