@@ -186,22 +186,13 @@ func feedback(x fulltext.Expansion, hits []Hit) []Hit {
 }
 
 // reorder puts hits in order, in place: hits[i] becomes the hit at
-// order[i], a permutation of their indexes, which it uses up. Each cycle
-// of the permutation is followed with one hit in hand, its places marked
-// done (-1).
+// order[i], a permutation of their indexes.
 func reorder(hits []Hit, order []int) {
-	for i := range order {
-		if order[i] < 0 {
-			continue
-		}
-		first, j := hits[i], i
-		for order[j] != i {
-			k := order[j]
-			hits[j], order[j] = hits[k], -1
-			j = k
-		}
-		hits[j], order[j] = first, -1
+	moved := make([]Hit, len(hits))
+	for i, k := range order {
+		moved[i] = hits[k]
 	}
+	copy(hits, moved)
 }
 
 // Pruning: on a large store, a word that most records hold adds little to
