@@ -39,7 +39,7 @@ const MaxDescription = 2048
 // without it. It fails when the descriptors do not make valid tools: an RPC
 // without a tool option, a duplicate name, a description over
 // MaxDescription.
-func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
+func New(conn grpc.ClientConnInterface, version string) (http.Handler, error) {
 	routes, err := gateway.Routes()
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func New(conn *grpc.ClientConn, version string) (http.Handler, error) {
 // UNAUTHENTICATED verdict replaces the answer (a known caller lacking a
 // tool's scope learns so from that tool); any other failure to ask is
 // answered with its own code.
-func identified(conn *grpc.ClientConn, next http.Handler) http.Handler {
+func identified(conn grpc.ClientConnInterface, next http.Handler) http.Handler {
 	admin := hearthv1.NewAdminServiceClient(conn)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chk := &check{}
@@ -233,7 +233,7 @@ func toolFor(r gateway.Route) (mcp.Tool, error) {
 // JSON-RPC reply). The service meets that budget itself: every call carries
 // the wire metadata (see gateway.WireMetadata) with the size of its reply around the
 // text.
-func callHandler(conn *grpc.ClientConn, r gateway.Route, version string) server.ToolHandlerFunc {
+func callHandler(conn grpc.ClientConnInterface, r gateway.Route, version string) server.ToolHandlerFunc {
 	method := r.FullMethod()
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := decodeArguments(r, req.GetRawArguments())
@@ -320,7 +320,7 @@ func callerOf(r *http.Request) caller {
 
 // metadata is the caller's authorization and x-forwarded-for, as the REST
 // gateway sends them. The interceptor trusts x-forwarded-for only on the
-// in-process connection.
+// in-process channel.
 func (c caller) metadata() metadata.MD {
 	md := metadata.MD{}
 	for _, v := range c.authorization {

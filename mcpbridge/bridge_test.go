@@ -26,6 +26,7 @@ import (
 	"github.com/hearth-memory/hearth/gateway/rest"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/mcpbridge"
+	"github.com/hearth-memory/hearth/server/inproc"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json from the current descriptors")
@@ -630,8 +631,8 @@ func TestNew_CallerIdentity(t *testing.T) {
 	if got := calls[1].Metadata.Get("authorization"); len(got) != 0 {
 		t.Errorf("call without Authorization carried %q (leaked between calls?)", got)
 	}
-	if got := calls[0].Peer.Network(); got != "bufconn" {
-		t.Errorf("peer network = %q, want bufconn", got)
+	if got := calls[0].Peer.Network(); got != inproc.Network {
+		t.Errorf("peer network = %q, want %q", got, inproc.Network)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // UNAVAILABLE while those in flight finish (issue #21: a SIGTERM during a
 // write burst loses nothing acknowledged). It sits behind the
 // authorization interceptor, so REST and MCP calls, which reach the
-// server over the in-process connection, pass it like gRPC calls.
+// server over the in-process channel, pass it like gRPC calls.
 type gate struct {
 	closed   atomic.Bool
 	mu       sync.Mutex

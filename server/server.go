@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/server/encoder"
+	"github.com/hearth-memory/hearth/server/inproc"
 	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/retrieval"
@@ -140,16 +141,33 @@ func (s *Server) NewGRPC(in *auth.Interceptor, opts ...grpc.ServerOption) *grpc.
 		// on every call. Past this many at once, a call gets its own.
 		grpc.NumStreamWorkers(streamWorkers()),
 	}, opts...)...)
-	hearthv1.RegisterMemoryServiceServer(g, &memoryService{Server: s})
-	hearthv1.RegisterAdminServiceServer(g, &adminService{Server: s})
-	hearthv1.RegisterSessionServiceServer(g, &sessionService{Server: s})
-	hearthv1.RegisterAnswerServiceServer(g, &answerService{Server: s})
-	hearthv1.RegisterAnchorServiceServer(g, &anchorService{Server: s})
+	s.register(g)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(g, hs)
 	reflection.Register(g)
 	return g
+}
+
+// NewChannel returns the in-process channel the gateway, the MCP bridge,
+// the page and the metrics handler call the services through: the same
+// services as NewGRPC's server, behind the same interceptors in the same
+// order (in, then the drain gate), with the same message limit. Health and
+// reflection are for gRPC clients and stay on the server.
+func (s *Server) NewChannel(in *auth.Interceptor) *inproc.Channel {
+	s.ops.in = in
+	c := inproc.New(MaxMessageBytes, in.Unary, s.gate.unary)
+	s.register(c)
+	return c
+}
+
+// register registers the API's services on r.
+func (s *Server) register(r grpc.ServiceRegistrar) {
+	hearthv1.RegisterMemoryServiceServer(r, &memoryService{Server: s})
+	hearthv1.RegisterAdminServiceServer(r, &adminService{Server: s})
+	hearthv1.RegisterSessionServiceServer(r, &sessionService{Server: s})
+	hearthv1.RegisterAnswerServiceServer(r, &answerService{Server: s})
+	hearthv1.RegisterAnchorServiceServer(r, &anchorService{Server: s})
 }
 
 // streamWorkers is how many goroutines serve calls, kept between calls: a

@@ -24,6 +24,7 @@ import (
 	"github.com/hearth-memory/hearth/server/answers"
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/budget"
+	"github.com/hearth-memory/hearth/server/inproc"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/scope"
 	"github.com/hearth-memory/hearth/server/version"
@@ -32,17 +33,16 @@ import (
 	"github.com/soheilhy/cmux"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 // Daemon is a running Hearth: the store, the gRPC server with its
 // interceptor, and one port that serves gRPC (grpc-go's own transport) and,
 // over HTTP/1.1, REST, MCP and health.
-// REST and MCP call the gRPC server through an in-process connection, so
-// every call passes the same interceptor.
+// REST and MCP call the services through the in-process channel (package
+// inproc), behind the same interceptors as a gRPC call, so every call
+// passes the same authorization.
 type Daemon struct {
 	Config Config
 	Log    *slog.Logger
@@ -66,11 +66,12 @@ type Daemon struct {
 	// see a silent connection closed. No flag or option sets it.
 	HeaderTimeout time.Duration
 
-	db     *storage.DB
-	srv    *server.Server
-	grpc   *grpc.Server
-	inproc *bufconn.Listener
-	conn   *grpc.ClientConn
+	db   *storage.DB
+	srv  *server.Server
+	grpc *grpc.Server
+	// conn is the in-process channel the gateway, the bridge, the page and
+	// the metrics handler call the services through.
+	conn   *inproc.Channel
 	http   *http.Server
 	ln     net.Listener
 	tokens *server.Provisioned
@@ -202,15 +203,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	// An idle gRPC connection is closed as an idle HTTP one is.
 	d.grpc = srv.NewGRPC(in, grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout}))
 
-	d.inproc = bufconn.Listen(1 << 20)
-	go d.grpc.Serve(d.inproc)
-	d.conn, err = grpc.NewClient("passthrough:///inproc",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return d.inproc.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-	)
-	if err != nil {
-		return err
-	}
+	d.conn = srv.NewChannel(in)
 	api, err := rest.New(d.conn)
 	if err != nil {
 		return err
@@ -447,9 +440,6 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	if d.split != nil {
 		d.split.Close()
-	}
-	if d.conn != nil {
-		d.conn.Close()
 	}
 	if d.grpc != nil {
 		stopped := make(chan struct{})

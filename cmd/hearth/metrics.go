@@ -30,11 +30,11 @@ func toolNames() map[string]string {
 }
 
 // metricsHandler serves GET /metrics: memory_metrics over the in-process
-// connection with the caller's Authorization header and address, so the
+// channel with the caller's Authorization header and address, so the
 // one interceptor decides (admin scope) and audits, as for every call. A
 // refusal is the same JSON error body as REST's (401 or 403); success is
 // the Prometheus text format.
-func metricsHandler(conn *grpc.ClientConn) http.Handler {
+func metricsHandler(conn grpc.ClientConnInterface) http.Handler {
 	admin := hearthv1.NewAdminServiceClient(conn)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		md := metadata.MD{}

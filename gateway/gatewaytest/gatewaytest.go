@@ -1,7 +1,8 @@
-// Package gatewaytest provides a stand-in gRPC backend for testing the REST
-// gateway and the MCP bridge on their own: a real grpc.Server on an in-memory
-// listener that answers every hearth.v1 method with what the test asks for
-// and records the metadata each call arrived with.
+// Package gatewaytest provides a stand-in backend for testing the REST
+// gateway and the MCP bridge on their own: the in-process channel the
+// daemon gives them (server/inproc), with every hearth.v1 method registered
+// on it answering with what the test asks for and recording the metadata
+// and peer each call arrived with.
 //
 // It tests transport behaviour only (metadata forwarding, error rendering,
 // REST and MCP parity). Hearth's behaviour is tested against the real server
@@ -10,24 +11,21 @@ package gatewaytest
 
 import (
 	"context"
+	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 
+	"github.com/hearth-memory/hearth/server/inproc"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	// Registers the hearth.v1 descriptors the backend looks methods up in.
+	// Registers the hearth.v1 descriptors the backend's methods come from.
 	_ "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
@@ -44,42 +42,60 @@ type Call struct {
 	Request proto.Message
 	// Metadata is the incoming metadata.
 	Metadata metadata.MD
-	// Peer is the caller's address as the server saw it (network "bufconn").
+	// Peer is the caller's address as the server saw it (network
+	// inproc.Network).
 	Peer net.Addr
 }
 
-// Backend is a gRPC server on a bufconn listener and a client connection to
-// it, the way the daemon connects the gateway and the bridge to its server.
+// Backend is an in-process channel serving every hearth.v1 method, the way
+// the daemon connects the gateway and the bridge to its server.
 type Backend struct {
-	// Conn is a client connection to the backend.
-	Conn *grpc.ClientConn
+	// Conn is the channel the gateway or bridge under test calls through.
+	Conn *inproc.Channel
 
 	mu      sync.Mutex
 	respond Responder
 	calls   []Call
 }
 
-// New starts a backend that answers with respond (nil: empty responses) and
-// stops it when the test ends.
+// New starts a backend that answers with respond (nil: empty responses).
 func New(tb testing.TB, respond Responder) *Backend {
 	tb.Helper()
-	b := &Backend{respond: respond}
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer(grpc.UnknownServiceHandler(b.handle))
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///inproc",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-	)
-	if err != nil {
-		tb.Fatalf("gatewaytest: dial: %v", err)
-	}
-	b.Conn = conn
-	tb.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
+	b := &Backend{respond: respond, Conn: inproc.New(1 << 20)}
+	var err error
+	protoregistry.GlobalFiles.RangeFilesByPackage("hearth.v1", func(f protoreflect.FileDescriptor) bool {
+		for i := range f.Services().Len() {
+			if err = b.register(f.Services().Get(i)); err != nil {
+				return false
+			}
+		}
+		return true
 	})
+	if err != nil {
+		tb.Fatalf("gatewaytest: %v", err)
+	}
 	return b
+}
+
+// register registers every method of service sd on the channel, found in
+// the registered descriptors, so new RPCs need no change here.
+func (b *Backend) register(sd protoreflect.ServiceDescriptor) error {
+	desc := &grpc.ServiceDesc{ServiceName: string(sd.FullName())}
+	for i := range sd.Methods().Len() {
+		md := sd.Methods().Get(i)
+		if md.IsStreamingClient() || md.IsStreamingServer() {
+			return fmt.Errorf("method %s streams; the channel serves unary methods", md.FullName())
+		}
+		fullMethod := "/" + string(sd.FullName()) + "/" + string(md.Name())
+		desc.Methods = append(desc.Methods, grpc.MethodDesc{
+			MethodName: string(md.Name()),
+			Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+				return b.handle(ctx, fullMethod, md, dec)
+			},
+		})
+	}
+	b.Conn.RegisterService(desc, nil)
+	return nil
 }
 
 // SetResponder replaces the function that answers calls.
@@ -96,21 +112,15 @@ func (b *Backend) Calls() []Call {
 	return append([]Call(nil), b.calls...)
 }
 
-// handle serves every method of every service: it finds the method in the
-// registered descriptors, so new RPCs need no change here.
-func (b *Backend) handle(_ any, stream grpc.ServerStream) error {
-	fullMethod, _ := grpc.MethodFromServerStream(stream)
-	md, err := lookup(fullMethod)
-	if err != nil {
-		return err
-	}
+// handle serves one call of method md.
+func (b *Backend) handle(ctx context.Context, fullMethod string, md protoreflect.MethodDescriptor, dec func(any) error) (any, error) {
 	req := newMessage(md.Input())
-	if err := stream.RecvMsg(req); err != nil {
-		return err
+	if err := dec(req); err != nil {
+		return nil, err
 	}
 	call := Call{Method: fullMethod, Request: req}
-	call.Metadata, _ = metadata.FromIncomingContext(stream.Context())
-	if p, ok := peer.FromContext(stream.Context()); ok {
+	call.Metadata, _ = metadata.FromIncomingContext(ctx)
+	if p, ok := peer.FromContext(ctx); ok {
 		call.Peer = p.Addr
 	}
 	b.mu.Lock()
@@ -120,31 +130,15 @@ func (b *Backend) handle(_ any, stream grpc.ServerStream) error {
 
 	var resp proto.Message
 	if respond != nil {
+		var err error
 		if resp, err = respond(fullMethod, req); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if resp == nil {
 		resp = newMessage(md.Output())
 	}
-	return stream.SendMsg(resp)
-}
-
-// lookup finds the descriptor of a full method name /pkg.Service/Method.
-func lookup(fullMethod string) (protoreflect.MethodDescriptor, error) {
-	service, method, ok := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
-	if !ok {
-		return nil, status.Errorf(codes.Unimplemented, "bad method %q", fullMethod)
-	}
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service + "." + method))
-	if err != nil {
-		return nil, status.Errorf(codes.Unimplemented, "unknown method %q", fullMethod)
-	}
-	md, ok := d.(protoreflect.MethodDescriptor)
-	if !ok {
-		return nil, status.Errorf(codes.Unimplemented, "unknown method %q", fullMethod)
-	}
-	return md, nil
+	return resp, nil
 }
 
 func newMessage(md protoreflect.MessageDescriptor) proto.Message {

@@ -5,7 +5,7 @@
 // the ready commands to connect Claude Code and Codex.
 //
 // The page is a client of the gRPC services, over the daemon's in-process
-// connection, as a built-in client (ClientName) whose token lives in memory
+// channel, as a built-in client (ClientName) whose token lives in memory
 // only: it reads exactly what memory_status, memory_audit and memory_unused
 // report, through the same interceptor, and has no query path of its own.
 // Clients, their tokens and the encoder are configuration, handed in by the

@@ -32,10 +32,10 @@ import (
 // The Authorization header reaches the server as `authorization` metadata,
 // and the caller's address as the LAST entry of `x-forwarded-for` metadata
 // (grpc-gateway appends it to any X-Forwarded-For the client sent, so only
-// the last entry is trustworthy, and only on the in-process connection).
+// the last entry is trustworthy, and only on the in-process channel).
 //
 // New fails when the descriptors give no valid routes (see gateway.Routes).
-func New(conn *grpc.ClientConn) (http.Handler, error) {
+func New(conn grpc.ClientConnInterface) (http.Handler, error) {
 	routes, err := gateway.Routes()
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func New(conn *grpc.ClientConn) (http.Handler, error) {
 
 // call returns the handler of one route: decode the body once, invoke the
 // RPC with the request's metadata, forward the reply.
-func call(mux *runtime.ServeMux, conn *grpc.ClientConn, r gateway.Route) runtime.HandlerFunc {
+func call(mux *runtime.ServeMux, conn grpc.ClientConnInterface, r gateway.Route) runtime.HandlerFunc {
 	method, path := r.FullMethod(), r.Path()
 	return func(w http.ResponseWriter, req *http.Request, _ map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())

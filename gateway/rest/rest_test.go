@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-memory/hearth/gateway/gatewaytest"
 	"github.com/hearth-memory/hearth/gateway/rest"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/inproc"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -124,8 +125,8 @@ func TestNew(t *testing.T) {
 				t.Errorf("client header forwarded as metadata %s = %q", key, got)
 			}
 		}
-		if got := call.Peer.Network(); got != "bufconn" {
-			t.Errorf("peer network = %q, want bufconn", got)
+		if got := call.Peer.Network(); got != inproc.Network {
+			t.Errorf("peer network = %q, want %q", got, inproc.Network)
 		}
 	})
 

@@ -1,6 +1,6 @@
 // Package auth is Hearth's single authorization point: one gRPC interceptor
 // (unary and stream) that every call passes, whichever transport it came in
-// on. REST and MCP reach it through the in-process connection with the
+// on. REST and MCP reach it through the in-process channel with the
 // original caller's Authorization header and source address.
 //
 // Each RPC declares the scope it needs through the hearth.v1.tool method
@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-memory/hearth/server/inproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -280,13 +281,14 @@ func bearer(v string) (string, bool) {
 	return t, t != ""
 }
 
-// InProcessNetwork is the network name of the in-memory listener the gateway
-// and MCP bridge dial. Only calls arriving on it may name their caller's
-// source address in metadata.
-const InProcessNetwork = "bufconn"
+// InProcessNetwork is the network name of the peer of calls over the
+// in-process channel the gateway and the MCP bridge call through (package
+// inproc). Only calls arriving on it may name their caller's source address
+// in metadata.
+const InProcessNetwork = inproc.Network
 
 // SourceAddr returns the address of the original caller. For calls over the
-// in-process connection (REST and MCP) it is the last x-forwarded-for entry
+// in-process channel (REST and MCP) it is the last x-forwarded-for entry
 // that the gateway or bridge set; for every other peer forwarded metadata is
 // ignored and the peer's own address is used (SPEC R-A6).
 func SourceAddr(ctx context.Context) netip.Addr {
