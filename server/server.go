@@ -133,7 +133,7 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 func (s *Server) NewGRPC(in *auth.Interceptor, opts ...grpc.ServerOption) *grpc.Server {
 	s.ops.in = in // token rotation updates its table
 	g := grpc.NewServer(append([]grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(in.Unary, s.gate.unary),
+		grpc.ChainUnaryInterceptor(s.unary(in)...),
 		grpc.ChainStreamInterceptor(in.Stream),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		// Calls run on goroutines kept between calls: a new goroutine per
@@ -152,13 +152,19 @@ func (s *Server) NewGRPC(in *auth.Interceptor, opts ...grpc.ServerOption) *grpc.
 // NewChannel returns the in-process channel the gateway, the MCP bridge,
 // the page and the metrics handler call the services through: the same
 // services as NewGRPC's server, behind the same interceptors in the same
-// order (in, then the drain gate), with the same message limit. Health and
-// reflection are for gRPC clients and stay on the server.
+// order, with the same message limit. Health and reflection are for gRPC
+// clients and stay on the server.
 func (s *Server) NewChannel(in *auth.Interceptor) *inproc.Channel {
 	s.ops.in = in
-	c := inproc.New(MaxMessageBytes, in.Unary, s.gate.unary)
+	c := inproc.New(MaxMessageBytes, s.unary(in)...)
 	s.register(c)
 	return c
+}
+
+// unary is the chain every unary call passes, over either transport:
+// authorization (in), then the drain gate.
+func (s *Server) unary(in *auth.Interceptor) []grpc.UnaryServerInterceptor {
+	return []grpc.UnaryServerInterceptor{in.Unary, s.gate.unary}
 }
 
 // register registers the API's services on r.
