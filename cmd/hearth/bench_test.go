@@ -318,25 +318,13 @@ func httpStore(b *testing.B, url, token, transport string, args map[string]any, 
 		body = map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 			"params": map[string]any{"name": "memory_store", "arguments": args}}
 	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		b.Fatal(err)
-	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: k}}
 	b.Cleanup(client.CloseIdleConnections)
+	post := prebuiltPost(b, client, url+path, token, body)
 	return func() {
-		req, _ := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(raw))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := client.Do(req)
+		reply, err := post()
 		if err != nil {
 			b.Fatalf("store: %v", err)
-		}
-		reply, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			b.Fatalf("store: HTTP %d %s %v", resp.StatusCode, reply, err)
 		}
 		if transport != "mcp" {
 			return
@@ -349,6 +337,32 @@ func httpStore(b *testing.B, url, token, transport string, args map[string]any, 
 		if err := json.Unmarshal(reply, &env); err != nil || env.Result == nil || env.Result.IsError {
 			b.Fatalf("store: %s", reply)
 		}
+	}
+}
+
+// prebuiltPost returns a POST of body to url with token over client, as a
+// client that holds its request makes it: the JSON made once, the reply
+// read whole and returned, a status other than 200 an error.
+func prebuiltPost(b *testing.B, client *http.Client, url, token string, body any) func() ([]byte, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func() ([]byte, error) {
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		reply, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("HTTP %d %s", resp.StatusCode, reply)
+		}
+		return reply, err
 	}
 }
 
@@ -435,6 +449,8 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		// The gRPC search, and the same searches as a hook makes them over
 		// REST: what a prompt waits for.
+		rest := &http.Client{Transport: &http.Transport{}}
+		b.Cleanup(rest.CloseIdleConnections)
 		for _, search := range []struct {
 			name    string
 			prepare func(b *testing.B, i int) func() error
@@ -443,7 +459,11 @@ func BenchmarkSearch(b *testing.B) {
 				return g.prepare(b, tok, "memory_search", args(i)).invoke
 			}},
 			{fmt.Sprintf("rest/records=%d", n), func(b *testing.B, i int) func() error {
-				return restSearch(b, td.url, tok, args(i))
+				post := prebuiltPost(b, rest, td.url+"/api/memory_search", tok, args(i))
+				return func() error {
+					_, err := post()
+					return err
+				}
 			}},
 		} {
 			b.Run(search.name, func(b *testing.B) {
@@ -480,34 +500,6 @@ func BenchmarkSearch(b *testing.B) {
 				}
 			})
 		}
-	}
-}
-
-// restClient is the benchmarks' REST client: keep-alive connections,
-// shared by every benchmark call.
-var restClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-
-// restSearch returns a memory_search over REST as a hook makes it: the
-// body made beforehand, the reply read whole and its status checked.
-func restSearch(b *testing.B, url, token string, args map[string]any) func() error {
-	raw, err := json.Marshal(args)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return func() error {
-		req, _ := http.NewRequest(http.MethodPost, url+"/api/memory_search", bytes.NewReader(raw))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := restClient.Do(req)
-		if err != nil {
-			return err
-		}
-		reply, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("HTTP %d %s", resp.StatusCode, reply)
-		}
-		return err
 	}
 }
 

@@ -117,8 +117,9 @@ func named(name string) grpc.UnaryServerInterceptor {
 const maxRecv = 1 << 10
 
 // transports returns the probe served by grpc-go over an in-memory
-// listener and by a Channel, with the same interceptors and limit.
-func transports(t *testing.T) (map[string]grpc.ClientConnInterface, *probe) {
+// listener ("grpc") and by a Channel ("inproc"), with the same interceptors
+// and limit.
+func transports(t testing.TB) (map[string]grpc.ClientConnInterface, *probe) {
 	p := &probe{started: make(chan struct{}, 1)}
 	is := []grpc.UnaryServerInterceptor{named("a"), named("b")}
 
@@ -324,25 +325,10 @@ func TestChannel_Register(t *testing.T) {
 // over an in-memory listener (what the gateway and the bridge used before
 // the channel) and through the Channel, behind the same two interceptors.
 func BenchmarkInvoke(b *testing.B) {
-	p := &probe{started: make(chan struct{}, 1)}
-	is := []grpc.UnaryServerInterceptor{named("a"), named("b")}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(is...), grpc.MaxRecvMsgSize(maxRecv))
-	healthpb.RegisterHealthServer(srv, p)
-	lis := bufconn.Listen(1 << 20)
-	go srv.Serve(lis)
-	defer srv.Stop()
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	ch := inproc.New(maxRecv, is...)
-	healthpb.RegisterHealthServer(ch, p)
+	conns, _ := transports(b)
 	ctx := metadata.NewOutgoingContext(b.Context(), metadata.Pairs("authorization", "Bearer x", "x-forwarded-for", "192.0.2.7"))
-	for name, c := range map[string]grpc.ClientConnInterface{"bufconn": conn, "inproc": ch} {
-		client := healthpb.NewHealthClient(c)
+	for _, name := range []string{"grpc", "inproc"} {
+		client := healthpb.NewHealthClient(conns[name])
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := client.Check(ctx, &healthpb.HealthCheckRequest{Service: "github/acme/api"}); err != nil {
