@@ -40,14 +40,27 @@ type wrapped struct {
 	// subjournalLimit, when positive, keeps subjournals in memory up to
 	// that many bytes (MemorySubjournals).
 	subjournalLimit int
+	// joinFrames writes each WAL frame with one write (JoinFrames).
+	joinFrames bool
 }
 
 func (w *wrapped) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
+	wal := flags&vfs.OPEN_WAL != 0
 	f, flags, err := w.base.Open(name, flags)
 	if err != nil {
 		return nil, flags, err
 	}
-	return &file{File: f, name: name, hook: w.hook}, flags, nil
+	return w.wrap(f, name, wal), flags, nil
+}
+
+// wrap returns f, opened as name, with the hook around its writes; a
+// write-ahead log (wal) also joins its frames under JoinFrames.
+func (w *wrapped) wrap(f vfs.File, name string, wal bool) vfs.File {
+	wf := &file{File: f, name: name, hook: w.hook}
+	if w.joinFrames && wal {
+		return &walFile{file: wf, end: -1}
+	}
+	return wf
 }
 
 func (w *wrapped) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
@@ -58,11 +71,12 @@ func (w *wrapped) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.File
 		}}
 		return &file{File: m, hook: w.hook}, flags, nil
 	}
+	wal := flags&vfs.OPEN_WAL != 0
 	f, flags, err := w.base.OpenFilename(name, flags)
 	if err != nil {
 		return nil, flags, err
 	}
-	return &file{File: f, name: name.String(), hook: w.hook}, flags, nil
+	return w.wrap(f, name.String(), wal), flags, nil
 }
 
 func (w *wrapped) Delete(name string, syncDir bool) error { return w.base.Delete(name, syncDir) }
