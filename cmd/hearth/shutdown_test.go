@@ -98,11 +98,14 @@ func TestShutdown_SIGTERMMidBurst(t *testing.T) {
 		defer mu.Unlock()
 		return len(all.acked) >= 200
 	})
+	// signaled closes before the signal goes: the server can drain and
+	// close its connections before this goroutine runs again, and a
+	// writer that meets the closed connection first must know why.
+	close(signaled)
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	close(signaled)
 	exited := make(chan error, 1)
 	go func() { exited <- p.cmd.Wait() }()
 	select {
