@@ -1,6 +1,8 @@
 // Package vfswrap wraps a SQLite VFS so that a hook sees the writes of its
 // files: to turn their errors into the codes SQLite expects, or, in tests,
-// to fail them as a full disk does. Everything else, the optional
+// to fail them as a full disk does. Two options change what reaches the
+// wrapped VFS: MemorySubjournals keeps subjournals in memory, JoinFrames
+// writes each WAL frame with one write. Everything else, the optional
 // interfaces included (WAL mode needs the shared memory), passes through
 // to the wrapped VFS unchanged.
 package vfswrap
