@@ -42,6 +42,13 @@ type walFile struct {
 	buf []byte
 }
 
+// settle writes a held header and forgets where the last write ended: what
+// follows a call other than a write does not continue an append.
+func (f *walFile) settle() error {
+	f.end = -1
+	return f.flush()
+}
+
 // flush writes a held header.
 func (f *walFile) flush() error {
 	if !f.held {
@@ -83,40 +90,35 @@ func (f *walFile) wrote(off int64, n int, err error) {
 }
 
 func (f *walFile) ReadAt(p []byte, off int64) (int, error) {
-	f.end = -1
-	if err := f.flush(); err != nil {
+	if err := f.settle(); err != nil {
 		return 0, err
 	}
 	return f.file.ReadAt(p, off)
 }
 
 func (f *walFile) Truncate(size int64) error {
-	f.end = -1
-	if err := f.flush(); err != nil {
+	if err := f.settle(); err != nil {
 		return err
 	}
 	return f.file.Truncate(size)
 }
 
 func (f *walFile) Sync(flags vfs.SyncFlag) error {
-	f.end = -1
-	if err := f.flush(); err != nil {
+	if err := f.settle(); err != nil {
 		return err
 	}
 	return f.file.Sync(flags)
 }
 
 func (f *walFile) Size() (int64, error) {
-	f.end = -1
-	if err := f.flush(); err != nil {
+	if err := f.settle(); err != nil {
 		return 0, err
 	}
 	return f.file.Size()
 }
 
 func (f *walFile) SizeHint(size int64) error {
-	f.end = -1
-	if err := f.flush(); err != nil {
+	if err := f.settle(); err != nil {
 		return err
 	}
 	return f.file.SizeHint(size)

@@ -87,7 +87,9 @@ func TestJoinFrames(t *testing.T) {
 			if _, err := db.Exec(`CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT); CREATE INDEX t_v_idx ON t (v)`); err != nil {
 				t.Fatal(err)
 			}
-			check := func(want int) {
+			// check opens what the disk holds after a commit and holds it
+			// to want rows and a sound file; it returns the copy.
+			check := func(want int) *sql.DB {
 				t.Helper()
 				c := crashCopy(t, path)
 				var n int
@@ -101,6 +103,7 @@ func TestJoinFrames(t *testing.T) {
 				if n != want || ok != "ok" {
 					t.Fatalf("the files on disk after the commit hold %d rows (integrity: %s), want %d (ok)", n, ok, want)
 				}
+				return c
 			}
 			rows := 0
 			for i := range 40 {
@@ -139,9 +142,8 @@ func TestJoinFrames(t *testing.T) {
 			}
 			conn.Close()
 			rows += 400
-			check(rows)
 			var z int
-			if err := crashCopy(t, path).QueryRow(`SELECT count(*) FROM t WHERE v LIKE 'big-%z'`).Scan(&z); err != nil || z != 400 {
+			if err := check(rows).QueryRow(`SELECT count(*) FROM t WHERE v LIKE 'big-%z'`).Scan(&z); err != nil || z != 400 {
 				t.Fatalf("the spilled transaction's update is in %d rows (%v), want 400", z, err)
 			}
 
