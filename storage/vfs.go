@@ -21,10 +21,11 @@ import (
 // subjournals stay in memory up to subjournalMemory (see
 // vfswrap.MemorySubjournals): a store's statement journal passes SQLite's
 // own 64 KiB, and a temporary file for it on every write transaction cost
-// the single writer more than the store's statements did. And each frame a
-// commit appends to the write-ahead log is one write rather than two (see
-// vfswrap.JoinFrames): a store's commit writes a few dozen pages, and on
-// the virtual machines measured a system call costs more than its page.
+// the single writer more than the store's statements did. And the frames a
+// commit appends to the write-ahead log are one write rather than two a
+// frame (see vfswrap.JoinFrames): a group of stores commits some eighty
+// pages, and on the virtual machines measured a system call costs more
+// than its page.
 
 // subjournalMemory bounds one subjournal's memory; the writer has one at
 // a time. Everyday writes stay far below it; a bulk statement (a rename of

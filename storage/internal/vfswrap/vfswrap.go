@@ -2,9 +2,9 @@
 // files: to turn their errors into the codes SQLite expects, or, in tests,
 // to fail them as a full disk does. Two options change what reaches the
 // wrapped VFS: MemorySubjournals keeps subjournals in memory, JoinFrames
-// writes each WAL frame with one write. Everything else, the optional
-// interfaces included (WAL mode needs the shared memory), passes through
-// to the wrapped VFS unchanged.
+// writes the frames of each commit to the WAL with one write. Everything
+// else, the optional interfaces included (WAL mode needs the shared
+// memory), passes through to the wrapped VFS unchanged.
 package vfswrap
 
 import (
@@ -42,7 +42,8 @@ type wrapped struct {
 	// subjournalLimit, when positive, keeps subjournals in memory up to
 	// that many bytes (MemorySubjournals).
 	subjournalLimit int
-	// joinFrames writes each WAL frame with one write (JoinFrames).
+	// joinFrames writes each commit's WAL frames with one write
+	// (JoinFrames).
 	joinFrames bool
 }
 

@@ -62,14 +62,17 @@ func crashCopy(t *testing.T, path string) *sql.DB {
 }
 
 // TestJoinFrames commits through a VFS that joins frames and one that
-// does not: the log holds the same frames, written in about half the
-// writes, and after every commit the files on disk hold the whole commit,
+// does not: the log holds the same frames, each commit's written in one
+// write, and after every commit the files on disk hold the whole commit,
 // the one whose checksums SQLite rewrites (a transaction that overwrote
 // frames it had already spilled) included.
 func TestJoinFrames(t *testing.T) {
 	type run struct {
 		writes, frames int64
+		// commitWrites is the writes of the commits of 20 rows.
+		commitWrites int64
 	}
+	const commits = 40
 	runs := map[bool]run{}
 	for _, join := range []bool{false, true} {
 		t.Run(fmt.Sprintf("join=%v", join), func(t *testing.T) {
@@ -106,7 +109,8 @@ func TestJoinFrames(t *testing.T) {
 				return c
 			}
 			rows := 0
-			for i := range 40 {
+			before := writes.Load()
+			for i := range commits {
 				if _, err := db.Exec(`INSERT INTO t (v) SELECT printf('%d-%.300c', value, 'x') FROM generate_series(1, 20)`); err != nil {
 					t.Fatal(err)
 				}
@@ -116,6 +120,7 @@ func TestJoinFrames(t *testing.T) {
 				}
 			}
 			check(rows)
+			commitWrites := writes.Load() - before
 
 			// A transaction larger than the page cache spills frames to the
 			// log before it commits; its commit then overwrites those frames
@@ -155,25 +160,30 @@ func TestJoinFrames(t *testing.T) {
 			if err := db.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
 				t.Fatal(err)
 			}
-			runs[join] = run{writes: writes.Load(), frames: (fi.Size() - 32) / (frameHeader + pageSize)}
+			runs[join] = run{writes: writes.Load(), frames: (fi.Size() - 32) / (frameHeader + pageSize), commitWrites: commitWrites}
 		})
 	}
 	off, on := runs[false], runs[true]
-	t.Logf("frames %d/%d; writes to the log: %d joined, %d not", on.frames, off.frames, on.writes, off.writes)
+	t.Logf("frames %d/%d; writes to the log: %d joined, %d not; %d commits of 20 rows: %d writes joined, %d not",
+		on.frames, off.frames, on.writes, off.writes, commits, on.commitWrites, off.commitWrites)
 	if off.writes < 2*off.frames {
 		t.Errorf("without JoinFrames, %d writes for %d frames: want two a frame", off.writes, off.frames)
 	}
-	// A frame that follows a read of the log (the first of some commits,
-	// each checksum rewrite) is still two writes.
-	if on.writes > off.writes*6/10 {
-		t.Errorf("with JoinFrames, %d writes for %d frames (%d without): want about one a frame", on.writes, on.frames, off.writes)
+	if on.commitWrites != commits || off.commitWrites < 4*commits {
+		t.Errorf("%d commits of a few pages took %d writes with JoinFrames and %d without: want one a commit, and two a frame",
+			commits, on.commitWrites, off.commitWrites)
+	}
+	// The spilled transaction reads the log between its frames, and each
+	// checksum rewrite is a write of its own.
+	if on.writes >= off.writes/2 {
+		t.Errorf("with JoinFrames, %d writes for %d frames (%d without): want fewer than half", on.writes, on.frames, off.writes)
 	}
 }
 
-// TestWALFile drives a log's file under JoinFrames by hand: a header that
-// continues an append waits for its page and goes with it in one write;
-// any other call writes it first; a header that does not continue an
-// append is written at once.
+// TestWALFile drives a log's file under JoinFrames by hand: frames that
+// continue an append wait for a commit frame's page and go with it in one
+// write; any other call writes them first; a header that does not
+// continue an append is written at once.
 func TestWALFile(t *testing.T) {
 	var writes atomic.Int64
 	var fail atomic.Bool
@@ -199,50 +209,93 @@ func TestWALFile(t *testing.T) {
 		writes.Store(0)
 		return &walFile{file: &file{File: plainFile{f}, name: path, hook: hook}, end: -1}, path
 	}
+	// hdr is a commit frame's header (every byte set, the database's
+	// size included), mid a header of any other frame.
 	hdr, pg := page('h', frameHeader), page('p', 100)
+	mid := page('m', frameHeader)
+	copy(mid[4:8], []byte{0, 0, 0, 0})
+	write := func(t *testing.T, f vfs.File, p []byte, off int64) {
+		t.Helper()
+		if n, err := f.WriteAt(p, off); n != len(p) || err != nil {
+			t.Fatalf("WriteAt(%d bytes at %d) = %d, %v", len(p), off, n, err)
+		}
+	}
 	// appendFrame writes the log header at 0 and a frame header after it.
 	appendFrame := func(t *testing.T, f vfs.File) {
 		t.Helper()
-		if _, err := f.WriteAt(page('w', 32), 0); err != nil {
-			t.Fatal(err)
-		}
-		if n, err := f.WriteAt(hdr, 32); n != frameHeader || err != nil {
-			t.Fatalf("header WriteAt = %d, %v", n, err)
-		}
+		write(t, f, page('w', 32), 0)
+		write(t, f, hdr, 32)
 	}
-	size := func(t *testing.T, path string) int64 {
+	read := func(t *testing.T, path string) []byte {
 		t.Helper()
-		fi, err := os.Stat(path)
+		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fi.Size()
+		return b
 	}
 
 	t.Run("Joined", func(t *testing.T) {
 		f, path := open(t)
 		defer f.Close()
 		appendFrame(t, f)
-		if writes.Load() != 1 || size(t, path) != 32 {
-			t.Fatalf("after the frame header: %d writes, %d bytes; want 1 write, 32 bytes (the header held)", writes.Load(), size(t, path))
+		if got := read(t, path); writes.Load() != 1 || len(got) != 32 {
+			t.Fatalf("after the frame header: %d writes, %d bytes; want 1 write, 32 bytes (the header held)", writes.Load(), len(got))
 		}
-		if n, err := f.WriteAt(pg, 32+frameHeader); n != len(pg) || err != nil {
-			t.Fatalf("page WriteAt = %d, %v; want %d, nil", n, err, len(pg))
-		}
+		write(t, f, pg, 32+frameHeader)
 		if writes.Load() != 2 {
 			t.Errorf("header and page took %d writes, want 1", writes.Load()-1)
 		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := read(t, path)
 		if want := append(append(page('w', 32), hdr...), pg...); !bytes.Equal(got, want) {
 			t.Errorf("file = %q, want %q", got, want)
 		}
 		// The next frame continues the append: held again.
-		f.WriteAt(hdr, int64(len(got)))
+		write(t, f, hdr, int64(len(got)))
 		if writes.Load() != 2 {
 			t.Errorf("a second frame's header was written at once")
+		}
+	})
+	t.Run("HeldToCommit", func(t *testing.T) {
+		f, path := open(t)
+		defer f.Close()
+		write(t, f, page('w', 32), 0)
+		want := page('w', 32)
+		for range 3 {
+			write(t, f, mid, int64(len(want)))
+			write(t, f, pg, int64(len(want)+frameHeader))
+			want = append(append(want, mid...), pg...)
+		}
+		if got := read(t, path); writes.Load() != 1 || len(got) != 32 {
+			t.Fatalf("after three frames that are not a commit: %d writes, %d bytes; want 1 write, 32 bytes (the frames held)", writes.Load(), len(got))
+		}
+		write(t, f, hdr, int64(len(want)))
+		if writes.Load() != 1 {
+			t.Fatalf("the commit frame's header was written before its page")
+		}
+		write(t, f, pg, int64(len(want)+frameHeader))
+		want = append(append(want, hdr...), pg...)
+		if got := read(t, path); writes.Load() != 2 || !bytes.Equal(got, want) {
+			t.Errorf("after the commit frame: %d writes of the frames, file %d bytes; want 1 write, %d bytes as written", writes.Load()-1, len(got), len(want))
+		}
+	})
+	t.Run("Capped", func(t *testing.T) {
+		f, path := open(t)
+		defer f.Close()
+		write(t, f, page('w', 32), 0)
+		big := page('p', 4096)
+		off, frames := int64(32), 0
+		for writes.Load() == 1 {
+			if off > 32+2*maxRun {
+				t.Fatalf("%d frames without a commit, %d bytes, are all still held", frames, off-32)
+			}
+			write(t, f, mid, off)
+			write(t, f, big, off+frameHeader)
+			off += frameHeader + int64(len(big))
+			frames++
+		}
+		if size := int64(len(read(t, path))); size != off || off-32 < maxRun || off-32 >= maxRun+frameHeader+int64(len(big)) {
+			t.Errorf("the held frames were written after %d frames, %d bytes, the file holding %d; want them written at %d bytes", frames, off-32, size, maxRun)
 		}
 	})
 	for _, c := range []struct {
@@ -253,29 +306,31 @@ func TestWALFile(t *testing.T) {
 		{"Sync", func(f vfs.File) error { return f.Sync(vfs.SYNC_NORMAL) }},
 		{"Size", func(f vfs.File) error {
 			n, err := f.Size()
-			if err == nil && n != 32+frameHeader {
-				err = fmt.Errorf("Size = %d, want %d", n, 32+frameHeader)
+			if want := int64(32 + 2*frameHeader + len(pg)); err == nil && n != want {
+				err = fmt.Errorf("Size = %d, want %d", n, want)
 			}
 			return err
 		}},
-		{"Truncate", func(f vfs.File) error { return f.Truncate(32 + frameHeader) }},
-		{"SizeHint", func(f vfs.File) error { return f.(vfs.FileSizeHint).SizeHint(32 + frameHeader) }},
+		{"Truncate", func(f vfs.File) error { return f.Truncate(32 + 2*frameHeader + int64(len(pg))) }},
+		{"SizeHint", func(f vfs.File) error { return f.(vfs.FileSizeHint).SizeHint(32 + 2*frameHeader + int64(len(pg))) }},
 		{"WriteElsewhere", func(f vfs.File) error { _, err := f.WriteAt(pg, 4096); return err }},
 		{"Close", func(f vfs.File) error { return f.Close() }},
 	} {
 		t.Run("FlushedBy"+c.name, func(t *testing.T) {
 			f, path := open(t)
 			defer f.Close()
-			appendFrame(t, f)
+			// A frame that is not a commit, and the next frame's header.
+			write(t, f, page('w', 32), 0)
+			write(t, f, mid, 32)
+			write(t, f, pg, 32+frameHeader)
+			write(t, f, mid, 32+frameHeader+int64(len(pg)))
 			if err := c.call(f); err != nil {
 				t.Fatal(err)
 			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) < 32+frameHeader || !bytes.Equal(got[32:32+frameHeader], hdr) {
-				t.Errorf("after %s the file holds %q at the frame header, want it written", c.name, got[32:min(len(got), 32+frameHeader)])
+			got := read(t, path)
+			want := append(append(append([]byte{}, mid...), pg...), mid...)
+			if len(got) < 32+len(want) || !bytes.Equal(got[32:32+len(want)], want) {
+				t.Errorf("after %s the file holds %q after the log header, want the held frames %q", c.name, got[32:min(len(got), 32+len(want))], want)
 			}
 		})
 	}
