@@ -110,6 +110,38 @@ func (p *proc) waitLine(t *testing.T, re *regexp.Regexp) []string {
 	}
 }
 
+// TestKill_StoresMidBurst holds R-R6 for a killed process: SIGKILL while
+// 8 clients store as fast as they can. After a restart the file is sound
+// without repair, and every store a client was told succeeded is there:
+// the commits that answered were whole in the write-ahead log, however the
+// log's writes were joined (storage/internal/vfswrap.JoinFrames).
+func TestKill_StoresMidBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hearth binary")
+	}
+	bin := buildHearth(t)
+	dir := t.TempDir()
+	p := startHearth(t, bin, dir)
+	tok, err := os.ReadFile(filepath.Join(dir, "tokens", "claude-code"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBurst(t, p.addr, strings.TrimSpace(string(tok)))
+	b.until(t, 300)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err == nil {
+		t.Fatal("hearth exited cleanly after SIGKILL")
+	}
+	all := b.wait()
+	if len(all.other) > 0 || all.unavailable > 0 {
+		t.Errorf("%d answers not a success (%d UNAVAILABLE), e.g. %s", len(all.other)+all.unavailable, all.unavailable, strings.Join(all.other[:min(1, len(all.other))], ""))
+	}
+	t.Logf("SIGKILL after %d acknowledged stores; %d connection errors after", len(all.acked), all.connErrs)
+	checkAcked(t, dir, all.acked)
+}
+
 // TestKill_JobExactlyOnce holds R-J1 and R-R6 across a crash: the server
 // process is killed (SIGKILL) after leasing a maintenance job and before
 // completing it; after a restart the job is taken again and completes

@@ -35,73 +35,9 @@ func TestShutdown_SIGTERMMidBurst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token := strings.TrimSpace(string(tok))
-	url := "http://" + p.addr + "/api/memory_store"
-
-	type outcome struct {
-		acked       map[string]string // id → title
-		unavailable int
-		connErrs    int
-		other       []string
-	}
-	var (
-		mu       sync.Mutex
-		all      = outcome{acked: map[string]string{}}
-		signaled = make(chan struct{})
-		wg       sync.WaitGroup
-	)
-	client := &http.Client{Timeout: 30 * time.Second}
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				title := fmt.Sprintf("Burst %d-%d", w, i)
-				b, _ := json.Marshal(storeArgs("global", title, "Stored during a burst that SIGTERM interrupts."))
-				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Authorization", "Bearer "+token)
-				resp, err := client.Do(req)
-				if err != nil {
-					mu.Lock()
-					all.connErrs++
-					mu.Unlock()
-					select {
-					case <-signaled:
-						return // the server stopped listening
-					default:
-						t.Errorf("writer %d before SIGTERM: %v", w, err)
-						return
-					}
-				}
-				raw, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				var body map[string]any
-				_ = json.Unmarshal(raw, &body)
-				mu.Lock()
-				switch {
-				case resp.StatusCode == http.StatusOK:
-					all.acked[str(body, "record", "id")] = title
-				case resp.StatusCode == http.StatusServiceUnavailable && str(body, "error", "code") == "UNAVAILABLE":
-					all.unavailable++
-				default:
-					all.other = append(all.other, fmt.Sprintf("%d %s", resp.StatusCode, raw))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-
+	b := startBurst(t, p.addr, strings.TrimSpace(string(tok)))
 	// SIGTERM once the burst is well under way.
-	pollUntil(t, "200 acknowledged stores", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(all.acked) >= 200
-	})
-	// signaled closes before the signal goes: the server can drain and
-	// close its connections before this goroutine runs again, and a
-	// writer that meets the closed connection first must know why.
-	close(signaled)
+	b.until(t, 200)
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -117,7 +53,7 @@ func TestShutdown_SIGTERMMidBurst(t *testing.T) {
 		t.Fatalf("hearth still runs %v after SIGTERM", time.Since(start))
 	}
 	took := time.Since(start)
-	wg.Wait()
+	all := b.wait()
 	p.waitLine(t, regexp.MustCompile(`msg=stopped `))
 	p.mu.Lock()
 	for _, l := range p.lines {
@@ -133,13 +69,110 @@ func TestShutdown_SIGTERMMidBurst(t *testing.T) {
 		len(all.acked), took.Round(time.Millisecond), all.unavailable, all.connErrs)
 
 	// Every acknowledged store survived.
+	checkAcked(t, dir, all.acked)
+}
+
+// burst is 8 REST clients storing as fast as they can into a daemon until
+// it stops answering, and what they were told.
+type burst struct {
+	mu  sync.Mutex
+	out burstOutcome
+	// signaled closes when the test is about to stop the daemon: a
+	// connection error before it is a failure.
+	signaled chan struct{}
+	wg       sync.WaitGroup
+}
+
+type burstOutcome struct {
+	acked       map[string]string // id → title
+	unavailable int
+	connErrs    int
+	other       []string
+}
+
+// startBurst starts the 8 clients against the daemon at addr.
+func startBurst(t *testing.T, addr, token string) *burst {
+	b := &burst{out: burstOutcome{acked: map[string]string{}}, signaled: make(chan struct{})}
+	url := "http://" + addr + "/api/memory_store"
+	client := &http.Client{Timeout: 30 * time.Second}
+	for w := range 8 {
+		b.wg.Go(func() {
+			for i := 0; ; i++ {
+				title := fmt.Sprintf("Burst %d-%d", w, i)
+				body, _ := json.Marshal(storeArgs("global", title, "Stored during a burst that a signal interrupts."))
+				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := client.Do(req)
+				if err != nil {
+					b.mu.Lock()
+					b.out.connErrs++
+					b.mu.Unlock()
+					select {
+					case <-b.signaled:
+						return // the server stopped listening
+					default:
+						t.Errorf("writer %d before the signal: %v", w, err)
+						return
+					}
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var reply map[string]any
+				_ = json.Unmarshal(raw, &reply)
+				b.mu.Lock()
+				switch {
+				case resp.StatusCode == http.StatusOK:
+					b.out.acked[str(reply, "record", "id")] = title
+				case resp.StatusCode == http.StatusServiceUnavailable && str(reply, "error", "code") == "UNAVAILABLE":
+					b.out.unavailable++
+				default:
+					b.out.other = append(b.out.other, fmt.Sprintf("%d %s", resp.StatusCode, raw))
+				}
+				b.mu.Unlock()
+			}
+		})
+	}
+	return b
+}
+
+// until waits for n acknowledged stores, then marks the signal as coming.
+// signaled closes before the signal goes: the server can close its
+// connections before the test's goroutine runs again, and a writer that
+// meets the closed connection first must know why.
+func (b *burst) until(t *testing.T, n int) {
+	t.Helper()
+	pollUntil(t, fmt.Sprintf("%d acknowledged stores", n), func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.out.acked) >= n
+	})
+	close(b.signaled)
+}
+
+// wait waits for the clients to stop and returns what they were told.
+func (b *burst) wait() burstOutcome {
+	b.wg.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.out
+}
+
+// checkAcked opens the store in dir, as a restart does, and holds the
+// file to be sound without repair and every acknowledged store (id →
+// title) to be in it.
+func checkAcked(t *testing.T, dir string, acked map[string]string) {
+	t.Helper()
 	db, err := storage.Open(context.Background(), filepath.Join(dir, "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ids := make([]string, 0, len(all.acked))
-	for id := range all.acked {
+	if c, ok := db.LastIntegrityCheck(); !ok || c.Damage != nil || c.Repaired != "" {
+		t.Errorf("the check at open (run: %v) found %s; want the file sound without repair", ok, &c)
+	}
+	ids := make([]string, 0, len(acked))
+	for id := range acked {
 		ids = append(ids, id)
 	}
 	recs, err := db.Get(context.Background(), ids)
@@ -150,7 +183,7 @@ func TestShutdown_SIGTERMMidBurst(t *testing.T) {
 	for _, r := range recs {
 		found[r.ID] = r.Title
 	}
-	for id, title := range all.acked {
+	for id, title := range acked {
 		if found[id] != title {
 			t.Errorf("acknowledged store %s (%q) is missing after the restart", id, title)
 		}
