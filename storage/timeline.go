@@ -170,8 +170,9 @@ func timelineSQL(q TimelineQuery, after *timelineCursor, limit int) (string, []a
 	var p params
 	var filters []string
 	if len(q.Types) > 0 {
-		// The unary + keeps the planner off records_type_status_idx,
-		// whose matches it would have to sort.
+		// The unary + keeps the planner off any index that begins with
+		// type (records_type_status_idx was one, until 0086): its matches
+		// would have to be sorted.
 		filters = append(filters, `+t.type IN (SELECT value FROM json_each(`+p.add(jsonList(q.Types))+`))`)
 	}
 	if !q.Since.IsZero() {
