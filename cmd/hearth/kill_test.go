@@ -116,17 +116,7 @@ func (p *proc) waitLine(t *testing.T, re *regexp.Regexp) []string {
 // the commits that answered were whole in the write-ahead log, however the
 // log's writes were joined (storage/internal/vfswrap.JoinFrames).
 func TestKill_StoresMidBurst(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the hearth binary")
-	}
-	bin := buildHearth(t)
-	dir := t.TempDir()
-	p := startHearth(t, bin, dir)
-	tok, err := os.ReadFile(filepath.Join(dir, "tokens", "claude-code"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := startBurst(t, p.addr, strings.TrimSpace(string(tok)))
+	p, dir, b := burstingDaemon(t)
 	b.until(t, 300)
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)

@@ -25,17 +25,7 @@ import (
 // 0 within the shutdown deadline, and after a restart every store a client
 // was told succeeded is there.
 func TestShutdown_SIGTERMMidBurst(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the hearth binary")
-	}
-	bin := buildHearth(t)
-	dir := t.TempDir()
-	p := startHearth(t, bin, dir)
-	tok, err := os.ReadFile(filepath.Join(dir, "tokens", "claude-code"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := startBurst(t, p.addr, strings.TrimSpace(string(tok)))
+	p, dir, b := burstingDaemon(t)
 	// SIGTERM once the burst is well under way.
 	b.until(t, 200)
 	start := time.Now()
@@ -88,6 +78,24 @@ type burstOutcome struct {
 	unavailable int
 	connErrs    int
 	other       []string
+}
+
+// burstingDaemon builds hearth, runs it on a new data directory and
+// starts a burst of stores into it as claude-code. Tests that use it are
+// skipped under -short.
+func burstingDaemon(t *testing.T) (p *proc, dir string, b *burst) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the hearth binary")
+	}
+	bin := buildHearth(t)
+	dir = t.TempDir()
+	p = startHearth(t, bin, dir)
+	tok, err := os.ReadFile(filepath.Join(dir, "tokens", "claude-code"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, dir, startBurst(t, p.addr, strings.TrimSpace(string(tok)))
 }
 
 // startBurst starts the 8 clients against the daemon at addr.
