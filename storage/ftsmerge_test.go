@@ -4,23 +4,94 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
 )
+
+// indexSearches runs a fixed set of searches over db and returns, for each,
+// its hits' ids, scores and snippets: what a change to how the index is
+// stored must leave as it was.
+func indexSearches(t *testing.T, db *storage.DB) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, q := range []string{"retry", "cache deploy", "billing webhook schema", "entry"} {
+		hits, err := db.Search(ctx, storage.SearchQuery{Text: q, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range hits {
+			ids = append(ids, fmt.Sprintf("%s %.12f %s", h.Record.ID, h.BM25, h.Snippet))
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
+// storeOneByOne stores n records, each in a commit of its own: a segment
+// of the full-text index each.
+func storeOneByOne(t *testing.T, db *storage.DB, n int) {
+	t.Helper()
+	words := []string{"retry", "cache", "deploy", "schema", "billing", "webhook"}
+	for i := range n {
+		storagetest.Store(t, db, storage.NewRecord{
+			Title:   storagetest.Text(t, fmt.Sprintf("%s note %d", words[i%len(words)], i)),
+			Content: storagetest.Text(t, fmt.Sprintf("about %s and %s, entry %d", words[i%len(words)], words[(i*5+1)%len(words)], i)),
+		})
+	}
+}
+
+// TestTidyIndex: commits leave a level of the full-text index unmerged
+// until it holds 8 segments (migration 0087); once writes pause, the
+// writer merges on its own the levels that hold 4 or more, until none is
+// left, and searches find and rank exactly what they did.
+func TestTidyIndex(t *testing.T) {
+	db := storagetest.Open(t)
+	storeOneByOne(t, db, 120)
+	before, err := db.IndexSegments(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := indexSearches(t, db)
+
+	// The idle writer's steps start a moment after the last commit and
+	// go on, one after another, until none merges anything.
+	waitFor(t, "the idle writer's first merge step", func() bool { return db.IndexTidySteps() > 0 })
+	last, since := db.IndexTidySteps(), time.Now()
+	waitFor(t, "the idle writer's merge steps to stop", func() bool {
+		if n := db.IndexTidySteps(); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) > time.Second
+	})
+	if steps, err := db.TidyIndex(ctx); err != nil || steps != 0 {
+		t.Errorf("after the idle writer stopped, TidyIndex merged in %d steps (%v): want nothing left", steps, err)
+	}
+	after, err := db.IndexSegments(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d segments after 120 commits; %d after %d merge steps of the idle writer", before, after, last)
+	if after >= before {
+		t.Errorf("%d segments after the idle writer's merging, %d before: want fewer", after, before)
+	}
+	if got := indexSearches(t, db); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("searches after merging:\n%v\nwant\n%v", got, want)
+	}
+	chk, err := db.CheckIntegrity(ctx)
+	if err != nil || chk.Damage != nil || chk.Repaired != "" {
+		t.Errorf("integrity after merging: %+v, %v", chk, err)
+	}
+}
 
 // TestMergeIndex: stores written one by one leave the full-text index in
 // several segments; merging steps until none is left brings it to one, and
 // searches find and rank exactly what they did, the index still sound.
 func TestMergeIndex(t *testing.T) {
 	db := storagetest.Open(t)
-	words := []string{"retry", "cache", "deploy", "schema", "billing", "webhook"}
-	for i := range 40 {
-		storagetest.Store(t, db, storage.NewRecord{
-			Title:   storagetest.Text(t, fmt.Sprintf("%s note %d", words[i%len(words)], i)),
-			Content: storagetest.Text(t, fmt.Sprintf("about %s and %s, entry %d", words[i%len(words)], words[(i*5+1)%len(words)], i)),
-		})
-	}
+	storeOneByOne(t, db, 40)
 	before, err := db.IndexSegments(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -28,22 +99,7 @@ func TestMergeIndex(t *testing.T) {
 	if before < 2 {
 		t.Fatalf("%d segments before merging: the test needs several", before)
 	}
-	search := func() [][]string {
-		var out [][]string
-		for _, q := range []string{"retry", "cache deploy", "billing webhook schema", "entry"} {
-			hits, err := db.Search(ctx, storage.SearchQuery{Text: q, Limit: 50})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, h := range hits {
-				ids = append(ids, fmt.Sprintf("%s %.12f %s", h.Record.ID, h.BM25, h.Snippet))
-			}
-			out = append(out, ids)
-		}
-		return out
-	}
-	want := search()
+	want := indexSearches(t, db)
 
 	steps, err := db.MergeIndexFully(ctx, 100)
 	if err != nil {
@@ -58,7 +114,7 @@ func TestMergeIndex(t *testing.T) {
 	if more, err := db.MergeIndex(ctx); err != nil || more {
 		t.Errorf("a merge step after the full merge: more %v, err %v", more, err)
 	}
-	if got := search(); !slices.EqualFunc(got, want, slices.Equal) {
+	if got := indexSearches(t, db); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("searches after merging:\n%v\nwant\n%v", got, want)
 	}
 	chk, err := db.CheckIntegrity(ctx)

@@ -414,6 +414,8 @@ func recreateIndex(ctx context.Context, conn *sql.Conn) (err error) {
 		{`DELETE FROM sqlite_schema WHERE type = 'table' AND name IN (` + placeholders + `)`, args},
 		{`PRAGMA writable_schema = RESET`, nil},
 		{create, nil},
+		// The settings in records_fts_config went with the old tables.
+		{`INSERT INTO records_fts (records_fts, rank) VALUES ('automerge', ?)`, []any{indexAutomerge}},
 		{`INSERT INTO records_fts (records_fts) VALUES ('rebuild')`, nil},
 		{`COMMIT`, nil},
 	} {

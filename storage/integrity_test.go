@@ -200,6 +200,20 @@ func TestDB_Open_Damaged(t *testing.T) {
 		if got := get(t, db, ids[len(ids)-1]); got.ID == "" {
 			t.Error("a record went missing")
 		}
+		// The index created anew keeps the merge setting of migration
+		// 0087: its old settings went with its old tables.
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := driver.Open("file:"+path, fts5.Register)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		var automerge int
+		if err := raw.QueryRow(`SELECT v FROM records_fts_config WHERE k = 'automerge'`).Scan(&automerge); err != nil || automerge != 8 {
+			t.Errorf("automerge of the index created anew = %d (%v), want 8", automerge, err)
+		}
 	})
 
 	t.Run("IndexContentRebuilt", func(t *testing.T) {

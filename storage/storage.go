@@ -91,8 +91,10 @@ type DB struct {
 	ckptOnce  sync.Once
 	waiting   atomic.Int64
 	// groups and grouped count the groups the loop committed and the
-	// writes they held (GroupStats).
+	// writes they held (GroupStats); tidied, the idle writer's merge
+	// steps (tidyIndex).
 	groups, grouped atomic.Int64
+	tidied          atomic.Int64
 
 	// uses holds counted uses until flushLoop stores them (usagebuf.go);
 	// flushStop stops flushLoop, flushDone says it has stopped.

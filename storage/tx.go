@@ -145,6 +145,10 @@ func (db *DB) writeLoop() {
 	defer close(db.loopDone)
 	g := &gather{db: db, timer: time.NewTimer(time.Hour), peak: 1}
 	g.timer.Stop()
+	// tidy fires when the writer has been idle for tidyAfter since a
+	// commit that changed the full-text index (tidyIndex).
+	tidy := time.NewTimer(time.Hour)
+	tidy.Stop()
 	var next *writeRequest // an exclusive write met while gathering
 	for {
 		first := next
@@ -152,6 +156,15 @@ func (db *DB) writeLoop() {
 		if first == nil {
 			select {
 			case first = <-db.writes:
+			case <-tidy.C:
+				// A step at a time, each while no write waits; a write
+				// that waits goes first, and its group arms tidy again.
+				if db.waiting.Load() > 0 {
+					tidy.Reset(tidyAfter)
+				} else if db.tidyIndex() {
+					tidy.Reset(0)
+				}
+				continue
 			case <-db.closing:
 				return
 			}
@@ -161,11 +174,15 @@ func (db *DB) writeLoop() {
 			db.afterWrite()
 			continue
 		}
+		gen := db.gen.Load()
 		g.start(first)
 		db.runGroup(g)
 		next = g.next
 		g.done()
 		db.afterWrite()
+		if db.gen.Load() != gen {
+			tidy.Reset(tidyAfter)
+		}
 	}
 }
 
