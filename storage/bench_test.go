@@ -142,6 +142,10 @@ func fill(tb testing.TB, db *storage.DB, n int) {
 			tb.Fatal(err)
 		}
 	}
+	// The merging a server's writer does once writes pause.
+	if _, err := db.TidyIndex(ctx); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // gen makes records from a vocabulary whose word frequencies fall off like

@@ -115,6 +115,10 @@ func fill(tb testing.TB, db *storage.DB, n int, c *corpus) {
 	for err := range errs {
 		tb.Fatal(err)
 	}
+	// The merging a server's writer does once writes pause.
+	if _, err := db.TidyIndex(ctx); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // prefilled returns a daemon whose store holds n records; it is built once
