@@ -30,10 +30,25 @@ func indexSearches(t *testing.T, db *storage.DB) [][]string {
 	return out
 }
 
-// storeOneByOne stores n records, each in a commit of its own: a segment
-// of the full-text index each.
-func storeOneByOne(t *testing.T, db *storage.DB, n int) {
+// soundAfterMerging holds db's searches to find and rank what they did
+// before merging (want, from indexSearches), and the file to be sound.
+func soundAfterMerging(t *testing.T, db *storage.DB, want [][]string) {
 	t.Helper()
+	if got := indexSearches(t, db); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("searches after merging:\n%v\nwant\n%v", got, want)
+	}
+	chk, err := db.CheckIntegrity(ctx)
+	if err != nil || chk.Damage != nil || chk.Repaired != "" {
+		t.Errorf("integrity after merging: %+v, %v", chk, err)
+	}
+}
+
+// segmentedStore opens a store and stores n records in it, each in a
+// commit of its own (a segment of the full-text index each), and returns
+// it with its segments and its searches (indexSearches) before any merging.
+func segmentedStore(t *testing.T, n int) (db *storage.DB, segments int, searches [][]string) {
+	t.Helper()
+	db = storagetest.Open(t)
 	words := []string{"retry", "cache", "deploy", "schema", "billing", "webhook"}
 	for i := range n {
 		storagetest.Store(t, db, storage.NewRecord{
@@ -41,6 +56,11 @@ func storeOneByOne(t *testing.T, db *storage.DB, n int) {
 			Content: storagetest.Text(t, fmt.Sprintf("about %s and %s, entry %d", words[i%len(words)], words[(i*5+1)%len(words)], i)),
 		})
 	}
+	segments, err := db.IndexSegments(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, segments, indexSearches(t, db)
 }
 
 // TestTidyIndex: commits leave a level of the full-text index unmerged
@@ -48,13 +68,7 @@ func storeOneByOne(t *testing.T, db *storage.DB, n int) {
 // writer merges on its own the levels that hold 4 or more, until none is
 // left, and searches find and rank exactly what they did.
 func TestTidyIndex(t *testing.T) {
-	db := storagetest.Open(t)
-	storeOneByOne(t, db, 120)
-	before, err := db.IndexSegments(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := indexSearches(t, db)
+	db, before, want := segmentedStore(t, 120)
 
 	// The idle writer's steps start a moment after the last commit and
 	// go on, one after another, until none merges anything.
@@ -77,29 +91,17 @@ func TestTidyIndex(t *testing.T) {
 	if after >= before {
 		t.Errorf("%d segments after the idle writer's merging, %d before: want fewer", after, before)
 	}
-	if got := indexSearches(t, db); !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("searches after merging:\n%v\nwant\n%v", got, want)
-	}
-	chk, err := db.CheckIntegrity(ctx)
-	if err != nil || chk.Damage != nil || chk.Repaired != "" {
-		t.Errorf("integrity after merging: %+v, %v", chk, err)
-	}
+	soundAfterMerging(t, db, want)
 }
 
 // TestMergeIndex: stores written one by one leave the full-text index in
 // several segments; merging steps until none is left brings it to one, and
 // searches find and rank exactly what they did, the index still sound.
 func TestMergeIndex(t *testing.T) {
-	db := storagetest.Open(t)
-	storeOneByOne(t, db, 40)
-	before, err := db.IndexSegments(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, before, want := segmentedStore(t, 40)
 	if before < 2 {
 		t.Fatalf("%d segments before merging: the test needs several", before)
 	}
-	want := indexSearches(t, db)
 
 	steps, err := db.MergeIndexFully(ctx, 100)
 	if err != nil {
@@ -114,11 +116,5 @@ func TestMergeIndex(t *testing.T) {
 	if more, err := db.MergeIndex(ctx); err != nil || more {
 		t.Errorf("a merge step after the full merge: more %v, err %v", more, err)
 	}
-	if got := indexSearches(t, db); !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("searches after merging:\n%v\nwant\n%v", got, want)
-	}
-	chk, err := db.CheckIntegrity(ctx)
-	if err != nil || chk.Damage != nil || chk.Repaired != "" {
-		t.Errorf("integrity after merging: %+v, %v", chk, err)
-	}
+	soundAfterMerging(t, db, want)
 }
