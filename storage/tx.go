@@ -162,6 +162,7 @@ func (db *DB) writeLoop() {
 				if db.waiting.Load() > 0 {
 					tidy.Reset(tidyAfter)
 				} else if db.tidyIndex() {
+					db.afterWrite()
 					tidy.Reset(0)
 				}
 				continue
