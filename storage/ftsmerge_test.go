@@ -107,8 +107,11 @@ func TestMergeIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if steps == 0 || steps == 100 {
-		t.Errorf("merged in %d steps, want some and fewer than the bound", steps)
+	// The idle writer may have merged some levels first, when the test
+	// paused long enough (TestTidyIndex); then the full merge may find
+	// little or nothing left.
+	if steps == 100 || steps == 0 && db.IndexTidySteps() == 0 {
+		t.Errorf("merged in %d steps (the idle writer in %d), want some and fewer than the bound", steps, db.IndexTidySteps())
 	}
 	if n, err := db.IndexSegments(ctx); err != nil || n != 1 {
 		t.Errorf("%d segments after merging (%v), want 1", n, err)
