@@ -124,3 +124,7 @@ func (db *DB) HoldRead(ctx context.Context, id string, held chan<- struct{}, rel
 		return nil
 	})
 }
+
+// IndexTidySteps returns how many merge steps the idle writer has
+// committed since open (tidyIndex).
+func (db *DB) IndexTidySteps() int64 { return db.tidied.Load() }

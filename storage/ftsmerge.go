@@ -72,6 +72,12 @@ const (
 	tidyPages      = 32
 )
 
+// tidyStepTx runs one step of the idle writer's merging in tx: the word
+// index's levels that hold usermerge segments, tidyPages pages.
+func tidyStepTx(ctx context.Context, tx *txn) (bool, error) {
+	return mergeStepTx(ctx, tx, "records_fts", tidyPages)
+}
+
 // tidyIndex runs one step of the idle writer's merging on its own
 // connection, between groups, and reports whether it merged anything (a
 // step that did not is rolled back: it wrote nothing). A damaged file or a
@@ -86,7 +92,7 @@ func (db *DB) tidyIndex() bool {
 		return false
 	}
 	defer tx.Rollback()
-	merged, err := mergeStepTx(ctx, tx, "records_fts", tidyPages)
+	merged, err := tidyStepTx(ctx, tx)
 	if err != nil || !merged {
 		return false
 	}
@@ -106,7 +112,7 @@ func (db *DB) TidyIndex(ctx context.Context) (int, error) {
 	for n := 0; ; n++ {
 		var merged bool
 		err := db.write(ctx, opMergeIndex, func(tx *txn) (err error) {
-			merged, err = mergeStepTx(ctx, tx, "records_fts", tidyPages)
+			merged, err = tidyStepTx(ctx, tx)
 			return classify("merge index", err)
 		})
 		if err != nil || !merged {
@@ -114,10 +120,6 @@ func (db *DB) TidyIndex(ctx context.Context) (int, error) {
 		}
 	}
 }
-
-// IndexTidySteps returns how many merge steps the idle writer has
-// committed since open.
-func (db *DB) IndexTidySteps() int64 { return db.tidied.Load() }
 
 // MergeIndexFully repeats MergeIndex until no work is left, or steps have
 // run, and says how many steps did work.

@@ -202,16 +202,8 @@ func TestDB_Open_Damaged(t *testing.T) {
 		}
 		// The index created anew keeps the merge setting of migration
 		// 0087: its old settings went with its old tables.
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		raw, err := driver.Open("file:"+path, fts5.Register)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
 		var automerge int
-		if err := raw.QueryRow(`SELECT v FROM records_fts_config WHERE k = 'automerge'`).Scan(&automerge); err != nil || automerge != 8 {
+		if err := db.QueryRaw(ctx, true, `SELECT v FROM records_fts_config WHERE k = 'automerge'`, &automerge); err != nil || automerge != 8 {
 			t.Errorf("automerge of the index created anew = %d (%v), want 8", automerge, err)
 		}
 	})

@@ -126,7 +126,7 @@ func TestKill_StoresMidBurst(t *testing.T) {
 	}
 	all := b.wait()
 	if len(all.other) > 0 || all.unavailable > 0 {
-		t.Errorf("%d answers not a success (%d UNAVAILABLE), e.g. %s", len(all.other)+all.unavailable, all.unavailable, strings.Join(all.other[:min(1, len(all.other))], ""))
+		t.Errorf("answers not a success: %d UNAVAILABLE, and %q", all.unavailable, all.other)
 	}
 	t.Logf("SIGKILL after %d acknowledged stores; %d connection errors after", len(all.acked), all.connErrs)
 	checkAcked(t, dir, all.acked)

@@ -97,7 +97,6 @@ func (f *walFile) WriteAt(p []byte, off int64) (int, error) {
 		return len(p), nil
 	}
 	if err := f.flush(); err != nil {
-		f.end = -1
 		return 0, err
 	}
 	if len(p) == frameHeader && off == f.end {
