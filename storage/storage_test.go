@@ -3,6 +3,7 @@ package storage_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -228,4 +229,23 @@ func TestOpen_Private(t *testing.T) {
 	db2 := storagetest.OpenPath(t, path)
 	storagetest.Store(t, db2, storage.NewRecord{Title: storagetest.Text(t, "t2"), Content: storagetest.Text(t, "c2")})
 	check(t)
+}
+
+// TestClose_LeavesNoLog: a clean Close checkpoints the log into the
+// database and removes it, which syncs both to the disk: what DOCS.md ("What
+// a crash can lose") promises of a stop. Commits themselves do not wait for
+// the disk (synchronous=NORMAL, TestOpen).
+func TestClose_LeavesNoLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db := storagetest.OpenPath(t, path)
+	storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, "t"), Content: storagetest.Text(t, "c")})
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("before Close: the log holds nothing (%v): the test proves nothing", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Close: %s-wal is still there (%v)", filepath.Base(path), err)
+	}
 }

@@ -7,9 +7,11 @@ import (
 )
 
 // UsageFlushInterval is the longest a counted use waits in memory before
-// the single writer stores it (SPEC R-K5 counters, issue #16): a hard stop
-// (SIGKILL, power loss) loses at most the uses counted in the last interval;
-// a clean Close stores them all.
+// the single writer stores it (SPEC R-K5 counters, issue #16): a kill of
+// the process (SIGKILL) loses at most the uses counted in the last
+// interval; a clean Close stores them all. A power loss also loses what the
+// operating system had not yet written back: commits do not wait for the
+// disk (synchronous=NORMAL, DOCS.md "What a crash can lose").
 const UsageFlushInterval = time.Second
 
 // maxPendingUses starts a flush early when this many records wait.

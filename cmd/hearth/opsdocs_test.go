@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	"google.golang.org/protobuf/proto"
@@ -16,6 +17,7 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server"
 	hoptions "github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/storage"
 )
 
 // words collapses a document's whitespace, so a phrase can be found
@@ -89,12 +91,22 @@ func TestDocs_Operations(t *testing.T) {
 			{addon, "DOCS.md", fmt.Sprintf("at most %d such source-and-reason pairs are kept apart", server.RefusalEntries)},
 			{addon, "DOCS.md", fmt.Sprintf("at most **%d audit rows per minute**", server.MaxRefusalRowsPerMinute)},
 			{addon, "DOCS.md", "at most " + thousands(maxBytes) + " bytes per call"},
+			{addon, "DOCS.md", "kept in memory and written " + every(storage.UsageFlushInterval) + ", so that no read waits for a write"},
 		} {
 			if !strings.Contains(strings.ToLower(c.doc), strings.ToLower(c.want)) {
 				t.Errorf("%s does not say %q", c.name, c.want)
 			}
 		}
 	})
+}
+
+// every says how often something happens each d: "once a second", or
+// "every 2s".
+func every(d time.Duration) string {
+	if d == time.Second {
+		return "once a second"
+	}
+	return "every " + d.String()
 }
 
 var thousandsRE = regexp.MustCompile(`(\d)(\d{3})($|,)`)
