@@ -5,6 +5,11 @@ SHELL := bash
 .DEFAULT_GOAL := help
 MAKEFLAGS += --warn-undefined-variables --no-builtin-rules
 
+# go.mod names the Go toolchain to build with (its toolchain line); auto lets
+# the go command fetch it from the module proxy when the installed Go is
+# older, also where Go's own configuration says local (Debian's packages do).
+export GOTOOLCHAIN ?= auto
+
 TMP := $(CURDIR)/.tmp
 BIN := $(TMP)/bin
 export PATH := $(BIN):$(PATH)
@@ -126,7 +131,7 @@ checkgenerate: generate ## Fail when gen/ differs from what proto/ generates
 
 .PHONY: lint
 lint: $(BIN)/buf $(PROTODEPS)/.stamp ## gofmt, go vet, buf lint and buf format
-	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'); echo "gofmt needed"; exit 1)
+	@gofmt=$$(go env GOROOT)/bin/gofmt; test -z "$$($$gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'))" || ($$gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'); echo "gofmt needed"; exit 1)
 	go vet ./...
 	buf lint
 	buf format -d --exit-code proto

@@ -1,6 +1,8 @@
 module github.com/hearth-memory/hearth
 
-go 1.26.0
+go 1.27.0
+
+toolchain go1.27.4
 
 require (
 	github.com/blevesearch/go-porterstemmer v1.0.3

@@ -100,7 +100,9 @@ func EscapedLen(b []byte) int {
 		r, size := utf8.DecodeRune(b[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			n += len(`\ufffd`)
+			// Each byte that is not UTF-8 becomes U+FFFD itself (since
+			// Go 1.27, whose encoding/json writes it unescaped).
+			n += utf8.RuneLen(utf8.RuneError)
 		case r == '\u2028', r == '\u2029':
 			n += len(`\u2028`)
 		default:

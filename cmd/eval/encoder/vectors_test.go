@@ -75,7 +75,7 @@ func TestLoad(t *testing.T) {
 		{"ErrDuplicate", head + `"vectors":{"a":[1,2,3,4],"a":[1,2,3,4]}}`, `"a" appears twice`},
 		{"ErrVectorsTwice", head + `"vectors":{"a":[1,2,3,4]},"vectors":{"b":[1,2,3,4]}}`, `"vectors" appears twice`},
 		{"ErrTrailing", head + `"vectors":{"a":[1,2,3,4]}} {}`, "data after"},
-		{"ErrTruncated", head + `"vectors":{"a":[1,2,3,4]`, "EOF"},
+		{"ErrTruncated", head + `"vectors":{"a":[1,2,3,4]`, "unexpected end of JSON input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load(strings.NewReader(tc.in))
