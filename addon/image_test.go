@@ -84,8 +84,11 @@ func TestDockerfile(t *testing.T) {
 		t.Fatalf("Dockerfile: %d stages, want a build stage and a final one", len(froms))
 	}
 	t.Run("BuildStage", func(t *testing.T) {
-		if got := froms[0].args; !strings.HasPrefix(got, "--platform=$BUILDPLATFORM golang:1.26 ") {
-			t.Errorf("first FROM %q, want a --platform=$BUILDPLATFORM golang:1.26 stage", got)
+		// The Go image of the toolchain go.mod names: the Go the tests
+		// and benchmarks ran on.
+		want := "--platform=$BUILDPLATFORM golang:" + goToolchain(t) + " "
+		if got := froms[0].args; !strings.HasPrefix(got, want) {
+			t.Errorf("first FROM %q, want %q", got, want+"AS build")
 		}
 		var build string
 		for _, r := range find(ins, "RUN") {
@@ -233,4 +236,17 @@ func TestImages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goToolchain returns the Go version of go.mod's toolchain line ("1.27.4"
+// for "toolchain go1.27.4").
+func goToolchain(tb testing.TB) string {
+	tb.Helper()
+	for _, line := range strings.Split(string(readFile(tb, filepath.Join(repoRoot, "go.mod"))), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "toolchain go"); ok {
+			return v
+		}
+	}
+	tb.Fatal("go.mod has no toolchain line")
+	return ""
 }

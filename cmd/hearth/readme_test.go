@@ -728,3 +728,26 @@ func execForm(tb testing.TB, s string) []string {
 	}
 	return out
 }
+
+// TestReadme_Toolchain: the README names the Go toolchain of go.mod's
+// toolchain line, which the Makefile lets the go command fetch.
+func TestReadme_Toolchain(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^toolchain go(\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no toolchain line")
+	}
+	if readme := words(t, "README.md"); !strings.Contains(readme, "(Go "+string(m[1])+")") {
+		t.Errorf("README.md does not name the toolchain go.mod does, Go %s", m[1])
+	}
+	mk, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^export GOTOOLCHAIN \?= auto$`).Match(mk) {
+		t.Error("the Makefile does not set GOTOOLCHAIN=auto for its targets")
+	}
+}
