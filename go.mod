@@ -1,6 +1,6 @@
 module github.com/hearth-memory/hearth
 
-go 1.27.0
+go 1.26.0
 
 toolchain go1.27.4
 

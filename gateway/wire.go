@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
@@ -77,6 +78,15 @@ func (w Wire) Fragment(b []byte) int {
 	return EscapedLen(b)
 }
 
+// invalidByteLen is how many bytes encoding/json writes for a byte that is
+// not UTF-8: the escape \ufffd up to Go 1.26, U+FFFD itself from Go 1.27
+// (json/v2 underneath). It is measured once from the encoder the binary is
+// built with, so sizes hold whichever toolchain builds it.
+var invalidByteLen = func() int {
+	b, _ := json.Marshal("\xff")
+	return len(b) - len(`""`)
+}()
+
 // EscapedLen returns the length of b written as the inside of a JSON string
 // by encoding/json with HTML escaping on, as mcp-go writes a text content
 // (the quotes not counted). It is additive: the length of a concatenation is
@@ -100,9 +110,7 @@ func EscapedLen(b []byte) int {
 		r, size := utf8.DecodeRune(b[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			// Each byte that is not UTF-8 becomes U+FFFD itself (since
-			// Go 1.27, whose encoding/json writes it unescaped).
-			n += utf8.RuneLen(utf8.RuneError)
+			n += invalidByteLen
 		case r == '\u2028', r == '\u2029':
 			n += len(`\u2028`)
 		default:
