@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,5 +137,48 @@ func TestDB_BackgroundCheckpoint(t *testing.T) {
 	}
 	if after.Size() > fi.Size()+64<<10 {
 		t.Errorf("WAL grew from %d to %d bytes, want it reused", fi.Size(), after.Size())
+	}
+}
+
+// TestDB_WALStartsOver: under steady writes from 8 callers the background
+// checkpoint never finds the WAL wholly copied, as commits come while it
+// copies; the writer loop copies what came meanwhile between two groups
+// (catchUp), so the WAL starts over from the file's start and the file
+// stops growing, with no TRUNCATE checkpoint.
+func TestDB_WALStartsOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := storage.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	body := strings.Repeat("Words that take room in the write-ahead log. ", 40)
+	var next atomic.Int64
+	stop := func() bool {
+		st := db.CheckpointStats()
+		return st.Restarts >= 3 || next.Load() >= 6000
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for !stop() {
+				i := next.Add(1)
+				if _, err := db.Store(ctx, rec(t, "global", fmt.Sprintf("Writer %d, record %d", w, i), body)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := db.CheckpointStats()
+	if st.Restarts < 3 || st.CaughtUp < 3 || st.CatchUpFailed != 0 || st.Count != 0 {
+		t.Fatalf("CheckpointStats() = %+v after %d stores, want the WAL started over 3 times, the writer caught up, no TRUNCATE", st, next.Load())
+	}
+	// A WAL that grew past the limit (readers held it, a large write) is
+	// trimmed to it when it starts over.
+	var limit int64
+	if err := db.QueryRaw(ctx, false, `PRAGMA journal_size_limit`, &limit); err != nil || limit != storage.WALLimit {
+		t.Errorf("writer journal_size_limit = %d, %v; want %d", limit, err, storage.WALLimit)
 	}
 }

@@ -98,6 +98,9 @@ func (db *DB) StoreMany(ctx context.Context, recs []NewRecord) error {
 	})
 }
 
+// WALLimit exposes walLimit.
+const WALLimit = walLimit
+
 // WithWALPolicy replaces walLimit and walCheckEvery for one store.
 func WithWALPolicy(limit int64, every time.Duration) Option {
 	return func(db *DB) { db.wal.limit, db.wal.every = limit, every }
