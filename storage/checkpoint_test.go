@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
 func TestDB_WALPolicy(t *testing.T) {
@@ -143,15 +144,10 @@ func TestDB_BackgroundCheckpoint(t *testing.T) {
 // TestDB_WALStartsOver: under steady writes from 8 callers the background
 // checkpoint never finds the WAL wholly copied, as commits come while it
 // copies; the writer loop copies what came meanwhile between two groups
-// (catchUp), so the WAL starts over from the file's start and the file
-// stops growing, with no TRUNCATE checkpoint.
+// (catchUp), so the WAL starts over from the file's start, again and
+// again, with no TRUNCATE checkpoint.
 func TestDB_WALStartsOver(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "hearth.db")
-	db, err := storage.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storagetest.Open(t)
 	body := strings.Repeat("Words that take room in the write-ahead log. ", 40)
 	var next atomic.Int64
 	stop := func() bool {
