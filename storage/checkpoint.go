@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/vfswrap"
 	"github.com/ncruces/go-sqlite3"
 )
 
@@ -21,9 +22,10 @@ import (
 // over at the next group, and journal_size_limit trims a file that grew
 // past walLimit when it does. Writing over the file's blocks costs a
 // commit less than writing past its end: measured with 8 MCP clients
-// storing, a commit's write to the WAL took a fifth of the CPU it took,
-// and the WAL, which had reached 100 MB between two of the checks below,
-// stayed under 11 MB for a minute of it over 100,000 records.
+// storing, a commit's write to the WAL took about a fifth of the CPU it
+// had taken, and the WAL, which had reached 100 MB between two of the
+// checks below, stayed under 11 MB through a minute of such stores over
+// 100,000 records.
 //
 // A reader of an older snapshot stops the WAL from starting over, and under
 // steady searches one nearly always is: measured with 8 writers and 8
@@ -56,9 +58,6 @@ const (
 // writer copies only what came while it ran (catchUp), with the same two
 // fsyncs.
 const walAutoPages = 1000
-
-// walFrameHeader is the size of a WAL frame's header, before its page.
-const walFrameHeader = 24
 
 // checkpointer is the background checkpoint: its connection, the wake-up
 // the writer's WAL hook sends, and the lock that keeps it apart from the
@@ -101,7 +100,7 @@ func (db *DB) initWriter(c *sqlite3.Conn) error {
 	if !stmt.Step() {
 		return fmt.Errorf("page_size: %w", stmt.Err())
 	}
-	db.ckpt.frameSize.Store(walFrameHeader + stmt.ColumnInt64(0))
+	db.ckpt.frameSize.Store(vfswrap.FrameHeader + stmt.ColumnInt64(0))
 	c.WALHook(func(_ *sqlite3.Conn, _ string, pages int) error {
 		if int64(pages) < db.ckpt.frames.Swap(int64(pages)) {
 			db.ckpt.restarts.Add(1)

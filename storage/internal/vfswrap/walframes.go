@@ -34,8 +34,9 @@ func JoinFrames() Option {
 }
 
 const (
-	// frameHeader is the size of a WAL frame header (WAL_FRAME_HDRSIZE).
-	frameHeader = 24
+	// FrameHeader is the size of a WAL frame header (WAL_FRAME_HDRSIZE),
+	// before the frame's page.
+	FrameHeader = 24
 	// maxRun bounds a held run: a transaction larger than the page cache
 	// spills frames long before its commit frame.
 	maxRun = 1 << 20
@@ -85,7 +86,7 @@ func (f *walFile) WriteAt(p []byte, off int64) (int, error) {
 	if len(f.run) > 0 && off == f.end {
 		f.run = append(f.run, p...)
 		f.end += int64(len(p))
-		if len(p) == frameHeader {
+		if len(p) == FrameHeader {
 			f.commit = commitFrame(p)
 			return len(p), nil
 		}
@@ -99,9 +100,9 @@ func (f *walFile) WriteAt(p []byte, off int64) (int, error) {
 	if err := f.flush(); err != nil {
 		return 0, err
 	}
-	if len(p) == frameHeader && off == f.end {
+	if len(p) == FrameHeader && off == f.end {
 		f.run = append(f.run[:0], p...)
-		f.at, f.end, f.commit = off, off+frameHeader, commitFrame(p)
+		f.at, f.end, f.commit = off, off+FrameHeader, commitFrame(p)
 		return len(p), nil
 	}
 	n, err := f.file.WriteAt(p, off)

@@ -160,7 +160,7 @@ func TestJoinFrames(t *testing.T) {
 			if err := db.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
 				t.Fatal(err)
 			}
-			runs[join] = run{writes: writes.Load(), frames: (fi.Size() - 32) / (frameHeader + pageSize), commitWrites: commitWrites}
+			runs[join] = run{writes: writes.Load(), frames: (fi.Size() - 32) / (FrameHeader + pageSize), commitWrites: commitWrites}
 		})
 	}
 	off, on := runs[false], runs[true]
@@ -211,8 +211,8 @@ func TestWALFile(t *testing.T) {
 	}
 	// hdr is a commit frame's header (every byte set, the database's
 	// size included), mid a header of any other frame.
-	hdr, pg := page('h', frameHeader), page('p', 100)
-	mid := page('m', frameHeader)
+	hdr, pg := page('h', FrameHeader), page('p', 100)
+	mid := page('m', FrameHeader)
 	copy(mid[4:8], []byte{0, 0, 0, 0})
 	write := func(t *testing.T, f vfs.File, p []byte, off int64) {
 		t.Helper()
@@ -242,7 +242,7 @@ func TestWALFile(t *testing.T) {
 		if got := read(t, path); writes.Load() != 1 || len(got) != 32 {
 			t.Fatalf("after the frame header: %d writes, %d bytes; want 1 write, 32 bytes (the header held)", writes.Load(), len(got))
 		}
-		write(t, f, pg, 32+frameHeader)
+		write(t, f, pg, 32+FrameHeader)
 		if writes.Load() != 2 {
 			t.Errorf("header and page took %d writes, want 1", writes.Load()-1)
 		}
@@ -263,7 +263,7 @@ func TestWALFile(t *testing.T) {
 		want := page('w', 32)
 		for range 3 {
 			write(t, f, mid, int64(len(want)))
-			write(t, f, pg, int64(len(want)+frameHeader))
+			write(t, f, pg, int64(len(want)+FrameHeader))
 			want = append(append(want, mid...), pg...)
 		}
 		if got := read(t, path); writes.Load() != 1 || len(got) != 32 {
@@ -273,7 +273,7 @@ func TestWALFile(t *testing.T) {
 		if writes.Load() != 1 {
 			t.Fatalf("the commit frame's header was written before its page")
 		}
-		write(t, f, pg, int64(len(want)+frameHeader))
+		write(t, f, pg, int64(len(want)+FrameHeader))
 		want = append(append(want, hdr...), pg...)
 		if got := read(t, path); writes.Load() != 2 || !bytes.Equal(got, want) {
 			t.Errorf("after the commit frame: %d writes of the frames, file %d bytes; want 1 write, %d bytes as written", writes.Load()-1, len(got), len(want))
@@ -290,11 +290,11 @@ func TestWALFile(t *testing.T) {
 				t.Fatalf("%d frames without a commit, %d bytes, are all still held", frames, off-32)
 			}
 			write(t, f, mid, off)
-			write(t, f, big, off+frameHeader)
-			off += frameHeader + int64(len(big))
+			write(t, f, big, off+FrameHeader)
+			off += FrameHeader + int64(len(big))
 			frames++
 		}
-		if size := int64(len(read(t, path))); size != off || off-32 < maxRun || off-32 >= maxRun+frameHeader+int64(len(big)) {
+		if size := int64(len(read(t, path))); size != off || off-32 < maxRun || off-32 >= maxRun+FrameHeader+int64(len(big)) {
 			t.Errorf("the held frames were written after %d frames, %d bytes, the file holding %d; want them written at %d bytes", frames, off-32, size, maxRun)
 		}
 	})
@@ -306,13 +306,13 @@ func TestWALFile(t *testing.T) {
 		{"Sync", func(f vfs.File) error { return f.Sync(vfs.SYNC_NORMAL) }},
 		{"Size", func(f vfs.File) error {
 			n, err := f.Size()
-			if want := int64(32 + 2*frameHeader + len(pg)); err == nil && n != want {
+			if want := int64(32 + 2*FrameHeader + len(pg)); err == nil && n != want {
 				err = fmt.Errorf("Size = %d, want %d", n, want)
 			}
 			return err
 		}},
-		{"Truncate", func(f vfs.File) error { return f.Truncate(32 + 2*frameHeader + int64(len(pg))) }},
-		{"SizeHint", func(f vfs.File) error { return f.(vfs.FileSizeHint).SizeHint(32 + 2*frameHeader + int64(len(pg))) }},
+		{"Truncate", func(f vfs.File) error { return f.Truncate(32 + 2*FrameHeader + int64(len(pg))) }},
+		{"SizeHint", func(f vfs.File) error { return f.(vfs.FileSizeHint).SizeHint(32 + 2*FrameHeader + int64(len(pg))) }},
 		{"WriteElsewhere", func(f vfs.File) error { _, err := f.WriteAt(pg, 4096); return err }},
 		{"Close", func(f vfs.File) error { return f.Close() }},
 	} {
@@ -322,8 +322,8 @@ func TestWALFile(t *testing.T) {
 			// A frame that is not a commit, and the next frame's header.
 			write(t, f, page('w', 32), 0)
 			write(t, f, mid, 32)
-			write(t, f, pg, 32+frameHeader)
-			write(t, f, mid, 32+frameHeader+int64(len(pg)))
+			write(t, f, pg, 32+FrameHeader)
+			write(t, f, mid, 32+FrameHeader+int64(len(pg)))
 			if err := c.call(f); err != nil {
 				t.Fatal(err)
 			}
@@ -340,15 +340,15 @@ func TestWALFile(t *testing.T) {
 		// A header rewritten after reading its frame (SQLite's checksum
 		// rewrite) is written at once: nothing may follow it.
 		appendFrame(t, f)
-		f.WriteAt(pg, 32+frameHeader)
-		f.ReadAt(make([]byte, frameHeader+len(pg)), 32)
+		f.WriteAt(pg, 32+FrameHeader)
+		f.ReadAt(make([]byte, FrameHeader+len(pg)), 32)
 		before := writes.Load()
-		f.WriteAt(page('r', frameHeader), 32)
+		f.WriteAt(page('r', FrameHeader), 32)
 		if writes.Load() != before+1 {
 			t.Errorf("a header after a read took %d writes, want 1 at once", writes.Load()-before)
 		}
 		got, _ := os.ReadFile(path)
-		if !bytes.Equal(got[32:32+frameHeader], page('r', frameHeader)) {
+		if !bytes.Equal(got[32:32+FrameHeader], page('r', FrameHeader)) {
 			t.Errorf("rewritten header not on disk")
 		}
 	})
@@ -358,12 +358,12 @@ func TestWALFile(t *testing.T) {
 		appendFrame(t, f)
 		fail.Store(true)
 		defer fail.Store(false)
-		if n, err := f.WriteAt(pg, 32+frameHeader); n != 0 || !errors.Is(err, refused) {
+		if n, err := f.WriteAt(pg, 32+FrameHeader); n != 0 || !errors.Is(err, refused) {
 			t.Errorf("a refused joined write = %d, %v; want 0, %v", n, err, refused)
 		}
 		// The next frame after a failed write does not continue an
 		// append: written at once, and refused at once.
-		if _, err := f.WriteAt(hdr, 32+frameHeader+int64(len(pg))); !errors.Is(err, refused) {
+		if _, err := f.WriteAt(hdr, 32+FrameHeader+int64(len(pg))); !errors.Is(err, refused) {
 			t.Errorf("header after a failed write = %v, want %v at once", err, refused)
 		}
 	})
