@@ -146,8 +146,7 @@ func (db *DB) checkpointLoop() {
 			continue
 		}
 		db.ckpt.mu.Lock()
-		var busy, frames, copied int
-		err := db.ckpt.pool.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
+		frames, err := passiveCheckpoint(db.ckpt.pool)
 		db.ckpt.mu.Unlock()
 		if err == nil {
 			db.ckpt.found.Store(int64(frames))
@@ -160,6 +159,14 @@ func (db *DB) checkpointLoop() {
 		}
 		db.wal.mu.Unlock()
 	}
+}
+
+// passiveCheckpoint runs a PASSIVE checkpoint on pool's connection and
+// returns the frames the WAL held.
+func passiveCheckpoint(pool *sql.DB) (frames int, err error) {
+	var busy, copied int
+	err = pool.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
+	return frames, err
 }
 
 // walPolicy is the writer loop's checkpoint state and its figures.
@@ -260,8 +267,7 @@ func (db *DB) catchUp() {
 	}
 	defer db.ckpt.mu.Unlock()
 	db.ckpt.copied.Store(false)
-	var busy, frames, copied int
-	err := db.writer.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
+	_, err := passiveCheckpoint(db.writer)
 	db.wal.mu.Lock()
 	defer db.wal.mu.Unlock()
 	db.wal.stats.CaughtUp++
