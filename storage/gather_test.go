@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +68,48 @@ func TestGather(t *testing.T) {
 		}
 		if out := g.more(); out != nil {
 			t.Errorf("more after an exclusive write = %v, want none", out)
+		}
+	})
+	t.Run("Solo", func(t *testing.T) {
+		// A solo write ends the group it meets, as an exclusive one does,
+		// and its own group takes nothing, even while writers come in
+		// groups.
+		g, send := newGather(t)
+		g.start(request("first"))
+		solo := request("flush usage")
+		solo.solo = true
+		wait := send(solo)
+		for g.next == nil {
+			if out := g.waiting(); len(out) != 0 {
+				t.Fatalf("a solo write joined the group: %v", out)
+			}
+		}
+		wait()
+		if g.next != solo || g.taken != 1 {
+			t.Errorf("next %v, taken %d; want the solo write next and the group as it was", g.next, g.taken)
+		}
+
+		// A write already waiting (a buffered channel holds it) stays
+		// for the next group.
+		db := &DB{writes: make(chan *writeRequest, 1), closing: make(chan struct{})}
+		g = &gather{db: db, timer: time.NewTimer(time.Hour), peak: 8}
+		g.timer.Stop()
+		a := request("a")
+		db.writes <- a
+		g.start(solo)
+		if out := g.waiting(); len(out) != 0 {
+			t.Errorf("waiting in a solo write's group = %v, want none", out)
+		}
+		if out := g.more(); out != nil || g.waited != 0 {
+			t.Errorf("more in a solo write's group = %v after waiting %v; want none at once", out, g.waited)
+		}
+		g.done()
+		if g.peak != 8 {
+			t.Errorf("after a solo write's group: peak %d, want 8 (unchanged)", g.peak)
+		}
+		g.start(request("next"))
+		if out := g.waiting(); len(out) != 1 || out[0] != a {
+			t.Errorf("the next group took %v, want the write that waited during the solo one", out)
 		}
 	})
 	t.Run("Complete", func(t *testing.T) {
@@ -156,5 +199,141 @@ func TestWrite_GroupGathers(t *testing.T) {
 	}
 	if got := keys(t, db); !got["a"] || !got["b"] || !got["p0"] || !got["p1"] {
 		t.Errorf("stored %v", got)
+	}
+}
+
+// TestWriteSolo: a solo write runs in a transaction of its own and without
+// a savepoint, even while writers come in groups (when a lone write of the
+// others runs under one); the writes queued around it commit in groups of
+// their own.
+func TestWriteSolo(t *testing.T) {
+	db := openGroupDB(t)
+	// probe reports whether fn runs under the group's savepoint: ROLLBACK
+	// TO names one that exists, and undoes nothing fn has not written.
+	probe := func(under *bool, k string) func(tx *txn) error {
+		return func(tx *txn) error {
+			_, err := tx.ExecContext(context.Background(), `ROLLBACK TO w`)
+			*under = err == nil
+			if err != nil && !strings.Contains(err.Error(), "no such savepoint") {
+				return err
+			}
+			_, err = tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES (?)`, k)
+			return err
+		}
+	}
+	// Two writers at once: the loop learns that writes come in groups.
+	release := holdWriter(t, db)
+	var wg sync.WaitGroup
+	var pair [2]bool
+	for i := range pair {
+		wg.Go(func() {
+			if err := db.write(context.Background(), "pair", probe(&pair[i], fmt.Sprint("p", i))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for queuedWrites(db) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	wg.Wait()
+	if !pair[0] || !pair[1] {
+		t.Fatalf("a group's writes ran without a savepoint: %v", pair)
+	}
+
+	// x, then the solo write s, then y wait behind a held writer.
+	groups0, _ := db.GroupStats()
+	release = holdWriter(t, db)
+	var underX, underS, underY bool
+	for i, w := range []struct {
+		solo  bool
+		under *bool
+		k     string
+	}{{false, &underX, "x"}, {true, &underS, "s"}, {false, &underY, "y"}} {
+		wg.Go(func() {
+			send := db.write
+			if w.solo {
+				send = db.writeSolo
+			}
+			if err := send(context.Background(), w.k, probe(w.under, w.k)); err != nil {
+				t.Error(err)
+			}
+		})
+		for queuedWrites(db) < i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	release()
+	wg.Wait()
+	if underS {
+		t.Error("the solo write ran under a savepoint")
+	}
+	if !underY {
+		t.Error("the write after the solo one ran without a savepoint: the solo write lowered the peak, and the probe proves nothing")
+	}
+	// x joins the hold's group, which ends at s; s commits alone, and y
+	// after it: three commits.
+	if groups, _ := db.GroupStats(); groups-groups0 != 3 {
+		t.Errorf("%d commits for the hold and three writes, want 3 (the hold with x, s, y)", groups-groups0)
+	}
+	if got := keys(t, db); !got["x"] || !got["s"] || !got["y"] {
+		t.Errorf("stored %v", got)
+	}
+}
+
+// TestFlushUsage_RunsSolo: a usage flush is a solo write (writeSolo): it
+// never joins the group of the writes about it, so its many pages are
+// never copied into a savepoint's subjournal.
+func TestFlushUsage_RunsSolo(t *testing.T) {
+	db := openGroupDB(t)
+	insert := func(k string) func(tx *txn) error {
+		return func(tx *txn) error {
+			_, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES (?)`, k)
+			return err
+		}
+	}
+	ids := make([]string, 500)
+	for i := range ids {
+		ids[i] = fmt.Sprint("no-such-record-", i)
+	}
+	db.NoteReturned(ids)
+
+	// Two writers at once: the loop learns that writes come in groups.
+	release := holdWriter(t, db)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			if err := db.write(context.Background(), "pair", insert(fmt.Sprint("p", i))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for queuedWrites(db) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	wg.Wait()
+
+	groups0, _ := db.GroupStats()
+	release = holdWriter(t, db)
+	for i, send := range []func() error{
+		func() error { return db.write(context.Background(), "x", insert("x")) },
+		func() error { return db.FlushUsage(context.Background()) },
+		func() error { return db.write(context.Background(), "y", insert("y")) },
+	} {
+		wg.Go(func() {
+			if err := send(); err != nil {
+				t.Error(err)
+			}
+		})
+		for queuedWrites(db) < i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	release()
+	wg.Wait()
+	// The hold's group takes x and ends at the flush; the flush; y.
+	if groups, _ := db.GroupStats(); groups-groups0 != 3 {
+		t.Errorf("%d commits for the hold, a write, a flush and a write; want 3 (the hold with x, the flush, y)", groups-groups0)
 	}
 }

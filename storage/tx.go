@@ -66,7 +66,9 @@ type writeRequest struct {
 	// alone, set instead of fn, runs by itself on the writer connection
 	// with no transaction open (exclusive).
 	alone func(conn *sql.Conn) error
-	done  chan writeResult // buffered: the loop never waits for the caller
+	// solo runs fn in a transaction of its own, never grouped (writeSolo).
+	solo bool
+	done chan writeResult // buffered: the loop never waits for the caller
 }
 
 type writeResult struct {
@@ -109,7 +111,26 @@ var ErrClosed = errors.New("storage: closed")
 // A caller whose ctx ends while it waits for its turn gets ctx's error and
 // its fn never runs. A panic in fn is re-raised in the caller.
 func (db *DB) write(ctx context.Context, op string, fn func(tx *txn) error) error {
-	r := &writeRequest{ctx: ctx, op: op, fn: fn, done: make(chan writeResult, 1)}
+	return db.send(&writeRequest{ctx: ctx, op: op, fn: fn, done: make(chan writeResult, 1)})
+}
+
+// writeSolo is write for a fn that changes many pages (a batch of the
+// background workers): fn runs in a transaction of its own, never with
+// other callers' writes and so never under a savepoint. Under a savepoint
+// SQLite copies each page a fn changes into the subjournal before changing
+// it, and the subjournal is held in memory (MemorySubjournals) until the
+// transaction ends: a usage flush touching a thousand records' pages held
+// megabytes of heap for it, every second, under concurrent writers. Alone,
+// each of fn's statements is undone by its own statement journal, which
+// holds only what that statement changed. The writes waiting behind it
+// wait one commit longer.
+func (db *DB) writeSolo(ctx context.Context, op string, fn func(tx *txn) error) error {
+	return db.send(&writeRequest{ctx: ctx, op: op, fn: fn, solo: true, done: make(chan writeResult, 1)})
+}
+
+// send hands r to the writer loop and returns its result.
+func (db *DB) send(r *writeRequest) error {
+	ctx := r.ctx
 	db.waiting.Add(1)
 	select {
 	case db.writes <- r:
@@ -214,15 +235,19 @@ func (g *gather) start(first *writeRequest) {
 	g.first, g.waited, g.taken, g.next = first, 0, 1, nil
 }
 
-// done ends the group, which took g.taken writes.
+// done ends the group, which took g.taken writes. A solo write's group
+// says nothing of how many writers there are.
 func (g *gather) done() {
-	g.peak = max(g.taken, g.peak-1)
+	if !g.first.solo {
+		g.peak = max(g.taken, g.peak-1)
+	}
 }
 
-// waiting returns the writes waiting now, up to the group's bound.
+// waiting returns the writes waiting now, up to the group's bound. A solo
+// write's group takes none.
 func (g *gather) waiting() []*writeRequest {
 	var out []*writeRequest
-	for g.next == nil && g.taken < maxGroup {
+	for g.next == nil && g.taken < maxGroup && !g.first.solo {
 		select {
 		case r := <-g.db.writes:
 			g.add(&out, r)
@@ -236,9 +261,10 @@ func (g *gather) waiting() []*writeRequest {
 // more returns the writes waiting now or, when none is and the group is
 // still smaller than peak, the first to arrive within groupLinger (with
 // those waiting behind it), as long as the group has waited less than
-// groupLingerMax in all. It returns none when the group is complete.
+// groupLingerMax in all. It returns none when the group is complete, as a
+// solo write's always is.
 func (g *gather) more() []*writeRequest {
-	if out := g.waiting(); len(out) > 0 || g.next != nil || g.taken >= min(g.peak, maxGroup) {
+	if out := g.waiting(); len(out) > 0 || g.next != nil || g.first.solo || g.taken >= min(g.peak, maxGroup) {
 		return out
 	}
 	wait := min(groupLinger, groupLingerMax-g.waited)
@@ -263,9 +289,10 @@ func (g *gather) more() []*writeRequest {
 	return append(out, g.waiting()...)
 }
 
-// add puts r in the group, or keeps it for next when it is exclusive.
+// add puts r in the group, or keeps it for next when it is exclusive or
+// solo.
 func (g *gather) add(out *[]*writeRequest, r *writeRequest) {
-	if r.alone != nil {
+	if r.alone != nil || r.solo {
 		g.next = r
 		return
 	}
@@ -381,8 +408,9 @@ func (db *DB) runGroup(g *gather) {
 		changes = totalChanges(tx)
 	}
 
-	// A lone write, with no other writer about, runs without a savepoint.
-	if len(live) == 1 && damage == nil && g.peak <= 1 {
+	// A lone write, with no other writer about, runs without a savepoint;
+	// so does a solo write, whose group is always one.
+	if len(live) == 1 && damage == nil && (g.peak <= 1 || g.first.solo) {
 		results[0] = call(live[0].fn, tx)
 		if results[0].err == nil && results[0].panic == nil {
 			if err := indexPendingTx(tx, live); err != nil {

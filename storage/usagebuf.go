@@ -81,7 +81,9 @@ func (db *DB) note(ids []string, fetched bool) {
 }
 
 // FlushUsage stores every use counted so far in one write transaction of
-// the single writer. Unknown ids (records purged meanwhile) are skipped.
+// the single writer, its own (writeSolo): a flush changes a page of usage
+// per few records counted. Unknown ids (records purged meanwhile) are
+// skipped.
 // When the write fails, the uses go back to memory for the next flush, so
 // each is stored exactly once.
 func (db *DB) FlushUsage(ctx context.Context) error {
@@ -95,7 +97,7 @@ func (db *DB) FlushUsage(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := db.write(ctx, opFlushUsage, func(tx *txn) error {
+	err := db.writeSolo(ctx, opFlushUsage, func(tx *txn) error {
 		for id, u := range batch {
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO usage (record_id, returned, fetched, last_returned_at, last_fetched_at)
