@@ -53,19 +53,8 @@ func TestGather(t *testing.T) {
 		}
 	})
 	t.Run("Exclusive", func(t *testing.T) {
-		g, send := newGather(t)
-		g.start(request("first"))
 		x := &writeRequest{ctx: context.Background(), op: "vacuum", alone: func(*sql.Conn) error { return nil }, done: make(chan writeResult, 1)}
-		wait := send(x)
-		for g.next == nil {
-			if out := g.waiting(); len(out) != 0 {
-				t.Fatalf("an exclusive write joined the group: %v", out)
-			}
-		}
-		wait()
-		if g.next != x || g.taken != 1 {
-			t.Errorf("next %v, taken %d; want the exclusive write next and the group as it was", g.next, g.taken)
-		}
+		g := endsGroup(t, "exclusively", x)
 		if out := g.more(); out != nil {
 			t.Errorf("more after an exclusive write = %v, want none", out)
 		}
@@ -74,25 +63,14 @@ func TestGather(t *testing.T) {
 		// A solo write ends the group it meets, as an exclusive one does,
 		// and its own group takes nothing, even while writers come in
 		// groups.
-		g, send := newGather(t)
-		g.start(request("first"))
 		solo := request("flush usage")
 		solo.solo = true
-		wait := send(solo)
-		for g.next == nil {
-			if out := g.waiting(); len(out) != 0 {
-				t.Fatalf("a solo write joined the group: %v", out)
-			}
-		}
-		wait()
-		if g.next != solo || g.taken != 1 {
-			t.Errorf("next %v, taken %d; want the solo write next and the group as it was", g.next, g.taken)
-		}
+		endsGroup(t, "solo", solo)
 
 		// A write already waiting (a buffered channel holds it) stays
 		// for the next group.
 		db := &DB{writes: make(chan *writeRequest, 1), closing: make(chan struct{})}
-		g = &gather{db: db, timer: time.NewTimer(time.Hour), peak: 8}
+		g := &gather{db: db, timer: time.NewTimer(time.Hour), peak: 8}
 		g.timer.Stop()
 		a := request("a")
 		db.writes <- a
@@ -140,6 +118,25 @@ func TestGather(t *testing.T) {
 			}
 		}
 	})
+}
+
+// endsGroup checks that x, sent while a group gathers, joins none and is
+// kept to run next, and returns that gather.
+func endsGroup(t *testing.T, kind string, x *writeRequest) *gather {
+	t.Helper()
+	g, send := newGather(t)
+	g.start(request("first"))
+	wait := send(x)
+	for g.next == nil {
+		if out := g.waiting(); len(out) != 0 {
+			t.Fatalf("a write that runs %s joined the group: %v", kind, out)
+		}
+	}
+	wait()
+	if g.next != x || g.taken != 1 {
+		t.Errorf("next %v, taken %d; want the write that runs %s next and the group as it was", g.next, g.taken, kind)
+	}
+	return g
 }
 
 // TestWrite_GroupGathers: once writers have come together, a write sent
