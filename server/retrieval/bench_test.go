@@ -167,7 +167,7 @@ func BenchmarkScan(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				q := queries[i%len(queries)]
 				es, _, _, _ := x.collect(Query{Chain: []string{"global"}})
-				want := shortlist(approximate(q, es), 20)
+				want := nearest(q, es, 20)
 				ids := make([]string, len(want))
 				for j, e := range want {
 					ids[j] = e.id

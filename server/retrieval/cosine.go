@@ -61,16 +61,11 @@ func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
 	case err != nil:
 		return Ranked{}, ErrNotCurrent
 	}
-	byID := make(map[string]*entry, len(es))
-	for _, e := range es {
-		byID[e.id] = e
-	}
 	// A record full text found that the index does not hold as a candidate
 	// changed between the two reads: rank by full text.
-	for _, id := range q.Known {
-		if byID[id] == nil {
-			return Ranked{}, ErrNotCurrent
-		}
+	known, ok := candidates(es, q.Known)
+	if !ok {
+		return Ranked{}, ErrNotCurrent
 	}
 	if model != c.Encoder.Model() {
 		return Ranked{}, ErrKeyMismatched
@@ -87,27 +82,28 @@ func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
 		return Ranked{}, ErrKeyMismatched
 	}
 
-	want := shortlist(approximate(vec.Values, es), q.Depth)
-	ids := make([]string, 0, len(want)+len(q.Known))
-	for _, e := range want {
-		ids = append(ids, e.id)
-	}
-	for _, id := range q.Known {
-		if !slices.Contains(ids, id) {
-			ids = append(ids, id)
+	want := nearest(vec.Values, es, q.Depth)
+	scored := slices.Clone(want)
+	for _, e := range known {
+		if !slices.Contains(want, e) {
+			scored = append(scored, e)
 		}
+	}
+	ids := make([]string, len(scored))
+	for i, e := range scored {
+		ids[i] = e.id
 	}
 	stored, err := c.DB.Embeddings(ctx, ids)
 	if err != nil {
 		return Ranked{}, err
 	}
-	cos := make(map[string]float64, len(ids))
-	for _, id := range ids {
-		s, ok := stored[id]
-		if !ok || s.Digest != byID[id].digest || len(s.Vector) != len(vec.Values) {
+	cos := make(map[string]float64, len(scored))
+	for _, e := range scored {
+		s, ok := stored[e.id]
+		if !ok || s.Digest != e.digest || len(s.Vector) != len(vec.Values) {
 			return Ranked{}, ErrNotCurrent // re-embedded or dropped since the index synced
 		}
-		cos[id] = dot(vec.Values, s.Vector)
+		cos[e.id] = dot(vec.Values, s.Vector)
 	}
 	slices.SortFunc(want, func(a, b *entry) int {
 		switch ca, cb := cos[a.id], cos[b.id]; {
@@ -141,6 +137,31 @@ func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
 		hits = append(hits, storage.Hit{Record: r, Snippet: lead(r.Content)})
 	}
 	return Ranked{Hits: hits, Cosine: cos}, nil
+}
+
+// candidates returns the entries of es whose ids are ids, in the order of
+// ids (a repeated id once), and false when one of ids has none.
+func candidates(es []*entry, ids []string) ([]*entry, bool) {
+	if len(ids) == 0 {
+		return nil, true
+	}
+	at := make(map[string]int, len(ids))
+	for _, id := range ids {
+		if _, ok := at[id]; !ok {
+			at[id] = len(at)
+		}
+	}
+	out := make([]*entry, len(at))
+	found := 0
+	for _, e := range es {
+		if i, ok := at[e.id]; ok && out[i] == nil {
+			out[i] = e
+			if found++; found == len(out) {
+				break
+			}
+		}
+	}
+	return out, found == len(out)
 }
 
 // snippetWords is how many words of its content a hit found by similarity

@@ -1,6 +1,7 @@
 package retrieval_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -188,6 +189,44 @@ func TestCosine_Rank(t *testing.T) {
 						break
 					}
 				}
+			}
+		}
+	})
+
+	// Known: the records an earlier list found get their exact cosine
+	// whether or not they are among the most similar, and one that is not
+	// a candidate (out of scope, or unknown to the index) makes the list
+	// step aside, as when the index changed between the two reads.
+	t.Run("Known", func(t *testing.T) {
+		r := newRig(t, 64, 2*time.Second)
+		var recs []*storage.Record
+		for i := range 40 {
+			recs = append(recs, r.store(t, "global", fmt.Sprintf("record %d", i), fmt.Sprintf("content of record number %d", i*7)))
+		}
+		other := r.store(t, "github/acme/other", "elsewhere", "a record outside the chain")
+		r.pass(t)
+		cos := retrieval.Cosine{DB: r.db, Encoder: r.enc, Index: r.idx}
+		const query = "how do we deploy"
+		// The least similar records, which a depth of 2 leaves out, twice.
+		least := slices.Clone(recs)
+		slices.SortFunc(least, func(a, b *storage.Record) int { return cmp.Compare(r.want(query, a), r.want(query, b)) })
+		known := []string{least[0].ID, least[1].ID, least[0].ID}
+		got, err := cos.Rank(ctx, retrieval.Query{Text: query, Chain: []string{"global"}, Depth: 2, Known: known})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Hits) != 2 {
+			t.Fatalf("%d hits, want 2", len(got.Hits))
+		}
+		for _, rec := range append([]*storage.Record{got.Hits[0].Record, got.Hits[1].Record}, least[0], least[1]) {
+			if c, ok := got.Cosine[rec.ID]; !ok || math.Abs(c-r.want(query, rec)) > 1e-6 {
+				t.Errorf("%s: cosine %v (%v), want %v", rec.Title, c, ok, r.want(query, rec))
+			}
+		}
+		for _, id := range []string{other.ID, "01JUNKNOWNRECORD0000000000"} {
+			_, err := cos.Rank(ctx, retrieval.Query{Text: query, Chain: []string{"global"}, Depth: 2, Known: []string{least[0].ID, id}})
+			if !errors.Is(err, retrieval.ErrNotCurrent) {
+				t.Errorf("known %s, not a candidate: %v, want ErrNotCurrent", id, err)
 			}
 		}
 	})

@@ -344,50 +344,152 @@ func dot(a, b []float32) float64 {
 	return s0 + s1 + s2 + s3
 }
 
-// bound is an entry's approximate cosine with its error bound.
+// bound is an entry with the upper end of its approximate cosine's error
+// interval.
 type bound struct {
-	e       *entry
-	approx  float32
-	lo, hi  float32
-	present bool
+	e  *entry
+	hi float32
 }
 
 // parallelScan is the candidate count above which a scan splits its work
 // over the processors.
 const parallelScan = 4096
 
-// approximate computes every entry's approximate cosine to the unit query q
-// from its int8 codes, with a bound on the error: for v ≈ vs·vc, losing vr,
-// |q·v − vs·(q·vc)| = |q·(v − vs·vc)| ≤ |q|·vr = vr (Cauchy–Schwarz).
-func approximate(q []float32, es []*entry) []bound {
-	out := make([]bound, len(es))
-	work := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			e := es[i]
-			if len(e.codes) != len(q) {
-				continue
-			}
-			a := e.scale * dotCodes(q, e.codes)
-			eps := e.resid + 1e-5 // and float rounding
-			out[i] = bound{e: e, approx: a, lo: a - eps, hi: a + eps, present: true}
-		}
+// nearest returns the entries that may be among the k most similar to the
+// unit query q: those whose upper bound reaches the k-th highest lower
+// bound (up to maxRescore, the highest upper bounds first), in the order
+// of es. Every entry of the true top k is among them.
+//
+// Each entry's cosine comes from its int8 codes with a bound on the error:
+// for v ≈ vs·vc, losing vr, |q·v − vs·(q·vc)| = |q·(v − vs·vc)| ≤ |q|·vr =
+// vr (Cauchy–Schwarz). The entries are scanned in parts, over the
+// processors when there are many, and each part keeps only what can still
+// reach its own k-th highest lower bound, which never exceeds the whole
+// scan's: a scan holds the bounds that may still reach the top, not one
+// per entry.
+func nearest(q []float32, es []*entry, k int) []*entry {
+	if k <= 0 || len(es) == 0 {
+		return nil
 	}
-	procs := runtime.GOMAXPROCS(0)
-	if len(es) < parallelScan || procs == 1 {
-		work(0, len(es))
-		return out
+	parts := 1
+	if procs := runtime.GOMAXPROCS(0); len(es) >= parallelScan && procs > 1 {
+		parts = procs
 	}
+	scans := make([]partScan, parts)
+	step := (len(es) + parts - 1) / parts
 	var wg sync.WaitGroup
-	step := (len(es) + procs - 1) / procs
-	for lo := 0; lo < len(es); lo += step {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			work(lo, hi)
-		}(lo, min(lo+step, len(es)))
+	for i := range scans {
+		lo, hi := min(i*step, len(es)), min((i+1)*step, len(es))
+		if i == parts-1 {
+			scans[i].run(q, es[lo:hi], k) // on this goroutine
+			continue
+		}
+		wg.Go(func() { scans[i].run(q, es[lo:hi], k) })
 	}
 	wg.Wait()
+
+	var floors topLows
+	for _, s := range scans {
+		for _, lo := range s.top {
+			floors.push(lo, k)
+		}
+	}
+	floor := floors.floor(k)
+	var keep []bound
+	for _, s := range scans {
+		for _, b := range s.keep {
+			if b.hi >= floor {
+				keep = append(keep, b)
+			}
+		}
+	}
+	if len(keep) > maxRescore {
+		slices.SortFunc(keep, func(a, b bound) int {
+			switch {
+			case a.hi > b.hi:
+				return -1
+			case a.hi < b.hi:
+				return 1
+			}
+			return strings.Compare(a.e.id, b.e.id)
+		})
+		keep = keep[:maxRescore]
+	}
+	out := make([]*entry, len(keep))
+	for i, b := range keep {
+		out[i] = b.e
+	}
 	return out
+}
+
+// partScan is one part of a scan: the k highest lower bounds it met, and
+// the bounds that reach the k-th of them.
+type partScan struct {
+	top  topLows
+	keep []bound
+}
+
+// run scans es for q, keeping at most k lower bounds and the bounds whose
+// upper end reaches the lowest of those (once it holds k).
+func (s *partScan) run(q []float32, es []*entry, k int) {
+	for _, e := range es {
+		if len(e.codes) != len(q) {
+			continue
+		}
+		a := e.scale * dotCodes(q, e.codes)
+		eps := e.resid + 1e-5 // and float rounding
+		lo, hi := a-eps, a+eps
+		s.top.push(lo, k)
+		floor := s.top.floor(k)
+		if hi < floor {
+			continue
+		}
+		s.keep = append(s.keep, bound{e: e, hi: hi})
+		// The floor only rises: now and then, drop what fell below it.
+		if len(s.keep) >= 4*k+256 {
+			s.keep = slices.DeleteFunc(s.keep, func(b bound) bool { return b.hi < floor })
+		}
+	}
+}
+
+// topLows holds the highest lower bounds met, at most k, in a min-heap.
+type topLows []float32
+
+// push offers lo to the k highest.
+func (t *topLows) push(lo float32, k int) {
+	h := *t
+	switch {
+	case len(h) < k:
+		h = append(h, lo)
+		for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+			h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+		}
+	case lo > h[0]:
+		h[0] = lo
+		for i := 0; ; {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < k && h[l] < h[m] {
+				m = l
+			}
+			if r < k && h[r] < h[m] {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	*t = h
+}
+
+// floor is the k-th highest lower bound, or -Inf while fewer than k came.
+func (t topLows) floor(k int) float32 {
+	if len(t) < k {
+		return float32(math.Inf(-1))
+	}
+	return t[0]
 }
 
 // dotCodes is the dot product of a float vector and a code vector of equal
@@ -413,70 +515,3 @@ func dotCodes(q []float32, c []int8) float32 {
 // are about equally similar to the query (copies of one text); then the
 // ones with the highest bounds are read.
 const maxRescore = 2000
-
-// shortlist returns the entries that may be among the k most similar: those
-// whose upper bound reaches the k-th highest lower bound. Every entry of
-// the true top k is among them (up to maxRescore).
-func shortlist(bs []bound, k int) []*entry {
-	if k <= 0 {
-		return nil
-	}
-	// The k highest lower bounds, in a min-heap: floor is the k-th highest.
-	top := make([]float32, 0, k)
-	for _, b := range bs {
-		switch {
-		case !b.present:
-		case len(top) < k:
-			top = append(top, b.lo)
-			for i := len(top) - 1; i > 0 && top[(i-1)/2] > top[i]; i = (i - 1) / 2 {
-				top[i], top[(i-1)/2] = top[(i-1)/2], top[i]
-			}
-		case b.lo > top[0]:
-			top[0] = b.lo
-			for i := 0; ; {
-				l, r, m := 2*i+1, 2*i+2, i
-				if l < k && top[l] < top[m] {
-					m = l
-				}
-				if r < k && top[r] < top[m] {
-					m = r
-				}
-				if m == i {
-					break
-				}
-				top[i], top[m] = top[m], top[i]
-				i = m
-			}
-		}
-	}
-	if len(top) == 0 {
-		return nil
-	}
-	floor := float32(math.Inf(-1))
-	if len(top) == k {
-		floor = top[0]
-	}
-	var keep []bound
-	for _, b := range bs {
-		if b.present && b.hi >= floor {
-			keep = append(keep, b)
-		}
-	}
-	if len(keep) > maxRescore {
-		slices.SortFunc(keep, func(a, b bound) int {
-			switch {
-			case a.hi > b.hi:
-				return -1
-			case a.hi < b.hi:
-				return 1
-			}
-			return strings.Compare(a.e.id, b.e.id)
-		})
-		keep = keep[:maxRescore]
-	}
-	out := make([]*entry, len(keep))
-	for i, b := range keep {
-		out[i] = b.e
-	}
-	return out
-}

@@ -1,0 +1,174 @@
+package retrieval
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+)
+
+// TestNearest holds the scan to its contract on entries of random unit
+// vectors, in one part and split over processors: it returns exactly the
+// entries whose upper bound reaches the k-th highest lower bound, in the
+// order of the entries, and so every entry of the exact top k.
+func TestNearest(t *testing.T) {
+	const dim = 64
+	rng := rand.New(rand.NewPCG(3, 4))
+	// near is how many of the n vectors are near copies of one (a text
+	// stored again with a word changed): their bounds overlap, and the
+	// scan keeps and drops hundreds of them as its floor rises.
+	for _, c := range []struct{ n, near int }{{1, 0}, {50, 0}, {2*parallelScan + 17, 0}, {parallelScan + 500, 1500}} {
+		n := c.n
+		vecs := make([][]float32, n)
+		es := make([]*entry, n)
+		base := unit(rng, dim)
+		for i := range es {
+			vecs[i] = unit(rng, dim)
+			if i%(n/max(c.near, 1)+1) == 0 && c.near > 0 {
+				vecs[i] = nearCopy(rng, base)
+			}
+			es[i] = quantized(fmt.Sprintf("R%06d", i), vecs[i])
+		}
+		// An entry of another dimension is never a candidate.
+		es = append(es, quantized("OTHER", unit(rng, dim/2)))
+		for _, procs := range []int{1, 3} {
+			for _, k := range []int{1, 5, 20} {
+				t.Run(fmt.Sprintf("n=%d/near=%d/procs=%d/k=%d", n, c.near, procs, k), func(t *testing.T) {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					q := unit(rng, dim)
+					if c.near > 0 {
+						q = nearCopy(rng, base)
+					}
+					got := nearest(q, es, k)
+					if want := bruteShortlist(q, es, k); !slices.Equal(got, want) {
+						t.Fatalf("nearest: %d entries %v, want %d %v", len(got), ids(got), len(want), ids(want))
+					}
+					for _, i := range exactTop(q, vecs, k) {
+						if !slices.Contains(got, es[i]) {
+							t.Fatalf("entry %s of the exact top %d is not a candidate", es[i].id, k)
+						}
+					}
+				})
+			}
+		}
+	}
+	t.Run("none", func(t *testing.T) {
+		if got := nearest(unit(rng, dim), nil, 5); got != nil {
+			t.Fatalf("no entries: %v", ids(got))
+		}
+		if got := nearest(unit(rng, dim), []*entry{quantized("A", unit(rng, dim))}, 0); got != nil {
+			t.Fatalf("k 0: %v", ids(got))
+		}
+	})
+}
+
+// TestNearest_Rescore: when more than maxRescore entries are about equally
+// similar (copies of one text), the scan keeps the maxRescore with the
+// highest upper bounds, ties by id, whichever part met them.
+func TestNearest_Rescore(t *testing.T) {
+	const dim = 32
+	rng := rand.New(rand.NewPCG(5, 6))
+	same := unit(rng, dim)
+	var es []*entry
+	for i := range maxRescore + 1500 {
+		es = append(es, quantized(fmt.Sprintf("C%06d", (i*7919)%(maxRescore+1500)), same))
+	}
+	for i := range 3000 {
+		es = append(es, quantized(fmt.Sprintf("D%06d", i), unit(rng, dim)))
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	got := nearest(same, es, 10)
+	if len(got) != maxRescore {
+		t.Fatalf("%d candidates, want maxRescore %d", len(got), maxRescore)
+	}
+	want := make([]string, maxRescore)
+	for i := range want {
+		want[i] = fmt.Sprintf("C%06d", i)
+	}
+	if g := ids(got); !slices.Equal(g, want) {
+		t.Fatalf("kept %v…, want the copies by id %v…", g[:5], want[:5])
+	}
+}
+
+// nearCopy returns v moved by a little noise, as a unit vector.
+func nearCopy(rng *rand.Rand, v []float32) []float32 {
+	out := make([]float32, len(v))
+	var s float64
+	for i, x := range v {
+		out[i] = x + float32(rng.NormFloat64()*1e-3)
+		s += float64(out[i]) * float64(out[i])
+	}
+	for i := range out {
+		out[i] = float32(float64(out[i]) / math.Sqrt(s))
+	}
+	return out
+}
+
+// quantized is an index entry for v, current, as the index makes one.
+func quantized(id string, v []float32) *entry {
+	codes, scale, resid := quantize(v)
+	return &entry{id: id, live: true, current: true, codes: codes, scale: scale, resid: resid}
+}
+
+// bruteShortlist is the contract of nearest, spelled out: every entry's
+// bounds, the k-th highest lower bound over all of them, the entries whose
+// upper bound reaches it in their order, cut to maxRescore by upper bound.
+func bruteShortlist(q []float32, es []*entry, k int) []*entry {
+	type b struct {
+		e      *entry
+		lo, hi float32
+	}
+	var bs []b
+	var los []float32
+	for _, e := range es {
+		if len(e.codes) != len(q) {
+			continue
+		}
+		a := e.scale * dotCodes(q, e.codes)
+		eps := e.resid + 1e-5
+		bs = append(bs, b{e, a - eps, a + eps})
+		los = append(los, a-eps)
+	}
+	slices.Sort(los)
+	slices.Reverse(los)
+	floor := float32(math.Inf(-1))
+	if len(los) >= k {
+		floor = los[k-1]
+	}
+	var out []*entry
+	for _, x := range bs {
+		if x.hi >= floor {
+			out = append(out, x.e)
+		}
+	}
+	return out
+}
+
+// exactTop returns the indexes of the k vectors most similar to q.
+func exactTop(q []float32, vecs [][]float32, k int) []int {
+	idx := make([]int, len(vecs))
+	for i := range idx {
+		idx[i] = i
+	}
+	cos := func(i int) float64 { return dot(q, vecs[i]) }
+	slices.SortFunc(idx, func(a, b int) int {
+		switch ca, cb := cos(a), cos(b); {
+		case ca > cb:
+			return -1
+		case ca < cb:
+			return 1
+		}
+		return a - b
+	})
+	return idx[:min(k, len(idx))]
+}
+
+func ids(es []*entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.id
+	}
+	return out
+}
