@@ -43,6 +43,14 @@ type Index struct {
 	snap    string
 	list    []*entry
 	pos     map[int64]int // seq → index in list
+	// byNS holds the entries of each namespace, by its id (nsID), so that
+	// a search of a few namespaces collects its candidates from them
+	// alone; nsAt[i] is where list[i] is in its namespace's. A search
+	// that reaches most records reads list, in the order the entries were
+	// loaded (and so lie in memory): by namespace, the scan of 100,000
+	// vectors took two fifths more time.
+	byNS    [][]*entry
+	nsAt    []int32
 	nsID    map[string]int32
 	nsNames []string
 }
@@ -115,7 +123,10 @@ func (x *Index) SetKey(ctx context.Context, model, snapshot string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.model, x.snap = model, snapshot
-	x.list, x.pos, x.version = x.list[:0], map[int64]int{}, 0
+	x.list, x.nsAt, x.pos, x.version = x.list[:0], x.nsAt[:0], map[int64]int{}, 0
+	for i := range x.byNS {
+		x.byNS[i] = nil
+	}
 	x.apply(entries, version)
 	return nil
 }
@@ -176,11 +187,12 @@ func (x *Index) apply(changes []change, version int64) {
 		i, ok := x.pos[c.e.seq]
 		if c.gone {
 			if ok {
+				x.leaveNS(i)
 				last := len(x.list) - 1
-				x.list[i] = x.list[last]
+				x.list[i], x.nsAt[i] = x.list[last], x.nsAt[last]
 				x.pos[x.list[i].seq] = i
 				x.list[last] = nil
-				x.list = x.list[:last]
+				x.list, x.nsAt = x.list[:last], x.nsAt[:last]
 				delete(x.pos, c.e.seq)
 			}
 			continue
@@ -190,17 +202,41 @@ func (x *Index) apply(changes []change, version int64) {
 			id = int32(len(x.nsNames))
 			x.nsNames = append(x.nsNames, c.ns)
 			x.nsID[c.ns] = id
+			x.byNS = append(x.byNS, nil)
 		}
 		c.e.ns = id
-		if ok {
+		switch {
+		case ok && x.list[i].ns == id:
 			x.list[i] = c.e
-		} else {
-			x.pos[c.e.seq] = len(x.list)
+			x.byNS[id][x.nsAt[i]] = c.e
+			continue
+		case ok: // moved to another namespace (a rename)
+			x.leaveNS(i)
+			x.list[i] = c.e
+		default:
+			i = len(x.list)
+			x.pos[c.e.seq] = i
 			x.list = append(x.list, c.e)
+			x.nsAt = append(x.nsAt, 0)
 		}
+		x.nsAt[i] = int32(len(x.byNS[id]))
+		x.byNS[id] = append(x.byNS[id], c.e)
 	}
 	x.version = version
 	x.loaded = true
+}
+
+// leaveNS takes list[i] out of its namespace's entries: the last of them
+// takes its place. x.mu held.
+func (x *Index) leaveNS(i int) {
+	ns, j := x.list[i].ns, x.nsAt[i]
+	es := x.byNS[ns]
+	last := len(es) - 1
+	moved := es[last]
+	es[j] = moved
+	x.nsAt[x.pos[moved.seq]] = j
+	es[last] = nil
+	x.byNS[ns] = es[:last]
 }
 
 // Counts are the vectors of live records, by state.
@@ -283,18 +319,44 @@ func (x *Index) collect(q Query) ([]*entry, string, string, error) {
 			exclude = append(exclude, strings.ToUpper(p))
 		}
 	}
-	var out []*entry
-	for _, e := range x.list {
-		if !e.live || !allowed[e.ns] || (len(q.Types) > 0 && !slices.Contains(q.Types, e.typ)) {
+	n := 0
+	for id, ok := range allowed {
+		if ok {
+			n += len(x.byNS[id])
+		}
+	}
+	out := make([]*entry, 0, n)
+	keep := func(e *entry) bool {
+		if !e.live || (len(q.Types) > 0 && !slices.Contains(q.Types, e.typ)) {
+			return false
+		}
+		return !slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(e.id, p) })
+	}
+	if 2*n > len(x.list) {
+		for _, e := range x.list {
+			if !allowed[e.ns] || !keep(e) {
+				continue
+			}
+			if !e.current {
+				return nil, "", "", errNotCurrent
+			}
+			out = append(out, e)
+		}
+		return out, x.model, x.snap, nil
+	}
+	for id, ok := range allowed {
+		if !ok {
 			continue
 		}
-		if slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(e.id, p) }) {
-			continue
+		for _, e := range x.byNS[id] {
+			if !keep(e) {
+				continue
+			}
+			if !e.current {
+				return nil, "", "", errNotCurrent
+			}
+			out = append(out, e)
 		}
-		if !e.current {
-			return nil, "", "", errNotCurrent
-		}
-		out = append(out, e)
 	}
 	return out, x.model, x.snap, nil
 }

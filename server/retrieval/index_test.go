@@ -172,3 +172,74 @@ func ids(es []*entry) []string {
 	}
 	return out
 }
+
+// TestIndex_Apply follows the entries through the changes the feed
+// brings: new records, a record re-embedded, one moved to another
+// namespace (a rename), one purged and one that comes back. After each
+// step every namespace holds exactly its records (read from the entries
+// of its namespace when it has few of them, from all of them when most),
+// and every position the index keeps points at its entry.
+func TestIndex_Apply(t *testing.T) {
+	x := NewIndex(nil)
+	e := func(seq int64, id string) *entry {
+		return &entry{seq: seq, id: id, live: true, current: true, codes: []int8{1}, scale: 1}
+	}
+	put := func(seq int64, id, ns string) change { return change{e: e(seq, id), ns: ns} }
+	gone := func(seq int64) change { return change{e: &entry{seq: seq}, gone: true} }
+	steps := []struct {
+		name    string
+		changes []change
+		want    map[string][]string // namespace → ids
+	}{
+		{"new", []change{put(1, "A1", "ns/a"), put(2, "A2", "ns/a"), put(3, "B3", "ns/b"), put(4, "A4", "ns/a")},
+			map[string][]string{"ns/a": {"A1", "A2", "A4"}, "ns/b": {"B3"}}},
+		{"re-embedded", []change{put(2, "A2", "ns/a")},
+			map[string][]string{"ns/a": {"A1", "A2", "A4"}, "ns/b": {"B3"}}},
+		{"moved", []change{put(1, "A1", "ns/c")},
+			map[string][]string{"ns/a": {"A2", "A4"}, "ns/b": {"B3"}, "ns/c": {"A1"}}},
+		{"purged", []change{gone(2), gone(99)},
+			map[string][]string{"ns/a": {"A4"}, "ns/b": {"B3"}, "ns/c": {"A1"}}},
+		{"moved twice and back", []change{put(3, "B3", "ns/a"), put(3, "B3", "ns/b"), put(5, "C5", "ns/c")},
+			map[string][]string{"ns/a": {"A4"}, "ns/b": {"B3"}, "ns/c": {"A1", "C5"}}},
+		{"the last of a namespace", []change{gone(4), put(1, "A1", "ns/b")},
+			map[string][]string{"ns/a": nil, "ns/b": {"B3", "A1"}, "ns/c": {"C5"}}},
+	}
+	for i, s := range steps {
+		x.apply(s.changes, int64(i+1))
+		total := 0
+		for ns, want := range s.want {
+			es, _, _, err := x.collect(Query{Chain: []string{ns}})
+			if err != nil {
+				t.Fatalf("%s: collect %s: %v", s.name, ns, err)
+			}
+			got := ids(es)
+			slices.Sort(got)
+			want = slices.Sorted(slices.Values(want))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s holds %v, want %v", s.name, ns, got, want)
+			}
+			total += len(want)
+		}
+		inNS := 0
+		for _, es := range x.byNS {
+			inNS += len(es)
+		}
+		if len(x.list) != total || len(x.pos) != total || len(x.nsAt) != total || inNS != total {
+			t.Errorf("%s: %d entries, %d positions, %d namespace positions, %d entries by namespace, want %d",
+				s.name, len(x.list), len(x.pos), len(x.nsAt), inNS, total)
+		}
+		for seq, i := range x.pos {
+			if x.list[i].seq != seq {
+				t.Errorf("%s: the position of seq %d, %d, points elsewhere", s.name, seq, i)
+				continue
+			}
+			es, j := x.byNS[x.list[i].ns], x.nsAt[i]
+			if int(j) >= len(es) || es[j] != x.list[i] {
+				t.Errorf("%s: the position of seq %d in its namespace, %d, points elsewhere", s.name, seq, j)
+			}
+		}
+		if c := x.Counts(); c.Current != total {
+			t.Errorf("%s: Counts %+v, want %d current", s.name, c, total)
+		}
+	}
+}
