@@ -319,37 +319,25 @@ func (x *Index) collect(q Query) ([]*entry, string, string, error) {
 			exclude = append(exclude, strings.ToUpper(p))
 		}
 	}
+	// The namespaces' own entries, or all of them when those are most.
 	n := 0
+	var from [][]*entry
 	for id, ok := range allowed {
 		if ok {
 			n += len(x.byNS[id])
+			from = append(from, x.byNS[id])
 		}
-	}
-	out := make([]*entry, 0, n)
-	keep := func(e *entry) bool {
-		if !e.live || (len(q.Types) > 0 && !slices.Contains(q.Types, e.typ)) {
-			return false
-		}
-		return !slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(e.id, p) })
 	}
 	if 2*n > len(x.list) {
-		for _, e := range x.list {
-			if !allowed[e.ns] || !keep(e) {
+		from = [][]*entry{x.list}
+	}
+	out := make([]*entry, 0, n)
+	for _, es := range from {
+		for _, e := range es {
+			if !e.live || !allowed[e.ns] || (len(q.Types) > 0 && !slices.Contains(q.Types, e.typ)) {
 				continue
 			}
-			if !e.current {
-				return nil, "", "", errNotCurrent
-			}
-			out = append(out, e)
-		}
-		return out, x.model, x.snap, nil
-	}
-	for id, ok := range allowed {
-		if !ok {
-			continue
-		}
-		for _, e := range x.byNS[id] {
-			if !keep(e) {
+			if slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(e.id, p) }) {
 				continue
 			}
 			if !e.current {
