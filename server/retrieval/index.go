@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -455,13 +456,7 @@ func nearest(q []float32, es []*entry, k int) []*entry {
 	}
 	if len(keep) > maxRescore {
 		slices.SortFunc(keep, func(a, b bound) int {
-			switch {
-			case a.hi > b.hi:
-				return -1
-			case a.hi < b.hi:
-				return 1
-			}
-			return strings.Compare(a.e.id, b.e.id)
+			return cmp.Or(cmp.Compare(b.hi, a.hi), strings.Compare(a.e.id, b.e.id))
 		})
 		keep = keep[:maxRescore]
 	}
