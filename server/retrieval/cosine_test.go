@@ -476,3 +476,51 @@ func TestEmbedder_Digest(t *testing.T) {
 		}
 	})
 }
+
+// TestCosine_Rename: the records a rename moves (R-N6) are found by
+// similarity under their new namespace and no longer under the old one,
+// from the next search on, with no re-embedding (their text is the same).
+func TestCosine_Rename(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 48, 2*time.Second)
+	var moved []string
+	for _, rc := range webhookRecords[:2] {
+		moved = append(moved, r.store(t, "github/acme/api", rc[0], rc[1]).ID)
+	}
+	stay := r.store(t, "github/other/api", webhookRecords[2][0], webhookRecords[2][1]).ID
+	// Most records lie elsewhere, so that a search of one repository
+	// reads that repository's own entries.
+	for i := range 6 {
+		rc := webhookRecords[i%len(webhookRecords)]
+		r.store(t, "github/other/web", rc[0], fmt.Sprintf("%s, case %d", rc[1], i))
+	}
+	r.pass(t)
+	found := func(ns string) []string {
+		t.Helper()
+		res, err := r.pipe.Run(ctx, retrieval.Query{Text: "retry webhooks", Chain: []string{ns}, Depth: 20, Mode: ranking.ModeCosine})
+		if err != nil {
+			t.Fatalf("search %s: %v", ns, err)
+		}
+		var ids []string
+		for _, h := range res.Hits {
+			ids = append(ids, h.Record.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	slices.Sort(moved)
+	if got := found("github/acme/api"); !slices.Equal(got, moved) {
+		t.Fatalf("before the rename: %v, want %v", got, moved)
+	}
+	if _, err := r.db.RenameNamespaces(ctx, []storage.Rename{{From: "github/acme", To: "github/newco"}}); err != nil {
+		t.Fatal(err)
+	}
+	for ns, want := range map[string][]string{"github/newco/api": moved, "github/acme/api": nil, "github/other/api": {stay}} {
+		if got := found(ns); !slices.Equal(got, want) {
+			t.Errorf("after the rename, %s: %v, want %v", ns, got, want)
+		}
+	}
+	if n := r.pass(t); n != 0 {
+		t.Errorf("the pass after the rename embedded %d records, want none", n)
+	}
+}
