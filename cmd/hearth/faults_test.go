@@ -159,7 +159,12 @@ func TestDaemon_DiskFull(t *testing.T) {
 	if r := rest.call(t, tok, "memory_store", storeArgs("global", "After the disk emptied", "Writes resume.")); !r.ok {
 		t.Fatalf("store after space came back: %v", r)
 	}
-	pollUntil(t, "the disk-full audit row", func() bool { return len(auditOf(t, td, "refuse.disk-full")) > 0 })
+	// The episode ends once its audit row is written: the row is visible
+	// from its commit on, the store's state a moment later.
+	pollUntil(t, "the disk-full audit row and the end of the episode", func() bool {
+		_, full := td.db.DiskFull()
+		return len(auditOf(t, td, "refuse.disk-full")) > 0 && !full
+	})
 	rows := auditOf(t, td, "refuse.disk-full")
 	// The usage flusher's own writes may have been refused too.
 	var refused int
