@@ -21,7 +21,7 @@ func newGather(t *testing.T) (*gather, func(rs ...*writeRequest) (wait func())) 
 	send := func(rs ...*writeRequest) func() {
 		var wg sync.WaitGroup
 		for _, r := range rs {
-			wg.Go(func() { db.writes <- r })
+			wg.Go(func() { db.waiting.Add(1); db.writes <- r })
 		}
 		return wg.Wait
 	}
@@ -51,6 +51,11 @@ func TestGather(t *testing.T) {
 		if g.taken != 3 || len(got) != 2 {
 			t.Fatalf("took %d writes (%d returned), want 3 (2)", g.taken, len(got))
 		}
+		// Taken, they no longer wait, whether or not their senders have
+		// run since.
+		if n := g.db.WritesWaiting(); n != 0 {
+			t.Errorf("%d writes waiting after the group took them all, want 0", n)
+		}
 	})
 	t.Run("Exclusive", func(t *testing.T) {
 		x := &writeRequest{ctx: context.Background(), op: "vacuum", alone: func(*sql.Conn) error { return nil }, done: make(chan writeResult, 1)}
@@ -73,6 +78,7 @@ func TestGather(t *testing.T) {
 		g := &gather{db: db, timer: time.NewTimer(time.Hour), peak: 8}
 		g.timer.Stop()
 		a := request("a")
+		db.waiting.Add(1)
 		db.writes <- a
 		g.start(solo)
 		if out := g.waiting(); len(out) != 0 {

@@ -131,10 +131,12 @@ func (db *DB) writeSolo(ctx context.Context, op string, fn func(tx *txn) error) 
 // send hands r to the writer loop and returns its result.
 func (db *DB) send(r *writeRequest) error {
 	ctx := r.ctx
+	// Counted until the writer loop takes r (received) or the caller
+	// gives up: a count lowered by the sender once it runs again would
+	// still hold writes the loop has taken.
 	db.waiting.Add(1)
 	select {
 	case db.writes <- r:
-		db.waiting.Add(-1)
 	case <-ctx.Done():
 		db.waiting.Add(-1)
 		return ctx.Err()
@@ -148,6 +150,9 @@ func (db *DB) send(r *writeRequest) error {
 	}
 	return res.err
 }
+
+// received counts a write the writer loop has taken off db.writes.
+func (db *DB) received() { db.waiting.Add(-1) }
 
 // WritesWaiting returns how many writes wait for the writer loop to take
 // them: the queue in front of the single writer.
@@ -177,6 +182,7 @@ func (db *DB) writeLoop() {
 		if first == nil {
 			select {
 			case first = <-db.writes:
+				db.received()
 			case <-tidy.C:
 				// A step at a time, each while no write waits; a write
 				// that waits goes first, and its group arms tidy again.
@@ -250,6 +256,7 @@ func (g *gather) waiting() []*writeRequest {
 	for g.next == nil && g.taken < maxGroup && !g.first.solo {
 		select {
 		case r := <-g.db.writes:
+			g.db.received()
 			g.add(&out, r)
 		default:
 			return out
@@ -280,6 +287,7 @@ func (g *gather) more() []*writeRequest {
 	var out []*writeRequest
 	select {
 	case r := <-g.db.writes:
+		g.db.received()
 		g.add(&out, r)
 	case <-g.timer.C:
 		return nil
@@ -305,19 +313,7 @@ func (g *gather) add(out *[]*writeRequest, r *writeRequest) {
 // that cannot run inside a transaction (VACUUM, a schema repair). It waits
 // its turn as write does; fn's error comes back as it returned it.
 func (db *DB) exclusive(ctx context.Context, op string, fn func(conn *sql.Conn) error) error {
-	r := &writeRequest{ctx: ctx, op: op, alone: fn, done: make(chan writeResult, 1)}
-	select {
-	case db.writes <- r:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-db.closing:
-		return ErrClosed
-	}
-	res := <-r.done
-	if res.panic != nil {
-		panic(res.panic)
-	}
-	return res.err
+	return db.send(&writeRequest{ctx: ctx, op: op, alone: fn, done: make(chan writeResult, 1)})
 }
 
 // runAlone runs an exclusive write and answers it.
