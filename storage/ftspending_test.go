@@ -150,8 +150,9 @@ func TestWrite_GroupIndexOneSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := holdWriter(t, db)
 	const n = 12
+	seeWriters(t, db, 2*(n+1)) // the held write and n stores
+	release := holdWriter(t, db)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {

@@ -113,15 +113,93 @@ func TestGather(t *testing.T) {
 			t.Errorf("more while closing = %v, want none", out)
 		}
 	})
-	t.Run("Peak", func(t *testing.T) {
+	t.Run("Limit", func(t *testing.T) {
+		// Half the writers about, never fewer than groupFloor nor more
+		// than maxGroup.
 		g, _ := newGather(t)
-		for i, c := range []struct{ taken, peak int }{{1, 1}, {8, 8}, {1, 7}, {3, 6}, {7, 7}, {64, 64}} {
-			g.start(request(fmt.Sprint(i)))
-			g.taken = c.taken
-			g.done()
-			if g.peak != c.peak {
-				t.Errorf("after a group of %d: peak %d, want %d", c.taken, g.peak, c.peak)
+		for _, c := range []struct{ peak, limit int }{{1, 4}, {2, 4}, {8, 4}, {9, 5}, {32, 16}, {200, 64}} {
+			g.peak = c.peak
+			if got := g.limit(); got != c.limit {
+				t.Errorf("peak %d: limit %d, want %d", c.peak, got, c.limit)
 			}
+		}
+	})
+	t.Run("Halves", func(t *testing.T) {
+		// With 16 writers about, a group takes 8 and leaves the others
+		// queued, counted as waiting (and the 8 taken no longer are).
+		g, send := newGather(t)
+		g.recent[recentGroups-1], g.peak = 16, 16
+		g.start(request("first"))
+		const n = 12
+		rs := make([]*writeRequest, n)
+		for i := range rs {
+			rs[i] = request(fmt.Sprint(i))
+		}
+		wait := send(rs...)
+		for g.db.WritesWaiting() < n {
+			time.Sleep(time.Millisecond)
+		}
+		if out := g.waiting(); len(out) != 7 || g.taken != 8 {
+			t.Fatalf("took %d writes (%d returned), want 8 (7)", g.taken, len(out))
+		}
+		if out := g.more(); out != nil || g.waited != 0 {
+			t.Errorf("more at the limit = %v after waiting %v; want none at once", out, g.waited)
+		}
+		if got := g.db.WritesWaiting(); got != n-7 {
+			t.Errorf("%d writes waiting, want %d", got, n-7)
+		}
+		g.done()
+		if g.seen != 8+n-7 || g.peak != 16 {
+			t.Errorf("seen %d, peak %d; want %d and 16", g.seen, g.peak, 8+n-7)
+		}
+		g.start(request("next"))
+		if out := g.waiting(); len(out) != n-7 {
+			t.Errorf("the next group took %d, want the %d left", len(out), n-7)
+		}
+		wait()
+	})
+	t.Run("Peak", func(t *testing.T) {
+		// peak is the most writers seen about over the last recentGroups
+		// groups: a group of 8, then groups of 2, keep it at 8 until the
+		// group of 8 is recentGroups groups back.
+		g, _ := newGather(t)
+		group := func(taken int) {
+			g.start(request("w"))
+			g.taken = taken
+			g.done()
+		}
+		group(8)
+		for i := range recentGroups - 1 {
+			group(2)
+			if g.peak != 8 {
+				t.Fatalf("after a group of 8 and %d of 2: peak %d, want 8", i+1, g.peak)
+			}
+		}
+		group(2)
+		if g.peak != 2 {
+			t.Errorf("after %d groups of 2: peak %d, want 2", recentGroups, g.peak)
+		}
+		// A solo write's group leaves peak as it was.
+		solo := request("flush usage")
+		solo.solo = true
+		g.start(solo)
+		g.done()
+		if g.peak != 2 {
+			t.Errorf("after a solo group: peak %d, want 2", g.peak)
+		}
+	})
+	t.Run("Linger", func(t *testing.T) {
+		// With two writers about, a group of one waits for the other.
+		g, send := newGather(t)
+		g.recent[recentGroups-1], g.peak = 2, 2
+		g.start(request("first"))
+		second := request("second")
+		go func() {
+			time.Sleep(groupLinger / 4)
+			send(second)()
+		}()
+		if out := g.more(); len(out) != 1 || out[0] != second || g.waited == 0 {
+			t.Errorf("more = %v after waiting %v; want the second write, after a wait", out, g.waited)
 		}
 	})
 }
