@@ -69,6 +69,11 @@ func (s *Server) gauges(ctx context.Context) (metrics.Gauges, error) {
 		c := s.vectors.Counts()
 		g.Encoder = &metrics.Encoder{Live: s.encoder.Status().Live, Current: c.Current, Stale: c.Stale, Missing: c.Missing}
 	}
+	commits, writes := s.db.GroupStats()
+	ck := s.db.CheckpointStats()
+	g.Writer = &metrics.Writer{Waiting: s.db.WritesWaiting(), Commits: commits, Writes: writes, WALBytes: ck.WALBytes,
+		Truncate: ck.Count, TruncateUnfinished: ck.Unfinished, Background: ck.Passive, BackgroundFailed: ck.PassiveFailed,
+		CatchUp: ck.CaughtUp, CatchUpFailed: ck.CatchUpFailed, Restarts: ck.Restarts}
 	return g, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -82,7 +84,9 @@ func checkClosedLabels(t testing.TB, fams map[string]*dto.MetricFamily) {
 			return slices.Contains([]string{"primary", "fallback", "direct", metrics.Other}, v)
 		},
 		// A model server's position in the configuration, never its URL.
-		"position": func(v string) bool { return positionLabel.MatchString(v) },
+		"position":   func(v string) bool { return positionLabel.MatchString(v) },
+		"checkpoint": func(v string) bool { return slices.Contains([]string{"truncate", "background", "catch-up"}, v) },
+		"result":     func(v string) bool { return slices.Contains([]string{"done", "unfinished", "failed"}, v) },
 	}
 	for name, f := range fams {
 		if !strings.HasPrefix(name, "hearth_") {
@@ -184,10 +188,36 @@ func TestMetrics(t *testing.T) {
 			{"hearth_jobs", map[string]string{"kind": "extraction", "state": "queued"}, 1},
 			{"hearth_last_backup_timestamp_seconds", nil, 1},
 			{"hearth_last_backup_age_seconds", nil, 0},
+			// The single writer: the stores above (and the audit rows of
+			// the refusals) committed, nothing queued once they are done.
+			{"hearth_write_commits_total", nil, 1},
+			{"hearth_writes_committed_total", nil, 3},
+			{"hearth_writes_waiting", nil, 0},
+			{"hearth_wal_bytes", nil, 0},
+			{"hearth_wal_checkpoints_total", map[string]string{"checkpoint": "truncate", "result": "done"}, 0},
+			{"hearth_wal_checkpoints_total", map[string]string{"checkpoint": "background", "result": "failed"}, 0},
+			{"hearth_wal_checkpoints_total", map[string]string{"checkpoint": "catch-up", "result": "done"}, 0},
+			{"hearth_wal_restarts_total", nil, 0},
 		} {
 			v, ok := sample(fams, c.name, c.labels)
 			if !ok || v < c.min {
 				t.Errorf("%s%v = %v (present %v), want at least %v", c.name, c.labels, v, ok, c.min)
+			}
+		}
+	})
+	t.Run("Documented", func(t *testing.T) {
+		// Every series the server sends is named in the operations guide
+		// and the add-on's documentation.
+		_, _, text := scrape(t, td, admin)
+		for _, doc := range []string{"docs/operations.md", "addon/hearth/DOCS.md"} {
+			b, err := os.ReadFile(filepath.Join("..", "..", doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name := range parseMetrics(t, text) {
+				if strings.HasPrefix(name, "hearth_") && !strings.Contains(string(b), "`"+name) {
+					t.Errorf("%s does not name %s", doc, name)
+				}
 			}
 		}
 	})

@@ -2,7 +2,8 @@
 // outcome code and their latency, counted as the interceptor reports each
 // call, and gauges read at every scrape (records by type and status, jobs by
 // kind and state, the last backup, model servers and the encoder up or
-// down, record vectors by state).
+// down, record vectors by state, the single writer's queue, commits and
+// WAL).
 //
 // Every label value comes from a closed set fixed by the code: tool names
 // from the descriptors (a method outside them counts as "other"), gRPC code
@@ -42,6 +43,24 @@ type Gauges struct {
 	ModelServers []ModelServer
 	// Encoder is the encoder; nil without embed_url.
 	Encoder *Encoder
+	// Writer is the store's single writer; nil leaves its series out.
+	Writer *Writer
+}
+
+// Writer is the store's single writer: the writes queued for it, what it
+// has committed since the store opened, and its WAL and checkpoints.
+type Writer struct {
+	Waiting int64 // writes queued for the writer
+	// Commits are the transactions committed; Writes the writes they held.
+	Commits, Writes int64
+	WALBytes        int64 // the WAL's frames when the writer last looked
+	// The checkpoints run, by kind, and how many of them did not finish
+	// (a TRUNCATE checkpoint that readers held off) or failed.
+	Truncate, TruncateUnfinished int
+	Background, BackgroundFailed int
+	CatchUp, CatchUpFailed       int
+	// Restarts are the commits that found the WAL started over.
+	Restarts int64
 }
 
 // ModelServer is one model server as the router sees it.
@@ -148,6 +167,12 @@ var (
 	encoderUp   = prometheus.NewDesc("hearth_encoder_up", "1 while the encoder (embed_url) answers its probes, else 0; absent without embed_url.", nil, nil)
 	vectorsDesc = prometheus.NewDesc("hearth_record_vectors", "Live records by the state of their vector (current, stale, missing); absent without embed_url.", []string{"state"}, nil)
 	storeErrs   = prometheus.NewDesc("hearth_store_scrape_errors_total", "Scrapes whose store gauges could not be read (they are left out of that scrape).", nil, nil)
+	waitingDesc = prometheus.NewDesc("hearth_writes_waiting", "Writes queued for the store's single writer.", nil, nil)
+	commitsDesc = prometheus.NewDesc("hearth_write_commits_total", "Transactions the single writer has committed since start; a group commit holds several callers' writes.", nil, nil)
+	writesDesc  = prometheus.NewDesc("hearth_writes_committed_total", "Writes the single writer ran in the transactions it committed since start (one undone by its own error included); over hearth_write_commits_total, the writes per commit.", nil, nil)
+	walDesc     = prometheus.NewDesc("hearth_wal_bytes", "Size of the WAL's frames when the writer last looked (at most once a second, after a write).", nil, nil)
+	ckptDesc    = prometheus.NewDesc("hearth_wal_checkpoints_total", "Checkpoints since start by kind (truncate: the writer's, once the WAL passes its limit; background: copying pages back beside the writer; catch-up: the writer's copy of what came meanwhile) and result (done; unfinished: a truncate that readers held off or that failed; failed).", []string{"checkpoint", "result"}, nil)
+	restartDesc = prometheus.NewDesc("hearth_wal_restarts_total", "Commits that found the WAL started over, every frame having been copied back.", nil, nil)
 )
 
 // storeCollector reads the store's gauges at each scrape.
@@ -162,6 +187,12 @@ func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- encoderUp
 	ch <- vectorsDesc
 	ch <- storeErrs
+	ch <- waitingDesc
+	ch <- commitsDesc
+	ch <- writesDesc
+	ch <- walDesc
+	ch <- ckptDesc
+	ch <- restartDesc
 }
 
 // storeTimeout bounds the store's part of a scrape.
@@ -208,6 +239,23 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		}{{"current", e.Current}, {"stale", e.Stale}, {"missing", e.Missing}} {
 			ch <- prometheus.MustNewConstMetric(vectorsDesc, prometheus.GaugeValue, float64(v.n), v.state)
 		}
+	}
+	if w := g.Writer; w != nil {
+		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(w.Waiting))
+		ch <- prometheus.MustNewConstMetric(commitsDesc, prometheus.CounterValue, float64(w.Commits))
+		ch <- prometheus.MustNewConstMetric(writesDesc, prometheus.CounterValue, float64(w.Writes))
+		ch <- prometheus.MustNewConstMetric(walDesc, prometheus.GaugeValue, float64(w.WALBytes))
+		for _, c := range []struct {
+			checkpoint, result string
+			n                  int
+		}{
+			{"truncate", "done", w.Truncate - w.TruncateUnfinished}, {"truncate", "unfinished", w.TruncateUnfinished},
+			{"background", "done", w.Background - w.BackgroundFailed}, {"background", "failed", w.BackgroundFailed},
+			{"catch-up", "done", w.CatchUp - w.CatchUpFailed}, {"catch-up", "failed", w.CatchUpFailed},
+		} {
+			ch <- prometheus.MustNewConstMetric(ckptDesc, prometheus.CounterValue, float64(c.n), c.checkpoint, c.result)
+		}
+		ch <- prometheus.MustNewConstMetric(restartDesc, prometheus.CounterValue, float64(w.Restarts))
 	}
 }
 

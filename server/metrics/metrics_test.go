@@ -23,6 +23,8 @@ func TestMetrics_Text(t *testing.T) {
 		LastBackup:   now.Add(-90 * time.Second),
 		ModelServers: []metrics.ModelServer{{Tier: "primary", Live: true}, {Tier: "http://10.0.0.9:11434", Live: false}},
 		Encoder:      &metrics.Encoder{Live: false, Current: 7, Stale: 2, Missing: 1},
+		Writer: &metrics.Writer{Waiting: 3, Commits: 10, Writes: 41, WALBytes: 4096 * 12, Truncate: 5, TruncateUnfinished: 2,
+			Background: 7, BackgroundFailed: 1, CatchUp: 6, CatchUpFailed: 0, Restarts: 4},
 	}
 	var fail error
 	m := metrics.New(metrics.Config{
@@ -59,6 +61,17 @@ func TestMetrics_Text(t *testing.T) {
 			`hearth_record_vectors{state="current"} 7`,
 			`hearth_record_vectors{state="stale"} 2`,
 			`hearth_record_vectors{state="missing"} 1`,
+			`hearth_writes_waiting 3`,
+			`hearth_write_commits_total 10`,
+			`hearth_writes_committed_total 41`,
+			`hearth_wal_bytes 49152`,
+			`hearth_wal_checkpoints_total{checkpoint="truncate",result="done"} 3`,
+			`hearth_wal_checkpoints_total{checkpoint="truncate",result="unfinished"} 2`,
+			`hearth_wal_checkpoints_total{checkpoint="background",result="done"} 6`,
+			`hearth_wal_checkpoints_total{checkpoint="background",result="failed"} 1`,
+			`hearth_wal_checkpoints_total{checkpoint="catch-up",result="done"} 6`,
+			`hearth_wal_checkpoints_total{checkpoint="catch-up",result="failed"} 0`,
+			`hearth_wal_restarts_total 4`,
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("metrics lack %s", want)
