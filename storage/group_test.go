@@ -64,8 +64,8 @@ func holdWrite(db *DB) (release func() error) {
 
 // seeWriters has the writer loop see n writers about at once (a held write
 // and n-1 queued behind it), so that for the next recentGroups groups a
-// group takes up to half as many writes (gather.limit): a test of what a
-// group of k writes does sees 2k first.
+// group takes up to half as many writes even when split (gather.limit): a
+// test of what a group of k writes does sees 2k first.
 func seeWriters(t *testing.T, db *DB, n int) {
 	t.Helper()
 	release := holdWriter(t, db)
