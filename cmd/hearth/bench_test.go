@@ -308,6 +308,60 @@ func BenchmarkStore(b *testing.B) {
 	}
 }
 
+// BenchmarkStoreMixed measures stores beside searches: 8 MCP clients store
+// while 4 gRPC clients search the prefilled store without pause, so both
+// processors of the benchmark's machine stay busy. It reports the stores'
+// and the searches' rates, the searches' p50 and p95, and the writes per
+// commit: the single writer's group commit must not buy concurrent stores
+// at the searches' expense (halves, see storage's gather, are left off
+// while the process is this busy).
+func BenchmarkStoreMixed(b *testing.B) {
+	const storers, searchers = 8, 4
+	for _, n := range benchRecords() {
+		td := prefilled(b, n)
+		tok := td.tokens["claude-code"]
+		c := newCorpus(7)
+		store := httpStore(b, td.url, tok, "mcp", storeArgs("github/acme/bench", c.sentence(6), c.sentence(60)), storers)
+		qs := queries(newCorpus(uint64(n)), 200)
+		g := grpcTransport{td: td}
+		b.Run(fmt.Sprintf("records=%d/mcp-store=%d/grpc-search=%d", n, storers, searchers), func(b *testing.B) {
+			var stop atomic.Bool
+			var mu sync.Mutex
+			var lat []time.Duration
+			var wg sync.WaitGroup
+			for s := range searchers {
+				wg.Go(func() {
+					for i := s; !stop.Load(); i += searchers {
+						call := g.prepare(b, tok, "memory_search", map[string]any{
+							"namespace": fmt.Sprintf("github/acme/repo%d", i%50), "query": qs[i%len(qs)]})
+						start := time.Now()
+						if err := call.invoke(); err != nil {
+							b.Errorf("search: %v", err)
+							return
+						}
+						d := time.Since(start)
+						mu.Lock()
+						lat = append(lat, d)
+						mu.Unlock()
+					}
+				})
+			}
+			groups, writes := td.db.GroupStats()
+			b.ResetTimer()
+			took := parallel(b.N, storers, store)
+			b.StopTimer()
+			stop.Store(true)
+			wg.Wait()
+			groups2, writes2 := td.db.GroupStats()
+			b.ReportMetric(float64(b.N)/took.Seconds(), "stores/s")
+			b.ReportMetric(float64(len(lat))/took.Seconds(), "searches/s")
+			b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "search-p50-ms")
+			b.ReportMetric(float64(percentile(lat, 0.95).Microseconds())/1000, "search-p95-ms")
+			b.ReportMetric(float64(writes2-writes)/float64(max(groups2-groups, 1)), "writes/commit")
+		})
+	}
+}
+
 // httpStore returns a store call as a REST or MCP (transport) client of
 // the daemon at url makes it, with k such clients at once: the request body
 // is made once, as the client holds it, and of the reply only what says
