@@ -257,8 +257,9 @@ type gather struct {
 	about  int
 	recent [recentGroups]int
 	at     int
-	// split is set while groups are split in halves; the process's CPU
-	// time cpu at when decides it again after cpuWindow.
+	// split is set while groups are split in halves. sampled is the
+	// process's CPU time as read at a moment, from which lookCPU decides
+	// split again once cpuWindow has passed.
 	split   bool
 	sampled struct {
 		at  time.Time
