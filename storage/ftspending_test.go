@@ -150,9 +150,8 @@ func TestWrite_GroupIndexOneSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 12
-	seeWriters(t, db, 2*(n+1)) // the held write and n stores
 	release := holdWriter(t, db)
+	const n = 12
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {

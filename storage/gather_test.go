@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -114,102 +113,7 @@ func TestGather(t *testing.T) {
 			t.Errorf("more while closing = %v, want none", out)
 		}
 	})
-	t.Run("Limit", func(t *testing.T) {
-		// Split, half the writers about, never fewer than groupFloor nor
-		// more than maxGroup; unsplit, maxGroup.
-		g, _ := newGather(t)
-		for _, c := range []struct{ about, limit int }{{1, 4}, {2, 4}, {8, 4}, {9, 5}, {32, 16}, {200, 64}} {
-			g.about = c.about
-			g.split = true
-			if got := g.limit(); got != c.limit {
-				t.Errorf("split, %d writers about: limit %d, want %d", c.about, got, c.limit)
-			}
-			g.split = false
-			if got := g.limit(); got != maxGroup {
-				t.Errorf("unsplit, %d writers about: limit %d, want %d", c.about, got, maxGroup)
-			}
-		}
-	})
-	t.Run("Split", func(t *testing.T) {
-		// Split while the process used less than splitBusy of its
-		// processors.
-		for _, c := range []struct {
-			cpu, wall time.Duration
-			procs     int
-			want      bool
-		}{
-			{time.Second, time.Second, 2, true},
-			{1690 * time.Millisecond, time.Second, 2, true},
-			{1710 * time.Millisecond, time.Second, 2, false},
-			{3 * time.Second, time.Second, 4, true},
-			{time.Second, 0, 2, false},
-		} {
-			if got := splitting(c.cpu, c.wall, c.procs); got != c.want {
-				t.Errorf("splitting(%v, %v, %d) = %v, want %v", c.cpu, c.wall, c.procs, got, c.want)
-			}
-		}
-		// lookCPU decides once a window has passed since the last look:
-		// the first look only takes the sample.
-		g, _ := newGather(t)
-		now := time.Now()
-		g.lookCPU(now)
-		if g.split || g.sampled.at != now {
-			t.Fatalf("first look: split %v, sampled at %v; want unsplit, sampled now", g.split, g.sampled.at)
-		}
-		g.lookCPU(now.Add(cpuWindow / 2))
-		if g.sampled.at != now {
-			t.Errorf("a look within the window took a sample")
-		}
-		// An hour of wall time in which this process used seconds: idle.
-		_, ok := processCPU()
-		g.lookCPU(now.Add(time.Hour))
-		if want := ok && runtime.GOMAXPROCS(0) >= 2; g.split != want {
-			t.Errorf("after an idle hour: split %v, want %v", g.split, want)
-		}
-		// One processor never splits.
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-		g.lookCPU(now.Add(2 * time.Hour))
-		if g.split {
-			t.Error("split on one processor")
-		}
-	})
-	t.Run("Halves", func(t *testing.T) {
-		// With 16 writers about, a group takes 8 and leaves the others
-		// queued, counted as waiting (and the 8 taken no longer are).
-		g, send := newGather(t)
-		g.recent[recentGroups-1], g.about, g.peak, g.split = 16, 16, 16, true
-		g.start(request("first"))
-		const n = 12
-		rs := make([]*writeRequest, n)
-		for i := range rs {
-			rs[i] = request(fmt.Sprint(i))
-		}
-		wait := send(rs...)
-		for g.db.WritesWaiting() < n {
-			time.Sleep(time.Millisecond)
-		}
-		if out := g.waiting(); len(out) != 7 || g.taken != 8 {
-			t.Fatalf("took %d writes (%d returned), want 8 (7)", g.taken, len(out))
-		}
-		if out := g.more(); out != nil || g.waited != 0 {
-			t.Errorf("more at the limit = %v after waiting %v; want none at once", out, g.waited)
-		}
-		if got := g.db.WritesWaiting(); got != n-7 {
-			t.Errorf("%d writes waiting, want %d", got, n-7)
-		}
-		g.done()
-		if g.seen != 8+n-7 || g.about != 16 {
-			t.Errorf("seen %d, about %d; want %d and 16", g.seen, g.about, 8+n-7)
-		}
-		g.start(request("next"))
-		if out := g.waiting(); len(out) != n-7 {
-			t.Errorf("the next group took %d, want the %d left", len(out), n-7)
-		}
-		wait()
-	})
 	t.Run("Peak", func(t *testing.T) {
-		// peak is the largest group of late: it falls by one per smaller
-		// group.
 		g, _ := newGather(t)
 		for i, c := range []struct{ taken, peak int }{{1, 1}, {8, 8}, {1, 7}, {3, 6}, {7, 7}, {64, 64}} {
 			g.start(request(fmt.Sprint(i)))
@@ -218,50 +122,6 @@ func TestGather(t *testing.T) {
 			if g.peak != c.peak {
 				t.Errorf("after a group of %d: peak %d, want %d", c.taken, g.peak, c.peak)
 			}
-		}
-	})
-	t.Run("About", func(t *testing.T) {
-		// about is the most writers seen about over the last recentGroups
-		// groups: a group of 8, then groups of 2, keep it at 8 until the
-		// group of 8 is recentGroups groups back.
-		g, _ := newGather(t)
-		group := func(taken int) {
-			g.start(request("w"))
-			g.taken = taken
-			g.done()
-		}
-		group(8)
-		for i := range recentGroups - 1 {
-			group(2)
-			if g.about != 8 {
-				t.Fatalf("after a group of 8 and %d of 2: about %d, want 8", i+1, g.about)
-			}
-		}
-		group(2)
-		if g.about != 2 {
-			t.Errorf("after %d groups of 2: about %d, want 2", recentGroups, g.about)
-		}
-		// A solo write's group leaves it as it was.
-		solo := request("flush usage")
-		solo.solo = true
-		g.start(solo)
-		g.done()
-		if g.about != 2 {
-			t.Errorf("after a solo group: about %d, want 2", g.about)
-		}
-	})
-	t.Run("Linger", func(t *testing.T) {
-		// After a group of two, a group of one waits for the second.
-		g, send := newGather(t)
-		g.peak = 2
-		g.start(request("first"))
-		second := request("second")
-		go func() {
-			time.Sleep(groupLinger / 4)
-			send(second)()
-		}()
-		if out := g.more(); len(out) != 1 || out[0] != second || g.waited == 0 {
-			t.Errorf("more = %v after waiting %v; want the second write, after a wait", out, g.waited)
 		}
 	})
 }

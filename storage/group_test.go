@@ -62,28 +62,6 @@ func holdWrite(db *DB) (release func() error) {
 	}
 }
 
-// seeWriters has the writer loop see n writers about at once (a held write
-// and n-1 queued behind it), so that for the next recentGroups groups a
-// group takes up to half as many writes even when split (gather.limit): a
-// test of what a group of k writes does sees 2k first.
-func seeWriters(t *testing.T, db *DB, n int) {
-	t.Helper()
-	release := holdWriter(t, db)
-	var wg sync.WaitGroup
-	for range n - 1 {
-		wg.Go(func() {
-			if err := db.write(context.Background(), "see", func(*txn) error { return nil }); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	for queuedWrites(db) < n-1 {
-		time.Sleep(time.Millisecond)
-	}
-	release()
-	wg.Wait()
-}
-
 // queuedWrites is how many writes wait to be handed to the loop.
 func queuedWrites(db *DB) int { return int(db.WritesWaiting()) }
 
@@ -111,8 +89,7 @@ func keys(t *testing.T, db *DB) map[string]bool {
 	return got
 }
 
-// TestWrite_Group: writes waiting together commit in one transaction (as
-// many as the group's limit, which seeWriters sets high enough); a
+// TestWrite_Group: writes waiting together commit in one transaction; a
 // write that fails (an error of its own, a constraint, a panic) is undone
 // alone and its caller gets its error, while the others commit; a caller
 // whose context ended while it waited is skipped.
@@ -123,10 +100,9 @@ func TestWrite_Group(t *testing.T) {
 	if err := db.ExecRaw(context.Background(), `INSERT INTO g (k) VALUES ('taken')`); err != nil {
 		t.Fatal(err)
 	}
-	const n = 12
-	seeWriters(t, db, 2*(n+1)) // the held write and n more
 	release := holdWriter(t, db)
 
+	const n = 12
 	type outcome struct {
 		err      error
 		panicked any
@@ -308,7 +284,6 @@ func TestWrite_GroupCachedSavepoints(t *testing.T) {
 		}
 		return errs
 	}
-	seeWriters(t, db, 2*5) // the held write and four more
 	for round := range 3 {
 		if round > 0 {
 			for _, q := range []string{"SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {

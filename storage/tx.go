@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 )
 
@@ -47,14 +46,13 @@ func (tx *txn) statementContext(ctx context.Context) context.Context {
 const maxGroup = 64
 
 // groupLinger is how long an idle writer keeps a group open for one more
-// write, while the group is smaller than its limit and than the largest
-// group of late (see gather); groupLingerMax bounds the group's waiting in
-// all. Under concurrent writers the group that follows a large one found
-// one write waiting, ran alone and paid a commit for it, while the others
-// were still on their way back from answering their callers: with 8
-// clients two groups in three held a single write. Waiting a moment for
-// them costs the first caller at most groupLingerMax, and a lone writer
-// nothing.
+// write, while the groups of late have been larger than this one (see
+// gather); groupLingerMax bounds the group's waiting in all. Under
+// concurrent writers the group that follows a large one found one write
+// waiting, ran alone and paid a commit for it, while the others were still
+// on their way back from answering their callers: with 8 clients two
+// groups in three held a single write. Waiting a moment for them costs the
+// first caller at most groupLingerMax, and a lone writer nothing.
 const (
 	groupLinger    = 2 * time.Millisecond
 	groupLingerMax = 4 * groupLinger
@@ -223,147 +221,39 @@ func (db *DB) writeLoop() {
 // whose previous writes the last group answered are then on their way
 // back. Under a single writer peak stays 1 and nothing ever waits. An
 // exclusive write met ends the group and runs next.
-//
-// While the process leaves processors idle, a group takes at most half the
-// writers about, and never fewer than groupFloor (limit). With every
-// writer in one group, the writer's commit and its callers' work
-// alternated: while the group ran and committed, every caller waited for
-// it, and while the callers answered their clients and prepared their next
-// writes, the writer waited for them, so one of the two processors stood
-// idle for much of each round. In two halves, one half is prepared while
-// the other commits. Measured at 100,000 records on two cores, runs
-// alternated with the groups unsplit: with 8 MCP clients storing, the
-// median rate went from 55% of the raw FTS insert rate to 58% (8 runs
-// each), with 32 from 76–79% to 86–87%, and with 32 gRPC clients from
-// 108–110% to 112–119%. Halves cost about a tenth more CPU per store
-// (twice the commits), so they only pay while there is CPU to spare: with
-// 4 clients searching beside 8 storing, which kept both processors busy,
-// halves made the stores 5% slower and the searches 13% (10,000 records).
-// So the writer splits only while the process used less than splitBusy of
-// its processors over the last cpuWindow (split); that load then stays
-// unsplit and runs as it did before halves. Below groupFloor a split
-// costs more than it gains, a commit's own work (the FTS segment, the WAL
-// write) being shared by too few writes: with 4 MCP clients split in two,
-// the rate fell by a seventh.
 type gather struct {
 	db    *DB
 	timer *time.Timer
 	// peak is the size of the largest recent group; it falls by one per
 	// group smaller than it, so a load that dropped stops the waiting soon.
 	peak int
-	// about is the most writers seen about (a group's writes and those
-	// queued behind it, seen) over the last recentGroups groups; recent
-	// holds those counts, the next to replace at at.
-	about  int
-	recent [recentGroups]int
-	at     int
-	// split is set while groups are split in halves. sampled is the
-	// process's CPU time as read at a moment, from which lookCPU decides
-	// split again once cpuWindow has passed.
-	split   bool
-	sampled struct {
-		at  time.Time
-		cpu time.Duration
-	}
 
 	// The group in hand: its first write, how long it waited for more,
-	// how many writes it took, the exclusive write that ended it and the
-	// most writers seen about while it ran.
+	// how many writes it took and the exclusive write that ended it.
 	first  *writeRequest
 	waited time.Duration
 	taken  int
 	next   *writeRequest
-	seen   int
 }
-
-// recentGroups is how many groups about remembers. In two halves a group
-// closes before the other half has queued up, and so mostly sees fewer
-// writers than there are; once in a few groups it sees them all. A count
-// that fell by one per group that saw fewer, as peak does, broke the
-// halves up into groups of three or fewer. The queue it counts holds
-// writes no group takes (a solo write, an exclusive one), so about is no
-// bound for the waiting either: with searches beside the stores, groups
-// waited for writes that were never coming.
-const recentGroups = 16
-
-// groupFloor is the least number of writes a group is limited to (limit).
-const groupFloor = 4
-
-// The writer splits its groups while the process used less than
-// splitBusy of its processors (GOMAXPROCS) over the last cpuWindow. With 8
-// MCP clients storing in the benchmark's process (clients and server
-// alike), it used 65% of two processors unsplit and 72% split; with
-// searches beside, 95%.
-const (
-	splitBusy = 0.85
-	cpuWindow = 250 * time.Millisecond
-)
 
 // start begins a group with first.
 func (g *gather) start(first *writeRequest) {
-	g.first, g.waited, g.taken, g.next, g.seen = first, 0, 1, nil, 0
+	g.first, g.waited, g.taken, g.next = first, 0, 1, nil
 }
 
-// look notes the writers about now: the group's and those queued.
-func (g *gather) look() { g.seen = max(g.seen, g.taken+int(g.db.waiting.Load())) }
-
-// done ends the group, which took g.taken writes, and updates peak, about
-// and split. A solo write's group says nothing of how many writers there
-// are.
+// done ends the group, which took g.taken writes. A solo write's group
+// says nothing of how many writers there are.
 func (g *gather) done() {
-	if g.first.solo {
-		return
+	if !g.first.solo {
+		g.peak = max(g.taken, g.peak-1)
 	}
-	g.peak = max(g.taken, g.peak-1)
-	g.look()
-	g.recent[g.at] = g.seen
-	g.at = (g.at + 1) % recentGroups
-	g.about = 1
-	for _, n := range g.recent {
-		g.about = max(g.about, n)
-	}
-	g.lookCPU(time.Now())
 }
 
-// lookCPU decides split once cpuWindow has passed since the last look.
-// Where the process's CPU time cannot be read, or it has one processor,
-// groups are never split.
-func (g *gather) lookCPU(now time.Time) {
-	if now.Sub(g.sampled.at) < cpuWindow {
-		return
-	}
-	cpu, ok := processCPU()
-	procs := runtime.GOMAXPROCS(0)
-	if !ok || procs < 2 {
-		g.split = false
-		return
-	}
-	if !g.sampled.at.IsZero() {
-		g.split = splitting(cpu-g.sampled.cpu, now.Sub(g.sampled.at), procs)
-	}
-	g.sampled.at, g.sampled.cpu = now, cpu
-}
-
-// splitting reports whether the process, having used cpu over wall on
-// procs processors, left enough of them idle to split groups.
-func splitting(cpu, wall time.Duration, procs int) bool {
-	return wall > 0 && float64(cpu) < splitBusy*float64(procs)*float64(wall)
-}
-
-// limit is how many writes the group takes at most: while split, half the
-// writers about, but no fewer than groupFloor; never more than maxGroup.
-func (g *gather) limit() int {
-	if !g.split {
-		return maxGroup
-	}
-	return min(maxGroup, max(groupFloor, (g.about+1)/2))
-}
-
-// waiting returns the writes waiting now, up to the group's limit. A solo
+// waiting returns the writes waiting now, up to the group's bound. A solo
 // write's group takes none.
 func (g *gather) waiting() []*writeRequest {
 	var out []*writeRequest
-	for g.next == nil && g.taken < g.limit() && !g.first.solo {
+	for g.next == nil && g.taken < maxGroup && !g.first.solo {
 		select {
 		case r := <-g.db.writes:
 			g.db.received()
@@ -376,13 +266,12 @@ func (g *gather) waiting() []*writeRequest {
 }
 
 // more returns the writes waiting now or, when none is and the group is
-// still smaller than its limit and than peak, the first to arrive within
-// groupLinger (with those waiting behind it), as long as the group has
-// waited less than groupLingerMax in all. It returns none when the group
-// is complete, as a solo write's always is.
+// still smaller than peak, the first to arrive within groupLinger (with
+// those waiting behind it), as long as the group has waited less than
+// groupLingerMax in all. It returns none when the group is complete, as a
+// solo write's always is.
 func (g *gather) more() []*writeRequest {
-	if out := g.waiting(); len(out) > 0 || g.next != nil || g.first.solo || g.taken >= min(g.peak, g.limit()) {
-		g.look()
+	if out := g.waiting(); len(out) > 0 || g.next != nil || g.first.solo || g.taken >= min(g.peak, maxGroup) {
 		return out
 	}
 	wait := min(groupLinger, groupLingerMax-g.waited)
