@@ -46,7 +46,7 @@ var listeningLine = regexp.MustCompile(`listening on (\S+)`)
 
 // startHearth runs `hearth serve` on dir with extra environment and waits
 // until it listens.
-func startHearth(t *testing.T, bin, dir string, env ...string) *proc {
+func startHearth(t testing.TB, bin, dir string, env ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--data", dir, "--listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), env...)
@@ -91,7 +91,7 @@ func (w *lineWriter) Write(b []byte) (int, error) {
 }
 
 // waitLine polls the output, from its start, until a line matches re.
-func (p *proc) waitLine(t *testing.T, re *regexp.Regexp) []string {
+func (p *proc) waitLine(t testing.TB, re *regexp.Regexp) []string {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
