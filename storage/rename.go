@@ -103,13 +103,11 @@ func renameTx(ctx context.Context, tx *txn, r Rename) (Renamed, error) {
 		if !ok {
 			continue
 		}
-		set := fmt.Sprintf(`%[1]s = ?1 || substr(%[1]s, ?2)`, t.column)
 		args := []any{r.To + "/", len(lo) + 1, lo, hi}
 		if t.revision {
-			set += `, revision = revision + 1, updated_at = ?5`
 			args = append(args, tx.now.UnixMilli())
 		}
-		res, err := tx.ExecContext(ctx, fmt.Sprintf(`UPDATE %s SET %s WHERE %s >= ?3 AND %s < ?4`, t.table, set, t.column, t.column), args...)
+		res, err := tx.ExecContext(ctx, renameSQL(t.table, t.column, t.revision), args...)
 		if err != nil {
 			return done, classify("rename "+t.table, err)
 		}
@@ -129,6 +127,17 @@ func renameTx(ctx context.Context, tx *txn, r Rename) (Renamed, error) {
 		Client: SystemClient, Action: ActionRename, Namespace: r.To,
 		Detail: screen.Redact(r.From + " -> " + r.To + ": moved " + strings.Join(counts, ", ")),
 	})
+}
+
+// renameSQL moves the rows of table whose column lies in [?3, ?4) to the
+// prefix ?1, keeping what follows the old prefix (from byte ?2 on); with
+// revision, it also advances their revision and sets updated_at to ?5.
+func renameSQL(table, column string, revision bool) string {
+	set := fmt.Sprintf(`%[1]s = ?1 || substr(%[1]s, ?2)`, column)
+	if revision {
+		set += `, revision = revision + 1, updated_at = ?5`
+	}
+	return fmt.Sprintf(`UPDATE %s SET %s WHERE %s >= ?3 AND %s < ?4`, table, set, column, column)
 }
 
 // hasColumn reports whether table exists; it is an error for an existing
