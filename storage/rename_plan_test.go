@@ -12,22 +12,9 @@ import (
 // scan of the table.
 func TestRename_Plan(t *testing.T) {
 	db := openTestDB(t)
-	rows, err := db.reader.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+renameSQL("records", "namespace", true),
+	plan, err := db.queryPlan(context.Background(), renameSQL("records", "namespace", true),
 		"github/new/", 12, "github/old/", "github/old0", int64(0))
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notUsed int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(plan, "; ")

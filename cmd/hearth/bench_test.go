@@ -231,8 +231,7 @@ func BenchmarkStore(b *testing.B) {
 	for _, n := range benchRecords() {
 		td := prefilled(b, n)
 		tok := td.tokens["claude-code"]
-		c := newCorpus(7)
-		args := storeArgs("github/acme/bench", c.sentence(6), c.sentence(60))
+		args := benchStoreArgs()
 		for _, tr := range transports(td) {
 			for _, k := range []int{1, 8, 32} {
 				b.Run(fmt.Sprintf("records=%d/%s/clients=%d", n, tr.name(), k), func(b *testing.B) {
@@ -273,6 +272,18 @@ func BenchmarkStore(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchStoreArgs is the one-record store the store benchmarks repeat.
+func benchStoreArgs() map[string]any {
+	c := newCorpus(7)
+	return storeArgs("github/acme/bench", c.sentence(6), c.sentence(60))
+}
+
+// searchArgs is the i-th search of the search benchmarks: query i of qs
+// over one of the prefill's 50 repositories.
+func searchArgs(qs []string, i int) map[string]any {
+	return map[string]any{"namespace": fmt.Sprintf("github/acme/repo%d", i%50), "query": qs[i%len(qs)]}
 }
 
 // measureStores makes b.N calls of store over k clients at once and reports
@@ -335,8 +346,7 @@ func BenchmarkBinaryStore(b *testing.B) {
 			b.Fatal(err)
 		}
 		p := startHearth(b, bin, data)
-		c := newCorpus(7)
-		args := storeArgs("github/acme/bench", c.sentence(6), c.sentence(60))
+		args := benchStoreArgs()
 		for _, k := range []int{8, 32} {
 			b.Run(fmt.Sprintf("records=%d/mcp/clients=%d", n, k), func(b *testing.B) {
 				measureStores(b, k, httpStore(b, "http://"+p.addr, td.tokens["claude-code"], "mcp", args, k))
@@ -358,8 +368,7 @@ func BenchmarkStoreMixed(b *testing.B) {
 	for _, n := range benchRecords() {
 		td := prefilled(b, n)
 		tok := td.tokens["claude-code"]
-		c := newCorpus(7)
-		store := httpStore(b, td.url, tok, "mcp", storeArgs("github/acme/bench", c.sentence(6), c.sentence(60)), storers)
+		store := httpStore(b, td.url, tok, "mcp", benchStoreArgs(), storers)
 		qs := queries(newCorpus(uint64(n)), 200)
 		g := grpcTransport{td: td}
 		b.Run(fmt.Sprintf("records=%d/mcp-store=%d/grpc-search=%d", n, storers, searchers), func(b *testing.B) {
@@ -370,8 +379,7 @@ func BenchmarkStoreMixed(b *testing.B) {
 			for s := range searchers {
 				wg.Go(func() {
 					for i := s; !stop.Load(); i += searchers {
-						call := g.prepare(b, tok, "memory_search", map[string]any{
-							"namespace": fmt.Sprintf("github/acme/repo%d", i%50), "query": qs[i%len(qs)]})
+						call := g.prepare(b, tok, "memory_search", searchArgs(qs, i))
 						start := time.Now()
 						if err := call.invoke(); err != nil {
 							b.Errorf("search: %v", err)
@@ -541,9 +549,6 @@ func BenchmarkSearch(b *testing.B) {
 		tok := td.tokens["claude-code"]
 		qs := queries(newCorpus(uint64(n)), 200)
 		g := grpcTransport{td: td}
-		args := func(i int) map[string]any {
-			return map[string]any{"namespace": fmt.Sprintf("github/acme/repo%d", i%50), "query": qs[i%len(qs)]}
-		}
 		// The gRPC search, and the same searches as a hook makes them over
 		// REST: what a prompt waits for.
 		rest := &http.Client{Transport: &http.Transport{}}
@@ -553,10 +558,10 @@ func BenchmarkSearch(b *testing.B) {
 			prepare func(b *testing.B, i int) func() error
 		}{
 			{fmt.Sprintf("records=%d", n), func(b *testing.B, i int) func() error {
-				return g.prepare(b, tok, "memory_search", args(i)).invoke
+				return g.prepare(b, tok, "memory_search", searchArgs(qs, i)).invoke
 			}},
 			{fmt.Sprintf("rest/records=%d", n), func(b *testing.B, i int) func() error {
-				post := prebuiltPost(b, rest, td.url+"/api/memory_search", tok, args(i))
+				post := prebuiltPost(b, rest, td.url+"/api/memory_search", tok, searchArgs(qs, i))
 				return func() error {
 					_, err := post()
 					return err

@@ -408,8 +408,9 @@ const parallelScan = 4096
 
 // nearest returns the entries that may be among the k most similar to the
 // unit query q: those whose upper bound reaches the k-th highest lower
-// bound (up to maxRescore, the highest upper bounds first), in the order
-// of es. Every entry of the true top k is among them.
+// bound, in the order of es. Every entry of the true top k is among them.
+// When more than maxRescore qualify, it returns the maxRescore with the
+// highest upper bounds (ties by id), in that order.
 //
 // Each entry's cosine comes from its int8 codes with a bound on the error:
 // for v ≈ vs·vc, losing vr, |q·v − vs·(q·vc)| = |q·(v − vs·vc)| ≤ |q|·vr =
