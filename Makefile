@@ -92,6 +92,24 @@ shorttest: ## Run the tests without the Node MCP client
 bench: ## Run the benchmarks (HEARTH_BENCH_RECORDS=100000 for the large set)
 	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./...
 
+# Instructions per store, counted by valgrind: STORE_LOAD stores by 8
+# goroutines into a store of HEARTH_BENCH_RECORDS records (TestStoreLoad),
+# less the same run with none. On a shared machine a rate moves by a third
+# within minutes; four runs of one build of this count fell within 0.8% of
+# each other, so it tells whether a change to the store path saves 2%. HEARTH_BENCH_CACHE keeps the prefilled store
+# (made by a first run outside valgrind, which is not counted).
+STORE_LOAD ?= 5000
+VALGRIND_STAMP := $(TMP)/valgrind.stamp
+.PHONY: bench-instructions
+bench-instructions: $(VALGRIND_STAMP) ## Count the instructions of a store (valgrind; STORE_LOAD stores)
+	go test -c -o $(TMP)/storage.test ./storage
+	@count() { HEARTH_STORE_LOAD=$$1 GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no \
+	    --cachegrind-out-file=/dev/null $(TMP)/storage.test -test.run '^TestStoreLoad$$' -test.count 1 2>&1 | \
+	    awk '/I[ ]+refs:/ { gsub(",", "", $$4); print $$4; found = 1 } /^(FAIL|panic)/ { print; exit 1 } END { exit !found }'; }; \
+	HEARTH_STORE_LOAD=0 $(TMP)/storage.test -test.run '^TestStoreLoad$$' -test.count 1 >/dev/null && \
+	base=$$(count 0) && load=$$(count $(STORE_LOAD)) && \
+	echo "instructions/store: $$(( (load - base) / $(STORE_LOAD) )) ($(STORE_LOAD) stores, $${HEARTH_BENCH_RECORDS:-10000} records)"
+
 .PHONY: soak
 soak: ## Long-uptime soak: 8 writers, 8 readers over 100k records for SOAK_TIME (10m); WAL, RSS, checkpoints
 	HEARTH_SOAK=$(SOAK_TIME) go test -count 1 -run '^TestSoak$$' -v -timeout 60m ./cmd/hearth
@@ -198,6 +216,16 @@ $(CODEX_CLI):
 	test -x $@
 
 # Installed only when missing, and only where apt-get exists (Debian, CI).
+$(VALGRIND_STAMP):
+	@mkdir -p $(TMP)
+	@if ! command -v valgrind >/dev/null; then \
+	  echo "installing Debian's valgrind with apt-get for make bench-instructions"; \
+	  command -v apt-get >/dev/null || { echo "valgrind is needed: install it"; exit 1; }; \
+	  $$(test "$$(id -u)" = 0 || echo sudo) apt-get update; \
+	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind; \
+	fi
+	@command -v valgrind >/dev/null && touch $@
+
 $(CHROMIUM_STAMP):
 	@mkdir -p $(TMP)
 	@if ! test -x $(CHROMIUM); then \

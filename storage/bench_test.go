@@ -96,6 +96,50 @@ func BenchmarkStoreClients(b *testing.B) {
 	}
 }
 
+// TestStoreLoad is the workload `make bench-instructions` counts under
+// valgrind: HEARTH_STORE_LOAD stores (none when unset: the test skips) made
+// by 8 goroutines at once, as BenchmarkStoreClients makes them, into a
+// store prefilled with HEARTH_BENCH_RECORDS records (default 10,000). A
+// count of instructions, unlike a rate, does not move with the machine: four
+// runs of one build (GOMAXPROCS=1, 5,000 stores, the count with no store
+// subtracted) fell within 0.8% of each other, so it shows a change to the
+// store path of 2%.
+func TestStoreLoad(t *testing.T) {
+	v := os.Getenv("HEARTH_STORE_LOAD")
+	if v == "" {
+		t.Skip("HEARTH_STORE_LOAD is not set: make bench-instructions sets it")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		t.Fatalf("HEARTH_STORE_LOAD=%q: want a count of stores", v)
+	}
+	records := 10_000
+	if v := os.Getenv("HEARTH_BENCH_RECORDS"); v != "" {
+		if records, err = strconv.Atoi(v); err != nil || records <= 0 {
+			t.Fatalf("HEARTH_BENCH_RECORDS=%q: want a positive integer", v)
+		}
+	}
+	db := benchDBT(t, records)
+	g := newGen(1)
+	recs := make([]storage.NewRecord, 512)
+	for i := range recs {
+		recs[i] = g.record(t)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if _, err := db.Store(ctx, recs[i%int64(len(recs))]); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // BenchmarkSearch runs natural-language queries over a prefilled store of
 // HEARTH_BENCH_RECORDS records (default 10,000; 100,000 is the target size).
 func BenchmarkSearch(b *testing.B) {
