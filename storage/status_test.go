@@ -94,6 +94,7 @@ func TestDB_StatusBackfill(t *testing.T) {
 	// Undo the migration: its triggers, tables and row.
 	for _, q := range []string{
 		`DROP TRIGGER status_counts_insert`, `DROP TRIGGER status_counts_delete`, `DROP TRIGGER status_counts_update`,
+		`DROP TRIGGER status_counts_change`, // 0089 split status_counts_update in two
 		`DROP TABLE type_status_counts`, `DROP TABLE namespace_counts`,
 		`DELETE FROM migrations WHERE name = '0073_status_counts.sql'`,
 	} {
