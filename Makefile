@@ -96,8 +96,9 @@ bench: ## Run the benchmarks (HEARTH_BENCH_RECORDS=100000 for the large set)
 # goroutines into a store of HEARTH_BENCH_RECORDS records (TestStoreLoad),
 # less the same run with none. On a shared machine a rate moves by a third
 # within minutes; four runs of one build of this count fell within 0.8% of
-# each other, so it tells whether a change to the store path saves 2%. HEARTH_BENCH_CACHE keeps the prefilled store
-# (made by a first run outside valgrind, which is not counted).
+# each other, so it tells whether a change to the store path saves 2%.
+# HEARTH_BENCH_CACHE keeps the prefilled store (made by a first run outside
+# valgrind, which is not counted).
 STORE_LOAD ?= 5000
 VALGRIND_STAMP := $(TMP)/valgrind.stamp
 .PHONY: bench-instructions

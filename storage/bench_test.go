@@ -74,21 +74,9 @@ func BenchmarkStoreClients(b *testing.B) {
 			for i := range recs {
 				recs[i] = g.record(b)
 			}
-			var next atomic.Int64
-			var wg sync.WaitGroup
 			b.ResetTimer()
 			cpu := storagetest.CPUTime()
-			for range k {
-				wg.Go(func() {
-					for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
-						if _, err := db.Store(ctx, recs[i%int64(len(recs))]); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
+			storeAll(b, db, recs, b.N, k)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 			b.ReportMetric(float64(storagetest.CPUTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
@@ -113,25 +101,24 @@ func TestStoreLoad(t *testing.T) {
 	if err != nil || n < 0 {
 		t.Fatalf("HEARTH_STORE_LOAD=%q: want a count of stores", v)
 	}
-	records := 10_000
-	if v := os.Getenv("HEARTH_BENCH_RECORDS"); v != "" {
-		if records, err = strconv.Atoi(v); err != nil || records <= 0 {
-			t.Fatalf("HEARTH_BENCH_RECORDS=%q: want a positive integer", v)
-		}
-	}
-	db := benchDBT(t, records)
+	db := benchDBT(t, benchRecords(t))
 	g := newGen(1)
 	recs := make([]storage.NewRecord, 512)
 	for i := range recs {
 		recs[i] = g.record(t)
 	}
+	storeAll(t, db, recs, n, 8)
+}
+
+// storeAll stores n records from k goroutines at once, taking recs in turn.
+func storeAll(tb testing.TB, db *storage.DB, recs []storage.NewRecord, n, k int) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range 8 {
+	for range k {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 				if _, err := db.Store(ctx, recs[i%int64(len(recs))]); err != nil {
-					t.Error(err)
+					tb.Error(err)
 					return
 				}
 			}
@@ -143,13 +130,7 @@ func TestStoreLoad(t *testing.T) {
 // BenchmarkSearch runs natural-language queries over a prefilled store of
 // HEARTH_BENCH_RECORDS records (default 10,000; 100,000 is the target size).
 func BenchmarkSearch(b *testing.B) {
-	n := 10_000
-	if v := os.Getenv("HEARTH_BENCH_RECORDS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("HEARTH_BENCH_RECORDS=%q: want a positive integer", v)
-		}
-	}
+	n := benchRecords(b)
 	db := benchDB(b, n)
 	queries := []struct{ name, text string }{
 		{"common", "how do we configure the service?"},              // frequent words, many matches

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -376,13 +375,7 @@ func randomHistory(tb testing.TB, db *storage.DB, r *rand.Rand, n int) {
 // BenchmarkBootstrap reads the packet of a two-namespace chain over a store
 // of HEARTH_BENCH_RECORDS records (default 10,000; 100,000 is the target).
 func BenchmarkBootstrap(b *testing.B) {
-	n := 10_000
-	if v := os.Getenv("HEARTH_BENCH_RECORDS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("HEARTH_BENCH_RECORDS=%q: want a positive integer", v)
-		}
-	}
+	n := benchRecords(b)
 	db := storagetest.Open(b)
 	fill(b, db, n)
 	b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {

@@ -10,12 +10,15 @@ import (
 	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
-func benchRecords(b *testing.B) int {
+// benchRecords is how many records the benchmarks prefill their store with:
+// HEARTH_BENCH_RECORDS, 10,000 when unset (100,000 is the target size).
+func benchRecords(tb testing.TB) int {
+	tb.Helper()
 	n := 10_000
 	if v := os.Getenv("HEARTH_BENCH_RECORDS"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("HEARTH_BENCH_RECORDS=%q: want a positive integer", v)
+			tb.Fatalf("HEARTH_BENCH_RECORDS=%q: want a positive integer", v)
 		}
 	}
 	return n
