@@ -55,9 +55,13 @@ func TestDaemon_Encoder(t *testing.T) {
 				rec := r.body["record"].(map[string]any)
 				ids[rec["id"].(string)] = title
 			}
+			// Until the vector index has loaded, memory_status counts no
+			// vector at all, so none missing: the stores' own vectors must
+			// be counted current.
 			waitFor(t, "the vectors", func() bool {
 				st := encoderStatus(t, tr, tok)
-				return st["live"] == true && encNum(st["vectors_missing"]) == 0 && encNum(st["vectors_stale"]) == 0
+				return st["live"] == true && encNum(st["vectors_current"]) >= len(titles) &&
+					encNum(st["vectors_missing"]) == 0 && encNum(st["vectors_stale"]) == 0
 			})
 			st := encoderStatus(t, tr, tok)
 			if st["configured"] != true || st["model"] != "qwen3-emb-0.6b" || st["snapshot"] != "emb-v1.gguf" || encNum(st["dim"]) != dim {
