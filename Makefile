@@ -106,8 +106,8 @@ bench-instructions: $(VALGRIND_STAMP) ## Count the instructions of a store (valg
 	go test -c -o $(TMP)/storage.test ./storage
 	@count() { HEARTH_STORE_LOAD=$$1 GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no \
 	    --cachegrind-out-file=/dev/null $(TMP)/storage.test -test.run '^TestStoreLoad$$' -test.count 1 2>&1 | \
-	    awk '/I[ ]+refs:/ { gsub(",", "", $$4); print $$4; found = 1 } /^(FAIL|panic)/ { print; exit 1 } END { exit !found }'; }; \
-	HEARTH_STORE_LOAD=0 $(TMP)/storage.test -test.run '^TestStoreLoad$$' -test.count 1 >/dev/null && \
+	    awk '/I[ ]+refs:/ { gsub(",", "", $$4); print $$4; found = 1 } /^(FAIL|panic)/ { print > "/dev/stderr"; exit 1 } END { exit !found }'; }; \
+	out=$$(HEARTH_STORE_LOAD=0 $(TMP)/storage.test -test.run '^TestStoreLoad$$' -test.count 1 2>&1) || { echo "$$out" >&2; exit 1; }; \
 	base=$$(count 0) && load=$$(count $(STORE_LOAD)) && \
 	echo "instructions/store: $$(( (load - base) / $(STORE_LOAD) )) ($(STORE_LOAD) stores, $${HEARTH_BENCH_RECORDS:-10000} records)"
 

@@ -69,11 +69,7 @@ func BenchmarkStoreClients(b *testing.B) {
 	for _, k := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", k), func(b *testing.B) {
 			db := storagetest.Open(b)
-			g := newGen(1)
-			recs := make([]storage.NewRecord, 512)
-			for i := range recs {
-				recs[i] = g.record(b)
-			}
+			recs := loadRecords(b)
 			b.ResetTimer()
 			cpu := storagetest.CPUTime()
 			storeAll(b, db, recs, b.N, k)
@@ -102,12 +98,17 @@ func TestStoreLoad(t *testing.T) {
 		t.Fatalf("HEARTH_STORE_LOAD=%q: want a count of stores", v)
 	}
 	db := benchDBT(t, benchRecords(t))
+	storeAll(t, db, loadRecords(t), n, 8)
+}
+
+// loadRecords are the 512 generated records the store load takes in turn.
+func loadRecords(tb testing.TB) []storage.NewRecord {
 	g := newGen(1)
 	recs := make([]storage.NewRecord, 512)
 	for i := range recs {
-		recs[i] = g.record(t)
+		recs[i] = g.record(tb)
 	}
-	storeAll(t, db, recs, n, 8)
+	return recs
 }
 
 // storeAll stores n records from k goroutines at once, taking recs in turn.
