@@ -4,12 +4,14 @@ import (
 	"context"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // encoderStatus reports the encoder and the record vectors for
 // memory_status: configured or not, live or down, model and snapshot, and
-// live records by the state of their vector (current, stale, missing).
+// live records by the state of their vector (current, stale, missing),
+// which are left out while the vector index cannot tell them.
 func (s *Server) encoderStatus(ctx context.Context) (*hearthv1.EncoderStatus, error) {
 	if s.encoder == nil {
 		return &hearthv1.EncoderStatus{}, nil
@@ -28,7 +30,8 @@ func (s *Server) encoderStatus(ctx context.Context) (*hearthv1.EncoderStatus, er
 	if err := s.vectors.Sync(ctx); err != nil {
 		return nil, err
 	}
-	c := s.vectors.Counts()
-	out.VectorsCurrent, out.VectorsStale, out.VectorsMissing = uint32(c.Current), uint32(c.Stale), uint32(c.Missing)
+	if c, ok := s.vectors.Counts(); ok {
+		out.VectorsCurrent, out.VectorsStale, out.VectorsMissing = proto.Uint32(uint32(c.Current)), proto.Uint32(uint32(c.Stale)), proto.Uint32(uint32(c.Missing))
+	}
 	return out, nil
 }

@@ -66,8 +66,8 @@ func (s *Server) gauges(ctx context.Context) (metrics.Gauges, error) {
 		if err := s.vectors.Sync(ctx); err != nil {
 			return g, err
 		}
-		c := s.vectors.Counts()
-		g.Encoder = &metrics.Encoder{Live: s.encoder.Status().Live, Current: c.Current, Stale: c.Stale, Missing: c.Missing}
+		c, ok := s.vectors.Counts()
+		g.Encoder = &metrics.Encoder{Live: s.encoder.Status().Live, Counted: ok, Current: c.Current, Stale: c.Stale, Missing: c.Missing}
 	}
 	commits, writes := s.db.GroupStats()
 	ck := s.db.CheckpointStats()

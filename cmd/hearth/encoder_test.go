@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-memory/hearth/server/encoder"
 	"github.com/hearth-memory/hearth/server/models/modeltest"
+	"github.com/hearth-memory/hearth/server/options"
 )
 
 // encoderStatus reads memory_status's encoder object.
@@ -55,13 +56,14 @@ func TestDaemon_Encoder(t *testing.T) {
 				rec := r.body["record"].(map[string]any)
 				ids[rec["id"].(string)] = title
 			}
-			// Until the vector index has loaded, memory_status counts no
-			// vector at all, so none missing: the stores' own vectors must
-			// be counted current.
+			// Until the vector index has loaded, memory_status leaves the
+			// counts out (TestDaemon_EncoderDownFromStart): the stores' own
+			// vectors must be counted current, and none missing or stale.
 			waitFor(t, "the vectors", func() bool {
 				st := encoderStatus(t, tr, tok)
+				_, counted := st["vectors_missing"]
 				return st["live"] == true && encNum(st["vectors_current"]) >= len(titles) &&
-					encNum(st["vectors_missing"]) == 0 && encNum(st["vectors_stale"]) == 0
+					counted && encNum(st["vectors_missing"]) == 0 && encNum(st["vectors_stale"]) == 0
 			})
 			st := encoderStatus(t, tr, tok)
 			if st["configured"] != true || st["model"] != "qwen3-emb-0.6b" || st["snapshot"] != "emb-v1.gguf" || encNum(st["dim"]) != dim {
@@ -190,6 +192,51 @@ func TestDaemon_Encoder(t *testing.T) {
 			t.Errorf("memory_status encoder live = %v, want false", st["live"])
 		}
 	})
+}
+
+// TestDaemon_EncoderDownFromStart holds what memory_status and /metrics
+// say of the record vectors while the vector index cannot tell their
+// states: the encoder has never answered a probe, so no model and snapshot
+// say which vectors are current. Through every transport the three counts
+// are absent, not zero (a page or a script would read "none missing"), and
+// /metrics has the encoder's gauge but no vector series.
+func TestDaemon_EncoderDownFromStart(t *testing.T) {
+	srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb-v1.gguf", Dim: 8})
+	srv.Down()
+	opts := testOptions()
+	opts.EmbedURL, opts.EmbedModel = srv.URL, "qwen3-emb-0.6b"
+	for i := range opts.Clients {
+		if opts.Clients[i].Name == "claude-code" {
+			opts.Clients[i].Scopes = append(opts.Clients[i].Scopes, options.ScopeAdmin)
+		}
+	}
+	td := startDaemon(t, opts)
+	tok := td.tokens["claude-code"]
+	if r := (restTransport{td}).call(t, tok, "memory_store", storeArgs("projects/enc-down", "no vector yet", "stored while the encoder is down")); !r.ok {
+		t.Fatalf("store: %v", r)
+	}
+	for _, tr := range transports(td) {
+		st := encoderStatus(t, tr, tok)
+		if st["configured"] != true || st["live"] != false {
+			t.Errorf("%s: memory_status encoder = %v, want configured, not live", tr.name(), st)
+		}
+		for _, k := range []string{"vectors_current", "vectors_stale", "vectors_missing"} {
+			if v, ok := st[k]; ok {
+				t.Errorf("%s: memory_status encoder has %s = %v before the vector index could count", tr.name(), k, v)
+			}
+		}
+	}
+	code, _, text := scrape(t, td, tok)
+	if code != 200 {
+		t.Fatalf("scrape: %d %s", code, text)
+	}
+	fams := parseMetrics(t, text)
+	if v, ok := sample(fams, "hearth_encoder_up", nil); !ok || v != 0 {
+		t.Errorf("hearth_encoder_up = %v (present %v), want 0", v, ok)
+	}
+	if f := fams["hearth_record_vectors"]; len(f.GetMetric()) != 0 {
+		t.Errorf("hearth_record_vectors has %d series before the vector index could count", len(f.GetMetric()))
+	}
 }
 
 func asList(v any) []any {

@@ -15,9 +15,13 @@ type vectorsView struct {
 	Shown                                  bool
 	State, Model, Snapshot, Dim, LastProbe string
 	Error                                  string
-	Current, Stale, Missing, Total         uint32
-	Bars                                   []vectorBar
-	Note                                   string
+	// Counted says memory_status gave the vector counts: it leaves them
+	// out until the vector index has loaded for the encoder's model and
+	// snapshot.
+	Counted                        bool
+	Current, Stale, Missing, Total uint32
+	Bars                           []vectorBar
+	Note                           string
 }
 
 type vectorBar struct {
@@ -34,6 +38,7 @@ func newVectorsView(e *hearthv1.EncoderStatus, loc *time.Location) vectorsView {
 		return vectorsView{}
 	}
 	v := vectorsView{Shown: true, State: "down", Model: e.GetModel(), Snapshot: e.GetSnapshot(), Error: e.GetError(),
+		Counted: e.HasVectorsCurrent() && e.HasVectorsStale() && e.HasVectorsMissing(),
 		Current: e.GetVectorsCurrent(), Stale: e.GetVectorsStale(), Missing: e.GetVectorsMissing(), LastProbe: "never"}
 	switch {
 	case e.GetLive():

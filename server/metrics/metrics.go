@@ -71,8 +71,12 @@ type ModelServer struct {
 
 // Encoder is the encoder and the state of the record vectors.
 type Encoder struct {
-	Live                    bool // it answered its last probe
-	Current, Stale, Missing int  // live records by the state of their vector
+	Live bool // it answered its last probe
+	// Counted says the vector index could tell the vectors' states: it
+	// has loaded, for the model and snapshot the encoder named. Without
+	// it the three counts are unknown and left out of the scrape.
+	Counted                 bool
+	Current, Stale, Missing int // live records by the state of their vector
 }
 
 // Count is one gauge value: Labels in the order of its metric's labels.
@@ -165,7 +169,7 @@ var (
 	backupAge   = prometheus.NewDesc("hearth_last_backup_age_seconds", "Seconds since the newest backup was taken; absent before the first.", nil, nil)
 	modelUp     = prometheus.NewDesc("hearth_model_server_up", "1 while calls go to a model server (it answered its last probe, or was not probed yet), else 0; by tier and position in the configuration (0 first). Absent without a model server.", []string{"tier", "position"}, nil)
 	encoderUp   = prometheus.NewDesc("hearth_encoder_up", "1 while the encoder (embed_url) answers its probes, else 0; absent without embed_url.", nil, nil)
-	vectorsDesc = prometheus.NewDesc("hearth_record_vectors", "Live records by the state of their vector (current, stale, missing); absent without embed_url.", []string{"state"}, nil)
+	vectorsDesc = prometheus.NewDesc("hearth_record_vectors", "Live records by the state of their vector (current, stale, missing); absent without embed_url, and until the vector index has loaded for the model and snapshot the encoder names.", []string{"state"}, nil)
 	storeErrs   = prometheus.NewDesc("hearth_store_scrape_errors_total", "Scrapes whose store gauges could not be read (they are left out of that scrape).", nil, nil)
 	waitingDesc = prometheus.NewDesc("hearth_writes_waiting", "Writes queued for the store's single writer.", nil, nil)
 	commitsDesc = prometheus.NewDesc("hearth_write_commits_total", "Transactions the single writer has committed since start; a group commit holds several callers' writes.", nil, nil)
@@ -237,7 +241,9 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 			state string
 			n     int
 		}{{"current", e.Current}, {"stale", e.Stale}, {"missing", e.Missing}} {
-			ch <- prometheus.MustNewConstMetric(vectorsDesc, prometheus.GaugeValue, float64(v.n), v.state)
+			if e.Counted {
+				ch <- prometheus.MustNewConstMetric(vectorsDesc, prometheus.GaugeValue, float64(v.n), v.state)
+			}
 		}
 	}
 	if w := g.Writer; w != nil {

@@ -22,7 +22,7 @@ func TestMetrics_Text(t *testing.T) {
 		Jobs:         []metrics.Count{{Labels: [2]string{"extraction", "queued"}, N: 4}, {Labels: [2]string{"Free Text!", "queued"}, N: 5}},
 		LastBackup:   now.Add(-90 * time.Second),
 		ModelServers: []metrics.ModelServer{{Tier: "primary", Live: true}, {Tier: "http://10.0.0.9:11434", Live: false}},
-		Encoder:      &metrics.Encoder{Live: false, Current: 7, Stale: 2, Missing: 1},
+		Encoder:      &metrics.Encoder{Live: false, Counted: true, Current: 7, Stale: 2, Missing: 1},
 		Writer: &metrics.Writer{Waiting: 3, Commits: 10, Writes: 41, WALBytes: 4096 * 12, Truncate: 5, TruncateUnfinished: 2,
 			Background: 7, BackgroundFailed: 1, CatchUp: 6, CatchUpFailed: 0, Restarts: 4},
 	}
@@ -82,6 +82,19 @@ func TestMetrics_Text(t *testing.T) {
 		}
 		if fams["hearth_last_backup_timestamp_seconds"].GetMetric()[0].GetGauge().GetValue() != float64(now.Add(-90*time.Second).Unix()) {
 			t.Errorf("backup timestamp wrong")
+		}
+	})
+	t.Run("OKNotCounted", func(t *testing.T) {
+		// Before the vector index has loaded the counts are unknown: the
+		// encoder's gauge stays, the vectors' series are left out.
+		gauges.Encoder = &metrics.Encoder{Live: true}
+		defer func() { gauges.Encoder = &metrics.Encoder{Live: false, Counted: true, Current: 7, Stale: 2, Missing: 1} }()
+		text, err := m.Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text, "hearth_encoder_up 1") || strings.Contains(text, "hearth_record_vectors{") {
+			t.Errorf("an index that cannot count: want hearth_encoder_up 1 and no hearth_record_vectors series:\n%s", text)
 		}
 	})
 	t.Run("ErrStore", func(t *testing.T) {

@@ -237,8 +237,8 @@ func BenchmarkIndex_Load(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			if c := x.Counts(); c.Current != n {
-				b.Fatalf("counts %+v, want %d current", c, n)
+			if c, ok := x.Counts(); !ok || c.Current != n {
+				b.Fatalf("counts %+v (counted %v), want %d current", c, ok, n)
 			}
 			b.ReportMetric(heapMB()-before, "heap-MB")
 			b.ReportMetric(rssMB(), "RSS-MB")

@@ -248,11 +248,15 @@ type Counts struct {
 	Current, Stale, Missing int
 }
 
-// Counts counts live records by the state of their vector.
-func (x *Index) Counts() Counts {
+// Counts counts live records by the state of their vector. ok is false
+// when the index cannot tell (see Loaded): before it first loaded, and
+// while it reloads for a new key; the counts are then zero.
+func (x *Index) Counts() (c Counts, ok bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	var c Counts
+	if !x.loaded || x.reloading.Load() {
+		return Counts{}, false
+	}
 	for _, e := range x.list {
 		switch {
 		case !e.live:
@@ -264,7 +268,7 @@ func (x *Index) Counts() Counts {
 			c.Missing++
 		}
 	}
-	return c
+	return c, true
 }
 
 // Todo returns up to n ids of live records whose vector is missing or

@@ -56,7 +56,11 @@ func TestEmbedder_Step(t *testing.T) {
 		if err := idx.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return idx.Counts()
+		c, ok := idx.Counts()
+		if !ok {
+			t.Fatal("Counts: the index cannot tell the vectors' states")
+		}
+		return c
 	}
 	store("a")
 	store("b")

@@ -1081,10 +1081,15 @@ type EncoderStatus struct {
 	// The vector dimension; 0 before any batch.
 	Dim uint32 `protobuf:"varint,6,opt,name=dim,proto3" json:"dim,omitempty"`
 	// Live records by the state of their vector: current (search can fuse),
-	// stale (made from other text, model or snapshot) and missing.
-	VectorsCurrent uint32 `protobuf:"varint,7,opt,name=vectors_current,json=vectorsCurrent,proto3" json:"vectors_current,omitempty"`
-	VectorsStale   uint32 `protobuf:"varint,8,opt,name=vectors_stale,json=vectorsStale,proto3" json:"vectors_stale,omitempty"`
-	VectorsMissing uint32 `protobuf:"varint,9,opt,name=vectors_missing,json=vectorsMissing,proto3" json:"vectors_missing,omitempty"`
+	// stale (made from other text, model or snapshot) and missing. All three
+	// are absent until the vector index has loaded, and while it reloads for
+	// a new model or snapshot: a vector is current only for the model and
+	// snapshot the encoder's probe names, so before the first probe it
+	// answers (or while the encoder stays down from the start) they are
+	// unknown, not zero.
+	VectorsCurrent *uint32 `protobuf:"varint,7,opt,name=vectors_current,json=vectorsCurrent,proto3,oneof" json:"vectors_current,omitempty"`
+	VectorsStale   *uint32 `protobuf:"varint,8,opt,name=vectors_stale,json=vectorsStale,proto3,oneof" json:"vectors_stale,omitempty"`
+	VectorsMissing *uint32 `protobuf:"varint,9,opt,name=vectors_missing,json=vectorsMissing,proto3,oneof" json:"vectors_missing,omitempty"`
 	// When the last probe started; absent before the first.
 	LastProbe *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_probe,json=lastProbe,proto3" json:"last_probe,omitempty"`
 	// Why the last probe or call failed, if one did.
@@ -1161,22 +1166,22 @@ func (x *EncoderStatus) GetDim() uint32 {
 }
 
 func (x *EncoderStatus) GetVectorsCurrent() uint32 {
-	if x != nil {
-		return x.VectorsCurrent
+	if x != nil && x.VectorsCurrent != nil {
+		return *x.VectorsCurrent
 	}
 	return 0
 }
 
 func (x *EncoderStatus) GetVectorsStale() uint32 {
-	if x != nil {
-		return x.VectorsStale
+	if x != nil && x.VectorsStale != nil {
+		return *x.VectorsStale
 	}
 	return 0
 }
 
 func (x *EncoderStatus) GetVectorsMissing() uint32 {
-	if x != nil {
-		return x.VectorsMissing
+	if x != nil && x.VectorsMissing != nil {
+		return *x.VectorsMissing
 	}
 	return 0
 }
@@ -1220,15 +1225,15 @@ func (x *EncoderStatus) SetDim(v uint32) {
 }
 
 func (x *EncoderStatus) SetVectorsCurrent(v uint32) {
-	x.VectorsCurrent = v
+	x.VectorsCurrent = &v
 }
 
 func (x *EncoderStatus) SetVectorsStale(v uint32) {
-	x.VectorsStale = v
+	x.VectorsStale = &v
 }
 
 func (x *EncoderStatus) SetVectorsMissing(v uint32) {
-	x.VectorsMissing = v
+	x.VectorsMissing = &v
 }
 
 func (x *EncoderStatus) SetLastProbe(v *timestamppb.Timestamp) {
@@ -1239,11 +1244,44 @@ func (x *EncoderStatus) SetError(v string) {
 	x.Error = v
 }
 
+func (x *EncoderStatus) HasVectorsCurrent() bool {
+	if x == nil {
+		return false
+	}
+	return x.VectorsCurrent != nil
+}
+
+func (x *EncoderStatus) HasVectorsStale() bool {
+	if x == nil {
+		return false
+	}
+	return x.VectorsStale != nil
+}
+
+func (x *EncoderStatus) HasVectorsMissing() bool {
+	if x == nil {
+		return false
+	}
+	return x.VectorsMissing != nil
+}
+
 func (x *EncoderStatus) HasLastProbe() bool {
 	if x == nil {
 		return false
 	}
 	return x.LastProbe != nil
+}
+
+func (x *EncoderStatus) ClearVectorsCurrent() {
+	x.VectorsCurrent = nil
+}
+
+func (x *EncoderStatus) ClearVectorsStale() {
+	x.VectorsStale = nil
+}
+
+func (x *EncoderStatus) ClearVectorsMissing() {
+	x.VectorsMissing = nil
 }
 
 func (x *EncoderStatus) ClearLastProbe() {
@@ -1264,10 +1302,15 @@ type EncoderStatus_builder struct {
 	// The vector dimension; 0 before any batch.
 	Dim uint32
 	// Live records by the state of their vector: current (search can fuse),
-	// stale (made from other text, model or snapshot) and missing.
-	VectorsCurrent uint32
-	VectorsStale   uint32
-	VectorsMissing uint32
+	// stale (made from other text, model or snapshot) and missing. All three
+	// are absent until the vector index has loaded, and while it reloads for
+	// a new model or snapshot: a vector is current only for the model and
+	// snapshot the encoder's probe names, so before the first probe it
+	// answers (or while the encoder stays down from the start) they are
+	// unknown, not zero.
+	VectorsCurrent *uint32
+	VectorsStale   *uint32
+	VectorsMissing *uint32
 	// When the last probe started; absent before the first.
 	LastProbe *timestamppb.Timestamp
 	// Why the last probe or call failed, if one did.
@@ -4199,7 +4242,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bJobCount\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\rR\x05count\"\xe1\x02\n" +
+	"\x05count\x18\x03 \x01(\rR\x05count\"\xaa\x03\n" +
 	"\rEncoderStatus\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x01 \x01(\bR\n" +
@@ -4208,14 +4251,17 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x03url\x18\x03 \x01(\tR\x03url\x12\x14\n" +
 	"\x05model\x18\x04 \x01(\tR\x05model\x12\x1a\n" +
 	"\bsnapshot\x18\x05 \x01(\tR\bsnapshot\x12\x10\n" +
-	"\x03dim\x18\x06 \x01(\rR\x03dim\x12'\n" +
-	"\x0fvectors_current\x18\a \x01(\rR\x0evectorsCurrent\x12#\n" +
-	"\rvectors_stale\x18\b \x01(\rR\fvectorsStale\x12'\n" +
-	"\x0fvectors_missing\x18\t \x01(\rR\x0evectorsMissing\x129\n" +
+	"\x03dim\x18\x06 \x01(\rR\x03dim\x12,\n" +
+	"\x0fvectors_current\x18\a \x01(\rH\x00R\x0evectorsCurrent\x88\x01\x01\x12(\n" +
+	"\rvectors_stale\x18\b \x01(\rH\x01R\fvectorsStale\x88\x01\x01\x12,\n" +
+	"\x0fvectors_missing\x18\t \x01(\rH\x02R\x0evectorsMissing\x88\x01\x01\x129\n" +
 	"\n" +
 	"last_probe\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tlastProbe\x12\x14\n" +
-	"\x05error\x18\v \x01(\tR\x05error\"\x94\x05\n" +
+	"\x05error\x18\v \x01(\tR\x05errorB\x12\n" +
+	"\x10_vectors_currentB\x10\n" +
+	"\x0e_vectors_staleB\x12\n" +
+	"\x10_vectors_missing\"\x94\x05\n" +
 	"\vStoreHealth\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x1a\n" +
 	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x12\n" +
@@ -4502,6 +4548,7 @@ func file_hearth_v1_admin_proto_init() {
 	}
 	file_hearth_v1_anchor_proto_init()
 	file_hearth_v1_tool_proto_init()
+	file_hearth_v1_admin_proto_msgTypes[8].OneofWrappers = []any{}
 	file_hearth_v1_admin_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

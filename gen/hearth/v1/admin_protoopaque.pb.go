@@ -1049,11 +1049,13 @@ type EncoderStatus struct {
 	xxx_hidden_Model          string                 `protobuf:"bytes,4,opt,name=model,proto3"`
 	xxx_hidden_Snapshot       string                 `protobuf:"bytes,5,opt,name=snapshot,proto3"`
 	xxx_hidden_Dim            uint32                 `protobuf:"varint,6,opt,name=dim,proto3"`
-	xxx_hidden_VectorsCurrent uint32                 `protobuf:"varint,7,opt,name=vectors_current,json=vectorsCurrent,proto3"`
-	xxx_hidden_VectorsStale   uint32                 `protobuf:"varint,8,opt,name=vectors_stale,json=vectorsStale,proto3"`
-	xxx_hidden_VectorsMissing uint32                 `protobuf:"varint,9,opt,name=vectors_missing,json=vectorsMissing,proto3"`
+	xxx_hidden_VectorsCurrent uint32                 `protobuf:"varint,7,opt,name=vectors_current,json=vectorsCurrent,proto3,oneof"`
+	xxx_hidden_VectorsStale   uint32                 `protobuf:"varint,8,opt,name=vectors_stale,json=vectorsStale,proto3,oneof"`
+	xxx_hidden_VectorsMissing uint32                 `protobuf:"varint,9,opt,name=vectors_missing,json=vectorsMissing,proto3,oneof"`
 	xxx_hidden_LastProbe      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_probe,json=lastProbe,proto3"`
 	xxx_hidden_Error          string                 `protobuf:"bytes,11,opt,name=error,proto3"`
+	XXX_raceDetectHookData    protoimpl.RaceDetectHookData
+	XXX_presence              [1]uint32
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
@@ -1186,14 +1188,17 @@ func (x *EncoderStatus) SetDim(v uint32) {
 
 func (x *EncoderStatus) SetVectorsCurrent(v uint32) {
 	x.xxx_hidden_VectorsCurrent = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 6, 11)
 }
 
 func (x *EncoderStatus) SetVectorsStale(v uint32) {
 	x.xxx_hidden_VectorsStale = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 7, 11)
 }
 
 func (x *EncoderStatus) SetVectorsMissing(v uint32) {
 	x.xxx_hidden_VectorsMissing = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 8, 11)
 }
 
 func (x *EncoderStatus) SetLastProbe(v *timestamppb.Timestamp) {
@@ -1204,11 +1209,47 @@ func (x *EncoderStatus) SetError(v string) {
 	x.xxx_hidden_Error = v
 }
 
+func (x *EncoderStatus) HasVectorsCurrent() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 6)
+}
+
+func (x *EncoderStatus) HasVectorsStale() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 7)
+}
+
+func (x *EncoderStatus) HasVectorsMissing() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 8)
+}
+
 func (x *EncoderStatus) HasLastProbe() bool {
 	if x == nil {
 		return false
 	}
 	return x.xxx_hidden_LastProbe != nil
+}
+
+func (x *EncoderStatus) ClearVectorsCurrent() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 6)
+	x.xxx_hidden_VectorsCurrent = 0
+}
+
+func (x *EncoderStatus) ClearVectorsStale() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 7)
+	x.xxx_hidden_VectorsStale = 0
+}
+
+func (x *EncoderStatus) ClearVectorsMissing() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 8)
+	x.xxx_hidden_VectorsMissing = 0
 }
 
 func (x *EncoderStatus) ClearLastProbe() {
@@ -1229,10 +1270,15 @@ type EncoderStatus_builder struct {
 	// The vector dimension; 0 before any batch.
 	Dim uint32
 	// Live records by the state of their vector: current (search can fuse),
-	// stale (made from other text, model or snapshot) and missing.
-	VectorsCurrent uint32
-	VectorsStale   uint32
-	VectorsMissing uint32
+	// stale (made from other text, model or snapshot) and missing. All three
+	// are absent until the vector index has loaded, and while it reloads for
+	// a new model or snapshot: a vector is current only for the model and
+	// snapshot the encoder's probe names, so before the first probe it
+	// answers (or while the encoder stays down from the start) they are
+	// unknown, not zero.
+	VectorsCurrent *uint32
+	VectorsStale   *uint32
+	VectorsMissing *uint32
 	// When the last probe started; absent before the first.
 	LastProbe *timestamppb.Timestamp
 	// Why the last probe or call failed, if one did.
@@ -1249,9 +1295,18 @@ func (b0 EncoderStatus_builder) Build() *EncoderStatus {
 	x.xxx_hidden_Model = b.Model
 	x.xxx_hidden_Snapshot = b.Snapshot
 	x.xxx_hidden_Dim = b.Dim
-	x.xxx_hidden_VectorsCurrent = b.VectorsCurrent
-	x.xxx_hidden_VectorsStale = b.VectorsStale
-	x.xxx_hidden_VectorsMissing = b.VectorsMissing
+	if b.VectorsCurrent != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 6, 11)
+		x.xxx_hidden_VectorsCurrent = *b.VectorsCurrent
+	}
+	if b.VectorsStale != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 7, 11)
+		x.xxx_hidden_VectorsStale = *b.VectorsStale
+	}
+	if b.VectorsMissing != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 8, 11)
+		x.xxx_hidden_VectorsMissing = *b.VectorsMissing
+	}
 	x.xxx_hidden_LastProbe = b.LastProbe
 	x.xxx_hidden_Error = b.Error
 	return m0
@@ -4130,7 +4185,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bJobCount\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\rR\x05count\"\xe1\x02\n" +
+	"\x05count\x18\x03 \x01(\rR\x05count\"\xaa\x03\n" +
 	"\rEncoderStatus\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x01 \x01(\bR\n" +
@@ -4139,14 +4194,17 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x03url\x18\x03 \x01(\tR\x03url\x12\x14\n" +
 	"\x05model\x18\x04 \x01(\tR\x05model\x12\x1a\n" +
 	"\bsnapshot\x18\x05 \x01(\tR\bsnapshot\x12\x10\n" +
-	"\x03dim\x18\x06 \x01(\rR\x03dim\x12'\n" +
-	"\x0fvectors_current\x18\a \x01(\rR\x0evectorsCurrent\x12#\n" +
-	"\rvectors_stale\x18\b \x01(\rR\fvectorsStale\x12'\n" +
-	"\x0fvectors_missing\x18\t \x01(\rR\x0evectorsMissing\x129\n" +
+	"\x03dim\x18\x06 \x01(\rR\x03dim\x12,\n" +
+	"\x0fvectors_current\x18\a \x01(\rH\x00R\x0evectorsCurrent\x88\x01\x01\x12(\n" +
+	"\rvectors_stale\x18\b \x01(\rH\x01R\fvectorsStale\x88\x01\x01\x12,\n" +
+	"\x0fvectors_missing\x18\t \x01(\rH\x02R\x0evectorsMissing\x88\x01\x01\x129\n" +
 	"\n" +
 	"last_probe\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tlastProbe\x12\x14\n" +
-	"\x05error\x18\v \x01(\tR\x05error\"\x94\x05\n" +
+	"\x05error\x18\v \x01(\tR\x05errorB\x12\n" +
+	"\x10_vectors_currentB\x10\n" +
+	"\x0e_vectors_staleB\x12\n" +
+	"\x10_vectors_missing\"\x94\x05\n" +
 	"\vStoreHealth\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x1a\n" +
 	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x12\n" +
@@ -4433,6 +4491,7 @@ func file_hearth_v1_admin_proto_init() {
 	}
 	file_hearth_v1_anchor_proto_init()
 	file_hearth_v1_tool_proto_init()
+	file_hearth_v1_admin_proto_msgTypes[8].OneofWrappers = []any{}
 	file_hearth_v1_admin_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -104,7 +104,7 @@ var Docs = map[string]string{
 	"hearth.v1.EncoderStatus.last_probe":              "When the last probe started; absent before the first.",
 	"hearth.v1.EncoderStatus.live":                    "Whether it answered its last probe (probes run every 30 s).",
 	"hearth.v1.EncoderStatus.snapshot":                "The model snapshot the last batch read; empty before any.",
-	"hearth.v1.EncoderStatus.vectors_current":         "Live records by the state of their vector: current (search can fuse), stale (made from other text, model or snapshot) and missing.",
+	"hearth.v1.EncoderStatus.vectors_current":         "Live records by the state of their vector: current (search can fuse), stale (made from other text, model or snapshot) and missing. All three are absent until the vector index has loaded, and while it reloads for a new model or snapshot: a vector is current only for the model and snapshot the encoder's probe names, so before the first probe it answers (or while the encoder stays down from the start) they are unknown, not zero.",
 	"hearth.v1.Error":                                 "Error is the JSON body of every failed REST call and MCP tool call.",
 	"hearth.v1.Error.code":                            "The gRPC code name, e.g. INVALID_ARGUMENT, ABORTED, PERMISSION_DENIED.",
 	"hearth.v1.Error.current_revision":                "On a revision conflict, the record's current revision; absent otherwise.",
