@@ -43,7 +43,7 @@ func tokenFileText(t *testing.T, path string) string {
 // token fails at once over REST, MCP and gRPC and the new one works; the
 // file is replaced with mode 0600; the rotation and the first generation
 // are audited; and after a restart, or a restore of an older database, the
-// token file still decides.
+// token file still decides (R-A7, with memory_token_rotate below).
 func TestToken_Rotate(t *testing.T) {
 	dir := t.TempDir()
 	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: parityOptions()}}, false)
