@@ -256,12 +256,12 @@ func TestRestore(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "hearth.db")
 		db := storagetest.OpenPath(t, path)
 		storagetest.Store(t, db, storage.NewRecord{Title: text(t, "live")})
-		before, _ := db.Snapshot(ctx)
+		before := snapshot(t, db)
 		_, err := storage.Restore(ctx, path, file, filepath.Join(t.TempDir(), "aside"))
 		if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
 			t.Fatalf("got %v, want ErrLocked naming this process", err)
 		}
-		if after, _ := db.Snapshot(ctx); after != before {
+		if after := snapshot(t, db); after != before {
 			t.Errorf("a refused restore changed the live store")
 		}
 	})

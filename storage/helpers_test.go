@@ -48,8 +48,11 @@ func get(tb testing.TB, db *storage.DB, id string) *storage.Record {
 
 // snapshot digests every table a mutation can touch (records, anchors, usage,
 // audit, tokens and the FTS pages).
+// snapshot digests the database's contents (Snapshot), once the writer's
+// background work has settled (settle).
 func snapshot(tb testing.TB, db *storage.DB) string {
 	tb.Helper()
+	settle(tb, db)
 	s, err := db.Snapshot(ctx)
 	if err != nil {
 		tb.Fatalf("snapshot: %v", err)
@@ -57,8 +60,33 @@ func snapshot(tb testing.TB, db *storage.DB) string {
 	return s
 }
 
+// settle does now what the writer does on its own in the background: it
+// writes the usage and asks counted in memory (a second after they were
+// counted) and merges the index's fuller levels (once the writer has been
+// idle a quarter of a second). A test that compares two looks at the
+// database around a call must settle before each, or that work, landing
+// between them, reads as the call's (it did, once, under the race
+// detector on a loaded machine). Settling after the call also writes out
+// what the call counted in memory, so a call that must count nothing is
+// held to it.
+func settle(tb testing.TB, db *storage.DB) {
+	tb.Helper()
+	if err := db.FlushUsage(ctx); err != nil {
+		tb.Fatalf("settle: flush usage: %v", err)
+	}
+	if err := db.FlushAsks(ctx); err != nil {
+		tb.Fatalf("settle: flush asks: %v", err)
+	}
+	if _, err := db.TidyIndex(ctx); err != nil {
+		tb.Fatalf("settle: tidy index: %v", err)
+	}
+}
+
+// ftsDigest digests the full-text index's pages (FTSDigest), once the
+// writer's background work has settled (settle).
 func ftsDigest(tb testing.TB, db *storage.DB) string {
 	tb.Helper()
+	settle(tb, db)
 	s, err := db.FTSDigest(ctx)
 	if err != nil {
 		tb.Fatalf("fts digest: %v", err)

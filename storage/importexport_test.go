@@ -182,7 +182,7 @@ func TestDB_Import(t *testing.T) {
 			}
 		}
 
-		before, _ := dst.Snapshot(ctx)
+		before := snapshot(t, dst)
 		res, err = dst.Import(ctx, items(t, exported), storage.ImportOptions{Client: "admin", AsActive: true})
 		if err != nil {
 			t.Fatal(err)
@@ -190,7 +190,7 @@ func TestDB_Import(t *testing.T) {
 		if got := outcomes(res); got[storage.Unchanged] != len(exported) {
 			t.Errorf("second import: %v, want all unchanged", got)
 		}
-		if after, _ := dst.Snapshot(ctx); after != before {
+		if after := snapshot(t, dst); after != before {
 			t.Errorf("a second import changed the store")
 		}
 	})
