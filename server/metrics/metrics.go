@@ -237,11 +237,11 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if e := g.Encoder; e != nil {
 		ch <- prometheus.MustNewConstMetric(encoderUp, prometheus.GaugeValue, one(e.Live))
-		for _, v := range []struct {
-			state string
-			n     int
-		}{{"current", e.Current}, {"stale", e.Stale}, {"missing", e.Missing}} {
-			if e.Counted {
+		if e.Counted {
+			for _, v := range []struct {
+				state string
+				n     int
+			}{{"current", e.Current}, {"stale", e.Stale}, {"missing", e.Missing}} {
 				ch <- prometheus.MustNewConstMetric(vectorsDesc, prometheus.GaugeValue, float64(v.n), v.state)
 			}
 		}
