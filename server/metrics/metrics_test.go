@@ -88,7 +88,9 @@ func TestMetrics_Text(t *testing.T) {
 		// Before the vector index has loaded the counts are unknown: the
 		// encoder's gauge stays, the vectors' series are left out.
 		gauges.Encoder = &metrics.Encoder{Live: true}
-		defer func() { gauges.Encoder = &metrics.Encoder{Live: false, Counted: true, Current: 7, Stale: 2, Missing: 1} }()
+		defer func() {
+			gauges.Encoder = &metrics.Encoder{Live: false, Counted: true, Current: 7, Stale: 2, Missing: 1}
+		}()
 		text, err := m.Text()
 		if err != nil {
 			t.Fatal(err)
