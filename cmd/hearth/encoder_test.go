@@ -10,7 +10,6 @@ import (
 
 	"github.com/hearth-memory/hearth/server/encoder"
 	"github.com/hearth-memory/hearth/server/models/modeltest"
-	"github.com/hearth-memory/hearth/server/options"
 )
 
 // encoderStatus reads memory_status's encoder object.
@@ -205,11 +204,7 @@ func TestDaemon_EncoderDownFromStart(t *testing.T) {
 	srv.Down()
 	opts := testOptions()
 	opts.EmbedURL, opts.EmbedModel = srv.URL, "qwen3-emb-0.6b"
-	for i := range opts.Clients {
-		if opts.Clients[i].Name == "claude-code" {
-			opts.Clients[i].Scopes = append(opts.Clients[i].Scopes, options.ScopeAdmin)
-		}
-	}
+	grantAdmin(&opts, "claude-code")
 	td := startDaemon(t, opts)
 	tok := td.tokens["claude-code"]
 	if r := (restTransport{td}).call(t, tok, "memory_store", storeArgs("projects/enc-down", "no vector yet", "stored while the encoder is down")); !r.ok {

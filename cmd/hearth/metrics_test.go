@@ -238,6 +238,16 @@ func TestMetrics(t *testing.T) {
 	})
 }
 
+// grantAdmin adds the admin scope (for /metrics) to the configured client
+// named name.
+func grantAdmin(opts *options.Options, name string) {
+	for i := range opts.Clients {
+		if opts.Clients[i].Name == name {
+			opts.Clients[i].Scopes = append(opts.Clients[i].Scopes, options.ScopeAdmin)
+		}
+	}
+}
+
 // TestMetrics_ModelsAndEncoder holds the model server and encoder series:
 // each configured model server up or down by tier and position (a server
 // that does not answer its probe is 0), the encoder up, and the record
@@ -251,11 +261,7 @@ func TestMetrics_ModelsAndEncoder(t *testing.T) {
 	enc := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb-v1.gguf", Dim: dim})
 	opts := modelOptions(primary.URL, fallback.URL)
 	opts.EmbedURL, opts.EmbedModel = enc.URL, "qwen3-emb-0.6b"
-	for i := range opts.Clients {
-		if opts.Clients[i].Name == "claude-code" {
-			opts.Clients[i].Scopes = append(opts.Clients[i].Scopes, options.ScopeAdmin)
-		}
-	}
+	grantAdmin(&opts, "claude-code")
 	td := startDaemon(t, opts)
 	tok := td.tokens["claude-code"]
 	waitProbed(t, td, primary.URL, fallback.URL)
