@@ -47,9 +47,8 @@ func get(tb testing.TB, db *storage.DB, id string) *storage.Record {
 }
 
 // snapshot digests every table a mutation can touch (records, anchors, usage,
-// audit, tokens and the FTS pages).
-// snapshot digests the database's contents (Snapshot), once the writer's
-// background work has settled (settle).
+// audit, tokens and the FTS pages), once the writer's background work has
+// settled (settle).
 func snapshot(tb testing.TB, db *storage.DB) string {
 	tb.Helper()
 	settle(tb, db)

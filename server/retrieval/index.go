@@ -98,8 +98,11 @@ func (x *Index) Version() int64 {
 func (x *Index) Loaded() bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.loaded && !x.reloading.Load()
+	return x.ready()
 }
+
+// ready is Loaded for a caller that holds x.mu.
+func (x *Index) ready() bool { return x.loaded && !x.reloading.Load() }
 
 // SetKey makes model and snapshot the key vectors must have been made
 // under to be current, loading the index the first time. A different key
@@ -254,7 +257,7 @@ type Counts struct {
 func (x *Index) Counts() (c Counts, ok bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if !x.loaded || x.reloading.Load() {
+	if !x.ready() {
 		return Counts{}, false
 	}
 	for _, e := range x.list {
@@ -302,7 +305,7 @@ var errNotLoaded = errors.New("the vector index is loading")
 func (x *Index) collect(q Query) ([]*entry, string, string, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if !x.loaded || x.reloading.Load() {
+	if !x.ready() {
 		return nil, "", "", errNotLoaded
 	}
 	allowed := make([]bool, len(x.nsNames))
