@@ -177,7 +177,7 @@ func TestIndex_Apply(t *testing.T) {
 		t.Errorf("Counts before loading = %+v, %v; want zero, false", c, ok)
 	}
 	x.reloading.Store(true)
-	x.apply(nil, 0)
+	x.apply(nil, 0) // loaded, but reloading for a new key
 	if _, ok := x.Counts(); ok {
 		t.Errorf("Counts while reloading for a new key: counted")
 	}
