@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,12 +46,14 @@ func New(conn grpc.ClientConnInterface, version string) (http.Handler, error) {
 		return nil, err
 	}
 	tools := make([]server.ServerTool, 0, len(routes))
+	scopes := make(map[string]string, len(routes))
 	for _, r := range routes {
 		tool, err := toolFor(r)
 		if err != nil {
 			return nil, err
 		}
 		tools = append(tools, server.ServerTool{Tool: tool, Handler: callHandler(conn, r, version)})
+		scopes[tool.Name] = scopeName(r.Scope())
 	}
 	// mcp-go hands the JSON-RPC id it parsed (and will write back) to this
 	// hook before the tool runs; the reply's size depends on it.
@@ -60,6 +63,7 @@ func New(conn grpc.ClientConnInterface, version string) (http.Handler, error) {
 			c.id = id
 		}
 	})
+	hooks.AddAfterListTools(listFor(conn, scopes))
 	s := server.NewMCPServer(ServerName, version,
 		server.WithInstructions(Instructions),
 		// The tool list is fixed for the process's life.
@@ -102,9 +106,7 @@ func identified(conn grpc.ClientConnInterface, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chk := &check{}
 		cw := &checkedWriter{w: w, chk: chk, verify: func() error {
-			md := callerOf(r).metadata()
-			md.Set(gateway.WireMetadata, gateway.WireMCP)
-			_, err := admin.Whoami(metadata.NewOutgoingContext(r.Context(), md), &hearthv1.WhoamiRequest{})
+			_, err := whoami(r.Context(), admin, callerOf(r))
 			if status.Code(err) == codes.PermissionDenied {
 				return nil
 			}
@@ -192,6 +194,53 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return c.w.Write(p)
+}
+
+// listFor narrows a tools/list result to the tools the caller's scopes can
+// call, as memory_whoami reports them (scopes maps a tool's name to the
+// scope its RPC declares). The list is a view, not a decision: the
+// interceptor still authorizes every call, a tool left out of the list
+// included. The memory_whoami call is also the request's identity check
+// (see identified): an unknown caller gets the 401. A caller whoami cannot
+// answer for (known, but without the read scope it needs) is shown every
+// tool, as before.
+func listFor(conn grpc.ClientConnInterface, scopes map[string]string) func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) {
+	admin := hearthv1.NewAdminServiceClient(conn)
+	return func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		var c caller
+		if p, ok := ctx.Value(callerKey{}).(*caller); ok {
+			c = *p
+		}
+		who, err := whoami(ctx, admin, c)
+		noteCall(ctx, err)
+		if err != nil {
+			return
+		}
+		held := make(map[string]bool, len(who.GetScopes()))
+		for _, s := range who.GetScopes() {
+			held[s] = true
+		}
+		kept := res.Tools[:0]
+		for _, t := range res.Tools {
+			if held[scopes[t.Name]] {
+				kept = append(kept, t)
+			}
+		}
+		res.Tools = kept
+	}
+}
+
+// whoami asks memory_whoami about caller c, as an MCP call.
+func whoami(ctx context.Context, admin hearthv1.AdminServiceClient, c caller) (*hearthv1.WhoamiResponse, error) {
+	md := c.metadata()
+	md.Set(gateway.WireMetadata, gateway.WireMCP)
+	return admin.Whoami(metadata.NewOutgoingContext(ctx, md), &hearthv1.WhoamiRequest{})
+}
+
+// scopeName is the name memory_whoami reports for a declared scope:
+// SCOPE_READ is "read".
+func scopeName(s hearthv1.Scope) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "SCOPE_"))
 }
 
 // toolFor builds the MCP tool of an RPC from its descriptors.

@@ -44,13 +44,21 @@ type env struct {
 // whoami is the method the bridge asks about every request's caller.
 const whoami = "/hearth.v1.AdminService/Whoami"
 
+// allScopes are the scopes the stand-in backend's memory_whoami reports by
+// default: every tool is listed.
+var allScopes = []string{"read", "write", "delete", "export", "admin"}
+
 // newEnv runs the bridge and the REST gateway over a stand-in backend that
 // answers tool calls with respond and the bridge's identity check with OK
-// (tests of that check script it with a respond that handles whoami).
+// and every scope (tests of that check script it with a respond that
+// handles whoami).
 func newEnv(t *testing.T, respond gatewaytest.Responder) *env {
 	t.Helper()
 	backend := gatewaytest.New(t, func(method string, req proto.Message) (proto.Message, error) {
-		if method == whoami || respond == nil {
+		if method == whoami {
+			return &hearthv1.WhoamiResponse{Scopes: allScopes}, nil
+		}
+		if respond == nil {
 			return nil, nil
 		}
 		return respond(method, req)
@@ -810,4 +818,65 @@ func TestNew_Identified(t *testing.T) {
 			t.Errorf("tools/list for a known caller: %+v", resp)
 		}
 	})
+}
+
+// TestNew_ToolsListByScopes: tools/list shows the tools whose declared
+// scope memory_whoami reports for the caller, and asks nothing else; a
+// tool left out is still called through (the interceptor decides).
+func TestNew_ToolsListByScopes(t *testing.T) {
+	routes := mustRoutes(t)
+	for _, held := range [][]string{{"read"}, {"read", "write"}, allScopes, nil} {
+		t.Run(strings.Join(held, "+"), func(t *testing.T) {
+			t.Parallel()
+			backend := gatewaytest.New(t, func(method string, _ proto.Message) (proto.Message, error) {
+				if method == whoami {
+					return &hearthv1.WhoamiResponse{Scopes: held}, nil
+				}
+				return nil, nil
+			})
+			m, err := mcpbridge.New(backend.Conn, testVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, resp := do(t, m, mcpRequest(t, "tools/list", map[string]any{}))
+			var list struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(resp.Result, &list); err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			for _, tl := range list.Tools {
+				got = append(got, tl.Name)
+			}
+			for _, r := range routes {
+				name := strings.ToLower(strings.TrimPrefix(r.Scope().String(), "SCOPE_"))
+				if slices.Contains(held, name) {
+					want = append(want, r.Tool.GetName())
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("scopes %v list %v, want %v", held, got, want)
+			}
+			if n := len(backend.Calls()); n != 1 {
+				t.Errorf("tools/list made %d calls, want memory_whoami alone", n)
+			}
+			if held == nil {
+				return
+			}
+			// A tool the list leaves out is not refused by the bridge.
+			for _, r := range routes {
+				if !slices.Contains(got, r.Tool.GetName()) {
+					if res, _ := callTool(t, m, r.Tool.GetName(), json.RawMessage(`{}`), nil); res.IsError {
+						t.Errorf("unlisted %s refused by the bridge: %s", r.Tool.GetName(), res.Content[0].Text)
+					}
+					break
+				}
+			}
+		})
+	}
 }

@@ -9,5 +9,7 @@
 // caller's Authorization header and address, and with the wire metadata a
 // budget on the whole reply needs (see gateway.WireMetadata). A result is the text of
 // gateway.MarshalResult and an error the text of gateway.ErrorJSON: the same
-// bytes a REST caller gets. The bridge holds no business logic.
+// bytes a REST caller gets. tools/list shows a caller the tools its scopes
+// can call, as memory_whoami reports them: a view, while the interceptor
+// still decides every call. The bridge holds no business logic.
 package mcpbridge

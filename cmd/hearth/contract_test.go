@@ -85,7 +85,8 @@ func TestContract_EveryRPC(t *testing.T) {
 		t.FailNow() // the daemon refuses to start on such descriptors
 	}
 
-	td := startDaemon(t, testOptions())
+	// Every scope: MCP lists the tools a client's scopes can call.
+	td := startDaemon(t, parityOptions())
 	table, err := methodTable()
 	if err != nil {
 		t.Fatal(err)

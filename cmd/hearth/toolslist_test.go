@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/hearth-memory/hearth/gateway"
+	"github.com/hearth-memory/hearth/server/options"
+)
+
+// TestMCP_ToolsListByScope holds tools/list to a view of the interceptor's
+// decision: each client sees exactly the tools whose RPC's scope (as the
+// interceptor's method table demands it) it holds, and each tool it does
+// not see is refused PERMISSION_DENIED when called anyway.
+func TestMCP_ToolsListByScope(t *testing.T) {
+	t.Parallel()
+	opts := options.Default()
+	sets := map[string][]options.Scope{
+		"reader": {options.ScopeRead},
+		"writer": {options.ScopeRead, options.ScopeWrite},
+		"admin":  options.Scopes(),
+	}
+	for _, name := range []string{"reader", "writer", "admin"} {
+		opts.Clients = append(opts.Clients, options.Client{Name: name, Scopes: sets[name]})
+	}
+	td := startDaemon(t, opts)
+	table, err := methodTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := gateway.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := mcpTransport{td: td}
+	sizes := map[string]int{}
+	for _, name := range []string{"reader", "writer", "admin"} {
+		code, raw := mt.rpc(t, td.tokens[name], "tools/list", map[string]any{})
+		if code != http.StatusOK {
+			t.Fatalf("%s: tools/list: HTTP %d %s", name, code, raw)
+		}
+		sizes[name] = len(raw)
+		var env struct {
+			Result struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &env); err != nil {
+			t.Fatal(err)
+		}
+		var got, want []string
+		for _, tl := range env.Result.Tools {
+			got = append(got, tl.Name)
+		}
+		for _, r := range routes {
+			if slices.Contains(sets[name], options.Scope(table[r.FullMethod()])) {
+				want = append(want, r.Tool.GetName())
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s (%v) sees %v, want %v", name, sets[name], got, want)
+		}
+		for _, r := range routes {
+			if slices.Contains(got, r.Tool.GetName()) {
+				continue
+			}
+			if res := mt.call(t, td.tokens[name], r.Tool.GetName(), map[string]any{}); res.code != "PERMISSION_DENIED" {
+				t.Errorf("%s: unlisted %s answered %s %s, want PERMISSION_DENIED from the interceptor", name, r.Tool.GetName(), res.code, res.raw)
+			}
+		}
+	}
+	t.Logf("tools/list bytes: read %d, read+write %d, every scope %d", sizes["reader"], sizes["writer"], sizes["admin"])
+}
