@@ -34,7 +34,7 @@ func TestMCP_OfficialSDK(t *testing.T) {
 	if err := os.WriteFile(path, script, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	td := startDaemon(t, testOptions())
+	td := startDaemon(t, parityOptions()) // every scope: every tool is listed
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, node, path, td.url+"/mcp", td.tokens["claude-code"]).Output()
