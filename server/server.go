@@ -162,9 +162,10 @@ func (s *Server) NewChannel(in *auth.Interceptor) *inproc.Channel {
 }
 
 // unary is the chain every unary call passes, over either transport:
-// authorization (in), then the drain gate.
+// authorization (in), then the drain gate, then withhold (a caller without
+// read scope gets no record content back).
 func (s *Server) unary(in *auth.Interceptor) []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{in.Unary, s.gate.unary}
+	return []grpc.UnaryServerInterceptor{in.Unary, s.gate.unary, withhold}
 }
 
 // register registers the API's services on r.
