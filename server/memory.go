@@ -474,7 +474,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	res, home, err := m.retrieveWithin(ctx, retrieval.Query{
+	res, scopes, err := m.retrieveWithin(ctx, retrieval.Query{
 		Text:      r.GetQuery(),
 		Types:     r.GetTypes(),
 		Exclude:   r.GetExclude(),
@@ -503,7 +503,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 			out[i].Cosine = &c
 		}
 	}
-	resp := &hearthv1.SearchResponse{Ranking: res.Mode}
+	resp := &hearthv1.SearchResponse{Ranking: res.Mode, Scopes: scopes}
 	kept, err := budget.Fit(m.size, resp, resp.SetHits, out, budget.Search, true)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
@@ -515,6 +515,10 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 		returned[i] = out[i].Id
 	}
 	m.pipeline.Returned(returned)
+	home := ""
+	if len(scopes) > 0 {
+		home = scopes[0]
+	}
 	m.recordAsk(ctx, r, home, res.FTS, limit)
 	return resp, nil
 }

@@ -65,15 +65,16 @@ func (s *Server) resolve(nsField, ns, remote string, topics []string) (home stri
 // retrieve resolves a search's or a context packet's namespace (or remote)
 // and topics into its scope chain and runs the retrieval pipeline over it:
 // the one path both take from request to ranking. A hub's chain reaches
-// every repository namespace (SPEC R-N5). It returns the home namespace too.
-func (s *Server) retrieve(ctx context.Context, q retrieval.Query, ns, remote string, topics []string) (retrieval.Result, string, error) {
+// every repository namespace (SPEC R-N5). It returns the chain too, home
+// first.
+func (s *Server) retrieve(ctx context.Context, q retrieval.Query, ns, remote string, topics []string) (retrieval.Result, []string, error) {
 	home, chain, err := s.resolve("namespace", ns, remote, topics)
 	if err != nil {
-		return retrieval.Result{}, "", err
+		return retrieval.Result{}, nil, err
 	}
 	q.Chain, q.AllRepositories = chain, s.scopes.IsHub(home)
 	res, err := s.pipeline.Run(ctx, q)
-	return res, home, err
+	return res, chain, err
 }
 
 // ApplyRenames applies the namespace_renames option at start, all renames

@@ -85,20 +85,21 @@ func (s *Server) timelineScopes(r *hearthv1.TimelineRequest) ([]string, error) {
 
 // retrieveWithin runs a search over what within reaches: the scope chain
 // (retrieve), the home namespace alone, or every namespace (an empty
-// chain). A validated request is assumed (checkWithin).
-func (s *Server) retrieveWithin(ctx context.Context, q retrieval.Query, within, ns, remote string, topics []string) (retrieval.Result, string, error) {
+// chain). A validated request is assumed (checkWithin). It returns the
+// namespaces read, home first (none for all).
+func (s *Server) retrieveWithin(ctx context.Context, q retrieval.Query, within, ns, remote string, topics []string) (retrieval.Result, []string, error) {
 	switch within {
 	case withinAll:
 		res, err := s.pipeline.Run(ctx, q)
-		return res, "", err
+		return res, nil, err
 	case withinNamespace:
 		home, _, err := s.resolve("namespace", ns, remote, nil)
 		if err != nil {
-			return retrieval.Result{}, "", err
+			return retrieval.Result{}, nil, err
 		}
 		q.Chain = []string{home}
 		res, err := s.pipeline.Run(ctx, q)
-		return res, home, err
+		return res, q.Chain, err
 	}
 	return s.retrieve(ctx, q, ns, remote, topics)
 }

@@ -288,6 +288,7 @@ var Docs = map[string]string{
 	"hearth.v1.SearchRequest.types":                   "Only these record types.",
 	"hearth.v1.SearchRequest.within":                  "Which namespaces are searched: chain (the default: the namespace's scope chain, and a hub's reach), namespace (that namespace alone) or all (every namespace; give no namespace, remote or topics).",
 	"hearth.v1.SearchResponse.ranking":                "fts (full text) or rrf (full text fused with embeddings); cosine when asked for.",
+	"hearth.v1.SearchResponse.scopes":                 "The namespaces this search read, home first: the scope chain (a search without a namespace or remote reads global alone), the namespace alone (within namespace), or none (within all: every namespace). A hub's reach into every repository namespace is not listed.",
 	"hearth.v1.SessionService":                        "SessionService ends agent sessions.",
 	"hearth.v1.SessionService.Close":                  "Close a session exactly once: give a unique op_id (8-64 of A-Za-z0-9_-) and resend the same call as often as needed; a replay returns the stored receipt with replayed: true. The summary and notes feed later extraction; notes carrying do-not-store are refused and the summary still stored.",
 	"hearth.v1.StatusResponse.counts":                 "Record counts by type and status (deleted included).",

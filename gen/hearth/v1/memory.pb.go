@@ -1614,8 +1614,13 @@ type SearchResponse struct {
 	EstimatedTokens uint32 `protobuf:"varint,3,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
 	Truncated       bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	LeftOut         uint32 `protobuf:"varint,5,opt,name=left_out,json=leftOut,proto3" json:"left_out,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The namespaces this search read, home first: the scope chain (a search
+	// without a namespace or remote reads global alone), the namespace alone
+	// (within namespace), or none (within all: every namespace). A hub's
+	// reach into every repository namespace is not listed.
+	Scopes        []string `protobuf:"bytes,6,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchResponse) Reset() {
@@ -1678,6 +1683,13 @@ func (x *SearchResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+func (x *SearchResponse) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
 func (x *SearchResponse) SetHits(v []*SearchHit) {
 	x.Hits = v
 }
@@ -1698,6 +1710,10 @@ func (x *SearchResponse) SetLeftOut(v uint32) {
 	x.LeftOut = v
 }
 
+func (x *SearchResponse) SetScopes(v []string) {
+	x.Scopes = v
+}
+
 type SearchResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -1708,6 +1724,11 @@ type SearchResponse_builder struct {
 	EstimatedTokens uint32
 	Truncated       bool
 	LeftOut         uint32
+	// The namespaces this search read, home first: the scope chain (a search
+	// without a namespace or remote reads global alone), the namespace alone
+	// (within namespace), or none (within all: every namespace). A hub's
+	// reach into every repository namespace is not listed.
+	Scopes []string
 }
 
 func (b0 SearchResponse_builder) Build() *SearchResponse {
@@ -1719,6 +1740,7 @@ func (b0 SearchResponse_builder) Build() *SearchResponse {
 	x.EstimatedTokens = b.EstimatedTokens
 	x.Truncated = b.Truncated
 	x.LeftOut = b.LeftOut
+	x.Scopes = b.Scopes
 	return m0
 }
 
@@ -3741,13 +3763,14 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06cosine\x18\b \x01(\x01H\x00R\x06cosine\x88\x01\x01\x12\x10\n" +
 	"\x03why\x18\t \x01(\tR\x03why\x128\n" +
 	"\vunavailable\x18\x82\x01 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailableB\t\n" +
-	"\a_cosine\"\xb8\x01\n" +
+	"\a_cosine\"\xd0\x01\n" +
 	"\x0eSearchResponse\x12(\n" +
 	"\x04hits\x18\x01 \x03(\v2\x14.hearth.v1.SearchHitR\x04hits\x12\x18\n" +
 	"\aranking\x18\x02 \x01(\tR\aranking\x12)\n" +
 	"\x10estimated_tokens\x18\x03 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x05 \x01(\rR\aleftOut\"\x8f\x04\n" +
+	"\bleft_out\x18\x05 \x01(\rR\aleftOut\x12\x16\n" +
+	"\x06scopes\x18\x06 \x03(\tR\x06scopes\"\x8f\x04\n" +
 	"\x0fTimelineRequest\x12$\n" +
 	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
