@@ -148,6 +148,11 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 	if c.SessionID, err = screen.Check("session_id", r.GetSessionId()); err != nil {
 		return nil, s.fail(ctx, home, "", err)
 	}
+	// The op_id is kept in the receipt, the audit and the extraction job:
+	// a token given as one is refused like any screened field.
+	if _, err = screen.Check("op_id", r.GetOpId()); err != nil {
+		return nil, s.fail(ctx, home, "", err)
+	}
 
 	// A summary that screens as a secret refuses the whole call; refused
 	// notes are dropped and the close goes on.

@@ -25,7 +25,8 @@ const (
 
 // Ask is one search to record: where it was asked (the home namespace of
 // its scope chain), by whom (client and session), the query as screened,
-// and the ids of its full-text hits, best first. Only full-text hits are
+// and the ids of its full-text hits, best first. The session is kept as a
+// keyed digest (sessionDigest), never as given. Only full-text hits are
 // kept, so the demand signal does not move with the encoder (SPEC R-W2).
 type Ask struct {
 	Namespace string
@@ -148,7 +149,7 @@ func (db *DB) flushAsks(ctx context.Context) error {
 			if op.ask != nil {
 				err = db.askTx(ctx, tx, op.at, op.ask)
 			} else {
-				err = useTx(ctx, tx, op.use)
+				err = db.useTx(ctx, tx, op.use)
 			}
 			if err != nil {
 				return err
@@ -191,7 +192,7 @@ func (db *DB) askTx(ctx context.Context, tx *txn, at time.Time, a *Ask) error {
 	hits := topicsJSON(a.Hits) // a JSON array of strings, [] when none
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO asked (question, at, client, session, query, hits) VALUES (?, ?, ?, ?, ?, ?)`,
-		seq, at.UnixMilli(), a.Client, a.Session, questionText(a.Query.String()), hits,
+		seq, at.UnixMilli(), a.Client, sessionDigest(db.sessionKey, a.Session), questionText(a.Query.String()), hits,
 	); err != nil {
 		return classify("record ask", err)
 	}
@@ -199,12 +200,12 @@ func (db *DB) askTx(ctx context.Context, tx *txn, at time.Time, a *Ask) error {
 }
 
 // useTx marks used the session's unused asks whose hits hold one of u.IDs.
-func useTx(ctx context.Context, tx *txn, u *Use) error {
+func (db *DB) useTx(ctx context.Context, tx *txn, u *Use) error {
 	if _, err := tx.ExecContext(ctx, `
 		UPDATE asked SET used = 1
 		WHERE client = ?1 AND session = ?2 AND used = 0
 			AND EXISTS (SELECT 1 FROM json_each(asked.hits) AS h WHERE h.value IN (SELECT value FROM json_each(?3)))`,
-		u.Client, u.Session, jsonList(u.IDs),
+		u.Client, sessionDigest(db.sessionKey, u.Session), jsonList(u.IDs),
 	); err != nil {
 		return classify("record use", err)
 	}

@@ -89,6 +89,9 @@ func (db *DB) initWriter(c *sqlite3.Conn) error {
 	if err := db.initConn(c); err != nil {
 		return err
 	}
+	if err := registerSessionDigest(c); err != nil {
+		return err
+	}
 	if err := c.Exec(fmt.Sprintf(`PRAGMA journal_size_limit = %d`, db.wal.limit)); err != nil {
 		return err
 	}

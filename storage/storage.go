@@ -82,6 +82,10 @@ type DB struct {
 	entropy *ulid.MonotonicEntropy
 	lastMS  uint64 // time part of the last id made, so ids never go backwards
 
+	// sessionKey keys the digest a recorded search keeps of its session
+	// (sessiondigest.go).
+	sessionKey []byte
+
 	// The writer loop (tx.go): writes waits for it, closing stops it,
 	// loopDone says it has stopped; nil loopDone means it never started.
 	writes    chan *writeRequest
@@ -223,6 +227,9 @@ func (db *DB) open(ctx context.Context) (err error) {
 	}
 	// A damaged file takes no new ids: it is read-only.
 	if err := db.loadLastID(ctx); err != nil && db.damaged.Load() == nil {
+		return err
+	}
+	if err := db.loadSessionKey(ctx); err != nil && db.damaged.Load() == nil {
 		return err
 	}
 
