@@ -94,7 +94,10 @@ type Question struct {
 	// same session then fetched; Sessions and Clients the distinct ones
 	// that asked.
 	Asks, Used, Sessions, Clients int
-	// Demand is Sessions × (1 − UsedShare()).
+	// Weight is the sessions weighed by client (SessionWeight of each
+	// client's distinct sessions, summed).
+	Weight float64
+	// Demand is Weight × (1 − UsedShare()).
 	Demand      float64
 	CreatedAt   time.Time
 	LastAskedAt time.Time // zero while never asked
@@ -124,14 +127,33 @@ func (q *Question) AnswerState() string {
 	return AnswerFresh
 }
 
+// MaxClientSessions is the most sessions of one client that add to a
+// question's weight (migration 0091).
+const MaxClientSessions = 12
+
+// SessionWeight is what one client's n distinct sessions add to a
+// question's weight (docs/questions.md): 1, 1/2, 1/4, … for its first,
+// second, third … session, up to MaxClientSessions, that is
+// 2 − 2^(1−min(n, 12)); at 12 it is 1.9995, which still reads under 2 in
+// the four places demand is reported to. One client adds less than 2 however many session
+// ids it invents, so it never outranks two clients that each asked once
+// (issue 41); within one client, more sessions still weigh more.
+func SessionWeight(n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return 2 - math.Ldexp(1, 1-min(n, MaxClientSessions))
+}
+
 // Demand is the documented demand formula (SPEC R-W2), the one the
-// questions table computes in its demand column: distinct sessions asking ×
-// (1 − share of asks whose hits were used). 0 with no asks.
-func Demand(asks, used, sessions int) float64 {
+// questions table computes in its demand column: the question's weight
+// (SessionWeight summed over the clients that asked) × (1 − share of asks
+// whose hits were used). 0 with no asks.
+func Demand(asks, used int, weight float64) float64 {
 	if asks <= 0 {
 		return 0
 	}
-	return float64(sessions) * (1 - float64(used)/float64(asks))
+	return weight * (1 - float64(used)/float64(asks))
 }
 
 // QuestionsQuery selects questions for memory_questions.
@@ -280,7 +302,7 @@ func (db *DB) questionSeqTx(ctx context.Context, tx *txn, ns, key, text string) 
 }
 
 const questionColumns = `q.seq, q.id, q.namespace, q.key, q.text, q.declared, q.asks, q.used, q.sessions, q.clients,
-	q.demand, q.created_at, q.last_asked_at`
+	q.weight, q.demand, q.created_at, q.last_asked_at`
 
 // findQuestionsTx returns the questions matching where (a clause over
 // questions AS q). The seq of each is kept for attachAnswersTx.
@@ -300,7 +322,7 @@ func findQuestionsTx(ctx context.Context, tx *txn, where string, args ...any) ([
 			declared int
 		)
 		if err := rows.Scan(&seq, &q.ID, &q.Namespace, &q.Key, &q.Text, &declared, &q.Asks, &q.Used, &q.Sessions,
-			&q.Clients, &q.Demand, &created, &lastAsk); err != nil {
+			&q.Clients, &q.Weight, &q.Demand, &created, &lastAsk); err != nil {
 			return nil, classify("find questions", err)
 		}
 		q.Declared = declared != 0

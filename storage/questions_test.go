@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -273,9 +274,10 @@ func TestDemand(t *testing.T) {
 		}
 		want float64
 	}{
-		{name: "AskedOftenNeverUsed", want: 5},
+		// One client: its sessions weigh 1, 1/2, 1/4, …
+		{name: "AskedOftenNeverUsed", want: 1 + 0.5 + 0.25 + 0.125 + 0.0625},
 		{name: "WellAnswered", want: 0},
-		{name: "HalfUsed", want: 2},
+		{name: "HalfUsed", want: (1 + 0.5 + 0.25 + 0.125) * 0.5},
 		{name: "OneSessionManyAsks", want: 1},
 	}
 	type a = struct {
@@ -311,8 +313,9 @@ func TestDemand(t *testing.T) {
 			if q.Asks != len(tc.asks) || q.Used != used || q.Sessions != len(sessions) {
 				t.Fatalf("asks %d used %d sessions %d, want %d %d %d", q.Asks, q.Used, q.Sessions, len(tc.asks), used, len(sessions))
 			}
-			if math.Abs(q.Demand-tc.want) > 1e-9 || math.Abs(storage.Demand(q.Asks, q.Used, q.Sessions)-tc.want) > 1e-9 {
-				t.Errorf("demand %v (formula %v), want %v", q.Demand, storage.Demand(q.Asks, q.Used, q.Sessions), tc.want)
+			formula := storage.Demand(q.Asks, q.Used, storage.SessionWeight(len(sessions)))
+			if math.Abs(q.Demand-tc.want) > 1e-9 || math.Abs(formula-tc.want) > 1e-9 {
+				t.Errorf("demand %v (formula %v), want %v", q.Demand, formula, tc.want)
 			}
 		})
 	}
@@ -334,6 +337,59 @@ func TestDemand(t *testing.T) {
 			t.Errorf("order %q, want %q", got, want)
 		}
 	})
+}
+
+// TestDemand_ByClient holds issue 41's tenth finding: one client naming
+// 30 invented sessions cannot outrank a question two other clients asked
+// once each, the weight the table keeps is the formula's, and it stays so
+// as asks are purged one by one.
+func TestDemand_ByClient(t *testing.T) {
+	t.Parallel()
+	const ns = "global"
+	db := storagetest.Open(t)
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	db.Now = func() time.Time { return now }
+	for i := range 30 {
+		if i == 25 {
+			now = now.Add(20 * 24 * time.Hour) // the first 25 go with the purge below
+		}
+		recordAsks(t, db, ask(t, ns, "lan-reader", fmt.Sprintf("invented-%d", i), "which port does the exporter use", "P1"))
+	}
+	recordAsks(t, db,
+		ask(t, ns, "claude-code", "s1", "where is the changelog", "C1"),
+		ask(t, ns, "codex", "s2", "where is the changelog", "C1"),
+	)
+	qs := questionsOf(t, db)
+	if len(qs) != 2 || qs[0].Text != "where is the changelog" {
+		t.Fatalf("top question %q (demand %v), want the one two clients asked", qs[0].Text, qs[0].Demand)
+	}
+	gamed := qs[1]
+	if gamed.Sessions != 30 || gamed.Clients != 1 {
+		t.Errorf("sessions %d clients %d, want 30 and 1", gamed.Sessions, gamed.Clients)
+	}
+	if want := storage.SessionWeight(30); gamed.Weight != want || gamed.Demand != want || want >= 2 {
+		t.Errorf("weight %v demand %v, want %v (under 2)", gamed.Weight, gamed.Demand, want)
+	}
+	if qs[0].Weight != 2 || qs[0].Demand != 2 {
+		t.Errorf("two clients once each: weight %v demand %v, want 2", qs[0].Weight, qs[0].Demand)
+	}
+	// Within one client, more sessions still rank higher.
+	for i := range 3 {
+		recordAsks(t, db, ask(t, ns, "lan-reader", fmt.Sprintf("other-%d", i), "how are tokens rotated", "T1"))
+	}
+	if got := questionsOf(t, db); got[1].Text != "which port does the exporter use" || got[2].Text != "how are tokens rotated" {
+		t.Errorf("order %q, %q; want the question of 30 sessions above the one of 3", got[1].Text, got[2].Text)
+	}
+	// The purge takes 25 of the 30 sessions: the weight is the 5 left's.
+	now = now.Add(15 * 24 * time.Hour)
+	if _, err := db.Maintain(ctx, storage.Maintenance{Retention: 30 * 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range questionsOf(t, db) {
+		if q.Text == "which port does the exporter use" && (q.Sessions != 5 || q.Weight != storage.SessionWeight(5)) {
+			t.Errorf("after the purge: sessions %d weight %v, want 5 and %v", q.Sessions, q.Weight, storage.SessionWeight(5))
+		}
+	}
 }
 
 func TestDB_DeclareQuestion(t *testing.T) {
@@ -574,5 +630,65 @@ func TestDB_RenameNamespaces_Questions(t *testing.T) {
 	got, err := db.FindQuestion(ctx, []string{"github/new/api"}, "changelog?")
 	if err != nil || got.ID != q.ID || got.Asks != 1 || got.Answer == nil {
 		t.Errorf("after the rename: %+v, %v; want the question with its ask and answer", got, err)
+	}
+}
+
+// TestMigration_DemandByClient: migration 0091 weighs the sessions
+// already recorded by client.
+func TestMigration_DemandByClient(t *testing.T) {
+	t.Parallel()
+	const ns = "global"
+	path := filepath.Join(t.TempDir(), "db")
+	db := storagetest.OpenPath(t, path)
+	for i := range 30 {
+		recordAsks(t, db, ask(t, ns, "lan-reader", fmt.Sprintf("invented-%d", i), "which port does the exporter use", "P1"))
+	}
+	recordAsks(t, db,
+		ask(t, ns, "claude-code", "s1", "where is the changelog", "C1"),
+		ask(t, ns, "codex", "s2", "where is the changelog", "C1"),
+		ask(t, ns, "codex", "s3", "where is the changelog", "C1"),
+	)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to the schema before 0091: sessions counted alone.
+	raw, err := driver.Open("file:"+path, fts5.Register)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DELETE FROM migrations WHERE name = '0091_demand_by_client.sql'`,
+		`DROP TRIGGER question_sessions_insert`,
+		`DROP TRIGGER question_sessions_delete`,
+		`ALTER TABLE questions DROP COLUMN sessions`,
+		`ALTER TABLE questions RENAME COLUMN weight TO sessions`,
+		`UPDATE questions SET sessions = (SELECT count(*) FROM question_sessions AS s WHERE s.question = questions.seq)`,
+		`CREATE TRIGGER question_sessions_insert AFTER INSERT ON question_sessions BEGIN
+			UPDATE questions SET sessions = sessions + 1 WHERE seq = new.question;
+		END`,
+		`CREATE TRIGGER question_sessions_delete AFTER DELETE ON question_sessions BEGIN
+			UPDATE questions SET sessions = sessions - 1 WHERE seq = old.question;
+		END`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	db = storagetest.OpenPath(t, path)
+	qs := questionsOf(t, db)
+	if len(qs) != 2 || qs[0].Text != "where is the changelog" {
+		t.Fatalf("top question %q, want the one of two clients", qs[0].Text)
+	}
+	if w := 1 + storage.SessionWeight(2); qs[0].Sessions != 3 || qs[0].Weight != w {
+		t.Errorf("sessions %d weight %v, want 3 and %v", qs[0].Sessions, qs[0].Weight, w)
+	}
+	if w := storage.SessionWeight(30); qs[1].Sessions != 30 || qs[1].Weight != w || qs[1].Demand != w {
+		t.Errorf("sessions %d weight %v demand %v, want 30 and %v", qs[1].Sessions, qs[1].Weight, qs[1].Demand, w)
+	}
+	// The triggers go on from there.
+	recordAsks(t, db, ask(t, ns, "claude-code", "s4", "where is the changelog", "C1"))
+	if q := questionsOf(t, db)[0]; q.Weight != storage.SessionWeight(2)*2 {
+		t.Errorf("weight %v after one more session, want %v", q.Weight, storage.SessionWeight(2)*2)
 	}
 }

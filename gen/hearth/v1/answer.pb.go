@@ -145,7 +145,8 @@ type Question struct {
 	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
 	// Recorded searches asking it.
 	Asks uint32 `protobuf:"varint,4,opt,name=asks,proto3" json:"asks,omitempty"`
-	// sessions x (1 - used_share), rounded to 4 places.
+	// weight x (1 - used_share), rounded to 4 places; weight sums, over the
+	// clients that asked, 2 - 2^(1 - min(n, 12)) for a client's n sessions.
 	Demand float64 `protobuf:"fixed64,5,opt,name=demand,proto3" json:"demand,omitempty"`
 	// unanswered, fresh or stale.
 	AnswerState string `protobuf:"bytes,6,opt,name=answer_state,json=answerState,proto3" json:"answer_state,omitempty"`
@@ -356,7 +357,8 @@ type Question_builder struct {
 	Text string
 	// Recorded searches asking it.
 	Asks uint32
-	// sessions x (1 - used_share), rounded to 4 places.
+	// weight x (1 - used_share), rounded to 4 places; weight sums, over the
+	// clients that asked, 2 - 2^(1 - min(n, 12)) for a client's n sessions.
 	Demand float64
 	// unanswered, fresh or stale.
 	AnswerState string

@@ -35,9 +35,11 @@ type AnswerServiceClient interface {
 	// memory_search (not recall) is recorded; searches with the same words
 	// (case, punctuation, stop words, word endings and order aside) are one
 	// question. used_share is the share of asks after which the same session
-	// fetched one of its full-text hits with memory_get; demand = sessions
-	// asking x (1 - used_share): asked often and answered badly ranks first,
-	// a question whose hits were always used scores 0. answer_state is
+	// fetched one of its full-text hits with memory_get; demand = weight x
+	// (1 - used_share), where each client's sessions weigh 1, 1/2, 1/4, ...
+	// (up to its twelfth), so one client adds under 2 and two clients asking
+	// once outrank it: asked often and answered badly ranks first, a question
+	// whose hits were always used scores 0. answer_state is
 	// unanswered, fresh or stale; read the answer with memory_answer.
 	Questions(ctx context.Context, in *QuestionsRequest, opts ...grpc.CallOption) (*QuestionsResponse, error)
 	// Declare a question that deserves a standing answer in a namespace (or
@@ -106,9 +108,11 @@ type AnswerServiceServer interface {
 	// memory_search (not recall) is recorded; searches with the same words
 	// (case, punctuation, stop words, word endings and order aside) are one
 	// question. used_share is the share of asks after which the same session
-	// fetched one of its full-text hits with memory_get; demand = sessions
-	// asking x (1 - used_share): asked often and answered badly ranks first,
-	// a question whose hits were always used scores 0. answer_state is
+	// fetched one of its full-text hits with memory_get; demand = weight x
+	// (1 - used_share), where each client's sessions weigh 1, 1/2, 1/4, ...
+	// (up to its twelfth), so one client adds under 2 and two clients asking
+	// once outrank it: asked often and answered badly ranks first, a question
+	// whose hits were always used scores 0. answer_state is
 	// unanswered, fresh or stale; read the answer with memory_answer.
 	Questions(context.Context, *QuestionsRequest) (*QuestionsResponse, error)
 	// Declare a question that deserves a standing answer in a namespace (or

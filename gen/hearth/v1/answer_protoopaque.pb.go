@@ -339,7 +339,8 @@ type Question_builder struct {
 	Text string
 	// Recorded searches asking it.
 	Asks uint32
-	// sessions x (1 - used_share), rounded to 4 places.
+	// weight x (1 - used_share), rounded to 4 places; weight sums, over the
+	// clients that asked, 2 - 2^(1 - min(n, 12)) for a client's n sessions.
 	Demand float64
 	// unanswered, fresh or stale.
 	AnswerState string
