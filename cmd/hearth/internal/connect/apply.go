@@ -112,8 +112,7 @@ func rewrite(path string, merge func([]byte) ([]byte, error), now time.Time) (*C
 		return nil, err
 	}
 	if exists {
-		c.Backup = path + ".hearth-backup-" + now.UTC().Format("20060102T150405Z")
-		if err := os.WriteFile(c.Backup, old, 0o600); err != nil {
+		if c.Backup, err = backup(path, old, now); err != nil {
 			return nil, err
 		}
 	}
@@ -134,6 +133,44 @@ func rewrite(path string, merge func([]byte) ([]byte, error), now time.Time) (*C
 		return nil, err
 	}
 	return c, os.Rename(tmp.Name(), path)
+}
+
+// maxBackups bounds the names backup tries for one second.
+const maxBackups = 1000
+
+// backup writes content, path's content before --apply changes it, to a
+// new file <path>.hearth-backup-<time>, or -2, -3, … after it when a backup
+// of the same second exists: an earlier backup is never overwritten, so
+// the original settings survive any number of runs. The backup is synced
+// before the caller replaces path.
+func backup(path string, content []byte, now time.Time) (string, error) {
+	stem := path + ".hearth-backup-" + now.UTC().Format("20060102T150405Z")
+	for i := 1; i <= maxBackups; i++ {
+		name := stem
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", stem, i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(content)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(name)
+			return "", fmt.Errorf("backup of %s: %w; left unchanged", path, err)
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("backup of %s: %d backups of this second exist; left unchanged", path, maxBackups)
 }
 
 // mergeClaudeMCP sets mcpServers.hearth in ~/.claude.json.

@@ -275,3 +275,41 @@ func TestParseObject_Err(t *testing.T) {
 		t.Errorf("ParseObject = %s, %v", o.Compact(), err)
 	}
 }
+
+// TestApply_BackupsNeverOverwritten: --apply run again within the same
+// second (with a changed URL, so the files change again) backs each file
+// up under a new name: the original settings are still in the first
+// backup, and every backup holds what its run replaced (issue 42).
+func TestApply_BackupsNeverOverwritten(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := Paths{MCP: filepath.Join(dir, ".claude.json"), Hooks: filepath.Join(dir, ".claude", "settings.json")}
+	original := `{"theme": "dark"}`
+	writeFile(t, p.MCP, original, 0o600)
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var before []string
+	backups := map[string]bool{}
+	for i, url := range []string{"http://a:8765", "http://b:8765", "http://c:8765"} {
+		o := testOptions(ClaudeCode)
+		o.URL = url
+		before = append(before, readFile(t, p.MCP))
+		changes, err := Apply(o, p, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(changes) == 0 || changes[0].Path != p.MCP || changes[0].Backup == "" {
+			t.Fatalf("run %d: changes = %+v, want .claude.json backed up", i, changes)
+		}
+		b := changes[0].Backup
+		if backups[b] {
+			t.Fatalf("run %d: backup %s reused", i, b)
+		}
+		backups[b] = true
+		if got := readFile(t, b); got != before[i] {
+			t.Errorf("run %d: backup %s = %s, want %s", i, b, got, before[i])
+		}
+	}
+	if got := readFile(t, p.MCP+".hearth-backup-20261201T100000Z"); got != original {
+		t.Errorf("the first backup = %s, want the original %s", got, original)
+	}
+}
