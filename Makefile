@@ -58,9 +58,14 @@ CODEX_VERSION := 0.169.0
 CLAUDE_CLI := $(TMP)/clients/claude-code-$(CLAUDE_CODE_VERSION)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 CODEX_CLI := $(TMP)/clients/codex-$(CODEX_VERSION)/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
 
+# The variables the targets' descriptions name, shown with their values.
+HELP_VARS := LISTEN DATA INGRESS GRPCURL_VERSION INSTALL_DIR FUZZ_TIME SOAK_TIME STORE_LOAD
+
 .PHONY: help
 help: ## Describe useful make targets
-	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "%-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort | \
+	  sed $(foreach v,$(HELP_VARS),-e 's|$$($(v))|$(subst |,\|,$($(v)))|g') | \
+	  awk 'BEGIN {FS = ":.*?## "}; {printf "%-16s %s\n", $$1, $$2}'
 
 .PHONY: build
 build: ## Build the hearth binary into .tmp/bin
@@ -69,6 +74,18 @@ build: ## Build the hearth binary into .tmp/bin
 .PHONY: run
 run: build ## Build and start hearth on $(LISTEN) with data under $(DATA)
 	$(BIN)/hearth serve --data $(DATA) --listen $(LISTEN) --ingress-listen $(INGRESS)
+
+# Where make install puts hearth: GOBIN when Go names one, else ~/.local/bin.
+INSTALL_DIR ?= $(or $(shell go env GOBIN 2>/dev/null),$(HOME)/.local/bin)
+
+.PHONY: install
+install: build ## Put the hearth command in $(INSTALL_DIR) (GOBIN, else ~/.local/bin)
+	install -d $(INSTALL_DIR)
+	install -m 0755 $(BIN)/hearth $(INSTALL_DIR)/hearth
+	@case ":$$(printenv PATH | sed 's|^$(BIN):||'):" in \
+	  *":$(INSTALL_DIR):"*) echo "hearth is in $(INSTALL_DIR), on your PATH: run hearth --help";; \
+	  *) echo "hearth is in $(INSTALL_DIR), which is not on your PATH: add it, e.g. export PATH=\"$(INSTALL_DIR):\$$PATH\" in ~/.profile";; \
+	esac
 
 .PHONY: test
 test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test)
@@ -223,17 +240,17 @@ $(VALGRIND_STAMP):
 	  echo "installing Debian's valgrind with apt-get for make bench-instructions"; \
 	  command -v apt-get >/dev/null || { echo "valgrind is needed: install it"; exit 1; }; \
 	  $$(test "$$(id -u)" = 0 || echo sudo) apt-get update; \
-	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind; \
+	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends valgrind; \
 	fi
 	@command -v valgrind >/dev/null && touch $@
 
 $(CHROMIUM_STAMP):
 	@mkdir -p $(TMP)
 	@if ! test -x $(CHROMIUM); then \
-	  echo "installing Debian's chromium with apt-get (about 480 MB) for the page test; make test SKIP_BROWSER=1 skips that test and this install"; \
+	  echo "installing Debian's chromium with apt-get install --no-install-recommends (about 25 packages, 390 MB) for the page test; make test SKIP_BROWSER=1 skips that test and this install"; \
 	  command -v apt-get >/dev/null || { echo "chromium is needed for the page test: install it, or set CHROMIUM=/path/to/chromium"; exit 1; }; \
 	  $$(test "$$(id -u)" = 0 || echo sudo) apt-get update; \
-	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
 	@test -x $(CHROMIUM) && touch $@
 

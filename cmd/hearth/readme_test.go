@@ -90,10 +90,12 @@ func fences(tb testing.TB, name string) []fence {
 // `make run` starts the daemon (on a temp data dir and free ports, through
 // the Makefile's own DATA, LISTEN and INGRESS variables), then bash runs the
 // marked blocks in order, in one shell, in a scratch directory laid out like
-// the checkout after `make run` and `make grpcurl`: data/ (the daemon's data
-// dir) and .tmp/bin/grpcurl. HEARTH_ADDR, which the README's first block
-// defaults to 127.0.0.1:8765, is the daemon's address. Nothing in the
-// blocks is rewritten.
+// the checkout after `make run`, `make grpcurl` and `make install`: data/
+// (the daemon's data dir), .tmp/bin/grpcurl and hearth on PATH, with a
+// fresh empty HOME. HEARTH_URL, which the README's first block defaults to
+// http://127.0.0.1:8765, is the daemon's URL. Nothing in the blocks is
+// rewritten. After the blocks, the settings the connect blocks wrote are
+// checked: each harness with its own client's token, kept in a file.
 func TestReadme_QuickStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts hearth with make run")
@@ -118,13 +120,16 @@ func TestReadme_QuickStart(t *testing.T) {
 	}
 	// The quick start issue 12 asks for: store, then search over REST, MCP
 	// and gRPC, each search checked for what was stored.
-	for _, need := range []string{"/api/memory_store", "/api/memory_search", "/mcp", "grpcurl"} {
+	// Issue 42 adds the recommended path to the hooks: hearth connect
+	// --apply for each harness, with its token in a file.
+	for _, need := range []string{"/api/memory_store", "/api/memory_search", "/mcp", "grpcurl",
+		"hearth connect claude-code", "hearth connect codex"} {
 		i := slices.IndexFunc(blocks, func(f fence) bool { return strings.Contains(f.code, need) })
 		if i < 0 {
 			t.Fatalf("no block marked for testing in README.md uses %s", need)
 		}
 		if need != "/api/memory_store" && blocks[i].want == "" {
-			t.Fatalf("README.md:%d: the search with %s has no <!-- test: want … --> marker", blocks[i].line, need)
+			t.Fatalf("README.md:%d: the block with %s has no <!-- test: want … --> marker", blocks[i].line, need)
 		}
 	}
 
@@ -135,7 +140,7 @@ func TestReadme_QuickStart(t *testing.T) {
 	if err := os.Symlink(grpcurl, filepath.Join(scratch, ".tmp", "bin", "grpcurl")); err != nil {
 		t.Fatal(err)
 	}
-	addr := makeRun(t, filepath.Join(scratch, "data"))
+	url, bin := makeRun(t, filepath.Join(scratch, "data"))
 
 	// Run first, on the still fresh store: without the store block, every
 	// search must come back empty and the test must say so.
@@ -146,7 +151,7 @@ func TestReadme_QuickStart(t *testing.T) {
 				noStore = append(noStore, f)
 			}
 		}
-		err := runBlocks(t, noStore, scratch, addr)
+		err := runBlocks(t, noStore, scratch, url, t.TempDir(), bin)
 		if err == nil || !strings.Contains(err.Error(), "output lacks") {
 			t.Fatalf("got %v, want a search whose output lacks what it wants", err)
 		}
@@ -154,22 +159,98 @@ func TestReadme_QuickStart(t *testing.T) {
 		t.Logf("as it should: %s", first)
 	})
 	t.Run("OK", func(t *testing.T) {
-		if err := runBlocks(t, blocks, scratch, addr); err != nil {
+		home := t.TempDir()
+		if err := runBlocks(t, blocks, scratch, url, home, bin); err != nil {
 			t.Fatal(err)
 		}
+		checkConnected(t, home, url, filepath.Join(scratch, "data", "tokens"))
 	})
 }
 
+// checkConnected checks what the README's connect blocks left in home:
+// each harness's settings point at url and read its own client's token
+// from a file of mode 0600, and no settings file holds a token.
+func checkConnected(t *testing.T, home, url, tokens string) {
+	t.Helper()
+	read := func(parts ...string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(append([]string{home}, parts...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	token := map[string]string{}
+	for _, client := range []string{"claude-code", "codex"} {
+		b, err := os.ReadFile(filepath.Join(tokens, client))
+		if err != nil {
+			t.Fatal(err)
+		}
+		token[client] = strings.TrimSpace(string(b))
+		fi, err := os.Stat(filepath.Join(home, ".config", "hearth", client+".token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", fi.Name(), fi.Mode().Perm())
+		}
+	}
+	settings := map[string][]string{
+		"claude-code": {read(".claude.json"), read(".claude", "settings.json")},
+		"codex":       {read(".codex", "config.toml"), read(".codex", "hooks.json")},
+	}
+	for client, files := range settings {
+		other := "codex"
+		if client == "codex" {
+			other = "claude-code"
+		}
+		all := strings.Join(files, "\n")
+		for _, want := range []string{url + "/mcp", "hook session-start", "--token-file", client + ".token"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("%s's settings lack %q:\n%s", client, want, all)
+			}
+		}
+		if strings.Contains(all, other+".token") {
+			t.Errorf("%s's settings read the %s token:\n%s", client, other, all)
+		}
+		for c, tok := range token {
+			if strings.Contains(all, tok) {
+				t.Errorf("%s's settings hold the %s token itself", client, c)
+			}
+		}
+	}
+	// Claude Code's MCP entry gets its header from the helper command it
+	// names: run it as Claude Code does.
+	var claude struct {
+		MCPServers map[string]struct {
+			URL           string `json:"url"`
+			HeadersHelper string `json:"headersHelper"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(settings["claude-code"][0]), &claude); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "-c", claude.MCPServers["hearth"].HeadersHelper).Output()
+	if err != nil {
+		t.Fatalf("headersHelper %q: %v", claude.MCPServers["hearth"].HeadersHelper, err)
+	}
+	var headers map[string]string
+	if err := json.Unmarshal(out, &headers); err != nil || headers["Authorization"] != "Bearer "+token["claude-code"] {
+		t.Errorf("headersHelper does not send the claude-code token (%v)", err)
+	}
+}
+
 // makeRun builds hearth with `make build` and starts it with `make run`
-// (DATA=data, free ports, the binary in a temp BIN) and returns the address
-// it listens on. The daemon stops when the test ends.
-func makeRun(t *testing.T, data string) string {
+// (DATA=data, free ports, the binary in a temp BIN) and returns the URL it
+// listens on and BIN. The daemon stops when the test ends.
+func makeRun(t *testing.T, data string) (url, bin string) {
 	t.Helper()
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := []string{"BIN=" + t.TempDir(), "DATA=" + data, "LISTEN=127.0.0.1:0", "INGRESS=127.0.0.1:0"}
+	bin = t.TempDir()
+	vars := []string{"BIN=" + bin, "DATA=" + data, "LISTEN=127.0.0.1:0", "INGRESS=127.0.0.1:0"}
 	// A user's shell carries no make state.
 	env := withoutMake(os.Environ())
 	// Building first, without a deadline: a cold build takes minutes on a
@@ -189,7 +270,7 @@ func makeRun(t *testing.T, data string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stopGroup(t, cmd) })
-	return p.waitLine(t, listeningLine)[1]
+	return "http://" + p.waitLine(t, listeningLine)[1], bin
 }
 
 // stopGroup sends SIGTERM to cmd's process group (make and hearth), waits
@@ -210,10 +291,10 @@ func stopGroup(t *testing.T, cmd *exec.Cmd) {
 }
 
 // runBlocks runs blocks with bash, in order and in one shell (as a user
-// types them into one terminal), in dir, with HEARTH_ADDR=addr. It returns
-// an error naming the first block that failed or whose output lacks its
-// want.
-func runBlocks(t *testing.T, blocks []fence, dir, addr string) error {
+// types them into one terminal), in dir, with HEARTH_URL=url, HOME=home and
+// bin (where make install would put hearth) first on PATH. It returns an
+// error naming the first block that failed or whose output lacks its want.
+func runBlocks(t *testing.T, blocks []fence, dir, url, home, bin string) error {
 	t.Helper()
 	work := t.TempDir()
 	var driver strings.Builder
@@ -233,12 +314,14 @@ func runBlocks(t *testing.T, blocks []fence, dir, addr string) error {
 	cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", script, dir)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		// Nothing of the caller's shell set-up: a fresh terminal.
-		if !slices.Contains([]string{"BASH_ENV", "ENV", "CDPATH", "HEARTH_ADDR", "HEARTH_TOKEN"}, k) {
+		// Nothing of the caller's shell set-up: a fresh terminal, a fresh
+		// home, no harness settings elsewhere.
+		if !slices.Contains([]string{"BASH_ENV", "ENV", "CDPATH", "HEARTH_URL", "HEARTH_TOKEN", "HEARTH_TOKEN_FILE",
+			"HOME", "PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME"}, k) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "HEARTH_ADDR="+addr)
+	cmd.Env = append(cmd.Env, "HEARTH_URL="+url, "HOME="+home, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	runErr := cmd.Run()
@@ -296,7 +379,7 @@ func TestMakefile_Test(t *testing.T) {
 	announced := []struct{ say, install string }{
 		{"installing the official MCP TypeScript SDK", "npm install"},
 		{"installing grpcurl v1.9.3 into .tmp/bin", "github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3"},
-		{"installing Debian's chromium with apt-get (about 480 MB)", "apt-get install -y chromium"},
+		{"installing Debian's chromium with apt-get install --no-install-recommends", "apt-get install -y --no-install-recommends chromium"},
 	}
 	t.Run("OK", func(t *testing.T) {
 		out := dry(t)
@@ -749,5 +832,54 @@ func TestReadme_Toolchain(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^export GOTOOLCHAIN \?= auto$`).Match(mk) {
 		t.Error("the Makefile does not set GOTOOLCHAIN=auto for its targets")
+	}
+}
+
+// TestMakefile_Help: make help shows the values of the variables its
+// descriptions name, never a literal $(NAME).
+func TestMakefile_Help(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("make", "-C", root, "--no-print-directory", "help", "LISTEN=10.1.2.3:9999", "DATA=/srv/hearth-data")
+	cmd.Env = withoutMake(os.Environ())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make help: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "$(") {
+		t.Errorf("make help prints a variable's name, not its value:\n%s", out)
+	}
+	for _, want := range []string{"10.1.2.3:9999", "/srv/hearth-data", "install "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("make help lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestMakefile_Install: make install puts hearth in GOBIN when Go names
+// one, else in ~/.local/bin (from a dry run).
+func TestMakefile_Install(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ gobin, want string }{
+		{"", "/home/someone/.local/bin/hearth"},
+		{"/opt/gobin", "/opt/gobin/hearth"},
+	} {
+		cmd := exec.Command("make", "-C", root, "--no-print-directory", "-n", "install")
+		// GOTOOLCHAIN=local: no toolchain download into the made-up HOME.
+		cmd.Env = append(withoutMake(os.Environ()), "HOME=/home/someone", "GOBIN="+c.gobin, "GOTOOLCHAIN=local")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n install: %v\n%s", err, out)
+		}
+		if !regexp.MustCompile(`(?m)^install -m 0755 \S+/hearth ` + regexp.QuoteMeta(c.want) + `$`).Match(out) {
+			t.Errorf("GOBIN=%q: make install does not install %s:\n%s", c.gobin, c.want, out)
+		}
 	}
 }
