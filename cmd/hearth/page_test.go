@@ -460,12 +460,13 @@ func TestPage_Chromium(t *testing.T) {
 		}
 	})
 	t.Run("Clients", func(t *testing.T) {
-		ep := "http://" + td.Addr() + "/mcp"
+		base := "http://" + td.Addr()
 		for _, want := range []string{
 			`<code class="token">` + tok + `</code>`,
-			`claude mcp add --transport http hearth ` + ep + ` --header "Authorization: Bearer ` + tok + `"`,
-			`export HEARTH_TOKEN='` + td.tokens["codex"] + `'`,
-			"[mcp_servers.hearth]\nurl = \"" + ep + "\"\nbearer_token_env_var = \"HEARTH_TOKEN\"",
+			`<code class="token">` + td.tokens["codex"] + `</code>`,
+			"hearth connect claude-code --url " + base + " --token-file ~/.config/hearth/claude-code.token --apply",
+			"hearth connect codex --url " + base + " --token-file ~/.config/hearth/codex.token --apply\n" +
+				`export HEARTH_TOKEN="$(cat ~/.config/hearth/codex.token)"`,
 			"by address 127.0.0.2, read only",
 			"token supplied by you",
 		} {

@@ -235,19 +235,28 @@ func TestHandler_OK(t *testing.T) {
 		wantContains(t, r.html, `id="unused-state">not ready`, "Usage counted since 2026-11-28 14:20 UTC; the list is ready on 2026-12-28.")
 	})
 	t.Run("Clients", func(t *testing.T) {
+		// README.md's recommended path: the token in a file, then hearth
+		// connect --apply, one harness per client named for it.
 		wantContains(t, r.html,
 			`<code class="token">hearth_abcDEF123-_x</code>`,
-			`claude mcp add --transport http hearth http://127.0.0.1:8765/mcp --header &#34;Authorization: Bearer hearth_abcDEF123-_x&#34;`,
-			"export HEARTH_TOKEN=&#39;hearth_abcDEF123-_x&#39;",
-			"[mcp_servers.hearth]\nurl = &#34;http://127.0.0.1:8765/mcp&#34;\nbearer_token_env_var = &#34;HEARTH_TOKEN&#34;",
-			"The token file tokens/codex in the data directory is missing or unreadable.",
-			"token supplied by you (token_sha256)", "Bearer &lt;your token&gt;",
+			"mkdir -p ~/.config/hearth &amp;&amp; (umask 077; cat &gt; ~/.config/hearth/claude-code.token)   # paste the token above, then Ctrl-D",
+			"hearth connect claude-code --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token --apply",
+			`<p class="err small">The token file tokens/codex in the data directory is missing or unreadable.</p>`,
+			"token supplied by you (token_sha256)",
+			"hearth connect claude-code --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply",
+			"hearth connect codex --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply\nexport HEARTH_TOKEN=&#34;$(cat ~/.config/hearth/laptop.token)&#34;",
 			"by address 192.168.1.20, read only",
-			"claude mcp add --transport http hearth http://127.0.0.1:8765/mcp</pre>",
+			"hearth connect claude-code --url http://127.0.0.1:8765 --apply</pre>",
 			"Rotate it when it may have leaked",
 			"hearth token rotate --client codex --data ",
 			"/api/memory_token_rotate -H &#34;Authorization: Bearer $ADMIN_TOKEN&#34;",
 		)
+		for _, bad := range []string{"claude mcp add", "hearth connect codex --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token",
+			"hearth connect claude-code --url http://127.0.0.1:8765 --token-file ~/.config/hearth/codex.token"} {
+			if strings.Contains(r.html, bad) {
+				t.Errorf("the page shows %q", bad)
+			}
+		}
 		if strings.Contains(r.html, "hearth_pagetoken") {
 			t.Error("the page shows its own token")
 		}
@@ -402,7 +411,8 @@ func TestHandler_TokensOnlyToProxy(t *testing.T) {
 	}
 	path := filepath.Join(dir, "claude-code")
 	wantContains(t, local.html,
-		"Bearer $(cat "+path+")",
-		"export HEARTH_TOKEN=&#34;$(cat "+path+")&#34;",
+		`<p class="note small">The token is shown in the Home Assistant panel only`,
+		"mkdir -p ~/.config/hearth &amp;&amp; install -m 600 "+path+" ~/.config/hearth/claude-code.token",
+		"hearth connect claude-code --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token --apply",
 	)
 }
