@@ -243,9 +243,10 @@ func scopeName(s hearthv1.Scope) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "SCOPE_"))
 }
 
-// toolFor builds the MCP tool of an RPC from its descriptors.
+// toolFor builds the MCP tool of an RPC from its descriptors: the
+// description is the first paragraph of the RPC's comment (Brief).
 func toolFor(r gateway.Route) (mcp.Tool, error) {
-	desc := hearthv1.Docs[string(r.Method.FullName())]
+	desc := Brief(hearthv1.Docs[string(r.Method.FullName())])
 	if len(desc) > MaxDescription {
 		return mcp.Tool{}, fmt.Errorf("mcpbridge: tool %s: description is %d bytes, over %d", r.Tool.GetName(), len(desc), MaxDescription)
 	}
@@ -254,21 +255,38 @@ func toolFor(r gateway.Route) (mcp.Tool, error) {
 		return mcp.Tool{}, fmt.Errorf("mcpbridge: tool %s: %w", r.Tool.GetName(), err)
 	}
 	t := r.Tool
+	// No title: the name is what a model calls, and a client shows the
+	// name where a title is absent; the option's title names the REST
+	// operation (OpenAPI) and the audit.
 	return mcp.Tool{
 		Name:           t.GetName(),
-		Title:          t.GetTitle(),
 		Description:    desc,
 		RawInputSchema: schema,
-		// All four hints are always sent: a hint left out means
-		// destructive and open-world to a client.
-		Annotations: mcp.ToolAnnotation{
-			Title:           t.GetTitle(),
-			ReadOnlyHint:    proto.Bool(t.GetReadOnly()),
-			DestructiveHint: proto.Bool(t.GetDestructive()),
-			IdempotentHint:  proto.Bool(t.GetIdempotent()),
-			OpenWorldHint:   proto.Bool(t.GetOpenWorld()),
-		},
+		Annotations:    Hints(t),
 	}, nil
+}
+
+// Hints are a tool's annotation hints as sent. A client reads an absent
+// hint as the MCP default (not read-only, destructive, not idempotent,
+// open-world), and destructive and idempotent as meaningless for a
+// read-only tool; so a hint is sent only where it says something else, and
+// every hint a client reads holds the tool option's value.
+func Hints(t *hearthv1.Tool) mcp.ToolAnnotation {
+	var a mcp.ToolAnnotation
+	if t.GetReadOnly() {
+		a.ReadOnlyHint = proto.Bool(true)
+	} else {
+		if !t.GetDestructive() {
+			a.DestructiveHint = proto.Bool(false)
+		}
+		if t.GetIdempotent() {
+			a.IdempotentHint = proto.Bool(true)
+		}
+	}
+	if !t.GetOpenWorld() {
+		a.OpenWorldHint = proto.Bool(false)
+	}
+	return a
 }
 
 // callHandler invokes r's RPC over conn with the tool call's arguments.

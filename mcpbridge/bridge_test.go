@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -288,11 +287,11 @@ func TestNew_ToolsList(t *testing.T) {
 			t.Errorf("tool %s has no RPC", tool.Name)
 			continue
 		}
-		if tool.Title != r.Tool.GetTitle() || tool.Title == "" {
-			t.Errorf("%s: title %q, want %q", tool.Name, tool.Title, r.Tool.GetTitle())
+		if tool.Title != "" || tool.Annotations["title"] != nil {
+			t.Errorf("%s: a title is sent (%q, %s); the name is the handle, and every byte costs each client", tool.Name, tool.Title, tool.Annotations["title"])
 		}
-		if want := hearthv1.Docs[string(r.Method.FullName())]; tool.Description != want || want == "" {
-			t.Errorf("%s: description %q, want the proto comment %q", tool.Name, tool.Description, want)
+		if want := mcpbridge.Brief(hearthv1.Docs[string(r.Method.FullName())]); tool.Description != want || want == "" {
+			t.Errorf("%s: description %q, want the proto comment's first paragraph %q", tool.Name, tool.Description, want)
 		}
 		if n := len(tool.Description); n > mcpbridge.MaxDescription {
 			t.Errorf("%s: description is %d bytes, over %d", tool.Name, n, mcpbridge.MaxDescription)
@@ -300,24 +299,39 @@ func TestNew_ToolsList(t *testing.T) {
 		if string(tool.InputSchema["type"]) != `"object"` {
 			t.Errorf("%s: inputSchema type %s", tool.Name, tool.InputSchema["type"])
 		}
-		wantHints := map[string]bool{
-			"readOnlyHint":    r.Tool.GetReadOnly(),
-			"destructiveHint": r.Tool.GetDestructive(),
-			"idempotentHint":  r.Tool.GetIdempotent(),
-			"openWorldHint":   r.Tool.GetOpenWorld(),
-		}
-		for hint, want := range wantHints {
-			raw, ok := tool.Annotations[hint]
-			if !ok {
-				t.Errorf("%s: %s not sent (clients read an absent hint as the risky default)", tool.Name, hint)
+		checkHints(t, tool.Name, r.Tool, tool.Annotations)
+	}
+}
+
+// mcpDefaults are the values a client reads for an absent hint (MCP's
+// ToolAnnotations): the risky ones.
+var mcpDefaults = map[string]bool{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}
+
+// checkHints holds a tool's hints, as a client reads them (an absent hint
+// is MCP's default), to its option; destructive and idempotent mean nothing
+// for a read-only tool (MCP), so there they are checked only when sent.
+func checkHints(t *testing.T, name string, opt *hearthv1.Tool, sent map[string]json.RawMessage) {
+	t.Helper()
+	want := map[string]bool{
+		"readOnlyHint":    opt.GetReadOnly(),
+		"destructiveHint": opt.GetDestructive(),
+		"idempotentHint":  opt.GetIdempotent(),
+		"openWorldHint":   opt.GetOpenWorld(),
+	}
+	for hint, w := range want {
+		raw, ok := sent[hint]
+		got := mcpDefaults[hint]
+		switch {
+		case ok:
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Errorf("%s: %s = %s", name, hint, raw)
 				continue
 			}
-			if string(raw) != fmt.Sprint(want) {
-				t.Errorf("%s: %s = %s, want %v", tool.Name, hint, raw, want)
-			}
+		case opt.GetReadOnly() && (hint == "destructiveHint" || hint == "idempotentHint"):
+			continue
 		}
-		if string(tool.Annotations["title"]) != fmt.Sprintf("%q", r.Tool.GetTitle()) {
-			t.Errorf("%s: annotations.title = %s", tool.Name, tool.Annotations["title"])
+		if got != w {
+			t.Errorf("%s: a client reads %s = %v, want %v (sent: %v)", name, hint, got, w, ok)
 		}
 	}
 }
@@ -360,7 +374,7 @@ func TestNew_InputSchema(t *testing.T) {
 	if store.AdditionalProperties == nil || *store.AdditionalProperties {
 		t.Error("memory_store: additionalProperties not false (unknown fields are refused)")
 	}
-	if p := store.Properties["namespace"]; p.Type != "string" || p.Description != hearthv1.Docs["hearth.v1.StoreRequest.namespace"] {
+	if p := store.Properties["namespace"]; p.Type != "string" || p.Description != mcpbridge.Brief(hearthv1.Docs["hearth.v1.StoreRequest.namespace"]) || p.Description == "" {
 		t.Errorf("memory_store namespace = %+v", p)
 	}
 	if p := store.Properties["confidence"]; p.Type != "number" {
@@ -370,13 +384,13 @@ func TestNew_InputSchema(t *testing.T) {
 		t.Errorf("memory_store topics = %+v", p)
 	}
 	// Properties keep the proto's field order: essentials first.
-	if i, j := bytes.Index(schemas["memory_store"], []byte(`"namespace"`)), bytes.Index(schemas["memory_store"], []byte(`"remote"`)); i < 0 || j < i {
+	if i, j := bytes.Index(schemas["memory_store"], []byte(`"namespace"`)), bytes.Index(schemas["memory_store"], []byte(`"supersedes"`)); i < 0 || j < i {
 		t.Error("memory_store properties not in field order")
 	}
 
 	update := get("memory_update")
 	changes := update.Properties["changes"]
-	if changes.Type != "object" || changes.Description != hearthv1.Docs["hearth.v1.RecordChanges"] {
+	if changes.Type != "object" || changes.Description != mcpbridge.Brief(hearthv1.Docs["hearth.v1.UpdateRequest.changes"]) || changes.Description == "" {
 		t.Errorf("memory_update changes = %+v", changes)
 	}
 	if p := changes.Properties["topics"]; p.Type != "array" || p.Items == nil || p.Items.Type != "string" {
@@ -391,8 +405,16 @@ func TestNew_InputSchema(t *testing.T) {
 	if p := timeline.Properties["since"]; p.Type != "string" || p.Format != "date-time" {
 		t.Errorf("memory_timeline since (Timestamp) = %+v", p)
 	}
-	if p := get("memory_search").Properties["recall"]; p.Type != "boolean" {
-		t.Errorf("memory_search recall = %+v", p)
+	// A field only hooks, scripts or the eval set is not offered (the
+	// server still takes it: TestNew_ResultParity sends every field).
+	search := get("memory_search")
+	for _, f := range []string{"recall", "ranking", "min_cosine", "session_id", "exclude", "remote"} {
+		if _, ok := search.Properties[f]; ok {
+			t.Errorf("memory_search offers %s, which only hooks, scripts or the eval set", f)
+		}
+	}
+	if _, ok := get("memory_namespace").Properties["remote"]; !ok {
+		t.Error("memory_namespace does not offer remote, its input")
 	}
 	// A deprecated field (accepted for compatibility, ignored) is not offered.
 	if _, ok := store.Properties["agent"]; ok {

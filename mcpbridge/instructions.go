@@ -13,6 +13,6 @@ How to work:
 1. Before a task, memory_search with a short natural-language query and the repository's namespace. Hits are compact (id, title, snippet); fetch the records you need with memory_get.
 2. When a durable fact emerges, memory_store it. To replace an outdated record, store the new one with supersedes set to the old id.
 3. To correct a record, memory_update it at the revision you read; on ABORTED, use the current revision returned and retry. memory_forget removes what should not be kept.
-4. For a question agents keep asking, memory_answer with its text may already hold a short answer citing its records (memory_questions lists them by demand). Give memory_search and memory_get the same session_id when you have one.
+4. For a question agents keep asking, memory_answer with its text may already hold a short answer citing its records (memory_questions lists them by demand).
 
 Results are JSON objects with proto field names; budgeted results report estimated_tokens, truncated and left_out. A failed call returns {"error":{"code":...,"message":...,"field":...}}: fix the named field and retry; PERMISSION_DENIED or UNAUTHENTICATED means this client lacks the scope or token, so do not retry.`

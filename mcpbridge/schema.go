@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	"google.golang.org/protobuf/proto"
@@ -17,6 +18,29 @@ import (
 // maxBytesExtension is the OpenAPI extension by which a field bounds a
 // string in bytes of UTF-8 (JSON Schema's maxLength counts characters).
 const maxBytesExtension = "x-max-bytes"
+
+// notOfferedExtension is the OpenAPI extension by which a field that only
+// hooks, scripts or the eval set (recall, ranking, a session id, a git
+// remote where a namespace does) is left out of the MCP schema: the server
+// still accepts it, but an agent is not sent its description.
+const notOfferedExtension = "x-mcp-not-offered"
+
+// Brief is the part of a proto comment an MCP client is sent: its first
+// paragraph, which holds the essentials (protoc-gen-hearth keeps a
+// comment's paragraphs apart by a blank line).
+func Brief(doc string) string {
+	first, _, _ := strings.Cut(doc, "\n\n")
+	return first
+}
+
+// offered reports whether the schema offers fd: not deprecated (accepted
+// and ignored for compatibility) nor marked notOfferedExtension.
+func offered(fd protoreflect.FieldDescriptor) bool {
+	if fo, ok := fd.Options().(*descriptorpb.FieldOptions); ok && fo.GetDeprecated() {
+		return false
+	}
+	return !argOf(fd).GetExtensions()[notOfferedExtension].GetBoolValue()
+}
 
 // object is a JSON object that keeps its keys in the order given, so that a
 // schema lists properties in field order (the proto puts essentials first)
@@ -72,7 +96,8 @@ func (o object) MarshalJSON() ([]byte, error) {
 // the very values the server's validators read, so the schema promises what
 // the server enforces. A limit in bytes, which JSON Schema cannot state, is
 // said in the description. Deprecated fields (accepted and ignored for
-// compatibility) are not offered.
+// compatibility) and those marked notOfferedExtension are not offered.
+// Descriptions are the comments' first paragraphs (Brief).
 func inputSchema(md protoreflect.MessageDescriptor) (json.RawMessage, error) {
 	return json.Marshal(messageSchema(md, nil))
 }
@@ -92,7 +117,7 @@ func messageSchema(md protoreflect.MessageDescriptor, stack []protoreflect.FullN
 	fields := md.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if fo, ok := fd.Options().(*descriptorpb.FieldOptions); ok && fo.GetDeprecated() {
+		if !offered(fd) {
 			continue
 		}
 		props = append(props, member{string(fd.Name()), fieldSchema(fd, stack)})
@@ -184,9 +209,9 @@ func fieldSchema(fd protoreflect.FieldDescriptor, stack []protoreflect.FullName)
 	default:
 		s, _, note = constrain(fd, singularSchema(fd, stack))
 	}
-	desc := hearthv1.Docs[string(fd.FullName())]
+	desc := Brief(hearthv1.Docs[string(fd.FullName())])
 	if desc == "" && fd.Message() != nil && !fd.IsMap() {
-		desc = hearthv1.Docs[string(fd.Message().FullName())]
+		desc = Brief(hearthv1.Docs[string(fd.Message().FullName())])
 	}
 	switch {
 	case note == "":

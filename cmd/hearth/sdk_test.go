@@ -69,11 +69,11 @@ func TestMCP_OfficialSDK(t *testing.T) {
 	if len(got.Tools) != len(routes) {
 		t.Errorf("tools = %d, want every tool (%d)", len(got.Tools), len(routes))
 	}
+	// The SDK hands hints through as sent: a closed-world tool says so
+	// (MCP's defaults are the risky values; a hint left out is one).
 	for _, tool := range got.Tools {
-		for _, hint := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-			if _, ok := tool.Annotations[hint]; !ok {
-				t.Errorf("%s lacks %s", tool.Name, hint)
-			}
+		if _, ok := tool.Annotations["openWorldHint"]; !ok && tool.Name != "memory_anchor_sweep" {
+			t.Errorf("%s lacks openWorldHint", tool.Name)
 		}
 	}
 	if got.Store.IsError || len(got.Store.Content) != 1 {

@@ -10,19 +10,27 @@ import (
 	"github.com/hearth-memory/hearth/server/options"
 )
 
+// maxReadWriteToolsList is the most bytes a read+write client's tools/list
+// reply may take: every client pays for the list in context before it does
+// anything (README, "What each MCP client sees").
+const maxReadWriteToolsList = 12000
+
 // TestMCP_ToolsListByScope holds tools/list to a view of the interceptor's
 // decision: each client sees exactly the tools whose RPC's scope (as the
 // interceptor's method table demands it) it holds, and each tool it does
-// not see is refused PERMISSION_DENIED when called anyway.
+// not see is refused PERMISSION_DENIED when called anyway. The read+write
+// list fits maxReadWriteToolsList.
 func TestMCP_ToolsListByScope(t *testing.T) {
 	t.Parallel()
 	opts := options.Default()
 	sets := map[string][]options.Scope{
 		"reader": {options.ScopeRead},
 		"writer": {options.ScopeRead, options.ScopeWrite},
-		"admin":  options.Scopes(),
+		// The default clients' scopes.
+		"deleter": {options.ScopeRead, options.ScopeWrite, options.ScopeDelete},
+		"admin":   options.Scopes(),
 	}
-	for _, name := range []string{"reader", "writer", "admin"} {
+	for _, name := range []string{"reader", "writer", "deleter", "admin"} {
 		opts.Clients = append(opts.Clients, options.Client{Name: name, Scopes: sets[name]})
 	}
 	td := startDaemon(t, opts)
@@ -36,7 +44,7 @@ func TestMCP_ToolsListByScope(t *testing.T) {
 	}
 	mt := mcpTransport{td: td}
 	sizes := map[string]int{}
-	for _, name := range []string{"reader", "writer", "admin"} {
+	for _, name := range []string{"reader", "writer", "deleter", "admin"} {
 		code, raw := mt.rpc(t, td.tokens[name], "tools/list", map[string]any{})
 		if code != http.StatusOK {
 			t.Fatalf("%s: tools/list: HTTP %d %s", name, code, raw)
@@ -75,5 +83,8 @@ func TestMCP_ToolsListByScope(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("tools/list bytes: read %d, read+write %d, every scope %d", sizes["reader"], sizes["writer"], sizes["admin"])
+	t.Logf("tools/list bytes: read %d, read+write %d, read+write+delete %d, every scope %d", sizes["reader"], sizes["writer"], sizes["deleter"], sizes["admin"])
+	if sizes["writer"] > maxReadWriteToolsList {
+		t.Errorf("a read+write client's tools/list is %d bytes, over %d", sizes["writer"], maxReadWriteToolsList)
+	}
 }

@@ -1,6 +1,7 @@
 // Command protoc-gen-hearth is a buf plugin that carries the proto comments
 // into generated Go: a Docs map from full names (services, methods, messages,
-// fields, enum values) to their leading comments. The MCP bridge reads tool
+// fields, enum values) to their leading comments, paragraphs kept apart by a
+// blank line. The MCP bridge reads tool
 // and argument descriptions from it, so MCP, REST docs and the proto say the
 // same thing. It runs with strategy: all and writes one docs.pb.go per Go
 // package. With the option openapi=<file>, each package also gets
@@ -123,13 +124,31 @@ func enum(e *protogen.Enum, add func(string, protogen.Comments)) {
 	}
 }
 
-// clean joins a comment's lines into one paragraph of plain text.
+// clean joins each paragraph of a comment (lines between blank lines) into
+// one line of plain text, and the paragraphs with a blank line between them.
+// The first paragraph holds the essentials: it alone is what an MCP client
+// is sent (see mcpbridge). A comment that opens with a blank line has an
+// empty first paragraph: it is for readers of the API, and an MCP client is
+// sent no description.
 func clean(c string) string {
+	var paras []string
+	if first, _, _ := strings.Cut(c, "\n"); strings.TrimSpace(first) == "" && strings.TrimSpace(c) != "" {
+		paras = append(paras, "")
+	}
 	var words []string
+	flush := func() {
+		if len(words) > 0 {
+			paras = append(paras, strings.Join(words, " "))
+			words = nil
+		}
+	}
 	for _, line := range strings.Split(c, "\n") {
 		if line = strings.TrimSpace(line); line != "" {
 			words = append(words, line)
+		} else {
+			flush()
 		}
 	}
-	return strings.Join(words, " ")
+	flush()
+	return strings.Join(paras, "\n\n")
 }

@@ -1851,8 +1851,10 @@ func (b0 NamespaceCount_builder) Build() *NamespaceCount {
 
 type UnusedRequest struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	//
 	// Only this namespace (default: every namespace).
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	//
 	// At most this many records (0: the default).
 	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1909,8 +1911,10 @@ func (x *UnusedRequest) SetLimit(v uint32) {
 type UnusedRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	//
 	// Only this namespace (default: every namespace).
 	Namespace string
+	//
 	// At most this many records (0: the default).
 	Limit uint32
 }
@@ -3401,9 +3405,13 @@ func (b0 ExportedStance_builder) Build() *ExportedStance {
 
 type ImportRequest struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
-	// JSON Lines as memory_export writes them (id optional: a line without
-	// one gets a new id). Blank lines are skipped.
+	// JSON Lines as memory_export writes them.
+	//
+	// JSON Lines as memory_export writes them (id optional: a line without one
+	// gets a new id). Blank lines are skipped.
 	Lines string `protobuf:"bytes,1,opt,name=lines,proto3" json:"lines,omitempty"`
+	// Write records as exported, not as candidates (admin scope).
+	//
 	// Write records as exported (status, revision, writer, anchor checks,
 	// supersession links) instead of as candidates. Needs admin scope.
 	AsActive      bool `protobuf:"varint,2,opt,name=as_active,json=asActive,proto3" json:"as_active,omitempty"`
@@ -3461,9 +3469,13 @@ func (x *ImportRequest) SetAsActive(v bool) {
 type ImportRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// JSON Lines as memory_export writes them (id optional: a line without
-	// one gets a new id). Blank lines are skipped.
+	// JSON Lines as memory_export writes them.
+	//
+	// JSON Lines as memory_export writes them (id optional: a line without one
+	// gets a new id). Blank lines are skipped.
 	Lines string
+	// Write records as exported, not as candidates (admin scope).
+	//
 	// Write records as exported (status, revision, writer, anchor checks,
 	// supersession links) instead of as candidates. Needs admin scope.
 	AsActive bool

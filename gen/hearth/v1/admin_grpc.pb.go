@@ -37,54 +37,69 @@ const (
 //
 // AdminService reports on and administers the server.
 type AdminServiceClient interface {
-	// Say who you are to the server: your client name, whether a token or your
-	// address identified you, and your scopes. Every MCP request is checked this
-	// way first, so a client without a valid token is told 401 at once.
+	// Your client name, how you were identified, and your scopes.
+	//
+	// Every MCP request is checked this way first, so a client without a valid
+	// token is told 401 at once.
 	Whoami(ctx context.Context, in *WhoamiRequest, opts ...grpc.CallOption) (*WhoamiResponse, error)
+	// Server version, record counts, model servers, jobs, anchors and whether
+	// writes work.
+	//
 	// Report the server's version and what memory holds: record counts by type
 	// and status, and namespaces with their record counts; each model server
 	// (tier, live or down, last probe, calls in flight, failures by model) and
-	// the job queue, with the jobs waiting for a model; the last anchor sweep
-	// and the records flagged by an unavailable anchor; and whether writes
-	// work (store.state: ok, disk_full or read_only, with what to do).
+	// the job queue, with the jobs waiting for a model; the last anchor sweep and
+	// the records flagged by an unavailable anchor; and whether writes work
+	// (store.state: ok, disk_full or read_only, with what to do).
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Active records older than 30 days that nothing returned in 30 days.
+	//
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by
-	// memory_get does not count; last_fetched_at shows it). Empty until usage counting has run for 30 days (see
-	// counting_since and ready).
+	// memory_get does not count; last_fetched_at shows it). Empty until usage
+	// counting has run for 30 days (see counting_since and ready).
 	Unused(ctx context.Context, in *UnusedRequest, opts ...grpc.CallOption) (*UnusedResponse, error)
 	// Read the newest audit rows (mutations and refusals), newest first.
 	Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (*AuditResponse, error)
-	// Write a consistent, verified copy of the whole database into the
-	// backups folder of the server's data directory while writes go on
-	// (SQLite's online backup), and report where. The copy passes
-	// integrity_check, foreign_key_check and the full-text index's
-	// integrity-check before this returns. `hearth backup` calls this and
+	// Write a consistent, verified copy of the whole database into the backups
+	// folder of the server's data directory while writes go on (SQLite's online
+	// backup), and report where.
+	//
+	// The copy passes integrity_check, foreign_key_check and the full-text
+	// index's integrity-check before this returns. `hearth backup` calls this and
 	// moves the file where you want it.
 	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (*BackupResponse, error)
+	// Export records (not deleted) of a namespace prefix as JSON Lines, a page at
+	// a time: pass `cursor` = the previous page's next_cursor until it comes back
+	// empty.
+	//
 	// Export records (not deleted) of a namespace prefix as JSON Lines, one
-	// record per line with its anchors, topics, evidence and supersession
-	// links, in id order, a page at a time: pass `cursor` = the previous
-	// page's next_cursor until it comes back empty. memory_import takes the
-	// same lines.
+	// record per line with its anchors, topics, evidence and supersession links,
+	// in id order, a page at a time: pass `cursor` = the previous page's
+	// next_cursor until it comes back empty. memory_import takes the same lines.
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (*ExportResponse, error)
-	// Import JSON Lines as memory_export writes them. Every field is checked
-	// and screened like a store; records become candidates for review (with
-	// admin scope and as_active, they are written as exported: status,
-	// revision, writer, links). Importing the same lines again changes
+	// Import JSON Lines as memory_export writes them.
+	//
+	// Every field is checked and screened like a store; records become candidates
+	// for review (with admin scope and as_active, they are written as exported:
+	// status, revision, writer, links). Importing the same lines again changes
 	// nothing. A line that fails is reported by number; the others are kept.
 	Import(ctx context.Context, in *ImportRequest, opts ...grpc.CallOption) (*ImportResponse, error)
 	// The server's metrics in Prometheus text format (GET /metrics serves the
 	// same with an admin token): calls by tool and outcome, latency per tool,
 	// records by type and status, jobs by kind and state, last backup.
 	Metrics(ctx context.Context, in *MetricsRequest, opts ...grpc.CallOption) (*MetricsResponse, error)
-	// List the configured clients and how each is identified: a generated
-	// token (with its file and when it was last set), a token you supplied
-	// (token_sha256) or an address. Never shows a token.
+	// List the configured clients and how each is identified: a generated token
+	// (with its file and when it was last set), a token you supplied
+	// (token_sha256) or an address.
+	//
+	// Never shows a token.
 	Tokens(ctx context.Context, in *TokensRequest, opts ...grpc.CallOption) (*TokensResponse, error)
-	// Replace a client's generated token: a new one is written to its file
-	// (mode 0600) on the server and the old one is refused from this moment
-	// on every transport. The reply names the file, never the token.
+	// Replace a client's generated token: a new one is written to its file (mode
+	// 0600) on the server and the old one is refused from this moment on every
+	// transport.
+	//
+	// The reply names the file, never the token.
 	RotateToken(ctx context.Context, in *RotateTokenRequest, opts ...grpc.CallOption) (*RotateTokenResponse, error)
 }
 
@@ -202,54 +217,69 @@ func (c *adminServiceClient) RotateToken(ctx context.Context, in *RotateTokenReq
 //
 // AdminService reports on and administers the server.
 type AdminServiceServer interface {
-	// Say who you are to the server: your client name, whether a token or your
-	// address identified you, and your scopes. Every MCP request is checked this
-	// way first, so a client without a valid token is told 401 at once.
+	// Your client name, how you were identified, and your scopes.
+	//
+	// Every MCP request is checked this way first, so a client without a valid
+	// token is told 401 at once.
 	Whoami(context.Context, *WhoamiRequest) (*WhoamiResponse, error)
+	// Server version, record counts, model servers, jobs, anchors and whether
+	// writes work.
+	//
 	// Report the server's version and what memory holds: record counts by type
 	// and status, and namespaces with their record counts; each model server
 	// (tier, live or down, last probe, calls in flight, failures by model) and
-	// the job queue, with the jobs waiting for a model; the last anchor sweep
-	// and the records flagged by an unavailable anchor; and whether writes
-	// work (store.state: ok, disk_full or read_only, with what to do).
+	// the job queue, with the jobs waiting for a model; the last anchor sweep and
+	// the records flagged by an unavailable anchor; and whether writes work
+	// (store.state: ok, disk_full or read_only, with what to do).
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Active records older than 30 days that nothing returned in 30 days.
+	//
 	// List unused records: active records older than 30 days that no search,
 	// recall or context packet returned in 30 days, oldest first (a fetch by
-	// memory_get does not count; last_fetched_at shows it). Empty until usage counting has run for 30 days (see
-	// counting_since and ready).
+	// memory_get does not count; last_fetched_at shows it). Empty until usage
+	// counting has run for 30 days (see counting_since and ready).
 	Unused(context.Context, *UnusedRequest) (*UnusedResponse, error)
 	// Read the newest audit rows (mutations and refusals), newest first.
 	Audit(context.Context, *AuditRequest) (*AuditResponse, error)
-	// Write a consistent, verified copy of the whole database into the
-	// backups folder of the server's data directory while writes go on
-	// (SQLite's online backup), and report where. The copy passes
-	// integrity_check, foreign_key_check and the full-text index's
-	// integrity-check before this returns. `hearth backup` calls this and
+	// Write a consistent, verified copy of the whole database into the backups
+	// folder of the server's data directory while writes go on (SQLite's online
+	// backup), and report where.
+	//
+	// The copy passes integrity_check, foreign_key_check and the full-text
+	// index's integrity-check before this returns. `hearth backup` calls this and
 	// moves the file where you want it.
 	Backup(context.Context, *BackupRequest) (*BackupResponse, error)
+	// Export records (not deleted) of a namespace prefix as JSON Lines, a page at
+	// a time: pass `cursor` = the previous page's next_cursor until it comes back
+	// empty.
+	//
 	// Export records (not deleted) of a namespace prefix as JSON Lines, one
-	// record per line with its anchors, topics, evidence and supersession
-	// links, in id order, a page at a time: pass `cursor` = the previous
-	// page's next_cursor until it comes back empty. memory_import takes the
-	// same lines.
+	// record per line with its anchors, topics, evidence and supersession links,
+	// in id order, a page at a time: pass `cursor` = the previous page's
+	// next_cursor until it comes back empty. memory_import takes the same lines.
 	Export(context.Context, *ExportRequest) (*ExportResponse, error)
-	// Import JSON Lines as memory_export writes them. Every field is checked
-	// and screened like a store; records become candidates for review (with
-	// admin scope and as_active, they are written as exported: status,
-	// revision, writer, links). Importing the same lines again changes
+	// Import JSON Lines as memory_export writes them.
+	//
+	// Every field is checked and screened like a store; records become candidates
+	// for review (with admin scope and as_active, they are written as exported:
+	// status, revision, writer, links). Importing the same lines again changes
 	// nothing. A line that fails is reported by number; the others are kept.
 	Import(context.Context, *ImportRequest) (*ImportResponse, error)
 	// The server's metrics in Prometheus text format (GET /metrics serves the
 	// same with an admin token): calls by tool and outcome, latency per tool,
 	// records by type and status, jobs by kind and state, last backup.
 	Metrics(context.Context, *MetricsRequest) (*MetricsResponse, error)
-	// List the configured clients and how each is identified: a generated
-	// token (with its file and when it was last set), a token you supplied
-	// (token_sha256) or an address. Never shows a token.
+	// List the configured clients and how each is identified: a generated token
+	// (with its file and when it was last set), a token you supplied
+	// (token_sha256) or an address.
+	//
+	// Never shows a token.
 	Tokens(context.Context, *TokensRequest) (*TokensResponse, error)
-	// Replace a client's generated token: a new one is written to its file
-	// (mode 0600) on the server and the old one is refused from this moment
-	// on every transport. The reply names the file, never the token.
+	// Replace a client's generated token: a new one is written to its file (mode
+	// 0600) on the server and the old one is refused from this moment on every
+	// transport.
+	//
+	// The reply names the file, never the token.
 	RotateToken(context.Context, *RotateTokenRequest) (*RotateTokenResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }

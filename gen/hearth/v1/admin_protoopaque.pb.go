@@ -1880,8 +1880,10 @@ func (x *UnusedRequest) SetLimit(v uint32) {
 type UnusedRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	//
 	// Only this namespace (default: every namespace).
 	Namespace string
+	//
 	// At most this many records (0: the default).
 	Limit uint32
 }
@@ -3414,9 +3416,13 @@ func (x *ImportRequest) SetAsActive(v bool) {
 type ImportRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// JSON Lines as memory_export writes them (id optional: a line without
-	// one gets a new id). Blank lines are skipped.
+	// JSON Lines as memory_export writes them.
+	//
+	// JSON Lines as memory_export writes them (id optional: a line without one
+	// gets a new id). Blank lines are skipped.
 	Lines string
+	// Write records as exported, not as candidates (admin scope).
+	//
 	// Write records as exported (status, revision, writer, anchor checks,
 	// supersession links) instead of as candidates. Needs admin scope.
 	AsActive bool

@@ -28,13 +28,15 @@ const (
 // AnchorReport is what you found about one anchor of one record.
 type AnchorReport struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
-	// The record.
-	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// One of the record's anchors, exactly as the record lists it (path:,
-	// host: or url:).
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// As the record lists it.
+	//
+	// One of the record's anchors, exactly as the record lists it (path:, host:
+	// or url:).
 	Anchor string `protobuf:"bytes,2,opt,name=anchor,proto3" json:"anchor,omitempty"`
-	// available or unavailable.
-	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	State  string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// What you saw.
+	//
 	// What you saw, briefly (optional), e.g. "file removed in 3f2a1c".
 	Detail        string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -113,13 +115,15 @@ func (x *AnchorReport) SetDetail(v string) {
 type AnchorReport_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// The record.
 	Id string
-	// One of the record's anchors, exactly as the record lists it (path:,
-	// host: or url:).
+	// As the record lists it.
+	//
+	// One of the record's anchors, exactly as the record lists it (path:, host:
+	// or url:).
 	Anchor string
-	// available or unavailable.
-	State string
+	State  string
+	// What you saw.
+	//
 	// What you saw, briefly (optional), e.g. "file removed in 3f2a1c".
 	Detail string
 }
@@ -137,17 +141,21 @@ func (b0 AnchorReport_builder) Build() *AnchorReport {
 
 type ReportAnchorRequest struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
-	// The record.
-	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// One of the record's anchors, exactly as the record lists it (path:,
-	// host: or url:).
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// As the record lists it.
+	//
+	// One of the record's anchors, exactly as the record lists it (path:, host:
+	// or url:).
 	Anchor string `protobuf:"bytes,2,opt,name=anchor,proto3" json:"anchor,omitempty"`
-	// available or unavailable.
-	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	State  string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// What you saw.
+	//
 	// What you saw, briefly (optional), e.g. "file removed in 3f2a1c".
 	Detail string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
-	// More reports ({id, anchor, state, detail}), applied after the one above
-	// (if given) in one step: all or none.
+	// More reports, applied with the one above: all or none.
+	//
+	// More reports ({id, anchor, state, detail}), applied after the one above (if
+	// given) in one step: all or none.
 	Reports       []*AnchorReport `protobuf:"bytes,5,rep,name=reports,proto3" json:"reports,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -236,17 +244,21 @@ func (x *ReportAnchorRequest) SetReports(v []*AnchorReport) {
 type ReportAnchorRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// The record.
 	Id string
-	// One of the record's anchors, exactly as the record lists it (path:,
-	// host: or url:).
+	// As the record lists it.
+	//
+	// One of the record's anchors, exactly as the record lists it (path:, host:
+	// or url:).
 	Anchor string
-	// available or unavailable.
-	State string
+	State  string
+	// What you saw.
+	//
 	// What you saw, briefly (optional), e.g. "file removed in 3f2a1c".
 	Detail string
-	// More reports ({id, anchor, state, detail}), applied after the one above
-	// (if given) in one step: all or none.
+	// More reports, applied with the one above: all or none.
+	//
+	// More reports ({id, anchor, state, detail}), applied after the one above (if
+	// given) in one step: all or none.
 	Reports []*AnchorReport
 }
 

@@ -29,23 +29,26 @@ const (
 //
 // AnchorService checks the things records depend on against the world.
 type AnchorServiceClient interface {
-	// Report what you found about one of a record's anchors: state `available`
-	// or `unavailable`, with a short `detail` (what you saw). For path:, host:
-	// and url: anchors you can check: a path against the checkout of the
-	// record's repository (unavailable when you have none), a host or URL you
-	// can reach. entity: anchors are checked by memory_anchor_sweep. A report
-	// that repeats the anchor's state changes nothing; a change advances the
-	// record's revision and is audited. Records with an unavailable anchor are
-	// flagged, never hidden. Give `reports` to report many at once: all are
-	// applied, or none.
+	// Report a record's path:, host: or url: anchor available or unavailable.
+	//
+	// Report what you found about one of a record's anchors: state `available` or
+	// `unavailable`, with a short `detail` (what you saw). For path:, host: and
+	// url: anchors you can check: a path against the checkout of the record's
+	// repository (unavailable when you have none), a host or URL you can reach.
+	// entity: anchors are checked by memory_anchor_sweep. A report that repeats
+	// the anchor's state changes nothing; a change advances the record's revision
+	// and is audited. Records with an unavailable anchor are flagged, never
+	// hidden. Give `reports` to report many at once: all are applied, or none.
 	ReportAnchor(ctx context.Context, in *ReportAnchorRequest, opts ...grpc.CallOption) (*ReportAnchorResponse, error)
-	// Check every entity: anchor against Home Assistant's entity states now
-	// (one read of all states; it also runs every anchor_sweep_hours). An
-	// entity that is gone, or whose state is unavailable or unknown, makes its
-	// anchor unavailable; its records are flagged, never hidden or deleted.
-	// When Home Assistant does not answer, nothing changes and `unreachable`
-	// says so; outside Home Assistant entity anchors stay unknown
-	// (`home_assistant` false). Home Assistant is only read, never written.
+	// Check every entity: anchor against Home Assistant now.
+	//
+	// Check every entity: anchor against Home Assistant's entity states now (one
+	// read of all states; it also runs every anchor_sweep_hours). An entity that
+	// is gone, or whose state is unavailable or unknown, makes its anchor
+	// unavailable; its records are flagged, never hidden or deleted. When Home
+	// Assistant does not answer, nothing changes and `unreachable` says so;
+	// outside Home Assistant entity anchors stay unknown (`home_assistant`
+	// false). Home Assistant is only read, never written.
 	SweepAnchors(ctx context.Context, in *SweepAnchorsRequest, opts ...grpc.CallOption) (*SweepAnchorsResponse, error)
 }
 
@@ -83,23 +86,26 @@ func (c *anchorServiceClient) SweepAnchors(ctx context.Context, in *SweepAnchors
 //
 // AnchorService checks the things records depend on against the world.
 type AnchorServiceServer interface {
-	// Report what you found about one of a record's anchors: state `available`
-	// or `unavailable`, with a short `detail` (what you saw). For path:, host:
-	// and url: anchors you can check: a path against the checkout of the
-	// record's repository (unavailable when you have none), a host or URL you
-	// can reach. entity: anchors are checked by memory_anchor_sweep. A report
-	// that repeats the anchor's state changes nothing; a change advances the
-	// record's revision and is audited. Records with an unavailable anchor are
-	// flagged, never hidden. Give `reports` to report many at once: all are
-	// applied, or none.
+	// Report a record's path:, host: or url: anchor available or unavailable.
+	//
+	// Report what you found about one of a record's anchors: state `available` or
+	// `unavailable`, with a short `detail` (what you saw). For path:, host: and
+	// url: anchors you can check: a path against the checkout of the record's
+	// repository (unavailable when you have none), a host or URL you can reach.
+	// entity: anchors are checked by memory_anchor_sweep. A report that repeats
+	// the anchor's state changes nothing; a change advances the record's revision
+	// and is audited. Records with an unavailable anchor are flagged, never
+	// hidden. Give `reports` to report many at once: all are applied, or none.
 	ReportAnchor(context.Context, *ReportAnchorRequest) (*ReportAnchorResponse, error)
-	// Check every entity: anchor against Home Assistant's entity states now
-	// (one read of all states; it also runs every anchor_sweep_hours). An
-	// entity that is gone, or whose state is unavailable or unknown, makes its
-	// anchor unavailable; its records are flagged, never hidden or deleted.
-	// When Home Assistant does not answer, nothing changes and `unreachable`
-	// says so; outside Home Assistant entity anchors stay unknown
-	// (`home_assistant` false). Home Assistant is only read, never written.
+	// Check every entity: anchor against Home Assistant now.
+	//
+	// Check every entity: anchor against Home Assistant's entity states now (one
+	// read of all states; it also runs every anchor_sweep_hours). An entity that
+	// is gone, or whose state is unavailable or unknown, makes its anchor
+	// unavailable; its records are flagged, never hidden or deleted. When Home
+	// Assistant does not answer, nothing changes and `unreachable` says so;
+	// outside Home Assistant entity anchors stay unknown (`home_assistant`
+	// false). Home Assistant is only read, never written.
 	SweepAnchors(context.Context, *SweepAnchorsRequest) (*SweepAnchorsResponse, error)
 	mustEmbedUnimplementedAnchorServiceServer()
 }

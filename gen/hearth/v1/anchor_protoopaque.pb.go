@@ -108,13 +108,15 @@ func (x *AnchorReport) SetDetail(v string) {
 type AnchorReport_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// The record.
 	Id string
-	// One of the record's anchors, exactly as the record lists it (path:,
-	// host: or url:).
+	// As the record lists it.
+	//
+	// One of the record's anchors, exactly as the record lists it (path:, host:
+	// or url:).
 	Anchor string
-	// available or unavailable.
-	State string
+	State  string
+	// What you saw.
+	//
 	// What you saw, briefly (optional), e.g. "file removed in 3f2a1c".
 	Detail string
 }
@@ -226,17 +228,21 @@ func (x *ReportAnchorRequest) SetReports(v []*AnchorReport) {
 type ReportAnchorRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// The record.
 	Id string
-	// One of the record's anchors, exactly as the record lists it (path:,
-	// host: or url:).
+	// As the record lists it.
+	//
+	// One of the record's anchors, exactly as the record lists it (path:, host:
+	// or url:).
 	Anchor string
-	// available or unavailable.
-	State string
+	State  string
+	// What you saw.
+	//
 	// What you saw, briefly (optional), e.g. "file removed in 3f2a1c".
 	Detail string
-	// More reports ({id, anchor, state, detail}), applied after the one above
-	// (if given) in one step: all or none.
+	// More reports, applied with the one above: all or none.
+	//
+	// More reports ({id, anchor, state, detail}), applied after the one above (if
+	// given) in one step: all or none.
 	Reports []*AnchorReport
 }
 

@@ -27,13 +27,17 @@ const (
 
 type QuestionsRequest struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	//
 	// The namespace whose scope chain is ranked (default global); or give
 	// `remote`.
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// A git remote URL to derive the namespace from.
 	Remote string `protobuf:"bytes,2,opt,name=remote,proto3" json:"remote,omitempty"`
+	//
 	// At most this many questions (0: the default).
 	Limit uint32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Rank every namespace's questions.
+	//
 	// Rank the questions of every namespace instead of one scope chain.
 	EveryNamespace bool `protobuf:"varint,4,opt,name=every_namespace,json=everyNamespace,proto3" json:"every_namespace,omitempty"`
 	unknownFields  protoimpl.UnknownFields
@@ -112,13 +116,17 @@ func (x *QuestionsRequest) SetEveryNamespace(v bool) {
 type QuestionsRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	//
 	// The namespace whose scope chain is ranked (default global); or give
 	// `remote`.
 	Namespace string
 	// A git remote URL to derive the namespace from.
 	Remote string
+	//
 	// At most this many questions (0: the default).
 	Limit uint32
+	// Rank every namespace's questions.
+	//
 	// Rank the questions of every namespace instead of one scope chain.
 	EveryNamespace bool
 }
@@ -457,8 +465,11 @@ func (b0 QuestionsResponse_builder) Build() *QuestionsResponse {
 
 type AddQuestionRequest struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// The question.
+	//
 	// The question, in words.
 	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	//
 	// The namespace it belongs to (default global); or give `remote`.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// A git remote URL to derive the namespace from.
@@ -528,8 +539,11 @@ func (x *AddQuestionRequest) SetRemote(v string) {
 type AddQuestionRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	// The question.
+	//
 	// The question, in words.
 	Text string
+	//
 	// The namespace it belongs to (default global); or give `remote`.
 	Namespace string
 	// A git remote URL to derive the namespace from.
@@ -616,12 +630,17 @@ func (b0 AddQuestionResponse_builder) Build() *AddQuestionResponse {
 
 type AnswerRequest struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// From memory_questions; or give `text`.
+	//
 	// The question's id (from memory_questions); or give `text`.
 	QuestionId string `protobuf:"bytes,1,opt,name=question_id,json=questionId,proto3" json:"question_id,omitempty"`
+	// The question in words.
+	//
 	// The question in words, looked up in the scope chain.
 	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	// The namespace whose scope chain `text` is looked up in (default
-	// global); or give `remote`.
+	//
+	// The namespace whose scope chain `text` is looked up in (default global); or
+	// give `remote`.
 	Namespace string `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// A git remote URL to derive the namespace from.
 	Remote        string `protobuf:"bytes,4,opt,name=remote,proto3" json:"remote,omitempty"`
@@ -701,12 +720,17 @@ func (x *AnswerRequest) SetRemote(v string) {
 type AnswerRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	// From memory_questions; or give `text`.
+	//
 	// The question's id (from memory_questions); or give `text`.
 	QuestionId string
+	// The question in words.
+	//
 	// The question in words, looked up in the scope chain.
 	Text string
-	// The namespace whose scope chain `text` is looked up in (default
-	// global); or give `remote`.
+	//
+	// The namespace whose scope chain `text` is looked up in (default global); or
+	// give `remote`.
 	Namespace string
 	// A git remote URL to derive the namespace from.
 	Remote string
@@ -1097,10 +1121,11 @@ var File_hearth_v1_answer_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_answer_proto_rawDesc = "" +
 	"\n" +
-	"\x16hearth/v1/answer.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xa1\x01\n" +
+	"\x16hearth/v1/answer.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xc0\x01\n" +
 	"\x10QuestionsRequest\x12$\n" +
-	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x02 \x01(\tR\x06remote\x12&\n" +
+	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x125\n" +
+	"\x06remote\x18\x02 \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remote\x12&\n" +
 	"\x05limit\x18\x03 \x01(\rB\x10\x92A\r:\x0210Y\x00\x00\x00\x00\x00\x00I@R\x05limit\x12'\n" +
 	"\x0fevery_namespace\x18\x04 \x01(\bR\x0eeveryNamespace\"\xa3\x03\n" +
 	"\bQuestion\x12\x0e\n" +
@@ -1122,19 +1147,21 @@ const file_hearth_v1_answer_proto_rawDesc = "" +
 	"\vanswer_kind\x18\r \x01(\tR\n" +
 	"answerKind\"F\n" +
 	"\x11QuestionsResponse\x121\n" +
-	"\tquestions\x18\x01 \x03(\v2\x13.hearth.v1.QuestionR\tquestions\"x\n" +
+	"\tquestions\x18\x01 \x03(\v2\x13.hearth.v1.QuestionR\tquestions\"\x97\x01\n" +
 	"\x12AddQuestionRequest\x12$\n" +
 	"\x04text\x18\x01 \x01(\tB\x10\x92A\rx\xe8\a\x80\x01\x01\xd2\x01\x04textR\x04text\x12$\n" +
-	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x03 \x01(\tR\x06remote\"F\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x125\n" +
+	"\x06remote\x18\x03 \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remote\"F\n" +
 	"\x13AddQuestionResponse\x12/\n" +
-	"\bquestion\x18\x01 \x01(\v2\x13.hearth.v1.QuestionR\bquestion\"\xaa\x01\n" +
+	"\bquestion\x18\x01 \x01(\v2\x13.hearth.v1.QuestionR\bquestion\"\xc9\x01\n" +
 	"\rAnswerRequest\x12?\n" +
 	"\vquestion_id\x18\x01 \x01(\tB\x1e\x92A\x1b\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$R\n" +
 	"questionId\x12\x1a\n" +
 	"\x04text\x18\x02 \x01(\tB\x06\x92A\x03x\xe8\aR\x04text\x12$\n" +
-	"\tnamespace\x18\x03 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x04 \x01(\tR\x06remote\"C\n" +
+	"\tnamespace\x18\x03 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x125\n" +
+	"\x06remote\x18\x04 \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remote\"C\n" +
 	"\x0eAnswerSentence\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1d\n" +
 	"\n" +

@@ -31,8 +31,9 @@ const (
 // AnswerService keeps the questions sessions ask and a standing answer to
 // each, cited to the records it came from.
 type AnswerServiceClient interface {
-	// The questions sessions keep asking in a scope chain, by demand. Each
-	// memory_search (not recall) is recorded; searches with the same words
+	// The questions sessions keep asking, by demand.
+	//
+	// Each memory_search (not recall) is recorded; searches with the same words
 	// (case, punctuation, stop words, word endings and order aside) are one
 	// question. used_share is the share of asks after which the same session
 	// fetched one of its full-text hits with memory_get; demand = weight x
@@ -42,20 +43,25 @@ type AnswerServiceClient interface {
 	// whose hits were always used scores 0. answer_state is
 	// unanswered, fresh or stale; read the answer with memory_answer.
 	Questions(ctx context.Context, in *QuestionsRequest, opts ...grpc.CallOption) (*QuestionsResponse, error)
-	// Declare a question that deserves a standing answer in a namespace (or
-	// give remote). A question with the same words there is marked declared
-	// and returned; calling again returns the same question. The background
-	// worker answers declared questions even when nobody searched for them.
-	// Text that looks like a secret is refused.
+	// Declare a question that deserves a standing answer.
+	//
+	// Declare a question that deserves a standing answer in a namespace (or give
+	// remote). A question with the same words there is marked declared and
+	// returned; calling again returns the same question. The background worker
+	// answers declared questions even when nobody searched for them. Text that
+	// looks like a secret is refused.
 	AddQuestion(ctx context.Context, in *AddQuestionRequest, opts ...grpc.CallOption) (*AddQuestionResponse, error)
-	// The standing answer to a question, by question_id or by text (the
-	// first namespace of the scope chain holding a question with the same
-	// words). One database read: it never searches and never calls a model.
-	// The answer has at most four sentences, cites its records in source_ids
-	// (fetch them with memory_get), and says stale: true when one of them
-	// changed or went since it was written. "No record in scope answers
-	// this." means none did. extractive answers quote the records' own
-	// sentences (no model). A question not answered yet has no answer.
+	// The standing answer to a question (by question_id or text), citing its
+	// records.
+	//
+	// The standing answer to a question, by question_id or by text (the first
+	// namespace of the scope chain holding a question with the same words). One
+	// database read: it never searches and never calls a model. The answer has at
+	// most four sentences, cites its records in source_ids (fetch them with
+	// memory_get), and says stale: true when one of them changed or went since it
+	// was written. "No record in scope answers this." means none did. extractive
+	// answers quote the records' own sentences (no model). A question not
+	// answered yet has no answer.
 	Answer(ctx context.Context, in *AnswerRequest, opts ...grpc.CallOption) (*AnswerResponse, error)
 }
 
@@ -104,8 +110,9 @@ func (c *answerServiceClient) Answer(ctx context.Context, in *AnswerRequest, opt
 // AnswerService keeps the questions sessions ask and a standing answer to
 // each, cited to the records it came from.
 type AnswerServiceServer interface {
-	// The questions sessions keep asking in a scope chain, by demand. Each
-	// memory_search (not recall) is recorded; searches with the same words
+	// The questions sessions keep asking, by demand.
+	//
+	// Each memory_search (not recall) is recorded; searches with the same words
 	// (case, punctuation, stop words, word endings and order aside) are one
 	// question. used_share is the share of asks after which the same session
 	// fetched one of its full-text hits with memory_get; demand = weight x
@@ -115,20 +122,25 @@ type AnswerServiceServer interface {
 	// whose hits were always used scores 0. answer_state is
 	// unanswered, fresh or stale; read the answer with memory_answer.
 	Questions(context.Context, *QuestionsRequest) (*QuestionsResponse, error)
-	// Declare a question that deserves a standing answer in a namespace (or
-	// give remote). A question with the same words there is marked declared
-	// and returned; calling again returns the same question. The background
-	// worker answers declared questions even when nobody searched for them.
-	// Text that looks like a secret is refused.
+	// Declare a question that deserves a standing answer.
+	//
+	// Declare a question that deserves a standing answer in a namespace (or give
+	// remote). A question with the same words there is marked declared and
+	// returned; calling again returns the same question. The background worker
+	// answers declared questions even when nobody searched for them. Text that
+	// looks like a secret is refused.
 	AddQuestion(context.Context, *AddQuestionRequest) (*AddQuestionResponse, error)
-	// The standing answer to a question, by question_id or by text (the
-	// first namespace of the scope chain holding a question with the same
-	// words). One database read: it never searches and never calls a model.
-	// The answer has at most four sentences, cites its records in source_ids
-	// (fetch them with memory_get), and says stale: true when one of them
-	// changed or went since it was written. "No record in scope answers
-	// this." means none did. extractive answers quote the records' own
-	// sentences (no model). A question not answered yet has no answer.
+	// The standing answer to a question (by question_id or text), citing its
+	// records.
+	//
+	// The standing answer to a question, by question_id or by text (the first
+	// namespace of the scope chain holding a question with the same words). One
+	// database read: it never searches and never calls a model. The answer has at
+	// most four sentences, cites its records in source_ids (fetch them with
+	// memory_get), and says stale: true when one of them changed or went since it
+	// was written. "No record in scope answers this." means none did. extractive
+	// answers quote the records' own sentences (no model). A question not
+	// answered yet has no answer.
 	Answer(context.Context, *AnswerRequest) (*AnswerResponse, error)
 	mustEmbedUnimplementedAnswerServiceServer()
 }

@@ -38,66 +38,83 @@ const (
 //
 // MemoryService stores and finds memory records.
 type MemoryServiceClient interface {
+	// Store one durable fact (decision, constraint, requirement, procedure,
+	// preference, note).
+	//
 	// Store one durable memory (decision, constraint, requirement, procedure,
 	// preference) or a note/summary in a namespace such as github/<owner>/<repo>.
-	// The record is active at revision 1 and the writer is your client name.
-	// Give `supersedes` (an active record's id in the same namespace) to retire
-	// it in the same step. Text that looks like a secret is refused. Keep one
-	// fact per record: a short title and the content an agent will need later.
+	// The record is active at revision 1 and the writer is your client name. Give
+	// `supersedes` (an active record's id in the same namespace) to retire it in
+	// the same step. Text that looks like a secret is refused. Keep one fact per
+	// record: a short title and the content an agent will need later.
 	Store(ctx context.Context, in *StoreRequest, opts ...grpc.CallOption) (*StoreResponse, error)
-	// Fetch whole records by id, in the order asked, within a 2,000-token
-	// budget; records that do not fit are left out and counted. Unknown ids are
-	// listed in `missing`, entries that are not ids by position in `malformed`.
+	// Fetch whole records by id, within a 2,000-token budget.
+	//
+	// Unknown ids are listed in `missing`, entries that are not ids by position
+	// in `malformed`.
 	Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*GetResponse, error)
+	// Change a record at the revision you read; ABORTED returns the current one.
+	//
 	// Change a record at a known revision: title, content, type, confidence,
 	// topics, anchors, status (active <-> candidate) or supersedes. Applies only
 	// when `revision` is the current one; otherwise fails with ABORTED and
 	// returns the current revision and record so you can retry.
 	Update(ctx context.Context, in *UpdateRequest, opts ...grpc.CallOption) (*UpdateResponse, error)
 	// Forget a record: its status becomes deleted (it stops appearing in search)
-	// and it is purged after the retention period. Give `revision` to forget only
-	// the version you saw, and a short `reason`.
+	// and it is purged after the retention period.
+	//
+	// Give `revision` to forget only the version you saw, and a short `reason`.
 	Forget(ctx context.Context, in *ForgetRequest, opts ...grpc.CallOption) (*ForgetResponse, error)
+	// Search memory in natural language: compact hits, best first; memory_get
+	// fetches records.
+	//
 	// Search memory with a natural-language query (full-text, stemmed; records
 	// sharing some of the query's words are found). Returns compact hits (id,
 	// title, snippet, score) best first within a 750-token budget; fetch detail
-	// with memory_get. Active and candidate records only. `within` searches
-	// one namespace alone, or every namespace, instead of the scope chain.
+	// with memory_get. Active and candidate records only. `within` searches one
+	// namespace alone, or every namespace, instead of the scope chain.
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (*SearchResponse, error)
+	// List a namespace's records newest first.
+	//
 	// List records of a namespace newest first, optionally between `since` and
 	// `until` (RFC 3339), within the 2,000-token records budget. Includes
-	// superseded records; deleted ones only when `statuses` asks for them.
-	// Filter by `types` and `statuses`; `within` lists the namespace's scope
-	// chain (default), that namespace alone, or every namespace. To read the
-	// next page, give the last record's id as `after_id`.
+	// superseded records; deleted ones only when `statuses` asks for them. Filter
+	// by `types` and `statuses`; `within` lists the namespace's scope chain
+	// (default), that namespace alone, or every namespace. To read the next page,
+	// give the last record's id as `after_id`.
 	Timeline(ctx context.Context, in *TimelineRequest, opts ...grpc.CallOption) (*TimelineResponse, error)
+	// Turn a git remote URL into its namespace, or check a `name`; returns the
+	// scope chain.
+	//
 	// Turn a git remote URL (https, ssh git@host:owner/repo.git, ssh://, git://)
 	// into Hearth's namespace for that repository, or check a namespace `name`,
 	// and return the scope chain reads use: the repository, its linked projects,
 	// then global.
 	Namespace(ctx context.Context, in *NamespaceRequest, opts ...grpc.CallOption) (*NamespaceResponse, error)
+	// Session-start packet: candidates to review, durable records, unavailable
+	// anchors.
+	//
 	// Session-start packet for a repository: candidates awaiting review, the
-	// durable records of the scope chain (constraints, requirements,
-	// preferences, decisions, procedures) and records whose anchors are
-	// unavailable, as compact items (id, type, title, reason) within 500 tokens
-	// on the wire. Fetch detail with memory_get.
+	// durable records of the scope chain (constraints, requirements, preferences,
+	// decisions, procedures) and records whose anchors are unavailable, as
+	// compact items (id, type, title, reason) within 500 tokens on the wire.
+	// Fetch detail with memory_get.
 	Bootstrap(ctx context.Context, in *BootstrapRequest, opts ...grpc.CallOption) (*BootstrapResponse, error)
-	// The records that best match a task description across the scope chain,
-	// whole, most relevant first, within a token budget (default 4,000; ask up
-	// to 8,000 with budget_tokens).
+	// The records that best match a task, whole, within a token budget.
 	Context(ctx context.Context, in *ContextRequest, opts ...grpc.CallOption) (*ContextResponse, error)
-	// Record evidence about a record: `corroborates` (you confirmed it holds)
-	// or `contradicts` (you found it wrong), with an optional note. Each
-	// corroboration closes a third of the distance to 1.0; each contradiction
-	// halves the confidence. One stance per client per record: a later call
-	// replaces your earlier stance.
+	// Say a record holds (corroborates) or is wrong (contradicts).
+	//
+	// Each corroboration closes a third of the distance to 1.0; each
+	// contradiction halves the confidence. One stance per client per record: a
+	// later call replaces your earlier stance.
 	Evidence(ctx context.Context, in *EvidenceRequest, opts ...grpc.CallOption) (*EvidenceResponse, error)
+	// A record's audit rows, evidence stances and usage counters.
+	//
 	// A record's history: the record as it stands, its audit rows newest first
-	// (who did what, at which revision, when), each client's evidence stance
-	// and its usage counters. The history is packed within the 2,000-token
-	// records budget on top of the record; `total_entries` counts every audit
-	// row. Not counted as a use. A purged record's audit rows remain, without
-	// the record.
+	// (who did what, at which revision, when), each client's evidence stance and
+	// its usage counters. The history is packed within the 2,000-token records
+	// budget on top of the record; `total_entries` counts every audit row. Not
+	// counted as a use. A purged record's audit rows remain, without the record.
 	History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error)
 }
 
@@ -225,66 +242,83 @@ func (c *memoryServiceClient) History(ctx context.Context, in *HistoryRequest, o
 //
 // MemoryService stores and finds memory records.
 type MemoryServiceServer interface {
+	// Store one durable fact (decision, constraint, requirement, procedure,
+	// preference, note).
+	//
 	// Store one durable memory (decision, constraint, requirement, procedure,
 	// preference) or a note/summary in a namespace such as github/<owner>/<repo>.
-	// The record is active at revision 1 and the writer is your client name.
-	// Give `supersedes` (an active record's id in the same namespace) to retire
-	// it in the same step. Text that looks like a secret is refused. Keep one
-	// fact per record: a short title and the content an agent will need later.
+	// The record is active at revision 1 and the writer is your client name. Give
+	// `supersedes` (an active record's id in the same namespace) to retire it in
+	// the same step. Text that looks like a secret is refused. Keep one fact per
+	// record: a short title and the content an agent will need later.
 	Store(context.Context, *StoreRequest) (*StoreResponse, error)
-	// Fetch whole records by id, in the order asked, within a 2,000-token
-	// budget; records that do not fit are left out and counted. Unknown ids are
-	// listed in `missing`, entries that are not ids by position in `malformed`.
+	// Fetch whole records by id, within a 2,000-token budget.
+	//
+	// Unknown ids are listed in `missing`, entries that are not ids by position
+	// in `malformed`.
 	Get(context.Context, *GetRequest) (*GetResponse, error)
+	// Change a record at the revision you read; ABORTED returns the current one.
+	//
 	// Change a record at a known revision: title, content, type, confidence,
 	// topics, anchors, status (active <-> candidate) or supersedes. Applies only
 	// when `revision` is the current one; otherwise fails with ABORTED and
 	// returns the current revision and record so you can retry.
 	Update(context.Context, *UpdateRequest) (*UpdateResponse, error)
 	// Forget a record: its status becomes deleted (it stops appearing in search)
-	// and it is purged after the retention period. Give `revision` to forget only
-	// the version you saw, and a short `reason`.
+	// and it is purged after the retention period.
+	//
+	// Give `revision` to forget only the version you saw, and a short `reason`.
 	Forget(context.Context, *ForgetRequest) (*ForgetResponse, error)
+	// Search memory in natural language: compact hits, best first; memory_get
+	// fetches records.
+	//
 	// Search memory with a natural-language query (full-text, stemmed; records
 	// sharing some of the query's words are found). Returns compact hits (id,
 	// title, snippet, score) best first within a 750-token budget; fetch detail
-	// with memory_get. Active and candidate records only. `within` searches
-	// one namespace alone, or every namespace, instead of the scope chain.
+	// with memory_get. Active and candidate records only. `within` searches one
+	// namespace alone, or every namespace, instead of the scope chain.
 	Search(context.Context, *SearchRequest) (*SearchResponse, error)
+	// List a namespace's records newest first.
+	//
 	// List records of a namespace newest first, optionally between `since` and
 	// `until` (RFC 3339), within the 2,000-token records budget. Includes
-	// superseded records; deleted ones only when `statuses` asks for them.
-	// Filter by `types` and `statuses`; `within` lists the namespace's scope
-	// chain (default), that namespace alone, or every namespace. To read the
-	// next page, give the last record's id as `after_id`.
+	// superseded records; deleted ones only when `statuses` asks for them. Filter
+	// by `types` and `statuses`; `within` lists the namespace's scope chain
+	// (default), that namespace alone, or every namespace. To read the next page,
+	// give the last record's id as `after_id`.
 	Timeline(context.Context, *TimelineRequest) (*TimelineResponse, error)
+	// Turn a git remote URL into its namespace, or check a `name`; returns the
+	// scope chain.
+	//
 	// Turn a git remote URL (https, ssh git@host:owner/repo.git, ssh://, git://)
 	// into Hearth's namespace for that repository, or check a namespace `name`,
 	// and return the scope chain reads use: the repository, its linked projects,
 	// then global.
 	Namespace(context.Context, *NamespaceRequest) (*NamespaceResponse, error)
+	// Session-start packet: candidates to review, durable records, unavailable
+	// anchors.
+	//
 	// Session-start packet for a repository: candidates awaiting review, the
-	// durable records of the scope chain (constraints, requirements,
-	// preferences, decisions, procedures) and records whose anchors are
-	// unavailable, as compact items (id, type, title, reason) within 500 tokens
-	// on the wire. Fetch detail with memory_get.
+	// durable records of the scope chain (constraints, requirements, preferences,
+	// decisions, procedures) and records whose anchors are unavailable, as
+	// compact items (id, type, title, reason) within 500 tokens on the wire.
+	// Fetch detail with memory_get.
 	Bootstrap(context.Context, *BootstrapRequest) (*BootstrapResponse, error)
-	// The records that best match a task description across the scope chain,
-	// whole, most relevant first, within a token budget (default 4,000; ask up
-	// to 8,000 with budget_tokens).
+	// The records that best match a task, whole, within a token budget.
 	Context(context.Context, *ContextRequest) (*ContextResponse, error)
-	// Record evidence about a record: `corroborates` (you confirmed it holds)
-	// or `contradicts` (you found it wrong), with an optional note. Each
-	// corroboration closes a third of the distance to 1.0; each contradiction
-	// halves the confidence. One stance per client per record: a later call
-	// replaces your earlier stance.
+	// Say a record holds (corroborates) or is wrong (contradicts).
+	//
+	// Each corroboration closes a third of the distance to 1.0; each
+	// contradiction halves the confidence. One stance per client per record: a
+	// later call replaces your earlier stance.
 	Evidence(context.Context, *EvidenceRequest) (*EvidenceResponse, error)
+	// A record's audit rows, evidence stances and usage counters.
+	//
 	// A record's history: the record as it stands, its audit rows newest first
-	// (who did what, at which revision, when), each client's evidence stance
-	// and its usage counters. The history is packed within the 2,000-token
-	// records budget on top of the record; `total_entries` counts every audit
-	// row. Not counted as a use. A purged record's audit rows remain, without
-	// the record.
+	// (who did what, at which revision, when), each client's evidence stance and
+	// its usage counters. The history is packed within the 2,000-token records
+	// budget on top of the record; `total_entries` counts every audit row. Not
+	// counted as a use. A purged record's audit rows remain, without the record.
 	History(context.Context, *HistoryRequest) (*HistoryResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }

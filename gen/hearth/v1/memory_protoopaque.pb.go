@@ -197,22 +197,28 @@ func (x *StoreRequest) ClearConfidence() {
 type StoreRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	// github/OWNER/REPO, gitea/OWNER/REPO, projects/NAME, topics/NAME, global or
+	// local/NAME.
+	//
 	// Where the record lives: github/<owner>/<repo>, gitea/<owner>/<repo>,
 	// projects/<name>, topics/<name>, global or local/<name>.
 	Namespace string
-	// decision, constraint, requirement, procedure, preference, note or summary.
-	Type string
-	// A short title.
-	Title string
+	Type      string
+	Title     string
+	// One fact, with what an agent will need later.
+	//
 	// The content: one fact, with what an agent will need later.
-	Content string
-	// How sure the writer is.
+	Content    string
 	Confidence *float64
 	// Topic tags, each of [a-z0-9._-].
 	Topics []string
+	// entity:ID, path:RELATIVE_PATH, host:NAME or url:URL.
+	//
 	// Things the record depends on: entity:<id>, path:<relative path>,
 	// host:<name>, url:<url>.
 	Anchors []string
+	// An active record's id in the namespace, retired by this one.
+	//
 	// The id of an active record in the same namespace that this one retires.
 	Supersedes string
 	// Accepted for compatibility with clients that send it, and ignored: the
@@ -370,8 +376,10 @@ func (x *GetRequest) SetSessionId(v string) {
 type GetRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Record ids. Ids that name no record are listed in `missing`, entries
-	// that are not record ids in `malformed`; the others are still returned.
+	// Record ids.
+	//
+	// Ids that name no record are listed in `missing`, entries that are not
+	// record ids in `malformed`; the others are still returned.
 	Ids []string
 	// The agent's session id, as given to memory_search: fetching a hit of
 	// that session's searches counts their question as answered.
@@ -606,7 +614,8 @@ type UpdateRequest_builder struct {
 	Id string
 	// The revision you last saw.
 	Revision uint32
-	Changes  *RecordChanges
+	// Fields to change; absent ones stay.
+	Changes *RecordChanges
 }
 
 func (b0 UpdateRequest_builder) Build() *UpdateRequest {
@@ -867,16 +876,21 @@ func (x *RecordChanges) ClearSupersedes() {
 type RecordChanges_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	Title   *string
-	Content *string
-	Type    *string
-	// active or candidate.
+	Title      *string
+	Content    *string
+	Type       *string
 	Status     *string
 	Confidence *float64
+	// Replaces the topics ([] clears them).
+	//
 	// A JSON array of strings replacing the topics ([] clears them).
 	Topics *structpb.ListValue
+	// Replaces the anchors ([] clears them).
+	//
 	// A JSON array of strings replacing the anchors ([] clears them).
 	Anchors *structpb.ListValue
+	// An active record's id in the namespace, retired by this one.
+	//
 	// The id of an active record in the same namespace that this one retires.
 	Supersedes *string
 }
@@ -1348,18 +1362,21 @@ func (x *SearchRequest) ClearMinCosine() {
 type SearchRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// The question or keywords.
 	Query string
+	//
 	// The namespace to search (its scope chain is read).
 	Namespace string
+	//
 	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
 	Topics []string
-	// Only these record types.
-	Types []string
+	Types  []string
+	//
 	// At most this many hits (0: the default).
 	Limit uint32
 	// Keep hits at least this similar (embedding ranking only).
 	MinCosine *float64
+	// Drop hits whose id starts with one of these (8+ characters).
+	//
 	// Drop hits whose id starts with one of these; an entry shorter than 8
 	// characters is ignored.
 	Exclude []string
@@ -1373,9 +1390,11 @@ type SearchRequest_builder struct {
 	// the question as answered (memory_questions). Without it, a client's
 	// calls of one UTC day are one session.
 	SessionId string
-	// Which namespaces are searched: chain (the default: the namespace's
-	// scope chain, and a hub's reach), namespace (that namespace alone) or
-	// all (every namespace; give no namespace, remote or topics).
+	// chain (default: the scope chain), namespace (it alone) or all.
+	//
+	// Which namespaces are searched: chain (the default: the namespace's scope
+	// chain, and a hub's reach), namespace (that namespace alone) or all (every
+	// namespace; give no namespace, remote or topics).
 	Within string
 	// Ask for one ranking: "fts" (full text alone) or "cosine" (embedding
 	// similarity alone, for measuring it; FAILED_PRECONDITION when the encoder
@@ -1922,26 +1941,35 @@ func (x *TimelineRequest) ClearUntil() {
 type TimelineRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	//
 	// The namespace whose scope chain is listed (default global).
 	Namespace string
-	// Only records created at or after this time (RFC 3339).
+	//
+	// Created at or after.
 	Since *timestamppb.Timestamp
-	// Only records created before this time (RFC 3339).
+	//
+	// Created before.
 	Until *timestamppb.Timestamp
+	//
 	// At most this many records (0: the default).
 	Limit uint32
 	// A git remote URL to derive the namespace from, in place of `namespace`.
 	Remote string
-	// Only records of these types.
-	Types []string
+	Types  []string
+	// Default: all but deleted.
+	//
 	// Only records in these statuses (default: every status but deleted).
 	Statuses []string
+	// chain (default: the scope chain), namespace (it alone) or all.
+	//
 	// Which namespaces are listed: chain (the default: the namespace's scope
-	// chain), namespace (that namespace alone) or all (every namespace; give
-	// no namespace or remote).
+	// chain), namespace (that namespace alone) or all (every namespace; give no
+	// namespace or remote).
 	Within string
-	// The id of the last record of the previous page: the list goes on after
-	// it (records created earlier, or at the same time with a lower id).
+	// The previous page's last id.
+	//
+	// The id of the last record of the previous page: the list goes on after it
+	// (records created earlier, or at the same time with a lower id).
 	AfterId string
 }
 
@@ -2120,8 +2148,12 @@ func (x *NamespaceRequest) SetName(v string) {
 type NamespaceRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	// A git remote URL.
+	//
 	// A git remote URL, e.g. git@github.com:acme/api.git.
 	Remote string
+	// A namespace to check.
+	//
 	// A namespace to check, e.g. projects/platform.
 	Name string
 }
@@ -2290,10 +2322,12 @@ func (x *BootstrapRequest) SetSessionId(v string) {
 type BootstrapRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	//
 	// The repository namespace; or give `remote`.
 	Namespace string
 	// A git remote URL to derive the namespace from.
 	Remote string
+	//
 	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
 	Topics []string
 	// The agent's session id, if it has one.
@@ -2678,16 +2712,21 @@ func (x *ContextRequest) ClearBudgetTokens() {
 type ContextRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	// What you are about to do.
+	//
 	// What you are about to do, in a sentence or two.
 	Task string
+	//
 	// The repository namespace; or give `remote`.
 	Namespace string
 	// A git remote URL to derive the namespace from.
 	Remote string
+	//
 	// Topic namespaces (topics/<name>) to add to the scope chain, by name.
 	Topics []string
-	// The packet's budget in tokens (default: the context_budget_tokens
-	// option; above hard_context_limit_tokens it is lowered to it).
+	//
+	// The packet's budget in tokens (default: the context_budget_tokens option;
+	// above hard_context_limit_tokens it is lowered to it).
 	BudgetTokens *uint32
 }
 
@@ -2907,10 +2946,10 @@ func (x *EvidenceRequest) SetNote(v string) {
 type EvidenceRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// The record the evidence is about.
-	Id string
-	// corroborates or contradicts.
+	Id     string
 	Stance string
+	// What you checked.
+	//
 	// What you checked (optional).
 	Note string
 }
@@ -3066,8 +3105,8 @@ func (x *HistoryRequest) SetLimit(v uint32) {
 type HistoryRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// The record.
 	Id string
+	//
 	// At most this many audit rows, newest first (0: the default).
 	Limit uint32
 }
@@ -3639,7 +3678,7 @@ var File_hearth_v1_memory_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\n" +
-	"\x16hearth/v1/memory.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/record.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x9c\x04\n" +
+	"\x16hearth/v1/memory.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hearth/v1/record.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xbb\x04\n" +
 	"\fStoreRequest\x12$\n" +
 	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12n\n" +
 	"\x04type\x18\x02 \x01(\tBZ\x92AW\xd2\x01\x04type\xf2\x02\bdecision\xf2\x02\n" +
@@ -3656,18 +3695,20 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\n" +
 	"supersedes\x18\b \x01(\tB\x1e\x92A\x1b\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$R\n" +
 	"supersedes\x12\x18\n" +
-	"\x05agent\x18\t \x01(\tB\x02\x18\x01R\x05agent\x12\x16\n" +
+	"\x05agent\x18\t \x01(\tB\x02\x18\x01R\x05agent\x125\n" +
 	"\x06remote\x18\n" +
-	" \x01(\tR\x06remoteB\r\n" +
+	" \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remoteB\r\n" +
 	"\v_confidence\":\n" +
 	"\rStoreResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"r\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\x8c\x01\n" +
 	"\n" +
 	"GetRequest\x12!\n" +
-	"\x03ids\x18\x01 \x03(\tB\x0f\x92A\f\xa0\x012\xa8\x01\x01\xd2\x01\x03idsR\x03ids\x12A\n" +
+	"\x03ids\x18\x01 \x03(\tB\x0f\x92A\f\xa0\x012\xa8\x01\x01\xd2\x01\x03idsR\x03ids\x12[\n" +
 	"\n" +
-	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\"\xd6\x01\n" +
+	"session_id\x18\x8c\x01 \x01(\tB;\x92A8x\x80\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\tsessionId\"\xd6\x01\n" +
 	"\vGetResponse\x12+\n" +
 	"\arecords\x18\x01 \x03(\v2\x11.hearth.v1.RecordR\arecords\x12\x18\n" +
 	"\amissing\x18\x02 \x03(\tR\amissing\x12)\n" +
@@ -3711,7 +3752,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xdb\x04\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\x81\x06\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -3719,17 +3760,23 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x05types\x18\x04 \x03(\tBS\x92AP\xf2\x02\bdecision\xf2\x02\n" +
 	"constraint\xf2\x02\vrequirement\xf2\x02\tprocedure\xf2\x02\n" +
 	"preference\xf2\x02\x04note\xf2\x02\asummaryR\x05types\x12&\n" +
-	"\x05limit\x18\x05 \x01(\rB\x10\x92A\r:\x0210Y\x00\x00\x00\x00\x00\x00I@R\x05limit\x129\n" +
+	"\x05limit\x18\x05 \x01(\rB\x10\x92A\r:\x0210Y\x00\x00\x00\x00\x00\x00I@R\x05limit\x12S\n" +
 	"\n" +
-	"min_cosine\x18\x06 \x01(\x01B\x15\x92A\x12Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbfH\x00R\tminCosine\x88\x01\x01\x12 \n" +
-	"\aexclude\x18\a \x03(\tB\x06\x92A\x03\xa0\x01dR\aexclude\x12\x16\n" +
-	"\x06recall\x18\b \x01(\bR\x06recall\x12\x16\n" +
-	"\x06remote\x18\t \x01(\tR\x06remote\x12A\n" +
+	"min_cosine\x18\x06 \x01(\x01B/\x92A,Y\x00\x00\x00\x00\x00\x00\xf0?i\x00\x00\x00\x00\x00\x00\xf0\xbf\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01H\x00R\tminCosine\x88\x01\x01\x12:\n" +
+	"\aexclude\x18\a \x03(\tB \x92A\x1d\xa0\x01d\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\aexclude\x125\n" +
+	"\x06recall\x18\b \x01(\bB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06recall\x125\n" +
+	"\x06remote\x18\t \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remote\x12[\n" +
 	"\n" +
-	"session_id\x18\x8c\x01 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\x126\n" +
-	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06within\x12,\n" +
-	"\aranking\x18x \x01(\tB\x12\x92A\x0f\xf2\x02\x03fts\xf2\x02\x06cosineR\arankingB\r\n" +
+	"session_id\x18\x8c\x01 \x01(\tB;\x92A8x\x80\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\tsessionId\x126\n" +
+	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06within\x12F\n" +
+	"\aranking\x18x \x01(\tB,\x92A)\xf2\x02\x03fts\xf2\x02\x06cosine\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\arankingB\r\n" +
 	"\v_min_cosine\"\x9f\x02\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
@@ -3749,13 +3796,14 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x10estimated_tokens\x18\x03 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x19\n" +
 	"\bleft_out\x18\x05 \x01(\rR\aleftOut\x12\x16\n" +
-	"\x06scopes\x18\x06 \x03(\tR\x06scopes\"\x8f\x04\n" +
+	"\x06scopes\x18\x06 \x03(\tR\x06scopes\"\xae\x04\n" +
 	"\x0fTimelineRequest\x12$\n" +
 	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
 	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12&\n" +
-	"\x05limit\x18\x04 \x01(\rB\x10\x92A\r:\x0220Y\x00\x00\x00\x00\x00\x00Y@R\x05limit\x12\x16\n" +
-	"\x06remote\x18\x05 \x01(\tR\x06remote\x12m\n" +
+	"\x05limit\x18\x04 \x01(\rB\x10\x92A\r:\x0220Y\x00\x00\x00\x00\x00\x00Y@R\x05limit\x125\n" +
+	"\x06remote\x18\x05 \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remote\x12m\n" +
 	"\x05types\x18\xaa\x01 \x03(\tBV\x92AS\xa0\x01\a\xf2\x02\bdecision\xf2\x02\n" +
 	"constraint\xf2\x02\vrequirement\xf2\x02\tprocedure\xf2\x02\n" +
 	"preference\xf2\x02\x04note\xf2\x02\asummaryR\x05types\x12O\n" +
@@ -3773,14 +3821,16 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"I\n" +
 	"\x11NamespaceResponse\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
-	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\xb7\x01\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\xf0\x01\n" +
 	"\x10BootstrapRequest\x12$\n" +
-	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x02 \x01(\tR\x06remote\x12#\n" +
-	"\x06topics\x18\x03 \x03(\tB\v\x92A\bx(\x80\x01\x01\xa0\x01\bR\x06topics\x12@\n" +
+	"\tnamespace\x18\x01 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x125\n" +
+	"\x06remote\x18\x02 \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remote\x12#\n" +
+	"\x06topics\x18\x03 \x03(\tB\v\x92A\bx(\x80\x01\x01\xa0\x01\bR\x06topics\x12Z\n" +
 	"\n" +
-	"session_id\x18\x04 \x01(\tB!\x92A\x1ex\x80\x01\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@R\tsessionId\"\x9b\x01\n" +
+	"session_id\x18\x04 \x01(\tB;\x92A8x\x80\x01\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00\x00`@\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\tsessionId\"\x9b\x01\n" +
 	"\rBootstrapItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -3793,11 +3843,12 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x05items\x18\x03 \x03(\v2\x18.hearth.v1.BootstrapItemR\x05items\x12)\n" +
 	"\x10estimated_tokens\x18\x04 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"\xe3\x01\n" +
+	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"\x82\x02\n" +
 	"\x0eContextRequest\x12$\n" +
 	"\x04task\x18\x01 \x01(\tB\x10\x92A\rx\xa0\x1f\x80\x01\x01\xd2\x01\x04taskR\x04task\x12$\n" +
-	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x03 \x01(\tR\x06remote\x12#\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x125\n" +
+	"\x06remote\x18\x03 \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remote\x12#\n" +
 	"\x06topics\x18\x04 \x03(\tB\v\x92A\bx(\x80\x01\x01\xa0\x01\bR\x06topics\x126\n" +
 	"\rbudget_tokens\x18\x05 \x01(\rB\f\x92A\ti\x00\x00\x00\x00\x00\x00Y@H\x00R\fbudgetTokens\x88\x01\x01B\x10\n" +
 	"\x0e_budget_tokens\"\xe1\x01\n" +

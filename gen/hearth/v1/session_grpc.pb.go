@@ -28,8 +28,10 @@ const (
 //
 // SessionService ends agent sessions.
 type SessionServiceClient interface {
-	// Close a session exactly once: give a unique op_id (8-64 of A-Za-z0-9_-)
-	// and resend the same call as often as needed; a replay returns the stored
+	// Close a session once per op_id, with a summary and notes.
+	//
+	// Close a session exactly once: give a unique op_id (8-64 of A-Za-z0-9_-) and
+	// resend the same call as often as needed; a replay returns the stored
 	// receipt with replayed: true. The summary and notes feed later extraction;
 	// notes carrying do-not-store are refused and the summary still stored.
 	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error)
@@ -59,8 +61,10 @@ func (c *sessionServiceClient) Close(ctx context.Context, in *CloseRequest, opts
 //
 // SessionService ends agent sessions.
 type SessionServiceServer interface {
-	// Close a session exactly once: give a unique op_id (8-64 of A-Za-z0-9_-)
-	// and resend the same call as often as needed; a replay returns the stored
+	// Close a session once per op_id, with a summary and notes.
+	//
+	// Close a session exactly once: give a unique op_id (8-64 of A-Za-z0-9_-) and
+	// resend the same call as often as needed; a replay returns the stored
 	// receipt with replayed: true. The summary and notes feed later extraction;
 	// notes carrying do-not-store are refused and the summary still stored.
 	Close(context.Context, *CloseRequest) (*CloseResponse, error)

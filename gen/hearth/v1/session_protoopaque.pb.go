@@ -131,16 +131,22 @@ func (x *CloseRequest) SetNotes(v string) {
 type CloseRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
+	//
 	// The agent's session id.
 	SessionId string
+	//
 	// The repository namespace; or give `remote`.
 	Namespace string
 	// A git remote URL to derive the namespace from.
 	Remote string
-	// A unique id for this close: the idempotency key.
+	// Idempotency key.
 	OpId string
+	// What the session did and decided.
+	//
 	// What the session did and decided, in a few sentences.
 	Summary string
+	// Free notes, for extraction.
+	//
 	// Free notes from the session, for extraction.
 	Notes string
 }
@@ -465,13 +471,14 @@ var File_hearth_v1_session_proto protoreflect.FileDescriptor
 
 const file_hearth_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x17hearth/v1/session.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xb4\x02\n" +
+	"\x17hearth/v1/session.proto\x12\thearth.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14hearth/v1/tool.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xd3\x02\n" +
 	"\fCloseRequest\x125\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x16\x92A\x13x\x80\x01\x80\x01\x01\xd2\x01\n" +
 	"session_idR\tsessionId\x12$\n" +
-	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12\x16\n" +
-	"\x06remote\x18\x03 \x01(\tR\x06remote\x128\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x125\n" +
+	"\x06remote\x18\x03 \x01(\tB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\x06remote\x128\n" +
 	"\x05op_id\x18\x04 \x01(\tB#\x92A \x8a\x01\x15^[A-Za-z0-9_-]{8,64}$\xd2\x01\x05op_idR\x04opId\x12;\n" +
 	"\asummary\x18\x05 \x01(\tB!\x92A\x1ex\xf0.\x82\x03\x18\n" +
 	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00\x00p\xb7@R\asummary\x128\n" +

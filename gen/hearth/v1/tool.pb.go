@@ -91,11 +91,15 @@ type Tool struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	// The MCP tool name and REST path segment, e.g. memory_store.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// A short human title for the MCP tool.
+	// A short human title. MCP's tools/list does not send it (a client shows
+	// the name, and every byte of the list costs each client context); the
+	// contract test holds every RPC to one, for people reading the protos.
 	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
 	// The scope a caller needs.
 	Scope Scope `protobuf:"varint,3,opt,name=scope,proto3,enum=hearth.v1.Scope" json:"scope,omitempty"`
-	// MCP annotation hints. All four are always sent.
+	// MCP annotation hints. A hint is sent where it differs from MCP's
+	// default, which is the risky value, so a client reads each one as set
+	// here (destructive and idempotent mean nothing for a read-only tool).
 	ReadOnly      bool `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
 	Destructive   bool `protobuf:"varint,5,opt,name=destructive,proto3" json:"destructive,omitempty"`
 	Idempotent    bool `protobuf:"varint,6,opt,name=idempotent,proto3" json:"idempotent,omitempty"`
@@ -211,11 +215,15 @@ type Tool_builder struct {
 
 	// The MCP tool name and REST path segment, e.g. memory_store.
 	Name string
-	// A short human title for the MCP tool.
+	// A short human title. MCP's tools/list does not send it (a client shows
+	// the name, and every byte of the list costs each client context); the
+	// contract test holds every RPC to one, for people reading the protos.
 	Title string
 	// The scope a caller needs.
 	Scope Scope
-	// MCP annotation hints. All four are always sent.
+	// MCP annotation hints. A hint is sent where it differs from MCP's
+	// default, which is the risky value, so a client reads each one as set
+	// here (destructive and idempotent mean nothing for a read-only tool).
 	ReadOnly    bool
 	Destructive bool
 	Idempotent  bool

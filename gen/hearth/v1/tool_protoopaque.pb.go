@@ -207,11 +207,15 @@ type Tool_builder struct {
 
 	// The MCP tool name and REST path segment, e.g. memory_store.
 	Name string
-	// A short human title for the MCP tool.
+	// A short human title. MCP's tools/list does not send it (a client shows
+	// the name, and every byte of the list costs each client context); the
+	// contract test holds every RPC to one, for people reading the protos.
 	Title string
 	// The scope a caller needs.
 	Scope Scope
-	// MCP annotation hints. All four are always sent.
+	// MCP annotation hints. A hint is sent where it differs from MCP's
+	// default, which is the risky value, so a client reads each one as set
+	// here (destructive and idempotent mean nothing for a read-only tool).
 	ReadOnly    bool
 	Destructive bool
 	Idempotent  bool
