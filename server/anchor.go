@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -76,13 +74,11 @@ func (x report) check() error {
 	if x.state != storage.AnchorAvailable && x.state != storage.AnchorUnavailable {
 		return invalid(x.field+"state", "must be available or unavailable")
 	}
-	switch {
-	case !utf8.ValidString(x.detail):
-		return invalid(x.field+"detail", "is not valid UTF-8")
-	case utf8.RuneCountInString(x.detail) > x.maxDetail:
+	if err := checkText(x.field+"detail", x.detail, false); err != nil {
+		return err
+	}
+	if utf8.RuneCountInString(x.detail) > x.maxDetail {
 		return invalid(x.field+"detail", "is longer than %d characters", x.maxDetail)
-	case strings.IndexFunc(x.detail, unicode.IsControl) >= 0:
-		return invalid(x.field+"detail", "must be one line, without control characters")
 	}
 	return nil
 }

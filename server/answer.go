@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -36,21 +35,13 @@ func (s *Server) sessionKey(id string) string {
 	return implicitSession + s.db.Now().UTC().Format("2006-01-02")
 }
 
-// checkSessionID checks an optional session id: at most max bytes of UTF-8
-// without control characters.
+// checkSessionID checks an optional session id: at most max bytes of one
+// line of UTF-8 (checkText).
 func checkSessionID(field, id string, max int) error {
 	if len(id) > max {
 		return invalid(field, "is longer than %d bytes", max)
 	}
-	if !utf8.ValidString(id) {
-		return invalid(field, "is not valid UTF-8")
-	}
-	for _, c := range id {
-		if unicode.IsControl(c) {
-			return invalid(field, "must not contain control characters")
-		}
-	}
-	return nil
+	return checkText(field, id, false)
 }
 
 // recordAsk records a search for the demand signal (SPEC R-W1, R-W2) with
@@ -125,11 +116,12 @@ func (a *answerService) Questions(ctx context.Context, r *hearthv1.QuestionsRequ
 // checkQuestionText checks a question's words: present, UTF-8, at most max
 // characters.
 func checkQuestionText(field, text string, max int) error {
+	if err := checkText(field, text, false); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(text) == "":
 		return invalid(field, "is required")
-	case !utf8.ValidString(text):
-		return invalid(field, "is not valid UTF-8")
 	case utf8.RuneCountInString(text) > max:
 		return invalid(field, "is %d characters; at most %d", utf8.RuneCountInString(text), max)
 	case storage.QuestionKey(text) == "":

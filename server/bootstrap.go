@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"slices"
-	"unicode"
-	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
@@ -21,19 +19,7 @@ const (
 )
 
 func checkBootstrapRequest(r *hearthv1.BootstrapRequest) error {
-	id := r.GetSessionId()
-	if len(id) > maxBootstrapSessID {
-		return invalid("session_id", "is longer than %d bytes", maxBootstrapSessID)
-	}
-	if !utf8.ValidString(id) {
-		return invalid("session_id", "is not valid UTF-8")
-	}
-	for _, c := range id {
-		if unicode.IsControl(c) {
-			return invalid("session_id", "must not contain control characters")
-		}
-	}
-	return nil
+	return checkSessionID("session_id", r.GetSessionId(), maxBootstrapSessID)
 }
 
 // Bootstrap returns the session-start packet of a scope chain (SPEC R-B1,

@@ -18,10 +18,10 @@ func checkEvidenceRequest(r *hearthv1.EvidenceRequest) error {
 	if !storage.ValidStance(r.GetStance()) {
 		return invalid("stance", "must be %s or %s", storage.StanceCorroborates, storage.StanceContradicts)
 	}
-	switch n := r.GetNote(); {
-	case !utf8.ValidString(n):
-		return invalid("note", "is not valid UTF-8")
-	case utf8.RuneCountInString(n) > maxNoteChars:
+	if err := checkText("note", r.GetNote(), true); err != nil {
+		return err
+	}
+	if n := r.GetNote(); utf8.RuneCountInString(n) > maxNoteChars {
 		return invalid("note", "is longer than %d characters", maxNoteChars)
 	}
 	return nil

@@ -396,8 +396,11 @@ func (a *adminService) parseLine(line string) (storage.ImportItem, error) {
 		if !storage.ValidStance(e.GetStance()) {
 			return it, invalid(field+".stance", "must be corroborates or contradicts")
 		}
-		if n := utf8.RuneCountInString(e.GetNote()); n > maxNoteChars || !utf8.ValidString(e.GetNote()) {
-			return it, invalid(field+".note", "must be valid UTF-8 of at most %d characters", maxNoteChars)
+		if err := checkText(field+".note", e.GetNote(), true); err != nil {
+			return it, err
+		}
+		if utf8.RuneCountInString(e.GetNote()) > maxNoteChars {
+			return it, invalid(field+".note", "is longer than %d characters", maxNoteChars)
 		}
 		note, err := screen.Check(field+".note", e.GetNote())
 		if err != nil {

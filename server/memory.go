@@ -404,6 +404,9 @@ func checkForgetRequest(r *hearthv1.ForgetRequest) error {
 	if r.Revision != nil && r.GetRevision() == 0 {
 		return invalid("revision", "must be a revision (1 or more) when given")
 	}
+	if err := checkText("reason", r.GetReason(), true); err != nil {
+		return err
+	}
 	if utf8.RuneCountInString(r.GetReason()) > maxReasonChars {
 		return invalid("reason", "is longer than %d characters", maxReasonChars)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -32,15 +31,14 @@ const (
 // the namespace (which resolve checks).
 func checkCloseRequest(sz *budget.Sizer, r *hearthv1.CloseRequest) error {
 	sid := r.GetSessionId()
+	if err := checkText("session_id", sid, false); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(sid) == "":
 		return invalid("session_id", "is required")
-	case !utf8.ValidString(sid):
-		return invalid("session_id", "is not valid UTF-8")
 	case utf8.RuneCountInString(sid) > maxSessionIDChars:
 		return invalid("session_id", "is longer than %d characters", maxSessionIDChars)
-	case strings.ContainsFunc(sid, unicode.IsControl):
-		return invalid("session_id", "must not contain control characters")
 	}
 	switch op := r.GetOpId(); {
 	case op == "":
@@ -49,10 +47,10 @@ func checkCloseRequest(sz *budget.Sizer, r *hearthv1.CloseRequest) error {
 		return invalid("op_id", "must be 8-64 of A-Za-z0-9_-")
 	}
 	if s := r.GetSummary(); s != "" {
-		switch {
-		case !utf8.ValidString(s):
-			return invalid("summary", "is not valid UTF-8")
-		case len(s) > maxContentBytes:
+		if err := checkText("summary", s, true); err != nil {
+			return err
+		}
+		if len(s) > maxContentBytes {
 			return invalid("summary", "is %d bytes; at most %d", len(s), maxContentBytes)
 		}
 		if strings.TrimSpace(s) != "" {
@@ -64,10 +62,10 @@ func checkCloseRequest(sz *budget.Sizer, r *hearthv1.CloseRequest) error {
 			}
 		}
 	}
-	switch n := r.GetNotes(); {
-	case !utf8.ValidString(n):
-		return invalid("notes", "is not valid UTF-8")
-	case len(n) > maxNotesBytes:
+	if err := checkText("notes", r.GetNotes(), true); err != nil {
+		return err
+	}
+	if n := r.GetNotes(); len(n) > maxNotesBytes {
 		return invalid("notes", "is %d bytes; at most %d", len(n), maxNotesBytes)
 	}
 	return nil

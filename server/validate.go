@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/anchor"
 	"github.com/hearth-memory/hearth/storage/namespace"
+	"github.com/hearth-memory/hearth/storage/textcheck"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -62,12 +63,30 @@ func checkType(field, t string) error {
 	return nil
 }
 
+// checkText is the one check of a free text's characters: it refuses text
+// that is not valid UTF-8 or holds a character textcheck refuses (a control
+// character, but tab and line breaks where multiline allows them; a
+// bidirectional override or isolate), naming the field and the character.
+func checkText(field, s string, multiline bool) error {
+	if !utf8.ValidString(s) {
+		return invalid(field, "is not valid UTF-8")
+	}
+	if r, i := textcheck.Find(s, multiline); i >= 0 {
+		if multiline {
+			return invalid(field, "must not hold control characters (but tab and line breaks) or bidirectional overrides; U+%04X at byte %d", r, i)
+		}
+		return invalid(field, "must be one line, without control characters or bidirectional overrides; U+%04X at byte %d", r, i)
+	}
+	return nil
+}
+
 func checkTitle(field, t string) error {
+	if err := checkText(field, t, false); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(t) == "":
 		return invalid(field, "is required")
-	case !utf8.ValidString(t):
-		return invalid(field, "is not valid UTF-8")
 	case utf8.RuneCountInString(t) > maxTitleChars:
 		return invalid(field, "is %d characters; at most %d", utf8.RuneCountInString(t), maxTitleChars)
 	}
@@ -75,11 +94,12 @@ func checkTitle(field, t string) error {
 }
 
 func checkContent(field, c string) error {
+	if err := checkText(field, c, true); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(c) == "":
 		return invalid(field, "is required")
-	case !utf8.ValidString(c):
-		return invalid(field, "is not valid UTF-8")
 	case len(c) > maxContentBytes:
 		return invalid(field, "is %d bytes; at most %d (split it into several records)", len(c), maxContentBytes)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/hearth-memory/hearth/storage/textcheck"
 )
 
 // Harness names an agent harness whose hooks these are.
@@ -48,9 +50,12 @@ const cutNote = "(cut to fit the hook's 10,000-character limit)"
 // injects as a developer message. Codex refuses JSON with keys it does not
 // know and fails output that looks like JSON but is not its schema, so plain
 // text (never starting with '{' or '[') is the shape that cannot break.
-// Empty text renders as nothing: the hook prints nothing at all.
+// Empty text renders as nothing: the hook prints nothing at all. Control
+// characters (but tab and line breaks) and bidirectional overrides are
+// folded to U+FFFD first (textcheck.Fold): records stored before the server
+// refused them must not reach the agent's context or terminal as escapes.
 func Render(h Harness, event, text string) []byte {
-	text = FitContext(text)
+	text = FitContext(textcheck.Fold(text))
 	if text == "" {
 		return nil
 	}
