@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -30,15 +31,84 @@ type apiClient struct {
 	http  *http.Client
 }
 
-// apiFlags are the flags of every subcommand that talks to a server.
+// serverFlags are the flags of every subcommand that talks to a server:
+// its base URL and the CA that signs its certificate.
+type serverFlags struct {
+	url, caFile *string
+}
+
+func addServerFlags(fs *flag.FlagSet) serverFlags {
+	return serverFlags{
+		url: fs.String("url", "", "the server's base URL, http:// or https:// (default $HEARTH_URL, else "+defaultURL+")"),
+		caFile: fs.String("ca-file", "", "a PEM file of the CA certificates to trust for an https URL, "+
+			"beside the system's (default $HEARTH_CA_FILE)"),
+	}
+}
+
+// resolve returns the base URL (url, else HEARTH_URL, else defaultURL;
+// checked by baseURL) and an HTTP client that trusts --ca-file (else
+// HEARTH_CA_FILE) beside the system's CAs.
+func (f serverFlags) resolve(url string) (string, *http.Client, error) {
+	if url == "" {
+		url = envOr("HEARTH_URL", defaultURL)
+	}
+	base, err := baseURL(url)
+	if err != nil {
+		return "", nil, err
+	}
+	tr, err := caTransport(envOr("HEARTH_CA_FILE", ""), *f.caFile)
+	if err != nil {
+		return "", nil, err
+	}
+	return base, &http.Client{Transport: tr}, nil
+}
+
+// caTransport is the default transport, trusting the CA certificates in
+// file (flag, else env) beside the system's; the default transport itself
+// when neither names one.
+func caTransport(env, flagValue string) (http.RoundTripper, error) {
+	file := flagValue
+	if file == "" {
+		file = env
+	}
+	if file == "" {
+		return http.DefaultTransport, nil
+	}
+	pool, err := caPool(file)
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return tr, nil
+}
+
+// caPool is the system's CA certificates plus those in the PEM file.
+func caPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("CA file %s holds no PEM certificate", file)
+	}
+	return pool, nil
+}
+
+// apiFlags are the flags of every subcommand that calls tools as a client.
 type apiFlags struct {
-	url, tokenFile *string
+	serverFlags
+	tokenFile *string
 }
 
 func addAPIFlags(fs *flag.FlagSet, need string) apiFlags {
 	return apiFlags{
-		url:       fs.String("url", defaultURL, "the server's address (MCP, REST and gRPC port)"),
-		tokenFile: fs.String("token-file", "", "a file holding the token of a client with "+need+" scope (e.g. DIR/tokens/<client> on the server)"),
+		serverFlags: addServerFlags(fs),
+		tokenFile:   fs.String("token-file", "", "a file holding the token of a client with "+need+" scope (e.g. DIR/tokens/<client> on the server)"),
 	}
 }
 
@@ -50,8 +120,13 @@ func (f apiFlags) client() (*apiClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	base, hc, err := f.resolve(*f.url)
+	if err != nil {
+		return nil, err
+	}
 	// Long enough for a backup of a large store; the server bounds the rest.
-	return &apiClient{base: strings.TrimRight(*f.url, "/"), token: tok, http: &http.Client{Timeout: 30 * time.Minute}}, nil
+	hc.Timeout = 30 * time.Minute
+	return &apiClient{base: base, token: tok, http: hc}, nil
 }
 
 // ask calls tool on the server for subcommand cmd ("hearth backup") and
@@ -62,7 +137,7 @@ func (f apiFlags) client() (*apiClient, error) {
 // ask that server instead.
 func (f apiFlags) ask(ctx context.Context, stderr io.Writer, cmd, data string, heldErr error, tool string, req any, resp proto.Message) int {
 	if heldErr != nil && *f.tokenFile == "" {
-		fmt.Fprintf(stderr, "%s: a server holds %s (%v);\nask it with --token-file FILE (a client with admin scope) and --url if it does not listen on %s\n", cmd, data, heldErr, defaultURL)
+		fmt.Fprintf(stderr, "%s: a server holds %s (%v);\nask it with --token-file FILE (a client with admin scope) and --url (or HEARTH_URL) if it does not listen on %s\n", cmd, data, heldErr, defaultURL)
 		return 1
 	}
 	c, err := f.client()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,22 +20,24 @@ const dbFile = "hearth.db"
 // DIR's database. With no server holding DIR it copies the file itself;
 // while a server holds DIR it asks that server (memory_backup, admin
 // scope, with --token-file) and moves the copy to FILE.
+var backupSpec = spec{name: "backup", args: "--data DIR --out FILE [--url URL --token-file FILE]",
+	about: `Writes a verified copy of DIR's database to FILE. With no server holding
+DIR it copies the file itself; while a server holds DIR it asks that server
+(memory_backup, a client with admin scope) and moves the copy to FILE.`}
+
 func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := backupSpec.newFlags(stderr)
 	data := fs.String("data", "", "the data directory whose database to copy")
 	out := fs.String("out", "", "the backup file to write; it must not exist")
 	api := addAPIFlags(fs, "admin")
-	if err := fs.Parse(args); err != nil {
-		return usageExit(err)
+	if code, ok := backupSpec.parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case *data == "" || *out == "":
-		fmt.Fprintln(stderr, "hearth backup: --data and --out are required")
-		return 2
+		return backupSpec.fail(stderr, "--data and --out are required")
 	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "hearth backup: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return backupSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	if _, err := os.Lstat(*out); err == nil {
 		fmt.Fprintf(stderr, "hearth backup: %s exists; a backup never overwrites a file\n", *out)
@@ -78,17 +79,23 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
+var restoreSpec = spec{name: "restore", args: "--data DIR FILE",
+	about: `Replaces DIR's database with the backup FILE, after checking it. The
+server of DIR must be stopped; the database replaced is kept in
+DIR/backups/before-restore-<time>.`}
+
 // restoreCmd runs `hearth restore --data DIR FILE`.
 func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := restoreSpec.newFlags(stderr)
 	data := fs.String("data", "", "the data directory whose database to replace (its server must be stopped)")
-	if err := fs.Parse(args); err != nil {
-		return usageExit(err)
+	if code, ok := restoreSpec.parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	if *data == "" || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: hearth restore --data DIR FILE")
-		return 2
+	switch {
+	case *data == "":
+		return restoreSpec.fail(stderr, "--data is required")
+	case fs.NArg() != 1:
+		return restoreSpec.fail(stderr, "want one FILE, the backup to restore")
 	}
 	from := fs.Arg(0)
 	aside := filepath.Join(*data, "backups", "before-restore-"+time.Now().UTC().Format("20060102T150405Z"))
@@ -142,12 +149,4 @@ func moveFile(src, dst string) error {
 		return err
 	}
 	return os.Remove(src)
-}
-
-// usageExit is the exit code of a flag parse error: 0 for -h.
-func usageExit(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	return 2
 }

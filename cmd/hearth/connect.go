@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,42 +11,41 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/connect"
 )
 
-const connectUsage = `usage: hearth connect claude-code|codex [--url URL] [--token-file FILE] [--apply]
-
-Prints the MCP registration and the hooks that connect Claude Code or Codex
+var connectSpec = spec{name: "connect", args: "claude-code|codex [--url URL] [--token-file FILE] [--apply]",
+	about: `Prints the MCP registration and the hooks that connect Claude Code or Codex
 to Hearth; with --apply, merges them into your settings instead (every other
-entry is kept, and each changed file is backed up first). The token never
-appears in either: the hooks read --token-file or HEARTH_TOKEN, the MCP
-registration reads HEARTH_TOKEN (or, for Claude Code with --token-file, the
-file through "hearth hook mcp-headers").
-`
+entry is kept, and each changed file is backed up first, never overwriting
+an earlier backup). The token never appears in either: the hooks read
+--token-file or HEARTH_TOKEN, the MCP registration reads HEARTH_TOKEN (or,
+for Claude Code with --token-file, the file through "hearth hook
+mcp-headers").`}
+
+// connectFlags defines connect's flags on fs.
+func connectFlags(fs *flag.FlagSet) (url, tokenFile *string, apply *bool) {
+	url = fs.String("url", "", "Hearth's base URL (default $HEARTH_URL, else "+defaultURL+")")
+	tokenFile = fs.String("token-file", "", "file holding the token, read by the hooks (and Claude Code's MCP headers helper)")
+	apply = fs.Bool("apply", false, "merge into your settings instead of printing")
+	return
+}
 
 // runConnect is `hearth connect`.
 func runConnect(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, connectUsage)
+	fs := connectSpec.newFlags(stderr)
+	url, tokenFile, apply := connectFlags(fs)
+	if len(args) == 0 || wantsHelp(args[0]) {
+		connectSpec.usage(stdout, fs)
 		return 0
 	}
 	harness := args[0]
-	fs := flag.NewFlagSet("connect "+harness, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	url := fs.String("url", "", "Hearth's base URL (default $HEARTH_URL, else "+defaultURL+")")
-	tokenFile := fs.String("token-file", "", "file holding the token, read by the hooks (and Claude Code's MCP headers helper)")
-	apply := fs.Bool("apply", false, "merge into your settings instead of printing")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := connectSpec.parse(fs, args[1:], stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hearth connect: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return connectSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	o, err := connectOptions(harness, *url, *tokenFile, os.Getenv)
 	if err != nil {
-		fmt.Fprintln(stderr, "hearth connect:", err)
-		return 2
+		return connectSpec.fail(stderr, "%v", err)
 	}
 	if !*apply {
 		fmt.Fprint(stdout, connect.Text(o))

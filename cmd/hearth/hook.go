@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,11 +17,12 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/hook"
 )
 
-// hookUsage is `hearth hook`'s help.
-const hookUsage = `usage: hearth hook session-start|prompt|session-end --harness claude-code|codex [--url URL] [--token-file FILE]
-       hearth hook mcp-headers [--token-file FILE]
+var hookSpec = spec{name: "hook", args: "EVENT --harness claude-code|codex [--url URL] [--token-file FILE]", about: hookAbout}
 
-Runs one Claude Code or Codex hook: reads the harness's JSON on stdin and
+// hookAbout is `hearth hook`'s help after its usage line.
+const hookAbout = `also:  hearth hook mcp-headers [--token-file FILE]
+
+EVENT is session-start, prompt or session-end. Runs one Claude Code or Codex hook: reads the harness's JSON on stdin and
 prints the context to inject. Every failure exits 0 and prints nothing;
 errors go to hook.log in the cache directory (HEARTH_CACHE_DIR, default
 the user cache directory's hearth folder).
@@ -32,22 +33,20 @@ names. Prompt recall: HEARTH_RECALL_MIN_COSINE (default 0.35) and
 HEARTH_RECALL_LIMIT (default 3). HEARTH_HOOKS=off turns every hook off.
 
 mcp-headers prints {"Authorization":"Bearer <token>"} for Claude Code's
-MCP headersHelper, so the token can stay in its file.
-`
+MCP headersHelper, so the token can stay in its file.`
 
 // runHook is `hearth hook`. It returns 0 whatever happens to the hook
 // itself: only a usage error of mcp-headers exits otherwise.
 func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, start time.Time) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, hookUsage)
+	fs := hookSpec.newFlags(io.Discard)
+	harness := fs.String("harness", "", "claude-code or codex")
+	url := fs.String("url", "", "Hearth's base URL (default $HEARTH_URL, else "+defaultURL+")")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token")
+	if len(args) == 0 || wantsHelp(args[0]) || slices.ContainsFunc(args[1:], wantsHelp) {
+		hookSpec.usage(stdout, fs)
 		return 0
 	}
 	event := args[0]
-	fs := flag.NewFlagSet("hook "+event, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	harness := fs.String("harness", "", "claude-code or codex")
-	url := fs.String("url", "", "Hearth's base URL")
-	tokenFile := fs.String("token-file", "", "file holding the bearer token")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
 		// A hook must not fail the agent over its own command line: say it
 		// on stderr (shown to the user, never to the model) and exit 0.

@@ -1,16 +1,7 @@
 // Command hearth is the Hearth memory server: one daemon serving gRPC, REST
-// (/api/) and MCP (/mcp) on one port over a SQLite store.
-//
-//	hearth serve --data DIR [--listen 127.0.0.1:8765] [--ingress-listen 127.0.0.1:8099] [--option key=value ...]
-//	hearth version
-//	hearth healthcheck [--url http://127.0.0.1:8765/healthz]
-//	hearth hook session-start|prompt|session-end --harness claude-code|codex [--url URL] [--token-file FILE]
-//	hearth connect claude-code|codex [--url URL] [--token-file FILE] [--apply]
-//	hearth backup --data DIR --out FILE [--url URL --token-file FILE]
-//	hearth restore --data DIR FILE
-//	hearth export [--url URL] --token-file FILE [--prefix NS] [--out FILE]
-//	hearth import [--url URL] --token-file FILE [--as-active] FILE
-//	hearth token rotate|show --client NAME ...
+// (/api/) and MCP (/mcp) on one port over a SQLite store, and the commands
+// that connect agents to it and operate it. `hearth --help` lists them;
+// `hearth COMMAND --help` gives each one's usage (cli.go).
 package main
 
 import (
@@ -41,35 +32,49 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage:
-  hearth serve --data DIR [--listen ADDR] [--ingress-listen ADDR] [--option key=value ...]
-  hearth version
-  hearth healthcheck [--url URL]
-  hearth hook session-start|prompt|session-end --harness claude-code|codex [--url URL] [--token-file FILE]
-  hearth connect claude-code|codex [--url URL] [--token-file FILE] [--apply]
-  hearth backup --data DIR --out FILE [--url URL --token-file FILE]
-  hearth restore --data DIR FILE
-  hearth export [--url URL] --token-file FILE [--prefix NS] [--out FILE]
-  hearth import [--url URL] --token-file FILE [--as-active] FILE
-  hearth token rotate --client NAME [--data DIR] [--url URL --token-file FILE]
-  hearth token show --client NAME --data DIR [--reveal]
-`
+// commands are hearth's subcommands, in the order the usage lists them.
+var commands = []struct {
+	spec    *spec
+	summary string
+}{
+	{&serveSpec, "run the server"},
+	{&versionSpec, "print the version (also hearth --version)"},
+	{&healthSpec, "exit 0 when the server answers GET /healthz"},
+	{&connectSpec, "connect Claude Code or Codex: MCP server and hooks"},
+	{&hookSpec, "run one Claude Code or Codex hook (their settings call it)"},
+	{&backupSpec, "copy the database, verified"},
+	{&restoreSpec, "replace the database with a backup (server stopped)"},
+	{&exportSpec, "write records as JSON Lines"},
+	{&importSpec, "read records from JSON Lines"},
+	{&tokenSpec, "rotate a client's generated token, or show where it is"},
+	{&completionSpec, "print a shell completion script"},
+}
+
+// usage is hearth's own usage, from commands.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: hearth COMMAND [ARGUMENTS]\n       hearth --version\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-12s %s\n", c.spec.name, c.summary)
+	}
+	b.WriteString("\nRun 'hearth COMMAND --help' for a command's usage. Commands that talk to a\n" +
+		"server take --url, its base URL (default $HEARTH_URL, else " + defaultURL + ").\n")
+	return b.String()
+}
+
+var versionSpec = spec{name: "version", about: "Prints the version of this binary."}
 
 // run executes one subcommand and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return 2
 	}
 	switch args[0] {
 	case "serve":
-		cfg, err := parseServeFlags(args[1:], stderr)
-		if err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			fmt.Fprintln(stderr, "hearth:", err)
-			return 2
+		cfg, code, ok := parseServe(args[1:], stdout, stderr)
+		if !ok {
+			return code
 		}
 		// The one read of the environment: the Supervisor's token.
 		cfg.SupervisorToken = os.Getenv("SUPERVISOR_TOKEN")
@@ -78,11 +83,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
-	case "version":
+	case "version", "--version", "-version", "-v":
+		if len(args) > 1 && args[0] == "version" {
+			fs := versionSpec.newFlags(stderr)
+			if code, ok := versionSpec.parse(fs, args[1:], stdout, stderr); !ok {
+				return code
+			}
+			if fs.NArg() > 0 {
+				return versionSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
+			}
+		}
 		fmt.Fprintln(stdout, version.Version)
 		return 0
 	case "healthcheck":
-		return healthcheck(ctx, args[1:], stderr)
+		return healthcheck(ctx, args[1:], stdout, stderr)
 	case "hook":
 		return runHook(ctx, args[1:], os.Stdin, stdout, stderr, processStart)
 	case "connect":
@@ -97,11 +111,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return importCmd(ctx, args[1:], stdout, stderr)
 	case "token":
 		return tokenCmd(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	case "completion":
+		return completionCmd(args[1:], stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		if len(args) > 1 && args[0] == "help" && !wantsHelp(args[1]) {
+			// hearth help COMMAND is hearth COMMAND --help.
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage())
 		return 0
 	}
-	fmt.Fprintf(stderr, "hearth: unknown command %q\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "hearth: unknown command %q\n%s", args[0], usage())
 	return 2
 }
 
@@ -127,33 +147,64 @@ type optionFlags []string
 func (o *optionFlags) String() string     { return strings.Join(*o, ",") }
 func (o *optionFlags) Set(v string) error { *o = append(*o, v); return nil }
 
-// parseServeFlags reads the serve flags and DIR/options.json.
-func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var cfg Config
-	var sets optionFlags
+var serveSpec = spec{name: "serve", args: "--data DIR [--listen ADDR] [--ingress-listen ADDR] [--option key=value ...]",
+	about: `Runs the server: gRPC, REST (/api/) and MCP (/mcp) on one port over the
+database in DIR, reading DIR/options.json once at start (docs/running.md).`}
+
+// parseServe parses serve's arguments: ok is false when serve is done
+// (help asked for, or bad arguments or options, with code).
+func parseServe(args []string, stdout, stderr io.Writer) (Config, int, bool) {
+	fs := serveSpec.newFlags(stderr)
+	cfg, sets := serveFlags(fs)
+	if code, ok := serveSpec.parse(fs, args, stdout, stderr); !ok {
+		return *cfg, code, false
+	}
+	if err := loadServe(fs, cfg, *sets); err != nil {
+		fmt.Fprintln(stderr, "hearth serve:", err)
+		return *cfg, 2, false
+	}
+	return *cfg, 0, true
+}
+
+// serveFlags defines serve's flags on fs.
+func serveFlags(fs *flag.FlagSet) (*Config, *optionFlags) {
+	cfg := &Config{}
+	sets := &optionFlags{}
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory (database, tokens, options.json)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8765", "address for gRPC, REST and MCP")
 	fs.StringVar(&cfg.IngressListen, "ingress-listen", "", "address for the dashboard page, e.g. 127.0.0.1:8099 (off when empty); it serves only Home Assistant's ingress proxy (172.30.32.2) and loopback")
-	fs.Var(&sets, "option", "override one option, key=value (value as JSON or a bare string); repeatable")
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
+	fs.Var(sets, "option", "override one option, `key=value` (value as JSON or a bare string); repeatable")
+	return cfg, sets
+}
+
+// loadServe checks the parsed flags and reads DIR/options.json.
+func loadServe(fs *flag.FlagSet, cfg *Config, sets optionFlags) error {
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if cfg.DataDir == "" {
-		return cfg, errors.New("--data is required")
+		return errors.New("--data is required")
 	}
 	// Overrides apply before validation, so one can rescue a bad value in
 	// options.json.
 	opts, err := options.Load(options.Path(cfg.DataDir), sets...)
 	if err != nil {
-		return cfg, err
+		return err
 	}
 	cfg.Options = opts
-	return cfg, nil
+	return nil
+}
+
+// parseServeFlags reads the serve flags and DIR/options.json (for tests and
+// docs checks: no usage printed).
+func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
+	fs := serveSpec.newFlags(stderr)
+	cfg, sets := serveFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return *cfg, err
+	}
+	err := loadServe(fs, cfg, *sets)
+	return *cfg, err
 }
 
 // shutdownDeadline bounds how long calls in flight may take to finish after
@@ -188,21 +239,33 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func healthcheck(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	url := fs.String("url", "http://127.0.0.1:8765/healthz", "liveness URL")
-	if err := fs.Parse(args); err != nil {
-		return 2
+var healthSpec = spec{name: "healthcheck", args: "[--url URL] [--ca-file FILE]",
+	about: `Asks GET /healthz of the server at URL (its base URL, as every command
+takes it) and exits 0 when it answers 200, 1 otherwise. The add-on's image
+runs it as its HEALTHCHECK.`}
+
+func healthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := healthSpec.newFlags(stderr)
+	srv := addServerFlags(fs)
+	if code, ok := healthSpec.parse(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return healthSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
+	}
+	// A URL ending in /healthz, as this command once wanted, still works.
+	base, hc, err := srv.resolve(strings.TrimSuffix(strings.TrimRight(*srv.url, "/"), "/healthz"))
+	if err != nil {
+		return healthSpec.fail(stderr, "%v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearth healthcheck:", err)
 		return 1
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearth healthcheck:", err)
 		return 1

@@ -60,7 +60,7 @@ func TestDocs_Operations(t *testing.T) {
 					continue
 				}
 				for _, w := range fields {
-					if name, ok := strings.CutPrefix(w, "--"); ok && !strings.Contains(errOut.String(), "  -"+name+" ") && !strings.Contains(errOut.String(), "  -"+name+"\n") {
+					if name, ok := strings.CutPrefix(w, "--"); ok && !strings.Contains(out.String(), "  --"+name+" ") && !strings.Contains(out.String(), "  --"+name+"\n") {
 						t.Errorf("docs/operations.md:%d: %q: %s has no flag --%s", f.line, line, strings.Join(sub, " "), name)
 					}
 				}

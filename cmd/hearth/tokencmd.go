@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,42 +18,56 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 )
 
-const tokenUsage = `usage:
-  hearth token rotate --client NAME [--data DIR] [--url URL --token-file FILE]
+var (
+	tokenSpec = spec{name: "token", args: "rotate|show ...",
+		about: `  hearth token rotate --client NAME [--data DIR] [--url URL --token-file FILE]
   hearth token show --client NAME --data DIR [--reveal]
-`
+
+Run 'hearth token rotate --help' or 'hearth token show --help' for each.`}
+	tokenRotateSpec = spec{name: "token rotate", args: "--client NAME [--data DIR] [--url URL --token-file FILE]",
+		about: `Replaces NAME's generated token; the old one is refused at once. With
+--data and no server holding DIR, the rotation happens in DIR itself;
+otherwise the server is asked (memory_token_rotate, a client with admin
+scope).`}
+	tokenShowSpec = spec{name: "token show", args: "--client NAME --data DIR [--reveal]",
+		about: `Prints the file that holds NAME's generated token; with --reveal, the
+token too, and only to a terminal.`}
+)
 
 // tokenCmd runs `hearth token rotate|show`.
 func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, tokenUsage)
+		tokenSpec.usage(stderr, nil)
 		return 2
 	}
-	switch args[0] {
-	case "rotate":
+	switch {
+	case args[0] == "rotate":
 		return tokenRotate(ctx, args[1:], stdout, stderr)
-	case "show":
+	case args[0] == "show":
 		return tokenShow(args[1:], stdout, stderr)
+	case wantsHelp(args[0]):
+		tokenSpec.usage(stdout, nil)
+		return 0
 	}
-	fmt.Fprintf(stderr, "hearth token: unknown command %q\n%s", args[0], tokenUsage)
-	return 2
+	return tokenSpec.fail(stderr, "unknown command %q: want rotate or show", args[0])
 }
 
 // tokenRotate replaces a generated token. With --data and no server
 // holding DIR it rotates in DIR itself; otherwise it asks the server
 // (memory_token_rotate, admin scope), which refuses the old token at once.
 func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("token rotate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := tokenRotateSpec.newFlags(stderr)
 	name := fs.String("client", "", "the client whose generated token to replace")
 	data := fs.String("data", "", "the data directory; with no server running, the rotation happens there")
 	api := addAPIFlags(fs, "admin")
-	if err := fs.Parse(args); err != nil {
-		return usageExit(err)
+	if code, ok := tokenRotateSpec.parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	if *name == "" || fs.NArg() > 0 {
-		fmt.Fprint(stderr, tokenUsage)
-		return 2
+	switch {
+	case *name == "":
+		return tokenRotateSpec.fail(stderr, "--client is required")
+	case fs.NArg() > 0:
+		return tokenRotateSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	var held error // why the rotation cannot happen in --data itself
 	if *data != "" {
@@ -96,17 +109,18 @@ func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // only with --reveal and only to a terminal (never into a pipe or a file,
 // where it would outlive the screen).
 func tokenShow(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("token show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := tokenShowSpec.newFlags(stderr)
 	name := fs.String("client", "", "the client whose generated token to show")
 	data := fs.String("data", "", "the data directory")
 	reveal := fs.Bool("reveal", false, "print the token too (only when standard output is a terminal)")
-	if err := fs.Parse(args); err != nil {
-		return usageExit(err)
+	if code, ok := tokenShowSpec.parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	if *name == "" || *data == "" || fs.NArg() > 0 {
-		fmt.Fprint(stderr, tokenUsage)
-		return 2
+	switch {
+	case *name == "" || *data == "":
+		return tokenShowSpec.fail(stderr, "--client and --data are required")
+	case fs.NArg() > 0:
+		return tokenShowSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	path := filepath.Join(*data, "tokens", *name)
 	b, err := os.ReadFile(path)

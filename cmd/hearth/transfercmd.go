@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,25 +13,27 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
+var exportSpec = spec{name: "export", args: "[--url URL] --token-file FILE [--prefix NS] [--out FILE]",
+	about: `Writes every record (or those under --prefix) as JSON Lines, every page of
+memory_export, to --out (created 0600) or standard output. The token's
+client needs export scope.`}
+
 // exportCmd runs `hearth export`: every page of memory_export into one
 // JSON Lines file (0600: it holds all that memory says), or stdout.
 func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := exportSpec.newFlags(stderr)
 	prefix := fs.String("prefix", "", "only namespaces equal to this or below it, e.g. github/acme (default: all)")
 	out := fs.String("out", "", "the JSON Lines file to write; it must not exist (default: standard output)")
 	api := addAPIFlags(fs, "export")
-	if err := fs.Parse(args); err != nil {
-		return usageExit(err)
+	if code, ok := exportSpec.parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hearth export: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return exportSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	c, err := api.client()
 	if err != nil {
-		fmt.Fprintln(stderr, "hearth export:", err)
-		return 2
+		return exportSpec.fail(stderr, "%v", err)
 	}
 	w := stdout
 	var f *os.File
@@ -101,22 +102,25 @@ const importChunkBytes = 800_000
 // importCmd runs `hearth import FILE`: the file's lines through
 // memory_import, a chunk at a time; failures are reported by the file's
 // line numbers. It exits 1 when any line failed.
+var importSpec = spec{name: "import", args: "[--url URL] --token-file FILE [--as-active] FILE",
+	about: `Reads the JSON Lines FILE (what hearth export writes) through memory_import,
+a chunk at a time. Without --as-active every record arrives as a candidate
+for review (a client with write scope); with it, as exported (admin scope).
+Failures are listed by FILE's line numbers, and the exit status is 1.`}
+
 func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := importSpec.newFlags(stderr)
 	asActive := fs.Bool("as-active", false, "write records as exported (status, revision, writer, links) instead of as candidates; needs admin scope")
 	api := addAPIFlags(fs, "write")
-	if err := fs.Parse(args); err != nil {
-		return usageExit(err)
+	if code, ok := importSpec.parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: hearth import [--url URL] --token-file FILE [--as-active] LINES.jsonl")
-		return 2
+		return importSpec.fail(stderr, "want one FILE, the JSON Lines to import")
 	}
 	c, err := api.client()
 	if err != nil {
-		fmt.Fprintln(stderr, "hearth import:", err)
-		return 2
+		return importSpec.fail(stderr, "%v", err)
 	}
 	in, err := os.Open(fs.Arg(0))
 	if err != nil {
