@@ -327,6 +327,33 @@ func TestExportImport_RoundTrip(t *testing.T) {
 		t.Errorf("a second import changed the store:\nbefore %s\nafter  %s", before, after)
 	}
 
+	// Without --as-active (issue 42): the superseded record is skipped and
+	// counted, the rest arrive as candidates, and the summary says so; a
+	// bad line after the skipped one keeps its own line number.
+	t.Run("AsCandidates", func(t *testing.T) {
+		cand := startDaemon(t, parityOptions())
+		code, stdout, stderr := cli(t, "import", "--url", cand.url, "--token-file", tokenFile(cand, "claude-code"), file)
+		if code != 0 || !strings.Contains(stdout, "imported 2, unchanged 0, skipped 1, failed 0") ||
+			!strings.Contains(stdout, "the 2 imported are candidates awaiting review") ||
+			!strings.Contains(stdout, "skipped 1 superseded: a record another replaced is imported only with --as-active") {
+			t.Fatalf("import without --as-active: exit %d %q %q", code, stdout, stderr)
+		}
+		exported, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(exported)), "\n")
+		if !strings.Contains(lines[0], `"status":"superseded"`) {
+			t.Fatalf("the export's first line is not the superseded record: %s", lines[0])
+		}
+		withBad := filepath.Join(t.TempDir(), "bad.jsonl")
+		os.WriteFile(withBad, []byte(lines[0]+"\n"+`{"namespace":"github/acme/trip","type":"opinion","title":"x","content":"y"}`+"\n"), 0o600)
+		code, stdout, _ = cli(t, "import", "--url", cand.url, "--token-file", tokenFile(cand, "claude-code"), withBad)
+		if code != 1 || !strings.Contains(stdout, "line 2: type: ") || !strings.Contains(stdout, "skipped 1, failed 1") {
+			t.Errorf("a bad line after a skipped one: exit %d %q, want line 2 reported", code, stdout)
+		}
+	})
+
 	t.Run("BadLines", func(t *testing.T) {
 		lines := strings.Join([]string{
 			`{"namespace":"github/acme/mixed","type":"note","title":"Good one","content":"Kept."}`,
@@ -340,7 +367,7 @@ func TestExportImport_RoundTrip(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "mixed.jsonl")
 		os.WriteFile(bad, []byte(lines), 0o600)
 		code, stdout, _ := cli(t, "import", "--url", dst.url, "--token-file", dtok, bad)
-		if code != 1 || !strings.Contains(stdout, "imported 2, unchanged 0, failed 4") {
+		if code != 1 || !strings.Contains(stdout, "imported 2, unchanged 0, skipped 0, failed 4") {
 			t.Errorf("exit %d %q, want 2 imported and 4 failed", code, stdout)
 		}
 		for _, want := range []string{"line 2: ", "line 4: content: refused: looks like a secret (pattern ", "line 5: type: ",

@@ -132,7 +132,7 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, f := range sum.failed {
 		fmt.Fprintln(stdout, f)
 	}
-	fmt.Fprintf(stdout, "imported %d, unchanged %d, failed %d\n", sum.imported, sum.unchanged, len(sum.failed))
+	sum.report(stdout, *asActive)
 	if err != nil {
 		fmt.Fprintln(stderr, "hearth import:", err)
 		return 1
@@ -145,7 +145,36 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 type importSummary struct {
 	imported, unchanged int
-	failed              []string
+	// superseded counts the superseded lines skipped without --as-active.
+	superseded int
+	failed     []string
+}
+
+// report prints the counts and, without --as-active, what the imported
+// records became and why, and why lines were skipped.
+func (s importSummary) report(w io.Writer, asActive bool) {
+	if asActive {
+		fmt.Fprintf(w, "imported %d, unchanged %d, failed %d\n", s.imported, s.unchanged, len(s.failed))
+		return
+	}
+	fmt.Fprintf(w, "imported %d, unchanged %d, skipped %d, failed %d\n", s.imported, s.unchanged, s.superseded, len(s.failed))
+	if s.imported > 0 {
+		fmt.Fprintf(w, "the %d imported are candidates awaiting review: without --as-active every record arrives as a candidate "+
+			"(revision 1, source import, written by this client, no supersession links), whatever its status in the file; "+
+			"--as-active (admin scope) keeps statuses, revisions, writers and links\n", s.imported)
+	}
+	if s.superseded > 0 {
+		fmt.Fprintf(w, "skipped %d superseded: a record another replaced is imported only with --as-active, beside its replacement\n", s.superseded)
+	}
+}
+
+// superseded reports whether an export line is a superseded record.
+// Lines that do not decode are left to the server, which says why.
+func superseded(line []byte) bool {
+	var rec struct {
+		Status string `json:"status"`
+	}
+	return json.Unmarshal(line, &rec) == nil && rec.Status == "superseded"
 }
 
 func importLines(ctx context.Context, c *apiClient, r io.Reader, asActive bool) (importSummary, error) {
@@ -186,6 +215,12 @@ func importLines(ctx context.Context, c *apiClient, r io.Reader, asActive bool) 
 	for sc.Scan() {
 		n++
 		text := sc.Text() + "\n"
+		if !asActive && superseded(sc.Bytes()) {
+			// Skipped, and sent as a blank line, which the server passes
+			// over: the chunk's line numbers stay the file's.
+			sum.superseded++
+			text = "\n"
+		}
 		esc, _ := json.Marshal(text) // a string always marshals
 		if size > 0 && size+len(esc) > importChunkBytes {
 			if err := send(); err != nil {
