@@ -311,6 +311,40 @@ func (db *DB) FailJob(ctx context.Context, job *Job, cause screen.Text, retryIn 
 	return nil
 }
 
+const opDeferJob = "defer job"
+
+// DeferJob gives job, which must still hold its lease, back to the queue
+// without counting its attempt: it could not start for a reason of the
+// server's own (the model budget is spent or paused), not of the job. It
+// runs again after runAfter, when its kind is leased again. cause is kept as
+// last_error.
+//
+// It returns Conflict (Field "job") when the lease was lost.
+func (db *DB) DeferJob(ctx context.Context, job *Job, cause screen.Text, runAfter time.Time) error {
+	if err := db.write(ctx, opDeferJob, func(tx *txn) error {
+		if err := holdsLeaseTx(ctx, tx, job); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE jobs SET state = 'queued', attempts = attempts - 1, lease_owner = '', lease_expires_at = NULL,
+				run_after = ?, last_error = ?, updated_at = ?
+			WHERE id = ?`,
+			runAfter.UnixMilli(), lastError("", cause.String()), tx.now.UnixMilli(), job.ID,
+		); err != nil {
+			return classify("defer job", err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	cur, err := db.Job(ctx, job.ID)
+	if err != nil {
+		return err
+	}
+	*job = *cur
+	return nil
+}
+
 // retryOrFailTx ends a failed attempt of j: with attempts left the job is
 // queued again to run at runAfter, otherwise it becomes failed. msg is kept
 // as last_error either way.

@@ -527,6 +527,9 @@ var indexUntouched = map[string]bool{
 	opRecovered:        true,
 	opPutEmbeddings:    true,
 	opStoreClientToken: true,
+	opAddModelUsage:    true,
+	opModelBudget:      true,
+	opDeferJob:         true,
 }
 
 // committed counts a committed group and advances the write generation
