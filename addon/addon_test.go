@@ -38,7 +38,7 @@ var optionKeys = []string{
 	"anchor_sweep_hours", "context_budget_tokens", "hard_context_limit_tokens",
 	"retention_deleted_days", "ollama_url", "ollama_fallback_url", "ollama_direct_urls",
 	"ollama_model", "ollama_models", "ollama_timeout_s", "embed_url", "embed_model",
-	"embed_timeout_s",
+	"embed_timeout_s", "model_daily_calls", "model_daily_tokens",
 }
 
 // nestedKeys are the members of the options that are objects or lists of

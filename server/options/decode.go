@@ -77,6 +77,10 @@ var keys = []key{
 	{name: "embed_model", str: true, decode: stringOpt(func(o *Options) *string { return &o.EmbedModel }, nil),
 		reset: func(o, d *Options) { o.EmbedModel = d.EmbedModel }},
 	{name: "embed_timeout_s", decode: decodeEmbedTimeout, reset: func(o, d *Options) { o.EmbedTimeout = d.EmbedTimeout }},
+	{name: "model_daily_calls", decode: intOpt(func(o *Options) *int { return &o.ModelDailyCalls }),
+		reset: func(o, d *Options) { o.ModelDailyCalls = d.ModelDailyCalls }},
+	{name: "model_daily_tokens", decode: intOpt(func(o *Options) *int { return &o.ModelDailyTokens }),
+		reset: func(o, d *Options) { o.ModelDailyTokens = d.ModelDailyTokens }},
 }
 
 func lookupKey(name string) *key {

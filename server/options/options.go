@@ -157,6 +157,11 @@ type Options struct {
 	// OllamaTimeout is whole seconds (ollama_timeout_s); EmbedTimeout may be
 	// fractional (embed_timeout_s).
 	OllamaTimeout, EmbedTimeout time.Duration
+
+	// ModelDailyCalls and ModelDailyTokens cap each model server's calls and
+	// tokens (prompt and reply) per local day (model_daily_calls,
+	// model_daily_tokens); 0 means no cap.
+	ModelDailyCalls, ModelDailyTokens int
 }
 
 // Default returns the options Hearth runs with when nothing is configured.
@@ -177,8 +182,18 @@ func Default() Options {
 		EmbedModel:             "qwen3-emb-0.6b",
 		OllamaTimeout:          120 * time.Second,
 		EmbedTimeout:           2 * time.Second,
+		ModelDailyCalls:        DefaultModelDailyCalls,
+		ModelDailyTokens:       DefaultModelDailyTokens,
 	}
 }
+
+// The default daily budget of each model server: room for a busy day's
+// extractions and a nightly review of MaxReviewed candidates, a bound on a
+// loop that would call all day.
+const (
+	DefaultModelDailyCalls  = 2000
+	DefaultModelDailyTokens = 4000000
+)
 
 // Path returns the options file of a data directory: DIR/options.json.
 func Path(dataDir string) string { return filepath.Join(dataDir, FileName) }
@@ -335,6 +350,8 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		EmbedURL:               o.EmbedURL,
 		EmbedModel:             o.EmbedModel,
 		EmbedTimeoutS:          o.EmbedTimeout.Seconds(),
+		ModelDailyCalls:        o.ModelDailyCalls,
+		ModelDailyTokens:       o.ModelDailyTokens,
 	}
 	f.Clients = make([]fileClient, 0, len(o.Clients))
 	for _, c := range o.Clients {
@@ -398,6 +415,8 @@ type file struct {
 	EmbedURL               string       `json:"embed_url,omitempty"`
 	EmbedModel             string       `json:"embed_model"`
 	EmbedTimeoutS          float64      `json:"embed_timeout_s"`
+	ModelDailyCalls        int          `json:"model_daily_calls"`
+	ModelDailyTokens       int          `json:"model_daily_tokens"`
 }
 
 type fileClient struct {

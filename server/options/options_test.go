@@ -108,6 +108,8 @@ func TestDefault(t *testing.T) {
 		{"embed_url", d.EmbedURL, ""},
 		{"embed_model", d.EmbedModel, "qwen3-emb-0.6b"},
 		{"embed_timeout_s", d.EmbedTimeout, 2 * time.Second},
+		{"model_daily_calls", d.ModelDailyCalls, 2000},
+		{"model_daily_tokens", d.ModelDailyTokens, 4000000},
 	} {
 		t.Run(tt.option, func(t *testing.T) {
 			if !reflect.DeepEqual(tt.got, tt.want) {
@@ -133,7 +135,7 @@ func TestDefault(t *testing.T) {
 			"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates", "anchor_sweep_hours",
 			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
-			"embed_url", "embed_model", "embed_timeout_s"}
+			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
@@ -151,7 +153,7 @@ func TestParse_Defaults(t *testing.T) {
 			"anchor_sweep_hours":null,"context_budget_tokens":null,"hard_context_limit_tokens":null,
 			"retention_deleted_days":null,"ollama_url":null,"ollama_fallback_url":null,"ollama_direct_urls":null,
 			"ollama_model":null,"ollama_models":null,"ollama_timeout_s":null,"embed_url":null,"embed_model":null,
-			"embed_timeout_s":null}`},
+			"embed_timeout_s":null,"model_daily_calls":null,"model_daily_tokens":null}`},
 		{"OKEmptyOptionalStrings", `{"github_owner":"","forge_owner":"","ollama_url":"","ollama_fallback_url":"","embed_url":""}`},
 		{"OKNullChains", `{"ollama_models":{"extraction":null,"review":null,"answer":null}}`},
 	} {
@@ -203,6 +205,9 @@ func TestParse_Full(t *testing.T) {
 			EmbedURL:      "http://llm.lan:8080/v1",
 			EmbedModel:    "qwen3-emb-4b",
 			EmbedTimeout:  500 * time.Millisecond,
+
+			ModelDailyCalls:  0,
+			ModelDailyTokens: 250000,
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v\nwant %+v", got, want)
@@ -362,6 +367,8 @@ func TestParse_Invalid(t *testing.T) {
 		{"ErrHardLimitBig", `{"hard_context_limit_tokens":100001}`, "hard_context_limit_tokens", "must be 100 to 100000"},
 		{"ErrHardLimitSmall", `{"hard_context_limit_tokens":50}`, "hard_context_limit_tokens", "got 50"},
 		{"ErrRetentionZero", `{"retention_deleted_days":0}`, "retention_deleted_days", "must be 1 to 3650, got 0"},
+		{"ErrModelDailyCallsNegative", `{"model_daily_calls":-1}`, "model_daily_calls", "must be 0 to 1000000, got -1"},
+		{"ErrModelDailyTokensHigh", `{"model_daily_tokens":1000000001}`, "model_daily_tokens", "must be 0 to 1000000000, got 1000000001"},
 		{"ErrRetentionType", `{"retention_deleted_days":false}`, "retention_deleted_days", "got a boolean"},
 		// URLs
 		{"ErrOllamaURLScheme", `{"ollama_url":"ftp://h"}`, "ollama_url", "http or https"},

@@ -28,6 +28,8 @@ const (
 	maxModelNameLen      = 256
 	maxForgeOwnerLen     = 64
 	maxHostLen           = 253
+	maxModelDailyCalls   = 1000000
+	maxModelDailyTokens  = 1000000000
 )
 
 var (
@@ -95,6 +97,8 @@ func (o Options) Validate() error {
 		list.add(errorf("context_budget_tokens", "must be at most hard_context_limit_tokens (%d), got %d", o.HardContextLimitTokens, o.ContextBudgetTokens))
 	}
 	checkRange(&list, "retention_deleted_days", o.RetentionDeletedDays, 1, maxDays)
+	checkRange(&list, "model_daily_calls", o.ModelDailyCalls, 0, maxModelDailyCalls)
+	checkRange(&list, "model_daily_tokens", o.ModelDailyTokens, 0, maxModelDailyTokens)
 
 	checkOptionalURL(&list, "ollama_url", o.OllamaURL)
 	checkOptionalURL(&list, "ollama_fallback_url", o.OllamaFallbackURL)
