@@ -18,8 +18,9 @@ const (
 
 // client speaks one wire format to one server.
 type client interface {
-	// chat sends req to model and returns the reply's content.
-	chat(ctx context.Context, model string, req *Request) ([]byte, error)
+	// chat sends req to model and returns the reply's content and the
+	// tokens the server reported (zero when it reported none).
+	chat(ctx context.Context, model string, req *Request) ([]byte, Usage, error)
 	// probe lists the server's models.
 	probe(ctx context.Context) ([]string, error)
 }
@@ -60,40 +61,44 @@ type ollamaChatResponse struct {
 	Message *struct {
 		Content string `json:"content"`
 	} `json:"message"`
-	Done  bool   `json:"done"`
-	Error string `json:"error"`
+	Done            bool   `json:"done"`
+	Error           string `json:"error"`
+	PromptEvalCount int64  `json:"prompt_eval_count"`
+	EvalCount       int64  `json:"eval_count"`
 }
 
-func (c *ollamaClient) chat(ctx context.Context, model string, req *Request) ([]byte, error) {
+func (c *ollamaClient) chat(ctx context.Context, model string, req *Request) ([]byte, Usage, error) {
 	body, err := wire.Marshal(ollamaChatRequest{
 		Model: model, Messages: messages(req), Stream: false, Format: req.Schema.JSON(), Think: false,
 		Options: ollamaOptions{Temperature: 0, NumPredict: req.MaxTokens, NumCtx: req.ContextTokens},
 	})
 	if err != nil {
-		return nil, err
+		return nil, Usage{}, err
 	}
 	b, err := wire.Do(ctx, c.hc, c.base+"/api/chat", body, maxChatReply)
 	if err != nil {
-		return nil, err
+		return nil, Usage{}, err
 	}
 	return decodeOllamaChat(b)
 }
 
-// decodeOllamaChat returns the content of a non-streamed /api/chat reply.
-func decodeOllamaChat(b []byte) ([]byte, error) {
+// decodeOllamaChat returns the content of a non-streamed /api/chat reply
+// and its token counts (prompt_eval_count, eval_count).
+func decodeOllamaChat(b []byte) ([]byte, Usage, error) {
 	var resp ollamaChatResponse
 	if err := json.Unmarshal(b, &resp); err != nil {
-		return nil, wire.Bad("malformed reply")
+		return nil, Usage{}, wire.Bad("malformed reply")
 	}
+	u := reported(resp.PromptEvalCount, resp.EvalCount)
 	switch {
 	case resp.Error != "":
-		return nil, wire.Bad("error in reply: %s", resp.Error)
+		return nil, u, wire.Bad("error in reply: %s", resp.Error)
 	case resp.Message == nil:
-		return nil, wire.Bad("reply has no message")
+		return nil, u, wire.Bad("reply has no message")
 	case !resp.Done:
-		return nil, wire.Bad("reply not done")
+		return nil, u, wire.Bad("reply not done")
 	}
-	return []byte(resp.Message.Content), nil
+	return []byte(resp.Message.Content), u, nil
 }
 
 type ollamaTags struct {
@@ -164,9 +169,13 @@ type openAIChatResponse struct {
 			Content *string `json:"content"`
 		} `json:"message"`
 	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
 }
 
-func (c *openAIClient) chat(ctx context.Context, model string, req *Request) ([]byte, error) {
+func (c *openAIClient) chat(ctx context.Context, model string, req *Request) ([]byte, Usage, error) {
 	r := openAIChatRequest{
 		Model: model, Messages: messages(req), Stream: false, Temperature: 0, MaxTokens: req.MaxTokens,
 		ResponseFormat: openAIResponseFormat{Type: "json_schema",
@@ -175,25 +184,27 @@ func (c *openAIClient) chat(ctx context.Context, model string, req *Request) ([]
 	r.ChatTemplateKwargs.EnableThinking = false
 	body, err := wire.Marshal(r)
 	if err != nil {
-		return nil, err
+		return nil, Usage{}, err
 	}
 	b, err := wire.Do(ctx, c.hc, c.base+"/chat/completions", body, maxChatReply)
 	if err != nil {
-		return nil, err
+		return nil, Usage{}, err
 	}
 	return decodeOpenAIChat(b)
 }
 
-// decodeOpenAIChat returns the content of the first choice.
-func decodeOpenAIChat(b []byte) ([]byte, error) {
+// decodeOpenAIChat returns the content of the first choice and the token
+// counts of usage (prompt_tokens, completion_tokens).
+func decodeOpenAIChat(b []byte) ([]byte, Usage, error) {
 	var resp openAIChatResponse
 	if err := json.Unmarshal(b, &resp); err != nil {
-		return nil, wire.Bad("malformed reply")
+		return nil, Usage{}, wire.Bad("malformed reply")
 	}
+	u := reported(resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
 	if len(resp.Choices) == 0 || resp.Choices[0].Message.Content == nil {
-		return nil, wire.Bad("reply has no content")
+		return nil, u, wire.Bad("reply has no content")
 	}
-	return []byte(*resp.Choices[0].Message.Content), nil
+	return []byte(*resp.Choices[0].Message.Content), u, nil
 }
 
 type openAIModels struct {

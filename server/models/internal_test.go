@@ -66,10 +66,10 @@ func FuzzDecode(f *testing.F) {
 	}
 	s := MustSchema("verdict", `{"type":"object","required":["verdict"],"properties":{"verdict":{"enum":["keep"]}}}`)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if c, err := decodeOllamaChat(b); err == nil {
+		if c, _, err := decodeOllamaChat(b); err == nil {
 			_ = s.Check(c)
 		}
-		if c, err := decodeOpenAIChat(b); err == nil {
+		if c, _, err := decodeOpenAIChat(b); err == nil {
 			_ = s.Check(c)
 		}
 		decodeOllamaTags(b)
@@ -91,7 +91,7 @@ func BenchmarkRouter_Choose(b *testing.B) {
 		tried := make([]bool, len(r.servers))
 		for pb.Next() {
 			clear(tried)
-			i := r.acquire(tried)
+			i, _ := r.acquire(tried)
 			if i < 0 {
 				b.Error("no server")
 				return

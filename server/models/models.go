@@ -89,6 +89,16 @@ type Config struct {
 	Now func() time.Time
 	// Transport carries the requests; nil means wire.NewTransport().
 	Transport http.RoundTripper
+	// Budget is each server's daily cap (model_daily_calls,
+	// model_daily_tokens); zero fields mean no cap. Location is the time
+	// zone whose midnight starts a new budget day; nil means time.Local.
+	Budget   Budget
+	Location *time.Location
+	// Ledger keeps the day's usage and the pause across restarts; nil keeps
+	// them in memory. OnLedgerError hears of a usage the ledger failed to
+	// keep (the call was counted in memory all the same).
+	Ledger        Ledger
+	OnLedgerError func(error)
 }
 
 // FromOptions returns the Config of Hearth's options.
@@ -100,6 +110,7 @@ func FromOptions(o options.Options) Config {
 			Extraction: o.OllamaModels.Extraction, Review: o.OllamaModels.Review, Answer: o.OllamaModels.Answer,
 		},
 		Timeout: o.OllamaTimeout,
+		Budget:  Budget{Calls: int64(o.ModelDailyCalls), Tokens: int64(o.ModelDailyTokens)},
 	}
 }
 
@@ -150,8 +161,15 @@ type Router struct {
 	probeEvery   time.Duration
 	probeTimeout time.Duration
 	now          func() time.Time
+	budget       Budget
+	loc          *time.Location
+	ledger       Ledger
+	// onLedgerError is Config.OnLedgerError.
+	onLedgerError func(error)
 
-	mu sync.Mutex // guards the mutable fields of every server
+	mu     sync.Mutex // guards the mutable fields of every server, day and paused
+	day    string     // the budget day the servers' today counts
+	paused bool
 }
 
 // server is one configured model server; the fields after c are guarded
@@ -170,6 +188,8 @@ type server struct {
 	lastProbe  time.Time
 	probeError string
 	models     []string
+	// today is what calls spent on the budget day; total since the start.
+	today, total Usage
 }
 
 // New returns a Router for cfg. With no URL configured it returns a Router
@@ -178,7 +198,11 @@ type server struct {
 func New(cfg Config) (*Router, error) {
 	r := &Router{
 		chains: map[Kind][]string{}, timeout: cfg.Timeout, probeEvery: cfg.ProbeEvery,
-		probeTimeout: cfg.ProbeTimeout, now: cfg.Now,
+		probeTimeout: cfg.ProbeTimeout, now: cfg.Now, budget: cfg.Budget, loc: cfg.Location,
+		ledger: cfg.Ledger, onLedgerError: cfg.OnLedgerError,
+	}
+	if r.loc == nil {
+		r.loc = time.Local
 	}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
@@ -258,9 +282,17 @@ func (r *Router) Chain(k Kind) []string { return slices.Clone(r.chains[k]) }
 // and the call moves on to the next server. Every failed attempt is
 // counted against its server and model.
 //
+// Every request sent to a server is one call of its daily budget, with the
+// tokens its reply reports (or Estimate's); a server that spent its cap is
+// passed over like a down one until the next day or Resume, and while
+// calls are paused none is sent. This is the one place the budget is
+// checked: every model call of Hearth goes through Call.
+//
 // Returns ErrNotConfigured with no server, ErrInvalid for a request without
 // a kind chain or schema, ctx's error when ctx ends, and otherwise an error
-// wrapping ErrUnavailable and every attempt's *AttemptError.
+// wrapping ErrUnavailable and every attempt's *AttemptError; it wraps
+// ErrBudget too when the budget or the pause kept a server from being
+// tried.
 func (r *Router) Call(ctx context.Context, req Request, out any) (Reply, error) {
 	if !r.Configured() {
 		return Reply{}, ErrNotConfigured
@@ -274,14 +306,20 @@ func (r *Router) Call(ctx context.Context, req Request, out any) (Reply, error) 
 	}
 	tried := make([]bool, len(r.servers))
 	var errs []error
+	blocked := false
 	for {
-		i := r.acquire(tried)
+		i, spent := r.acquire(tried)
+		blocked = blocked || spent
 		if i < 0 {
 			break
 		}
 		tried[i] = true
 		s := r.servers[i]
 		for _, model := range chain {
+			if !r.take(s) {
+				blocked = true
+				break
+			}
 			content, err := r.attempt(ctx, s, model, &req)
 			if err == nil {
 				if out != nil {
@@ -307,18 +345,25 @@ func (r *Router) Call(ctx context.Context, req Request, out any) (Reply, error) 
 		}
 		r.release(s)
 	}
+	if blocked {
+		errs = append(errs, ErrBudget)
+	}
 	if len(errs) == 0 {
 		return Reply{}, fmt.Errorf("%w: no live server", ErrUnavailable)
 	}
 	return Reply{}, fmt.Errorf("%w: %w", ErrUnavailable, errors.Join(errs...))
 }
 
-// attempt sends req to model on s, bounded by the timeout, and checks the
-// reply against the schema.
+// attempt sends req to model on s, bounded by the timeout, charges its
+// tokens to s, and checks the reply against the schema.
 func (r *Router) attempt(ctx context.Context, s *server, model string, req *Request) (json.RawMessage, error) {
 	actx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	content, err := s.c.chat(actx, model, req)
+	content, u, err := s.c.chat(actx, model, req)
+	if err == nil && u.Tokens() == 0 {
+		u = Estimate(req, content)
+	}
+	r.charge(ctx, s, u)
 	if err != nil {
 		return nil, err
 	}
@@ -331,20 +376,24 @@ func (r *Router) attempt(ctx context.Context, s *server, model string, req *Requ
 
 // acquire chooses the server for the next attempt among those not yet
 // tried, counts the call in flight on it, and returns its index; -1 when
-// there is none.
-func (r *Router) acquire(tried []bool) int {
+// there is none. spent reports that the budget kept a live server out: it
+// spent its cap, or calls are paused. A primary that spent its cap counts
+// as not live, so direct servers take over as they do for a down one.
+func (r *Router) acquire(tried []bool) (best int, spent bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	primaryLive := false
-	for _, s := range r.servers {
-		if s.tier != Direct && s.live {
-			primaryLive = true
-			break
-		}
+	r.rollLocked()
+	if r.paused {
+		return -1, r.liveLocked(false) > 0
 	}
-	best := -1
+	primaryLive := r.primaryLiveLocked(true)
+	best = -1
 	for i, s := range r.servers {
 		if tried[i] || !s.live || (s.tier == Direct && primaryLive) {
+			continue
+		}
+		if r.spentLocked(s) {
+			spent = true
 			continue
 		}
 		if best < 0 || s.inFlight < r.servers[best].inFlight {
@@ -356,7 +405,18 @@ func (r *Router) acquire(tried []bool) int {
 		s.inFlight++
 		s.calls++
 	}
-	return best
+	return best, spent
+}
+
+// primaryLiveLocked reports whether a primary or fallback server is live
+// (with budget left, when withBudget). r.mu is held.
+func (r *Router) primaryLiveLocked(withBudget bool) bool {
+	for _, s := range r.servers {
+		if s.tier != Direct && s.live && !(withBudget && r.spentLocked(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // fail counts a failed attempt of model on s; down marks s down until its
@@ -426,9 +486,15 @@ func (r *Router) Poll(ctx context.Context) {
 func (r *Router) LiveCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.liveLocked(false)
+}
+
+// liveLocked counts the servers calls may go to as LiveCount does; with
+// withBudget, a server that spent its cap counts as down. r.mu is held.
+func (r *Router) liveLocked(withBudget bool) int {
 	first, direct := 0, 0
 	for _, s := range r.servers {
-		if !s.live {
+		if !s.live || (withBudget && r.spentLocked(s)) {
 			continue
 		}
 		if s.tier == Direct {
@@ -470,6 +536,10 @@ type ServerStatus struct {
 	Calls    int64
 	// Failures counts failed attempts by model, sorted by model.
 	Failures []ModelFailures
+	// Today is what calls spent on the budget day; Total since the start.
+	// Spent is whether it reached its daily cap.
+	Today, Total Usage
+	Spent        bool
 }
 
 // ModelFailures is how often one model failed on one server.
@@ -482,12 +552,13 @@ type ModelFailures struct {
 func (r *Router) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.rollLocked()
 	st := Status{Servers: make([]ServerStatus, 0, len(r.servers))}
 	for _, s := range r.servers {
 		ss := ServerStatus{
 			URL: s.url, Format: wire.FormatOf(s.url).String(), Tier: s.tier, Live: s.live, Probed: s.probed,
 			LastProbe: s.lastProbe, ProbeError: s.probeError, Models: slices.Clone(s.models),
-			InFlight: s.inFlight, Calls: s.calls,
+			InFlight: s.inFlight, Calls: s.calls, Today: s.today, Total: s.total, Spent: r.spentLocked(s),
 		}
 		for m, n := range s.failures {
 			ss.Failures = append(ss.Failures, ModelFailures{Model: m, Count: n})

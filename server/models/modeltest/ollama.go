@@ -137,6 +137,17 @@ func (s *Server) ollamaChat(w http.ResponseWriter, req Request, act Action) {
 		"message": map[string]any{"role": "assistant", "content": content}, "done": true, "done_reason": "stop",
 		"total_duration": 2254970291, "load_duration": 574751416, "prompt_eval_count": 34,
 		"prompt_eval_duration": 1502000000, "eval_count": 12, "eval_duration": 175000000}
+	if act.PromptTokens > 0 {
+		final["prompt_eval_count"] = act.PromptTokens
+	}
+	if act.ReplyTokens > 0 {
+		final["eval_count"] = act.ReplyTokens
+	}
+	if act.NoUsage {
+		for _, k := range []string{"total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration"} {
+			delete(final, k)
+		}
+	}
 	if in.Stream == nil || *in.Stream {
 		// Streaming is the default: NDJSON, one chunk then the final line.
 		w.Header().Set("Content-Type", "application/x-ndjson")

@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,14 +123,20 @@ func openAIChat(w http.ResponseWriter, req Request, act Action, m Model) {
 		return
 	}
 	content := chatContent(act, Chat{Model: in.Model, Messages: in.Messages, Schema: schema})
-	writeJSON(w, http.StatusOK, map[string]any{
+	prompt, completion := cmp.Or(act.PromptTokens, 44), cmp.Or(act.ReplyTokens, 48)
+	reply := map[string]any{
 		"id": "chatcmpl-" + strconv.FormatInt(time.Now().UnixNano(), 36), "object": "chat.completion",
 		"created": time.Now().Unix(), "model": m.id(), "system_fingerprint": "b6795-modeltest",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
 			"message": map[string]any{"role": "assistant", "content": content}}},
-		"usage":   map[string]any{"completion_tokens": 48, "prompt_tokens": 44, "total_tokens": 92, "prompt_tokens_details": map[string]any{"cached_tokens": 0}},
+		"usage": map[string]any{"completion_tokens": completion, "prompt_tokens": prompt, "total_tokens": prompt + completion,
+			"prompt_tokens_details": map[string]any{"cached_tokens": 0}},
 		"timings": map[string]any{"prompt_n": 1, "predicted_n": 35},
-	})
+	}
+	if act.NoUsage {
+		delete(reply, "usage")
+	}
+	writeJSON(w, http.StatusOK, reply)
 }
 
 // responseSchema reads response_format as llama-server does.

@@ -102,6 +102,13 @@ type Action struct {
 	Content string
 	// Reply computes a chat reply's content from the request.
 	Reply func(Chat) string
+	// PromptTokens and ReplyTokens replace the token counts a chat reply
+	// reports (Ollama's prompt_eval_count and eval_count, OpenAI-style
+	// usage); 0 keeps the flavor's example counts (34 and 12 for Ollama,
+	// 44 and 48 otherwise). NoUsage leaves the counts out, as Ollama does
+	// when they are empty.
+	PromptTokens, ReplyTokens int
+	NoUsage                   bool
 	// Dim gives embedding vectors of this many dimensions.
 	Dim int
 	// Scale multiplies every embedding value (0 means 1): vectors that are
