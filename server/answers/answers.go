@@ -103,10 +103,11 @@ type reply struct {
 	} `json:"sentences"`
 }
 
-// Compose makes the answer to q. With a model configured and live it asks
-// the answer chain; a failed or refused call is returned as an error unless
-// lastTry, when the answer is made extractively instead. Without a model it
-// answers extractively at once.
+// Compose makes the answer to q. With a model configured and live, with
+// budget left, it asks the answer chain; a failed or refused call is
+// returned as an error unless lastTry, when the answer is made extractively
+// instead. Without a model, or while the budget is spent or calls are
+// paused, it answers extractively at once.
 func (c *Composer) Compose(ctx context.Context, q *storage.Question, lastTry bool) (storage.NewAnswer, error) {
 	na := storage.NewAnswer{QuestionID: q.ID}
 	// The sources hold the question's own words: a record found only
@@ -127,7 +128,7 @@ func (c *Composer) Compose(ctx context.Context, q *storage.Question, lastTry boo
 	for i, h := range hits {
 		recs[i] = h.Record
 	}
-	if c.Models != nil && c.Models.Configured() && c.Models.LiveCount() > 0 {
+	if c.Models != nil && c.Models.Configured() && c.Models.Available() {
 		na, err := c.fromModel(ctx, q, recs)
 		if err == nil || !lastTry || ctx.Err() != nil {
 			return na, err

@@ -17,9 +17,10 @@ const MaxProbeEvery = 15 * time.Second
 
 // handleModels registers the model jobs when cfg.Models has a server:
 // extraction and review run only while a server is live (the last probe
-// answered, or none was made yet), and each maintenance run queues a review
-// for its slot in its completion transaction. Without a server the model
-// jobs have no handler and wait, queued.
+// answered, or none was made yet) with budget left and calls not paused
+// (models.Router.Available), and each maintenance run queues a review for
+// its slot in its completion transaction. Without a server the model jobs
+// have no handler and wait, queued.
 func (w *Workers) handleModels(cfg Config) error {
 	r := cfg.Models
 	if r == nil || !r.Configured() {
@@ -29,7 +30,7 @@ func (w *Workers) handleModels(cfg Config) error {
 		return errors.New("workers: Check is required with Models")
 	}
 	w.models = r
-	live := func() bool { return r.LiveCount() > 0 }
+	live := r.Available
 	w.HandleWhen(storage.KindExtraction, live, Extract(r, cfg.Check))
 	w.HandleWhen(storage.KindReview, live, Review(r, cfg.DB, scope.New(cfg.Options), retrieval.New(cfg.DB)))
 	w.Handle(storage.KindMaintenance, queueReview(Maintenance(cfg.DB, cfg.Options, w.log)))

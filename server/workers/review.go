@@ -198,10 +198,10 @@ func (rv *reviewer) propose(ctx context.Context, p *proposal) error {
 }
 
 // noServerTried reports whether a call failed before any server was tried:
-// none was live.
+// none was live, or the budget kept them all out (spent or paused).
 func noServerTried(err error) bool {
 	var ae *models.AttemptError
-	return errors.Is(err, models.ErrUnavailable) && !errors.As(err, &ae)
+	return errors.Is(err, models.ErrBudget) || errors.Is(err, models.ErrUnavailable) && !errors.As(err, &ae)
 }
 
 // reviewCounts counts a run for its audit row.
@@ -220,7 +220,7 @@ func applyReview(ctx context.Context, tx *storage.Tx, props []proposal, workers 
 	detail := fmt.Sprintf("reviewed %d candidates on %d workers: %d forgotten as duplicates, %d as session state, %d kept, %d refused by a guard, %d failed calls",
 		len(props)-n.missed, workers, n.duplicate, n.sessionState, n.keep, n.refused, n.failed)
 	if n.missed > 0 {
-		detail += fmt.Sprintf("; %d not reviewed (no live model server)", n.missed)
+		detail += fmt.Sprintf("; %d not reviewed (no live model server, or the model budget is spent)", n.missed)
 	}
 	return tx.Audit(ctx, storage.AuditEntry{Client: storage.SystemClient, Action: storage.ActionReview, Detail: screen.Redact(detail)})
 }

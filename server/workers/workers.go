@@ -342,6 +342,14 @@ func (w *Workers) run(ctx context.Context, job *storage.Job) {
 		return
 	case storage.ErrorCode(err) == storage.Conflict:
 		w.log.WarnContext(ctx, "job lease lost", "job", job.ID, "kind", job.Kind, "err", err)
+	case errors.Is(err, models.ErrBudget):
+		// The budget ran out (or calls were paused) while the job was
+		// leased: it waits, its attempt given back, until the gate opens.
+		if ferr := w.db.DeferJob(ctx, job, screen.Redact(budgetWait), w.now().Add(w.poll)); ferr != nil {
+			w.log.ErrorContext(ctx, "defer job", "job", job.ID, "err", ferr)
+		} else {
+			w.log.InfoContext(ctx, "job waits for the model budget", "job", job.ID, "kind", job.Kind)
+		}
 	default:
 		retry := Backoff(job.Attempts)
 		if ferr := w.db.FailJob(ctx, job, screen.Redact(err.Error()), retry); ferr != nil {
@@ -382,6 +390,9 @@ func (w *Workers) attempt(ctx context.Context, job *storage.Job) (err error) {
 	}
 	return w.db.CompleteJob(ctx, job, effects)
 }
+
+// budgetWait is the last_error of a job that waits for the model budget.
+const budgetWait = "waiting: the daily model budget is spent or model calls are paused (memory_status budget)"
 
 // Backoff is the wait before a failed job's next attempt: 30 s after the
 // first, doubling with each attempt, at most an hour.
