@@ -12,8 +12,9 @@ import (
 )
 
 // modelStatus adds the model part of memory_status to resp: each server as
-// the router sees it, the job queue by kind and state, and how many queued
-// model jobs wait because no server is configured or live.
+// the router sees it with what it spent today, the budget, the job queue by
+// kind and state, and how many queued model jobs wait because no server is
+// configured or live, or the budget is spent or paused.
 func (s *Server) modelStatus(ctx context.Context, resp *hearthv1.StatusResponse) error {
 	jobs, err := s.db.JobCounts(ctx)
 	if err != nil {
@@ -25,7 +26,12 @@ func (s *Server) modelStatus(ctx context.Context, resp *hearthv1.StatusResponse)
 	waiting := true
 	if s.models != nil && s.models.Configured() {
 		resp.ModelsConfigured = true
-		waiting = s.models.LiveCount() == 0
+		waiting = !s.models.Available()
+		b := s.models.Budget()
+		resp.ModelBudget = &hearthv1.ModelBudget{
+			DailyCalls: uint64(b.Cap.Calls), DailyTokens: uint64(b.Cap.Tokens), Day: b.Day,
+			ResetsAt: timestamppb.New(b.ResetsAt), Paused: b.Paused, Waiting: b.Waiting,
+		}
 		for _, k := range []models.Kind{models.Extraction, models.Review, models.Answer} {
 			resp.ModelChains = append(resp.ModelChains, &hearthv1.ModelChain{Kind: string(k), Models: s.models.Chain(k)})
 		}
@@ -35,6 +41,9 @@ func (s *Server) modelStatus(ctx context.Context, resp *hearthv1.StatusResponse)
 				// A server's error message may quote anything.
 				ProbeError: screen.Redact(ms.ProbeError).String(), Models: ms.Models,
 				CallsInFlight: uint32(ms.InFlight), Calls: uint32(ms.Calls),
+				CallsToday: uint64(ms.Today.Calls), PromptTokensToday: uint64(ms.Today.PromptTokens),
+				ReplyTokensToday: uint64(ms.Today.CompletionTokens), EstimatedCallsToday: uint64(ms.Today.Estimated),
+				BudgetSpent: ms.Spent,
 			}
 			if !ms.LastProbe.IsZero() {
 				m.LastProbe = timestamppb.New(ms.LastProbe)

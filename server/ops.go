@@ -59,8 +59,11 @@ func (s *Server) gauges(ctx context.Context) (metrics.Gauges, error) {
 	}
 	if s.models != nil && s.models.Configured() {
 		for _, ms := range s.models.Status().Servers {
-			g.ModelServers = append(g.ModelServers, metrics.ModelServer{Tier: string(ms.Tier), Live: ms.Live})
+			g.ModelServers = append(g.ModelServers, metrics.ModelServer{Tier: string(ms.Tier), Live: ms.Live,
+				CallsToday: ms.Today.Calls, TokensToday: ms.Today.Tokens(), Spent: ms.Spent, Calls: ms.Total.Calls, Tokens: ms.Total.Tokens()})
 		}
+		paused := s.models.Budget().Paused
+		g.ModelsPaused = &paused
 	}
 	if s.encoder != nil {
 		if err := s.vectors.Sync(ctx); err != nil {

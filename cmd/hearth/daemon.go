@@ -147,7 +147,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	router, err := d.modelRouter()
+	router, err := d.modelRouter(ctx)
 	if err != nil {
 		return err
 	}

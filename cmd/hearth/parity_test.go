@@ -94,6 +94,19 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_export":       func() any { return map[string]any{"namespace_prefix": "github/acme", "limit": 2} },
 		"memory_metrics":      func() any { return map[string]any{} },
 		"memory_tokens":       func() any { return map[string]any{} },
+		// Each transport pauses running calls and resumes paused ones.
+		"memory_model_pause": func() any {
+			if r := rest.call(t, tok, "memory_model_resume", map[string]any{}); !r.ok {
+				t.Fatalf("resume: %v", r)
+			}
+			return map[string]any{}
+		},
+		"memory_model_resume": func() any {
+			if r := rest.call(t, tok, "memory_model_pause", map[string]any{}); !r.ok {
+				t.Fatalf("pause: %v", r)
+			}
+			return map[string]any{}
+		},
 		// codex: the parity calls all use claude-code's token.
 		"memory_token_rotate": func() any { return map[string]any{"client": "codex"} },
 		"memory_import": func() any {

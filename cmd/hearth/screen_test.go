@@ -194,6 +194,8 @@ func TestScreen_EveryWritePath(t *testing.T) {
 		"memory_anchor_sweep": {args: func(t *testing.T) map[string]any { return map[string]any{} }},
 		// Backups and rotation take no text the store keeps.
 		"memory_backup":       {args: func(t *testing.T) map[string]any { return map[string]any{} }},
+		"memory_model_pause":  {args: func(t *testing.T) map[string]any { return map[string]any{} }},
+		"memory_model_resume": {args: func(t *testing.T) map[string]any { return map[string]any{} }},
 		"memory_token_rotate": {args: func(t *testing.T) map[string]any { return map[string]any{"client": "codex"} }},
 		"memory_import": {
 			args: func(t *testing.T) map[string]any {

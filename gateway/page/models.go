@@ -12,8 +12,12 @@ import (
 
 // The model servers panel (SPEC R-P, R-M3..R-M5): each server as
 // memory_status reports it — its option, wire format, live or down, last
-// probe, calls in flight and failures by model — the model chains, and
-// the jobs that wait for a model. It reads memory_status only.
+// probe, calls in flight and failures by model, what it spent of its daily
+// budget — the model chains, the budget (paused, or spent: model work
+// waits, capture goes on without the model), and the jobs that wait for a
+// model. It reads memory_status only; pausing and resuming are the admin
+// tools memory_model_pause and memory_model_resume (the page has no form
+// that writes).
 
 //go:embed models.html
 var modelsHTML string
@@ -35,6 +39,9 @@ type modelsView struct {
 	Jobs    string
 	// Live and Total count the servers, for the tile.
 	Live, Total int
+	// Budget describes the daily cap; BudgetState says whether model work
+	// waits on it ("" when it does not).
+	Budget, BudgetState string
 }
 
 type serverRow struct {
@@ -45,6 +52,10 @@ type serverRow struct {
 	Models            string
 	InFlight, Calls   uint32
 	Failures          string
+	// Today is what it spent on the budget day; Spent whether it reached
+	// its cap.
+	Today string
+	Spent bool
 }
 
 type chainRow struct {
@@ -69,6 +80,8 @@ func newModelsView(st *hearthv1.StatusResponse, err error, loc *time.Location) m
 			Option: tierOption[s.GetTier()], URL: s.GetUrl(), Kind: serverKind(s.GetUrl()),
 			ProbeError: s.GetProbeError(), Models: strings.Join(s.GetModels(), ", "),
 			InFlight: s.GetCallsInFlight(), Calls: s.GetCalls(), Failures: "none",
+			Today: itoa64(s.GetCallsToday()) + " calls, " + itoa64(s.GetPromptTokensToday()+s.GetReplyTokensToday()) + " tokens",
+			Spent: s.GetBudgetSpent(),
 		}
 		switch {
 		case !s.GetLive():
@@ -95,6 +108,9 @@ func newModelsView(st *hearthv1.StatusResponse, err error, loc *time.Location) m
 		v.Servers = append(v.Servers, row)
 	}
 	v.Total = len(v.Servers)
+	if b := st.GetModelBudget(); b != nil {
+		v.Budget, v.BudgetState = budgetLine(b, loc)
+	}
 	for _, c := range st.GetModelChains() {
 		v.Chains = append(v.Chains, chainRow{Kind: c.GetKind(), Models: strings.Join(c.GetModels(), " → ")})
 	}
@@ -113,6 +129,32 @@ func newModelsView(st *hearthv1.StatusResponse, err error, loc *time.Location) m
 	v.Jobs = strings.Join(jobs, "; ")
 	return v
 }
+
+// budgetLine describes the daily budget and, when model work waits on it,
+// why.
+func budgetLine(b *hearthv1.ModelBudget, loc *time.Location) (line, state string) {
+	cap := func(n uint64, unit string) string {
+		if n == 0 {
+			return "no cap on " + unit
+		}
+		return itoa64(n) + " " + unit
+	}
+	resets := ""
+	if b.GetResetsAt() != nil {
+		resets = b.GetResetsAt().AsTime().In(loc).Format(timeLayout)
+	}
+	line = "budget per server and day: " + cap(b.GetDailyCalls(), "calls") + ", " + cap(b.GetDailyTokens(), "tokens") +
+		" (day " + b.GetDay() + ", starts over " + resets + ")"
+	switch {
+	case b.GetPaused():
+		state = "model calls are paused (memory_model_resume lets them go): extraction and the review wait, queued; capture and answers go on without the model"
+	case b.GetWaiting():
+		state = "the daily budget is spent on every live server: extraction and the review wait until the day starts over or memory_model_resume; capture and answers go on without the model"
+	}
+	return line, state
+}
+
+func itoa64(n uint64) string { return strconv.FormatUint(n, 10) }
 
 // tile is the model servers tile: live of configured.
 func (v modelsView) tile() (value, note string) {

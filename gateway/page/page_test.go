@@ -223,7 +223,7 @@ func TestHandler_OK(t *testing.T) {
 		wantContains(t, r.html,
 			`<tr class="model-server" data-url="http://10.0.0.5:11434" data-state="live"><td class="mono">ollama_url</td>`,
 			"<code>http://10.0.0.5:11434</code> <span class=\"pill\">Ollama</span> <span class=\"muted small\">qwen3.5:9b</span>",
-			`</svg> live</td>`+"\n"+`<td class="nw">2026-11-30 14:19 UTC</td><td>1</td><td>40</td><td class="wrap">qwen3.5:9b: 3</td>`,
+			`</svg> live</td>`+"\n"+`<td class="nw">2026-11-30 14:19 UTC</td><td>1</td><td>40</td><td class="nw budget-today">0 calls, 0 tokens</td><td class="wrap">qwen3.5:9b: 3</td>`,
 			`data-url="http://10.0.0.6:8080/v1" data-state="down"><td class="mono">ollama_direct_urls</td>`,
 			"<code>http://10.0.0.6:8080/v1</code> <span class=\"pill\">OpenAI-style</span>",
 			`</svg> down<div class="muted small">no answer: connection refused</div>`,
@@ -347,6 +347,25 @@ func TestHandler_States(t *testing.T) {
 		r, _ := render(t, a, Config{})
 		wantContains(t, r.html, `data-state="not probed yet"><td class="mono">ollama_fallback_url</td>`,
 			`</svg> not probed yet</td>`+"\n"+`<td class="nw">never</td>`, `id="tile-models"><b>1/1</b>`)
+	})
+	t.Run("ModelBudget", func(t *testing.T) {
+		a := baseAnswers()
+		a.status.ModelsConfigured = true
+		a.status.ModelServers = []*hearthv1.ModelServer{{Url: "http://10.0.0.5:11434", Format: "ollama", Tier: "primary", Live: true,
+			CallsToday: 2000, PromptTokensToday: 30000, ReplyTokensToday: 4500, BudgetSpent: true}}
+		a.status.ModelBudget = &hearthv1.ModelBudget{DailyCalls: 2000, Day: "2026-12-01", ResetsAt: timestamppb.New(testNow.Add(time.Hour)), Waiting: true}
+		r, _ := render(t, a, Config{})
+		wantContains(t, r.html, `<td class="nw budget-today">2000 calls, 34500 tokens <span class="pill">budget spent</span></td>`,
+			`id="models-budget">budget per server and day: 2000 calls, no cap on tokens (day 2026-12-01, starts over`,
+			`id="models-budget-state">the daily budget is spent on every live server`, "capture and answers go on without the model")
+		a.status.ModelBudget.Paused = true
+		r, _ = render(t, a, Config{})
+		wantContains(t, r.html, `id="models-budget-state">model calls are paused (memory_model_resume lets them go)`)
+		a.status.ModelBudget.Paused, a.status.ModelBudget.Waiting = false, false
+		r, _ = render(t, a, Config{})
+		if strings.Contains(r.html, `models-budget-state`) {
+			t.Error("a budget that is not spent is said to hold work back")
+		}
 	})
 	t.Run("EncoderConfigured", func(t *testing.T) {
 		r, _ := render(t, baseAnswers(), Config{EmbedURL: "http://10.0.0.5:11434", EmbedModel: "qwen3-emb-0.6b"})

@@ -39,8 +39,10 @@ type Gauges struct {
 	// LastBackup is when the newest backup was taken; zero when none.
 	LastBackup time.Time
 	// ModelServers are the configured model servers, in configuration
-	// order; none without a model server.
+	// order; none without a model server. ModelsPaused is whether an admin
+	// paused model calls; nil without a model server.
 	ModelServers []ModelServer
+	ModelsPaused *bool
 	// Encoder is the encoder; nil without embed_url.
 	Encoder *Encoder
 	// Writer is the store's single writer; nil leaves its series out.
@@ -67,6 +69,11 @@ type Writer struct {
 type ModelServer struct {
 	Tier string // primary, fallback or direct
 	Live bool   // calls go to it
+	// CallsToday and TokensToday are what it spent on the budget day;
+	// Spent whether that reached its daily cap. Calls and Tokens count
+	// since the start.
+	CallsToday, TokensToday, Calls, Tokens int64
+	Spent                                  bool
 }
 
 // Encoder is the encoder and the state of the record vectors.
@@ -163,20 +170,26 @@ func (m *Metrics) Text() (string, error) {
 }
 
 var (
-	recordsDesc = prometheus.NewDesc("hearth_records", "Records by type and status.", []string{"type", "status"}, nil)
-	jobsDesc    = prometheus.NewDesc("hearth_jobs", "Jobs in the durable queue by kind and state.", []string{"kind", "state"}, nil)
-	backupTS    = prometheus.NewDesc("hearth_last_backup_timestamp_seconds", "When the newest backup (memory_backup) was taken, Unix time; absent before the first.", nil, nil)
-	backupAge   = prometheus.NewDesc("hearth_last_backup_age_seconds", "Seconds since the newest backup was taken; absent before the first.", nil, nil)
-	modelUp     = prometheus.NewDesc("hearth_model_server_up", "1 while calls go to a model server (it answered its last probe, or was not probed yet), else 0; by tier and position in the configuration (0 first). Absent without a model server.", []string{"tier", "position"}, nil)
-	encoderUp   = prometheus.NewDesc("hearth_encoder_up", "1 while the encoder (embed_url) answers its probes, else 0; absent without embed_url.", nil, nil)
-	vectorsDesc = prometheus.NewDesc("hearth_record_vectors", "Live records by the state of their vector (current, stale, missing); absent without embed_url, and until the vector index has loaded for the model and snapshot the encoder names.", []string{"state"}, nil)
-	storeErrs   = prometheus.NewDesc("hearth_store_scrape_errors_total", "Scrapes whose store gauges could not be read (they are left out of that scrape).", nil, nil)
-	waitingDesc = prometheus.NewDesc("hearth_writes_waiting", "Writes queued for the store's single writer.", nil, nil)
-	commitsDesc = prometheus.NewDesc("hearth_write_commits_total", "Transactions the single writer has committed since start; a group commit holds several callers' writes.", nil, nil)
-	writesDesc  = prometheus.NewDesc("hearth_writes_committed_total", "Writes the single writer ran in the transactions it committed since start (one undone by its own error included); over hearth_write_commits_total, the writes per commit.", nil, nil)
-	walDesc     = prometheus.NewDesc("hearth_wal_bytes", "Size of the WAL's frames when the writer last looked (at most once a second, after a write).", nil, nil)
-	ckptDesc    = prometheus.NewDesc("hearth_wal_checkpoints_total", "Checkpoints since start by kind (truncate: the writer's, once the WAL passes its limit; background: copying pages back beside the writer; catch-up: the writer's copy of what came meanwhile) and result (done; unfinished: a truncate that readers held off or that failed; failed).", []string{"checkpoint", "result"}, nil)
-	restartDesc = prometheus.NewDesc("hearth_wal_restarts_total", "Commits that found the WAL started over, every frame having been copied back.", nil, nil)
+	recordsDesc      = prometheus.NewDesc("hearth_records", "Records by type and status.", []string{"type", "status"}, nil)
+	jobsDesc         = prometheus.NewDesc("hearth_jobs", "Jobs in the durable queue by kind and state.", []string{"kind", "state"}, nil)
+	backupTS         = prometheus.NewDesc("hearth_last_backup_timestamp_seconds", "When the newest backup (memory_backup) was taken, Unix time; absent before the first.", nil, nil)
+	backupAge        = prometheus.NewDesc("hearth_last_backup_age_seconds", "Seconds since the newest backup was taken; absent before the first.", nil, nil)
+	modelUp          = prometheus.NewDesc("hearth_model_server_up", "1 while calls go to a model server (it answered its last probe, or was not probed yet), else 0; by tier and position in the configuration (0 first). Absent without a model server.", []string{"tier", "position"}, nil)
+	modelCallsToday  = prometheus.NewDesc("hearth_model_calls_today", "Calls sent to a model server on the budget day (local date), by tier and position; model_daily_calls caps it. Absent without a model server.", []string{"tier", "position"}, nil)
+	modelTokensToday = prometheus.NewDesc("hearth_model_tokens_today", "Prompt and reply tokens of a model server's calls on the budget day (as it reported them, or estimated), by tier and position; model_daily_tokens caps it. Absent without a model server.", []string{"tier", "position"}, nil)
+	modelSpent       = prometheus.NewDesc("hearth_model_budget_spent", "1 while a model server has spent its daily budget (no call goes to it until the next day or memory_model_resume), else 0; by tier and position. Absent without a model server.", []string{"tier", "position"}, nil)
+	modelCalls       = prometheus.NewDesc("hearth_model_calls_total", "Calls sent to a model server since start, by tier and position. Absent without a model server.", []string{"tier", "position"}, nil)
+	modelTokens      = prometheus.NewDesc("hearth_model_tokens_total", "Prompt and reply tokens of a model server's calls since start, by tier and position. Absent without a model server.", []string{"tier", "position"}, nil)
+	modelPaused      = prometheus.NewDesc("hearth_model_calls_paused", "1 while an admin has paused model calls (memory_model_pause), else 0. Absent without a model server.", nil, nil)
+	encoderUp        = prometheus.NewDesc("hearth_encoder_up", "1 while the encoder (embed_url) answers its probes, else 0; absent without embed_url.", nil, nil)
+	vectorsDesc      = prometheus.NewDesc("hearth_record_vectors", "Live records by the state of their vector (current, stale, missing); absent without embed_url, and until the vector index has loaded for the model and snapshot the encoder names.", []string{"state"}, nil)
+	storeErrs        = prometheus.NewDesc("hearth_store_scrape_errors_total", "Scrapes whose store gauges could not be read (they are left out of that scrape).", nil, nil)
+	waitingDesc      = prometheus.NewDesc("hearth_writes_waiting", "Writes queued for the store's single writer.", nil, nil)
+	commitsDesc      = prometheus.NewDesc("hearth_write_commits_total", "Transactions the single writer has committed since start; a group commit holds several callers' writes.", nil, nil)
+	writesDesc       = prometheus.NewDesc("hearth_writes_committed_total", "Writes the single writer ran in the transactions it committed since start (one undone by its own error included); over hearth_write_commits_total, the writes per commit.", nil, nil)
+	walDesc          = prometheus.NewDesc("hearth_wal_bytes", "Size of the WAL's frames when the writer last looked (at most once a second, after a write).", nil, nil)
+	ckptDesc         = prometheus.NewDesc("hearth_wal_checkpoints_total", "Checkpoints since start by kind (truncate: the writer's, once the WAL passes its limit; background: copying pages back beside the writer; catch-up: the writer's copy of what came meanwhile) and result (done; unfinished: a truncate that readers held off or that failed; failed).", []string{"checkpoint", "result"}, nil)
+	restartDesc      = prometheus.NewDesc("hearth_wal_restarts_total", "Commits that found the WAL started over, every frame having been copied back.", nil, nil)
 )
 
 // storeCollector reads the store's gauges at each scrape.
@@ -188,6 +201,12 @@ func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- backupTS
 	ch <- backupAge
 	ch <- modelUp
+	ch <- modelCallsToday
+	ch <- modelTokensToday
+	ch <- modelSpent
+	ch <- modelCalls
+	ch <- modelTokens
+	ch <- modelPaused
 	ch <- encoderUp
 	ch <- vectorsDesc
 	ch <- storeErrs
@@ -233,7 +252,16 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(backupAge, prometheus.GaugeValue, cfg.Now().Sub(g.LastBackup).Seconds())
 	}
 	for i, ms := range g.ModelServers {
-		ch <- prometheus.MustNewConstMetric(modelUp, prometheus.GaugeValue, one(ms.Live), closed(ms.Tier, cfg.Tiers), strconv.Itoa(i))
+		tier, pos := closed(ms.Tier, cfg.Tiers), strconv.Itoa(i)
+		ch <- prometheus.MustNewConstMetric(modelUp, prometheus.GaugeValue, one(ms.Live), tier, pos)
+		ch <- prometheus.MustNewConstMetric(modelCallsToday, prometheus.GaugeValue, float64(ms.CallsToday), tier, pos)
+		ch <- prometheus.MustNewConstMetric(modelTokensToday, prometheus.GaugeValue, float64(ms.TokensToday), tier, pos)
+		ch <- prometheus.MustNewConstMetric(modelSpent, prometheus.GaugeValue, one(ms.Spent), tier, pos)
+		ch <- prometheus.MustNewConstMetric(modelCalls, prometheus.CounterValue, float64(ms.Calls), tier, pos)
+		ch <- prometheus.MustNewConstMetric(modelTokens, prometheus.CounterValue, float64(ms.Tokens), tier, pos)
+	}
+	if g.ModelsPaused != nil {
+		ch <- prometheus.MustNewConstMetric(modelPaused, prometheus.GaugeValue, one(*g.ModelsPaused))
 	}
 	if e := g.Encoder; e != nil {
 		ch <- prometheus.MustNewConstMetric(encoderUp, prometheus.GaugeValue, one(e.Live))

@@ -243,6 +243,9 @@ type StatusResponse struct {
 	// The model chain of each kind of call (extraction, review, answer):
 	// ollama_models, or ollama_model alone. Empty without a model server.
 	ModelChains []*ModelChain `protobuf:"bytes,14,rep,name=model_chains,json=modelChains,proto3" json:"model_chains,omitempty"`
+	// The daily model budget: each server's cap, whether calls are paused,
+	// and whether model work waits on it. Absent without a model server.
+	ModelBudget *ModelBudget `protobuf:"bytes,15,opt,name=model_budget,json=modelBudget,proto3" json:"model_budget,omitempty"`
 	// The encoder (embed_url) and the state of the record vectors.
 	Encoder *EncoderStatus `protobuf:"bytes,20,opt,name=encoder,proto3" json:"encoder,omitempty"`
 	// The latest entity sweep (absent if none ran).
@@ -354,6 +357,13 @@ func (x *StatusResponse) GetModelChains() []*ModelChain {
 	return nil
 }
 
+func (x *StatusResponse) GetModelBudget() *ModelBudget {
+	if x != nil {
+		return x.ModelBudget
+	}
+	return nil
+}
+
 func (x *StatusResponse) GetEncoder() *EncoderStatus {
 	if x != nil {
 		return x.Encoder
@@ -446,6 +456,10 @@ func (x *StatusResponse) SetModelChains(v []*ModelChain) {
 	x.ModelChains = v
 }
 
+func (x *StatusResponse) SetModelBudget(v *ModelBudget) {
+	x.ModelBudget = v
+}
+
 func (x *StatusResponse) SetEncoder(v *EncoderStatus) {
 	x.Encoder = v
 }
@@ -476,6 +490,13 @@ func (x *StatusResponse) SetLastBackupAt(v *timestamppb.Timestamp) {
 
 func (x *StatusResponse) SetStore(v *StoreHealth) {
 	x.Store = v
+}
+
+func (x *StatusResponse) HasModelBudget() bool {
+	if x == nil {
+		return false
+	}
+	return x.ModelBudget != nil
 }
 
 func (x *StatusResponse) HasEncoder() bool {
@@ -511,6 +532,10 @@ func (x *StatusResponse) HasStore() bool {
 		return false
 	}
 	return x.Store != nil
+}
+
+func (x *StatusResponse) ClearModelBudget() {
+	x.ModelBudget = nil
 }
 
 func (x *StatusResponse) ClearEncoder() {
@@ -559,6 +584,9 @@ type StatusResponse_builder struct {
 	// The model chain of each kind of call (extraction, review, answer):
 	// ollama_models, or ollama_model alone. Empty without a model server.
 	ModelChains []*ModelChain
+	// The daily model budget: each server's cap, whether calls are paused,
+	// and whether model work waits on it. Absent without a model server.
+	ModelBudget *ModelBudget
 	// The encoder (embed_url) and the state of the record vectors.
 	Encoder *EncoderStatus
 	// The latest entity sweep (absent if none ran).
@@ -593,6 +621,7 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.JobsWaitingForModel = b.JobsWaitingForModel
 	x.Jobs = b.Jobs
 	x.ModelChains = b.ModelChains
+	x.ModelBudget = b.ModelBudget
 	x.Encoder = b.Encoder
 	x.LastSweep = b.LastSweep
 	x.NextSweepAt = b.NextSweepAt
@@ -701,7 +730,17 @@ type ModelServer struct {
 	// Calls routed to it since the start.
 	Calls uint32 `protobuf:"varint,10,opt,name=calls,proto3" json:"calls,omitempty"`
 	// Failed attempts since the start, by model.
-	Failures      []*ModelFailures `protobuf:"bytes,11,rep,name=failures,proto3" json:"failures,omitempty"`
+	Failures []*ModelFailures `protobuf:"bytes,11,rep,name=failures,proto3" json:"failures,omitempty"`
+	// What calls to it spent on the budget day: calls sent, prompt and reply
+	// tokens (as it reported them, or estimated at three bytes a token for
+	// the estimated_calls that reported none).
+	CallsToday          uint64 `protobuf:"varint,12,opt,name=calls_today,json=callsToday,proto3" json:"calls_today,omitempty"`
+	PromptTokensToday   uint64 `protobuf:"varint,13,opt,name=prompt_tokens_today,json=promptTokensToday,proto3" json:"prompt_tokens_today,omitempty"`
+	ReplyTokensToday    uint64 `protobuf:"varint,14,opt,name=reply_tokens_today,json=replyTokensToday,proto3" json:"reply_tokens_today,omitempty"`
+	EstimatedCallsToday uint64 `protobuf:"varint,15,opt,name=estimated_calls_today,json=estimatedCallsToday,proto3" json:"estimated_calls_today,omitempty"`
+	// Whether it reached model_daily_calls or model_daily_tokens today: no
+	// call goes to it until the next day or memory_model_resume.
+	BudgetSpent   bool `protobuf:"varint,16,opt,name=budget_spent,json=budgetSpent,proto3" json:"budget_spent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -808,6 +847,41 @@ func (x *ModelServer) GetFailures() []*ModelFailures {
 	return nil
 }
 
+func (x *ModelServer) GetCallsToday() uint64 {
+	if x != nil {
+		return x.CallsToday
+	}
+	return 0
+}
+
+func (x *ModelServer) GetPromptTokensToday() uint64 {
+	if x != nil {
+		return x.PromptTokensToday
+	}
+	return 0
+}
+
+func (x *ModelServer) GetReplyTokensToday() uint64 {
+	if x != nil {
+		return x.ReplyTokensToday
+	}
+	return 0
+}
+
+func (x *ModelServer) GetEstimatedCallsToday() uint64 {
+	if x != nil {
+		return x.EstimatedCallsToday
+	}
+	return 0
+}
+
+func (x *ModelServer) GetBudgetSpent() bool {
+	if x != nil {
+		return x.BudgetSpent
+	}
+	return false
+}
+
 func (x *ModelServer) SetUrl(v string) {
 	x.Url = v
 }
@@ -852,6 +926,26 @@ func (x *ModelServer) SetFailures(v []*ModelFailures) {
 	x.Failures = v
 }
 
+func (x *ModelServer) SetCallsToday(v uint64) {
+	x.CallsToday = v
+}
+
+func (x *ModelServer) SetPromptTokensToday(v uint64) {
+	x.PromptTokensToday = v
+}
+
+func (x *ModelServer) SetReplyTokensToday(v uint64) {
+	x.ReplyTokensToday = v
+}
+
+func (x *ModelServer) SetEstimatedCallsToday(v uint64) {
+	x.EstimatedCallsToday = v
+}
+
+func (x *ModelServer) SetBudgetSpent(v bool) {
+	x.BudgetSpent = v
+}
+
 func (x *ModelServer) HasLastProbe() bool {
 	if x == nil {
 		return false
@@ -889,6 +983,16 @@ type ModelServer_builder struct {
 	Calls uint32
 	// Failed attempts since the start, by model.
 	Failures []*ModelFailures
+	// What calls to it spent on the budget day: calls sent, prompt and reply
+	// tokens (as it reported them, or estimated at three bytes a token for
+	// the estimated_calls that reported none).
+	CallsToday          uint64
+	PromptTokensToday   uint64
+	ReplyTokensToday    uint64
+	EstimatedCallsToday uint64
+	// Whether it reached model_daily_calls or model_daily_tokens today: no
+	// call goes to it until the next day or memory_model_resume.
+	BudgetSpent bool
 }
 
 func (b0 ModelServer_builder) Build() *ModelServer {
@@ -906,6 +1010,164 @@ func (b0 ModelServer_builder) Build() *ModelServer {
 	x.CallsInFlight = b.CallsInFlight
 	x.Calls = b.Calls
 	x.Failures = b.Failures
+	x.CallsToday = b.CallsToday
+	x.PromptTokensToday = b.PromptTokensToday
+	x.ReplyTokensToday = b.ReplyTokensToday
+	x.EstimatedCallsToday = b.EstimatedCallsToday
+	x.BudgetSpent = b.BudgetSpent
+	return m0
+}
+
+// ModelBudget is the daily budget of the model servers.
+type ModelBudget struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// Each server's cap per local day; 0 means no cap (model_daily_calls,
+	// model_daily_tokens).
+	DailyCalls  uint64 `protobuf:"varint,1,opt,name=daily_calls,json=dailyCalls,proto3" json:"daily_calls,omitempty"`
+	DailyTokens uint64 `protobuf:"varint,2,opt,name=daily_tokens,json=dailyTokens,proto3" json:"daily_tokens,omitempty"`
+	// The budget day (YYYY-MM-DD, local time) and when the next one starts.
+	Day      string                 `protobuf:"bytes,3,opt,name=day,proto3" json:"day,omitempty"`
+	ResetsAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=resets_at,json=resetsAt,proto3" json:"resets_at,omitempty"`
+	// Whether an admin paused model calls (memory_model_pause).
+	Paused bool `protobuf:"varint,5,opt,name=paused,proto3" json:"paused,omitempty"`
+	// Whether model work waits on the budget: paused, or every live server
+	// spent its cap. Extraction and the review wait, queued; answers are made
+	// without the model.
+	Waiting       bool `protobuf:"varint,6,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelBudget) Reset() {
+	*x = ModelBudget{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelBudget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelBudget) ProtoMessage() {}
+
+func (x *ModelBudget) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ModelBudget) GetDailyCalls() uint64 {
+	if x != nil {
+		return x.DailyCalls
+	}
+	return 0
+}
+
+func (x *ModelBudget) GetDailyTokens() uint64 {
+	if x != nil {
+		return x.DailyTokens
+	}
+	return 0
+}
+
+func (x *ModelBudget) GetDay() string {
+	if x != nil {
+		return x.Day
+	}
+	return ""
+}
+
+func (x *ModelBudget) GetResetsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResetsAt
+	}
+	return nil
+}
+
+func (x *ModelBudget) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *ModelBudget) GetWaiting() bool {
+	if x != nil {
+		return x.Waiting
+	}
+	return false
+}
+
+func (x *ModelBudget) SetDailyCalls(v uint64) {
+	x.DailyCalls = v
+}
+
+func (x *ModelBudget) SetDailyTokens(v uint64) {
+	x.DailyTokens = v
+}
+
+func (x *ModelBudget) SetDay(v string) {
+	x.Day = v
+}
+
+func (x *ModelBudget) SetResetsAt(v *timestamppb.Timestamp) {
+	x.ResetsAt = v
+}
+
+func (x *ModelBudget) SetPaused(v bool) {
+	x.Paused = v
+}
+
+func (x *ModelBudget) SetWaiting(v bool) {
+	x.Waiting = v
+}
+
+func (x *ModelBudget) HasResetsAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.ResetsAt != nil
+}
+
+func (x *ModelBudget) ClearResetsAt() {
+	x.ResetsAt = nil
+}
+
+type ModelBudget_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Each server's cap per local day; 0 means no cap (model_daily_calls,
+	// model_daily_tokens).
+	DailyCalls  uint64
+	DailyTokens uint64
+	// The budget day (YYYY-MM-DD, local time) and when the next one starts.
+	Day      string
+	ResetsAt *timestamppb.Timestamp
+	// Whether an admin paused model calls (memory_model_pause).
+	Paused bool
+	// Whether model work waits on the budget: paused, or every live server
+	// spent its cap. Extraction and the review wait, queued; answers are made
+	// without the model.
+	Waiting bool
+}
+
+func (b0 ModelBudget_builder) Build() *ModelBudget {
+	m0 := &ModelBudget{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.DailyCalls = b.DailyCalls
+	x.DailyTokens = b.DailyTokens
+	x.Day = b.Day
+	x.ResetsAt = b.ResetsAt
+	x.Paused = b.Paused
+	x.Waiting = b.Waiting
 	return m0
 }
 
@@ -920,7 +1182,7 @@ type ModelFailures struct {
 
 func (x *ModelFailures) Reset() {
 	*x = ModelFailures{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1194,7 @@ func (x *ModelFailures) String() string {
 func (*ModelFailures) ProtoMessage() {}
 
 func (x *ModelFailures) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[6]
+	mi := &file_hearth_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +1255,7 @@ type JobCount struct {
 
 func (x *JobCount) Reset() {
 	*x = JobCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1267,7 @@ func (x *JobCount) String() string {
 func (*JobCount) ProtoMessage() {}
 
 func (x *JobCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[7]
+	mi := &file_hearth_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1362,7 @@ type EncoderStatus struct {
 
 func (x *EncoderStatus) Reset() {
 	*x = EncoderStatus{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1374,7 @@ func (x *EncoderStatus) String() string {
 func (*EncoderStatus) ProtoMessage() {}
 
 func (x *EncoderStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[8]
+	mi := &file_hearth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1639,7 @@ type StoreHealth struct {
 
 func (x *StoreHealth) Reset() {
 	*x = StoreHealth{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1389,7 +1651,7 @@ func (x *StoreHealth) String() string {
 func (*StoreHealth) ProtoMessage() {}
 
 func (x *StoreHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[9]
+	mi := &file_hearth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1966,7 @@ type TypeStatusCount struct {
 
 func (x *TypeStatusCount) Reset() {
 	*x = TypeStatusCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1716,7 +1978,7 @@ func (x *TypeStatusCount) String() string {
 func (*TypeStatusCount) ProtoMessage() {}
 
 func (x *TypeStatusCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[10]
+	mi := &file_hearth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +2050,7 @@ type NamespaceCount struct {
 
 func (x *NamespaceCount) Reset() {
 	*x = NamespaceCount{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1800,7 +2062,7 @@ func (x *NamespaceCount) String() string {
 func (*NamespaceCount) ProtoMessage() {}
 
 func (x *NamespaceCount) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[11]
+	mi := &file_hearth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +2125,7 @@ type UnusedRequest struct {
 
 func (x *UnusedRequest) Reset() {
 	*x = UnusedRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2137,7 @@ func (x *UnusedRequest) String() string {
 func (*UnusedRequest) ProtoMessage() {}
 
 func (x *UnusedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[12]
+	mi := &file_hearth_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1946,7 +2208,7 @@ type UnusedRecord struct {
 
 func (x *UnusedRecord) Reset() {
 	*x = UnusedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[13]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2220,7 @@ func (x *UnusedRecord) String() string {
 func (*UnusedRecord) ProtoMessage() {}
 
 func (x *UnusedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[13]
+	mi := &file_hearth_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2385,7 @@ type UnusedResponse struct {
 
 func (x *UnusedResponse) Reset() {
 	*x = UnusedResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[14]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2135,7 +2397,7 @@ func (x *UnusedResponse) String() string {
 func (*UnusedResponse) ProtoMessage() {}
 
 func (x *UnusedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[14]
+	mi := &file_hearth_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2259,7 +2521,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[15]
+	mi := &file_hearth_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2271,7 +2533,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[15]
+	mi := &file_hearth_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2323,7 +2585,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[16]
+	mi := &file_hearth_v1_admin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2335,7 +2597,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[16]
+	mi := &file_hearth_v1_admin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +2718,7 @@ type AuditResponse struct {
 
 func (x *AuditResponse) Reset() {
 	*x = AuditResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[17]
+	mi := &file_hearth_v1_admin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +2730,7 @@ func (x *AuditResponse) String() string {
 func (*AuditResponse) ProtoMessage() {}
 
 func (x *AuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[17]
+	mi := &file_hearth_v1_admin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2774,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[18]
+	mi := &file_hearth_v1_admin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2786,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[18]
+	mi := &file_hearth_v1_admin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2565,7 +2827,7 @@ type BackupResponse struct {
 
 func (x *BackupResponse) Reset() {
 	*x = BackupResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[19]
+	mi := &file_hearth_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2577,7 +2839,7 @@ func (x *BackupResponse) String() string {
 func (*BackupResponse) ProtoMessage() {}
 
 func (x *BackupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[19]
+	mi := &file_hearth_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2697,7 +2959,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[20]
+	mi := &file_hearth_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2709,7 +2971,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[20]
+	mi := &file_hearth_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2790,7 +3052,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[21]
+	mi := &file_hearth_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2802,7 +3064,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[21]
+	mi := &file_hearth_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2897,7 +3159,7 @@ type ExportedRecord struct {
 
 func (x *ExportedRecord) Reset() {
 	*x = ExportedRecord{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[22]
+	mi := &file_hearth_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +3171,7 @@ func (x *ExportedRecord) String() string {
 func (*ExportedRecord) ProtoMessage() {}
 
 func (x *ExportedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[22]
+	mi := &file_hearth_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3191,7 +3453,7 @@ type ExportedAnchor struct {
 
 func (x *ExportedAnchor) Reset() {
 	*x = ExportedAnchor{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[23]
+	mi := &file_hearth_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3203,7 +3465,7 @@ func (x *ExportedAnchor) String() string {
 func (*ExportedAnchor) ProtoMessage() {}
 
 func (x *ExportedAnchor) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[23]
+	mi := &file_hearth_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3304,7 +3566,7 @@ type ExportedStance struct {
 
 func (x *ExportedStance) Reset() {
 	*x = ExportedStance{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[24]
+	mi := &file_hearth_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3578,7 @@ func (x *ExportedStance) String() string {
 func (*ExportedStance) ProtoMessage() {}
 
 func (x *ExportedStance) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[24]
+	mi := &file_hearth_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3683,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[25]
+	mi := &file_hearth_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3433,7 +3695,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[25]
+	mi := &file_hearth_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3505,7 +3767,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[26]
+	mi := &file_hearth_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3517,7 +3779,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[26]
+	mi := &file_hearth_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3599,7 +3861,7 @@ type ImportFailure struct {
 
 func (x *ImportFailure) Reset() {
 	*x = ImportFailure{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[27]
+	mi := &file_hearth_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3611,7 +3873,7 @@ func (x *ImportFailure) String() string {
 func (*ImportFailure) ProtoMessage() {}
 
 func (x *ImportFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[27]
+	mi := &file_hearth_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3697,7 +3959,7 @@ type MetricsRequest struct {
 
 func (x *MetricsRequest) Reset() {
 	*x = MetricsRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[28]
+	mi := &file_hearth_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3709,7 +3971,7 @@ func (x *MetricsRequest) String() string {
 func (*MetricsRequest) ProtoMessage() {}
 
 func (x *MetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[28]
+	mi := &file_hearth_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3742,7 +4004,7 @@ type MetricsResponse struct {
 
 func (x *MetricsResponse) Reset() {
 	*x = MetricsResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[29]
+	mi := &file_hearth_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3754,7 +4016,7 @@ func (x *MetricsResponse) String() string {
 func (*MetricsResponse) ProtoMessage() {}
 
 func (x *MetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[29]
+	mi := &file_hearth_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3791,6 +4053,314 @@ func (b0 MetricsResponse_builder) Build() *MetricsResponse {
 	return m0
 }
 
+type ModelPauseRequest struct {
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelPauseRequest) Reset() {
+	*x = ModelPauseRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelPauseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelPauseRequest) ProtoMessage() {}
+
+func (x *ModelPauseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+type ModelPauseRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+}
+
+func (b0 ModelPauseRequest_builder) Build() *ModelPauseRequest {
+	m0 := &ModelPauseRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	return m0
+}
+
+type ModelPauseResponse struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// False when calls were already paused.
+	Paused        bool `protobuf:"varint,1,opt,name=paused,proto3" json:"paused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelPauseResponse) Reset() {
+	*x = ModelPauseResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelPauseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelPauseResponse) ProtoMessage() {}
+
+func (x *ModelPauseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ModelPauseResponse) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *ModelPauseResponse) SetPaused(v bool) {
+	x.Paused = v
+}
+
+type ModelPauseResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// False when calls were already paused.
+	Paused bool
+}
+
+func (b0 ModelPauseResponse_builder) Build() *ModelPauseResponse {
+	m0 := &ModelPauseResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Paused = b.Paused
+	return m0
+}
+
+type ModelResumeRequest struct {
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelResumeRequest) Reset() {
+	*x = ModelResumeRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelResumeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelResumeRequest) ProtoMessage() {}
+
+func (x *ModelResumeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+type ModelResumeRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+}
+
+func (b0 ModelResumeRequest_builder) Build() *ModelResumeRequest {
+	m0 := &ModelResumeRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	return m0
+}
+
+type ModelResumeResponse struct {
+	state protoimpl.MessageState `protogen:"hybrid.v1"`
+	// False when calls were not paused (the day's budget starts over all the
+	// same).
+	Resumed bool `protobuf:"varint,1,opt,name=resumed,proto3" json:"resumed,omitempty"`
+	// Calls each server had spent today before the count started over.
+	Spent         []*ModelServerSpent `protobuf:"bytes,2,rep,name=spent,proto3" json:"spent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelResumeResponse) Reset() {
+	*x = ModelResumeResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelResumeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelResumeResponse) ProtoMessage() {}
+
+func (x *ModelResumeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ModelResumeResponse) GetResumed() bool {
+	if x != nil {
+		return x.Resumed
+	}
+	return false
+}
+
+func (x *ModelResumeResponse) GetSpent() []*ModelServerSpent {
+	if x != nil {
+		return x.Spent
+	}
+	return nil
+}
+
+func (x *ModelResumeResponse) SetResumed(v bool) {
+	x.Resumed = v
+}
+
+func (x *ModelResumeResponse) SetSpent(v []*ModelServerSpent) {
+	x.Spent = v
+}
+
+type ModelResumeResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// False when calls were not paused (the day's budget starts over all the
+	// same).
+	Resumed bool
+	// Calls each server had spent today before the count started over.
+	Spent []*ModelServerSpent
+}
+
+func (b0 ModelResumeResponse_builder) Build() *ModelResumeResponse {
+	m0 := &ModelResumeResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Resumed = b.Resumed
+	x.Spent = b.Spent
+	return m0
+}
+
+// ModelServerSpent is what one server spent of its budget day.
+type ModelServerSpent struct {
+	state         protoimpl.MessageState `protogen:"hybrid.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Calls         uint64                 `protobuf:"varint,2,opt,name=calls,proto3" json:"calls,omitempty"`
+	Tokens        uint64                 `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelServerSpent) Reset() {
+	*x = ModelServerSpent{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelServerSpent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelServerSpent) ProtoMessage() {}
+
+func (x *ModelServerSpent) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ModelServerSpent) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *ModelServerSpent) GetCalls() uint64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *ModelServerSpent) GetTokens() uint64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *ModelServerSpent) SetUrl(v string) {
+	x.Url = v
+}
+
+func (x *ModelServerSpent) SetCalls(v uint64) {
+	x.Calls = v
+}
+
+func (x *ModelServerSpent) SetTokens(v uint64) {
+	x.Tokens = v
+}
+
+type ModelServerSpent_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Url    string
+	Calls  uint64
+	Tokens uint64
+}
+
+func (b0 ModelServerSpent_builder) Build() *ModelServerSpent {
+	m0 := &ModelServerSpent{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.Url = b.Url
+	x.Calls = b.Calls
+	x.Tokens = b.Tokens
+	return m0
+}
+
 type TokensRequest struct {
 	state         protoimpl.MessageState `protogen:"hybrid.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3799,7 +4369,7 @@ type TokensRequest struct {
 
 func (x *TokensRequest) Reset() {
 	*x = TokensRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[30]
+	mi := &file_hearth_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3811,7 +4381,7 @@ func (x *TokensRequest) String() string {
 func (*TokensRequest) ProtoMessage() {}
 
 func (x *TokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[30]
+	mi := &file_hearth_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3843,7 +4413,7 @@ type TokensResponse struct {
 
 func (x *TokensResponse) Reset() {
 	*x = TokensResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	mi := &file_hearth_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3855,7 +4425,7 @@ func (x *TokensResponse) String() string {
 func (*TokensResponse) ProtoMessage() {}
 
 func (x *TokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	mi := &file_hearth_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3910,7 +4480,7 @@ type ClientIdentity struct {
 
 func (x *ClientIdentity) Reset() {
 	*x = ClientIdentity{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	mi := &file_hearth_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3922,7 +4492,7 @@ func (x *ClientIdentity) String() string {
 func (*ClientIdentity) ProtoMessage() {}
 
 func (x *ClientIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	mi := &file_hearth_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4048,7 +4618,7 @@ type RotateTokenRequest struct {
 
 func (x *RotateTokenRequest) Reset() {
 	*x = RotateTokenRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	mi := &file_hearth_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4630,7 @@ func (x *RotateTokenRequest) String() string {
 func (*RotateTokenRequest) ProtoMessage() {}
 
 func (x *RotateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	mi := &file_hearth_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4109,7 +4679,7 @@ type RotateTokenResponse struct {
 
 func (x *RotateTokenResponse) Reset() {
 	*x = RotateTokenResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[34]
+	mi := &file_hearth_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4121,7 +4691,7 @@ func (x *RotateTokenResponse) String() string {
 func (*RotateTokenResponse) ProtoMessage() {}
 
 func (x *RotateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[34]
+	mi := &file_hearth_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4206,7 +4776,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\xd0\x06\n" +
+	"\rStatusRequest\"\x8b\a\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -4219,7 +4789,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\rmodel_servers\x18\v \x03(\v2\x16.hearth.v1.ModelServerR\fmodelServers\x123\n" +
 	"\x16jobs_waiting_for_model\x18\f \x01(\rR\x13jobsWaitingForModel\x12'\n" +
 	"\x04jobs\x18\r \x03(\v2\x13.hearth.v1.JobCountR\x04jobs\x128\n" +
-	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\x122\n" +
+	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\x129\n" +
+	"\fmodel_budget\x18\x0f \x01(\v2\x16.hearth.v1.ModelBudgetR\vmodelBudget\x122\n" +
 	"\aencoder\x18\x14 \x01(\v2\x18.hearth.v1.EncoderStatusR\aencoder\x125\n" +
 	"\n" +
 	"last_sweep\x18\x1e \x01(\v2\x16.hearth.v1.AnchorSweepR\tlastSweep\x12>\n" +
@@ -4232,7 +4803,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"ModelChain\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
-	"\x06models\x18\x02 \x03(\tR\x06models\"\xdf\x02\n" +
+	"\x06models\x18\x02 \x03(\tR\x06models\"\xb5\x04\n" +
 	"\vModelServer\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x12\n" +
@@ -4247,7 +4818,21 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x0fcalls_in_flight\x18\t \x01(\rR\rcallsInFlight\x12\x14\n" +
 	"\x05calls\x18\n" +
 	" \x01(\rR\x05calls\x124\n" +
-	"\bfailures\x18\v \x03(\v2\x18.hearth.v1.ModelFailuresR\bfailures\";\n" +
+	"\bfailures\x18\v \x03(\v2\x18.hearth.v1.ModelFailuresR\bfailures\x12\x1f\n" +
+	"\vcalls_today\x18\f \x01(\x04R\n" +
+	"callsToday\x12.\n" +
+	"\x13prompt_tokens_today\x18\r \x01(\x04R\x11promptTokensToday\x12,\n" +
+	"\x12reply_tokens_today\x18\x0e \x01(\x04R\x10replyTokensToday\x122\n" +
+	"\x15estimated_calls_today\x18\x0f \x01(\x04R\x13estimatedCallsToday\x12!\n" +
+	"\fbudget_spent\x18\x10 \x01(\bR\vbudgetSpent\"\xce\x01\n" +
+	"\vModelBudget\x12\x1f\n" +
+	"\vdaily_calls\x18\x01 \x01(\x04R\n" +
+	"dailyCalls\x12!\n" +
+	"\fdaily_tokens\x18\x02 \x01(\x04R\vdailyTokens\x12\x10\n" +
+	"\x03day\x18\x03 \x01(\tR\x03day\x127\n" +
+	"\tresets_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bresetsAt\x12\x16\n" +
+	"\x06paused\x18\x05 \x01(\bR\x06paused\x12\x18\n" +
+	"\awaiting\x18\x06 \x01(\bR\awaiting\";\n" +
 	"\rModelFailures\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\rR\x05count\"J\n" +
@@ -4403,7 +4988,18 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\apattern\x18\x04 \x01(\tR\apattern\"\x10\n" +
 	"\x0eMetricsRequest\"%\n" +
 	"\x0fMetricsResponse\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"\x0f\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\x13\n" +
+	"\x11ModelPauseRequest\",\n" +
+	"\x12ModelPauseResponse\x12\x16\n" +
+	"\x06paused\x18\x01 \x01(\bR\x06paused\"\x14\n" +
+	"\x12ModelResumeRequest\"b\n" +
+	"\x13ModelResumeResponse\x12\x18\n" +
+	"\aresumed\x18\x01 \x01(\bR\aresumed\x121\n" +
+	"\x05spent\x18\x02 \x03(\v2\x1b.hearth.v1.ModelServerSpentR\x05spent\"R\n" +
+	"\x10ModelServerSpent\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x14\n" +
+	"\x05calls\x18\x02 \x01(\x04R\x05calls\x12\x16\n" +
+	"\x06tokens\x18\x03 \x01(\x04R\x06tokens\"\x0f\n" +
 	"\rTokensRequest\"E\n" +
 	"\x0eTokensResponse\x123\n" +
 	"\aclients\x18\x01 \x03(\v2\x19.hearth.v1.ClientIdentityR\aclients\"\xbe\x01\n" +
@@ -4423,8 +5019,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"token_path\x18\x02 \x01(\tR\ttokenPath\x129\n" +
 	"\n" +
-	"rotated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trotatedAt2\xef\n" +
-	"\n" +
+	"rotated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trotatedAt2\xb1\r\n" +
 	"\fAdminService\x12\x7f\n" +
 	"\x06Whoami\x12\x18.hearth.v1.WhoamiRequest\x1a\x19.hearth.v1.WhoamiResponse\"@\xc2\xf3\x18\x1f\n" +
 	"\rmemory_whoami\x12\bWho am I\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_whoami\x12\x84\x01\n" +
@@ -4443,14 +5038,19 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\aMetrics\x12\x19.hearth.v1.MetricsRequest\x1a\x1a.hearth.v1.MetricsResponse\"H\xc2\xf3\x18&\n" +
 	"\x0ememory_metrics\x12\x0eServer metrics\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/memory_metrics\x12\x84\x01\n" +
 	"\x06Tokens\x12\x18.hearth.v1.TokensRequest\x1a\x19.hearth.v1.TokensResponse\"E\xc2\xf3\x18$\n" +
-	"\rmemory_tokens\x12\rClient tokens\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_tokens\x12\xa5\x01\n" +
+	"\rmemory_tokens\x12\rClient tokens\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_tokens\x12\x9c\x01\n" +
+	"\n" +
+	"ModelPause\x12\x1c.hearth.v1.ModelPauseRequest\x1a\x1d.hearth.v1.ModelPauseResponse\"Q\xc2\xf3\x18+\n" +
+	"\x12memory_model_pause\x12\x11Pause model calls\x18\x050\x01\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/api/memory_model_pause\x12\xa0\x01\n" +
+	"\vModelResume\x12\x1d.hearth.v1.ModelResumeRequest\x1a\x1e.hearth.v1.ModelResumeResponse\"R\xc2\xf3\x18+\n" +
+	"\x13memory_model_resume\x12\x12Resume model calls\x18\x05\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/memory_model_resume\x12\xa5\x01\n" +
 	"\vRotateToken\x12\x1d.hearth.v1.RotateTokenRequest\x1a\x1e.hearth.v1.RotateTokenResponse\"W\xc2\xf3\x180\n" +
 	"\x13memory_token_rotate\x12\x15Rotate a client token\x18\x05(\x01\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/memory_token_rotateB\x98\x01\n" +
 	"\rcom.hearth.v1B\n" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_hearth_v1_admin_proto_goTypes = []any{
 	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
 	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
@@ -4458,99 +5058,112 @@ var file_hearth_v1_admin_proto_goTypes = []any{
 	(*StatusResponse)(nil),        // 3: hearth.v1.StatusResponse
 	(*ModelChain)(nil),            // 4: hearth.v1.ModelChain
 	(*ModelServer)(nil),           // 5: hearth.v1.ModelServer
-	(*ModelFailures)(nil),         // 6: hearth.v1.ModelFailures
-	(*JobCount)(nil),              // 7: hearth.v1.JobCount
-	(*EncoderStatus)(nil),         // 8: hearth.v1.EncoderStatus
-	(*StoreHealth)(nil),           // 9: hearth.v1.StoreHealth
-	(*TypeStatusCount)(nil),       // 10: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 11: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 12: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 13: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 14: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 15: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 16: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 17: hearth.v1.AuditResponse
-	(*BackupRequest)(nil),         // 18: hearth.v1.BackupRequest
-	(*BackupResponse)(nil),        // 19: hearth.v1.BackupResponse
-	(*ExportRequest)(nil),         // 20: hearth.v1.ExportRequest
-	(*ExportResponse)(nil),        // 21: hearth.v1.ExportResponse
-	(*ExportedRecord)(nil),        // 22: hearth.v1.ExportedRecord
-	(*ExportedAnchor)(nil),        // 23: hearth.v1.ExportedAnchor
-	(*ExportedStance)(nil),        // 24: hearth.v1.ExportedStance
-	(*ImportRequest)(nil),         // 25: hearth.v1.ImportRequest
-	(*ImportResponse)(nil),        // 26: hearth.v1.ImportResponse
-	(*ImportFailure)(nil),         // 27: hearth.v1.ImportFailure
-	(*MetricsRequest)(nil),        // 28: hearth.v1.MetricsRequest
-	(*MetricsResponse)(nil),       // 29: hearth.v1.MetricsResponse
-	(*TokensRequest)(nil),         // 30: hearth.v1.TokensRequest
-	(*TokensResponse)(nil),        // 31: hearth.v1.TokensResponse
-	(*ClientIdentity)(nil),        // 32: hearth.v1.ClientIdentity
-	(*RotateTokenRequest)(nil),    // 33: hearth.v1.RotateTokenRequest
-	(*RotateTokenResponse)(nil),   // 34: hearth.v1.RotateTokenResponse
-	(*AnchorSweep)(nil),           // 35: hearth.v1.AnchorSweep
-	(*timestamppb.Timestamp)(nil), // 36: google.protobuf.Timestamp
-	(*FlaggedRecord)(nil),         // 37: hearth.v1.FlaggedRecord
+	(*ModelBudget)(nil),           // 6: hearth.v1.ModelBudget
+	(*ModelFailures)(nil),         // 7: hearth.v1.ModelFailures
+	(*JobCount)(nil),              // 8: hearth.v1.JobCount
+	(*EncoderStatus)(nil),         // 9: hearth.v1.EncoderStatus
+	(*StoreHealth)(nil),           // 10: hearth.v1.StoreHealth
+	(*TypeStatusCount)(nil),       // 11: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),        // 12: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),         // 13: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),          // 14: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),        // 15: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),          // 16: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),            // 17: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),         // 18: hearth.v1.AuditResponse
+	(*BackupRequest)(nil),         // 19: hearth.v1.BackupRequest
+	(*BackupResponse)(nil),        // 20: hearth.v1.BackupResponse
+	(*ExportRequest)(nil),         // 21: hearth.v1.ExportRequest
+	(*ExportResponse)(nil),        // 22: hearth.v1.ExportResponse
+	(*ExportedRecord)(nil),        // 23: hearth.v1.ExportedRecord
+	(*ExportedAnchor)(nil),        // 24: hearth.v1.ExportedAnchor
+	(*ExportedStance)(nil),        // 25: hearth.v1.ExportedStance
+	(*ImportRequest)(nil),         // 26: hearth.v1.ImportRequest
+	(*ImportResponse)(nil),        // 27: hearth.v1.ImportResponse
+	(*ImportFailure)(nil),         // 28: hearth.v1.ImportFailure
+	(*MetricsRequest)(nil),        // 29: hearth.v1.MetricsRequest
+	(*MetricsResponse)(nil),       // 30: hearth.v1.MetricsResponse
+	(*ModelPauseRequest)(nil),     // 31: hearth.v1.ModelPauseRequest
+	(*ModelPauseResponse)(nil),    // 32: hearth.v1.ModelPauseResponse
+	(*ModelResumeRequest)(nil),    // 33: hearth.v1.ModelResumeRequest
+	(*ModelResumeResponse)(nil),   // 34: hearth.v1.ModelResumeResponse
+	(*ModelServerSpent)(nil),      // 35: hearth.v1.ModelServerSpent
+	(*TokensRequest)(nil),         // 36: hearth.v1.TokensRequest
+	(*TokensResponse)(nil),        // 37: hearth.v1.TokensResponse
+	(*ClientIdentity)(nil),        // 38: hearth.v1.ClientIdentity
+	(*RotateTokenRequest)(nil),    // 39: hearth.v1.RotateTokenRequest
+	(*RotateTokenResponse)(nil),   // 40: hearth.v1.RotateTokenResponse
+	(*AnchorSweep)(nil),           // 41: hearth.v1.AnchorSweep
+	(*timestamppb.Timestamp)(nil), // 42: google.protobuf.Timestamp
+	(*FlaggedRecord)(nil),         // 43: hearth.v1.FlaggedRecord
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
-	10, // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
-	11, // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
+	11, // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
+	12, // 1: hearth.v1.StatusResponse.namespaces:type_name -> hearth.v1.NamespaceCount
 	5,  // 2: hearth.v1.StatusResponse.model_servers:type_name -> hearth.v1.ModelServer
-	7,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
+	8,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
 	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
-	8,  // 5: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
-	35, // 6: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
-	36, // 7: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
-	37, // 8: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
-	36, // 9: hearth.v1.StatusResponse.last_backup_at:type_name -> google.protobuf.Timestamp
-	9,  // 10: hearth.v1.StatusResponse.store:type_name -> hearth.v1.StoreHealth
-	36, // 11: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
-	6,  // 12: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
-	36, // 13: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
-	36, // 14: hearth.v1.StoreHealth.disk_full_since:type_name -> google.protobuf.Timestamp
-	36, // 15: hearth.v1.StoreHealth.checked_at:type_name -> google.protobuf.Timestamp
-	36, // 16: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	36, // 17: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	36, // 18: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	13, // 19: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	36, // 20: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	36, // 21: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	16, // 22: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	36, // 23: hearth.v1.BackupResponse.taken_at:type_name -> google.protobuf.Timestamp
-	23, // 24: hearth.v1.ExportedRecord.anchors:type_name -> hearth.v1.ExportedAnchor
-	24, // 25: hearth.v1.ExportedRecord.evidence:type_name -> hearth.v1.ExportedStance
-	36, // 26: hearth.v1.ExportedRecord.created_at:type_name -> google.protobuf.Timestamp
-	36, // 27: hearth.v1.ExportedRecord.updated_at:type_name -> google.protobuf.Timestamp
-	36, // 28: hearth.v1.ExportedAnchor.checked_at:type_name -> google.protobuf.Timestamp
-	36, // 29: hearth.v1.ExportedStance.at:type_name -> google.protobuf.Timestamp
-	27, // 30: hearth.v1.ImportResponse.failed:type_name -> hearth.v1.ImportFailure
-	32, // 31: hearth.v1.TokensResponse.clients:type_name -> hearth.v1.ClientIdentity
-	36, // 32: hearth.v1.ClientIdentity.updated_at:type_name -> google.protobuf.Timestamp
-	36, // 33: hearth.v1.RotateTokenResponse.rotated_at:type_name -> google.protobuf.Timestamp
-	0,  // 34: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 35: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	12, // 36: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	15, // 37: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	18, // 38: hearth.v1.AdminService.Backup:input_type -> hearth.v1.BackupRequest
-	20, // 39: hearth.v1.AdminService.Export:input_type -> hearth.v1.ExportRequest
-	25, // 40: hearth.v1.AdminService.Import:input_type -> hearth.v1.ImportRequest
-	28, // 41: hearth.v1.AdminService.Metrics:input_type -> hearth.v1.MetricsRequest
-	30, // 42: hearth.v1.AdminService.Tokens:input_type -> hearth.v1.TokensRequest
-	33, // 43: hearth.v1.AdminService.RotateToken:input_type -> hearth.v1.RotateTokenRequest
-	1,  // 44: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 45: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	14, // 46: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	17, // 47: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	19, // 48: hearth.v1.AdminService.Backup:output_type -> hearth.v1.BackupResponse
-	21, // 49: hearth.v1.AdminService.Export:output_type -> hearth.v1.ExportResponse
-	26, // 50: hearth.v1.AdminService.Import:output_type -> hearth.v1.ImportResponse
-	29, // 51: hearth.v1.AdminService.Metrics:output_type -> hearth.v1.MetricsResponse
-	31, // 52: hearth.v1.AdminService.Tokens:output_type -> hearth.v1.TokensResponse
-	34, // 53: hearth.v1.AdminService.RotateToken:output_type -> hearth.v1.RotateTokenResponse
-	44, // [44:54] is the sub-list for method output_type
-	34, // [34:44] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	6,  // 5: hearth.v1.StatusResponse.model_budget:type_name -> hearth.v1.ModelBudget
+	9,  // 6: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
+	41, // 7: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
+	42, // 8: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
+	43, // 9: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
+	42, // 10: hearth.v1.StatusResponse.last_backup_at:type_name -> google.protobuf.Timestamp
+	10, // 11: hearth.v1.StatusResponse.store:type_name -> hearth.v1.StoreHealth
+	42, // 12: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	7,  // 13: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	42, // 14: hearth.v1.ModelBudget.resets_at:type_name -> google.protobuf.Timestamp
+	42, // 15: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
+	42, // 16: hearth.v1.StoreHealth.disk_full_since:type_name -> google.protobuf.Timestamp
+	42, // 17: hearth.v1.StoreHealth.checked_at:type_name -> google.protobuf.Timestamp
+	42, // 18: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	42, // 19: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	42, // 20: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	14, // 21: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	42, // 22: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	42, // 23: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	17, // 24: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	42, // 25: hearth.v1.BackupResponse.taken_at:type_name -> google.protobuf.Timestamp
+	24, // 26: hearth.v1.ExportedRecord.anchors:type_name -> hearth.v1.ExportedAnchor
+	25, // 27: hearth.v1.ExportedRecord.evidence:type_name -> hearth.v1.ExportedStance
+	42, // 28: hearth.v1.ExportedRecord.created_at:type_name -> google.protobuf.Timestamp
+	42, // 29: hearth.v1.ExportedRecord.updated_at:type_name -> google.protobuf.Timestamp
+	42, // 30: hearth.v1.ExportedAnchor.checked_at:type_name -> google.protobuf.Timestamp
+	42, // 31: hearth.v1.ExportedStance.at:type_name -> google.protobuf.Timestamp
+	28, // 32: hearth.v1.ImportResponse.failed:type_name -> hearth.v1.ImportFailure
+	35, // 33: hearth.v1.ModelResumeResponse.spent:type_name -> hearth.v1.ModelServerSpent
+	38, // 34: hearth.v1.TokensResponse.clients:type_name -> hearth.v1.ClientIdentity
+	42, // 35: hearth.v1.ClientIdentity.updated_at:type_name -> google.protobuf.Timestamp
+	42, // 36: hearth.v1.RotateTokenResponse.rotated_at:type_name -> google.protobuf.Timestamp
+	0,  // 37: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 38: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	13, // 39: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	16, // 40: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	19, // 41: hearth.v1.AdminService.Backup:input_type -> hearth.v1.BackupRequest
+	21, // 42: hearth.v1.AdminService.Export:input_type -> hearth.v1.ExportRequest
+	26, // 43: hearth.v1.AdminService.Import:input_type -> hearth.v1.ImportRequest
+	29, // 44: hearth.v1.AdminService.Metrics:input_type -> hearth.v1.MetricsRequest
+	36, // 45: hearth.v1.AdminService.Tokens:input_type -> hearth.v1.TokensRequest
+	31, // 46: hearth.v1.AdminService.ModelPause:input_type -> hearth.v1.ModelPauseRequest
+	33, // 47: hearth.v1.AdminService.ModelResume:input_type -> hearth.v1.ModelResumeRequest
+	39, // 48: hearth.v1.AdminService.RotateToken:input_type -> hearth.v1.RotateTokenRequest
+	1,  // 49: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 50: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	15, // 51: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	18, // 52: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	20, // 53: hearth.v1.AdminService.Backup:output_type -> hearth.v1.BackupResponse
+	22, // 54: hearth.v1.AdminService.Export:output_type -> hearth.v1.ExportResponse
+	27, // 55: hearth.v1.AdminService.Import:output_type -> hearth.v1.ImportResponse
+	30, // 56: hearth.v1.AdminService.Metrics:output_type -> hearth.v1.MetricsResponse
+	37, // 57: hearth.v1.AdminService.Tokens:output_type -> hearth.v1.TokensResponse
+	32, // 58: hearth.v1.AdminService.ModelPause:output_type -> hearth.v1.ModelPauseResponse
+	34, // 59: hearth.v1.AdminService.ModelResume:output_type -> hearth.v1.ModelResumeResponse
+	40, // 60: hearth.v1.AdminService.RotateToken:output_type -> hearth.v1.RotateTokenResponse
+	49, // [49:61] is the sub-list for method output_type
+	37, // [37:49] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -4560,15 +5173,15 @@ func file_hearth_v1_admin_proto_init() {
 	}
 	file_hearth_v1_anchor_proto_init()
 	file_hearth_v1_tool_proto_init()
-	file_hearth_v1_admin_proto_msgTypes[8].OneofWrappers = []any{}
 	file_hearth_v1_admin_proto_msgTypes[9].OneofWrappers = []any{}
+	file_hearth_v1_admin_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,8 @@ const (
 	AdminService_Import_FullMethodName      = "/hearth.v1.AdminService/Import"
 	AdminService_Metrics_FullMethodName     = "/hearth.v1.AdminService/Metrics"
 	AdminService_Tokens_FullMethodName      = "/hearth.v1.AdminService/Tokens"
+	AdminService_ModelPause_FullMethodName  = "/hearth.v1.AdminService/ModelPause"
+	AdminService_ModelResume_FullMethodName = "/hearth.v1.AdminService/ModelResume"
 	AdminService_RotateToken_FullMethodName = "/hearth.v1.AdminService/RotateToken"
 )
 
@@ -95,6 +97,13 @@ type AdminServiceClient interface {
 	//
 	// Never shows a token.
 	Tokens(ctx context.Context, in *TokensRequest, opts ...grpc.CallOption) (*TokensResponse, error)
+	// Pause model calls (extraction, review, model answers) until
+	// memory_model_resume, across restarts. Model jobs wait, queued; capture
+	// and answers without the model go on.
+	ModelPause(ctx context.Context, in *ModelPauseRequest, opts ...grpc.CallOption) (*ModelPauseResponse, error)
+	// Resume model calls and start today's budget over (model_daily_calls,
+	// model_daily_tokens per server); the waiting model jobs run.
+	ModelResume(ctx context.Context, in *ModelResumeRequest, opts ...grpc.CallOption) (*ModelResumeResponse, error)
 	// Replace a client's generated token: a new one is written to its file (mode
 	// 0600) on the server and the old one is refused from this moment on every
 	// transport.
@@ -201,6 +210,26 @@ func (c *adminServiceClient) Tokens(ctx context.Context, in *TokensRequest, opts
 	return out, nil
 }
 
+func (c *adminServiceClient) ModelPause(ctx context.Context, in *ModelPauseRequest, opts ...grpc.CallOption) (*ModelPauseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModelPauseResponse)
+	err := c.cc.Invoke(ctx, AdminService_ModelPause_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ModelResume(ctx context.Context, in *ModelResumeRequest, opts ...grpc.CallOption) (*ModelResumeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModelResumeResponse)
+	err := c.cc.Invoke(ctx, AdminService_ModelResume_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adminServiceClient) RotateToken(ctx context.Context, in *RotateTokenRequest, opts ...grpc.CallOption) (*RotateTokenResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RotateTokenResponse)
@@ -275,6 +304,13 @@ type AdminServiceServer interface {
 	//
 	// Never shows a token.
 	Tokens(context.Context, *TokensRequest) (*TokensResponse, error)
+	// Pause model calls (extraction, review, model answers) until
+	// memory_model_resume, across restarts. Model jobs wait, queued; capture
+	// and answers without the model go on.
+	ModelPause(context.Context, *ModelPauseRequest) (*ModelPauseResponse, error)
+	// Resume model calls and start today's budget over (model_daily_calls,
+	// model_daily_tokens per server); the waiting model jobs run.
+	ModelResume(context.Context, *ModelResumeRequest) (*ModelResumeResponse, error)
 	// Replace a client's generated token: a new one is written to its file (mode
 	// 0600) on the server and the old one is refused from this moment on every
 	// transport.
@@ -317,6 +353,12 @@ func (UnimplementedAdminServiceServer) Metrics(context.Context, *MetricsRequest)
 }
 func (UnimplementedAdminServiceServer) Tokens(context.Context, *TokensRequest) (*TokensResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Tokens not implemented")
+}
+func (UnimplementedAdminServiceServer) ModelPause(context.Context, *ModelPauseRequest) (*ModelPauseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ModelPause not implemented")
+}
+func (UnimplementedAdminServiceServer) ModelResume(context.Context, *ModelResumeRequest) (*ModelResumeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ModelResume not implemented")
 }
 func (UnimplementedAdminServiceServer) RotateToken(context.Context, *RotateTokenRequest) (*RotateTokenResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RotateToken not implemented")
@@ -504,6 +546,42 @@ func _AdminService_Tokens_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_ModelPause_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ModelPauseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ModelPause(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ModelPause_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ModelPause(ctx, req.(*ModelPauseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ModelResume_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ModelResumeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ModelResume(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ModelResume_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ModelResume(ctx, req.(*ModelResumeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_RotateToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RotateTokenRequest)
 	if err := dec(in); err != nil {
@@ -564,6 +642,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Tokens",
 			Handler:    _AdminService_Tokens_Handler,
+		},
+		{
+			MethodName: "ModelPause",
+			Handler:    _AdminService_ModelPause_Handler,
+		},
+		{
+			MethodName: "ModelResume",
+			Handler:    _AdminService_ModelResume_Handler,
 		},
 		{
 			MethodName: "RotateToken",
