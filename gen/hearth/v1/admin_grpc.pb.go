@@ -97,12 +97,15 @@ type AdminServiceClient interface {
 	//
 	// Never shows a token.
 	Tokens(ctx context.Context, in *TokensRequest, opts ...grpc.CallOption) (*TokensResponse, error)
-	// Pause model calls (extraction, review, model answers) until
-	// memory_model_resume, across restarts. Model jobs wait, queued; capture
-	// and answers without the model go on.
+	// Pause model calls until memory_model_resume; model jobs wait, queued.
+	//
+	// The pause outlasts restarts and days; capture, and answers made without
+	// the model, go on.
 	ModelPause(ctx context.Context, in *ModelPauseRequest, opts ...grpc.CallOption) (*ModelPauseResponse, error)
-	// Resume model calls and start today's budget over (model_daily_calls,
-	// model_daily_tokens per server); the waiting model jobs run.
+	// Resume model calls and start today's model budget over.
+	//
+	// Each server gets model_daily_calls and model_daily_tokens again for the
+	// rest of the day; the waiting model jobs run.
 	ModelResume(ctx context.Context, in *ModelResumeRequest, opts ...grpc.CallOption) (*ModelResumeResponse, error)
 	// Replace a client's generated token: a new one is written to its file (mode
 	// 0600) on the server and the old one is refused from this moment on every
@@ -304,12 +307,15 @@ type AdminServiceServer interface {
 	//
 	// Never shows a token.
 	Tokens(context.Context, *TokensRequest) (*TokensResponse, error)
-	// Pause model calls (extraction, review, model answers) until
-	// memory_model_resume, across restarts. Model jobs wait, queued; capture
-	// and answers without the model go on.
+	// Pause model calls until memory_model_resume; model jobs wait, queued.
+	//
+	// The pause outlasts restarts and days; capture, and answers made without
+	// the model, go on.
 	ModelPause(context.Context, *ModelPauseRequest) (*ModelPauseResponse, error)
-	// Resume model calls and start today's budget over (model_daily_calls,
-	// model_daily_tokens per server); the waiting model jobs run.
+	// Resume model calls and start today's model budget over.
+	//
+	// Each server gets model_daily_calls and model_daily_tokens again for the
+	// rest of the day; the waiting model jobs run.
 	ModelResume(context.Context, *ModelResumeRequest) (*ModelResumeResponse, error)
 	// Replace a client's generated token: a new one is written to its file (mode
 	// 0600) on the server and the old one is refused from this moment on every
