@@ -1,12 +1,18 @@
 package gateway
 
 import (
+	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
 // MaxBodyBytes is the largest request body accepted (SPEC R-Q2), 1 MiB.
@@ -71,10 +77,34 @@ func Boundary(next http.Handler) http.Handler {
 }
 
 // TooLarge is the error for a body over MaxBodyBytes: 413 RESOURCE_EXHAUSTED.
+// Such a body is nearly always a note far past a record's limit (a file, a
+// log, a transcript), so the message names that limit and what to do.
 func TooLarge() error {
 	return &HTTPError{
 		Status:  http.StatusRequestEntityTooLarge,
 		Code:    codes.ResourceExhausted,
-		Message: "request body is larger than 1 MiB",
+		Message: tooLargeMessage,
 	}
+}
+
+// tooLargeMessage is TooLarge's message, with the content limit of
+// memory_store from the proto (the x-max-bytes the validator enforces).
+var tooLargeMessage = fmt.Sprintf("request body is larger than 1 MiB (%d bytes); a record's content holds at most %s bytes: "+
+	"store one fact per record, split a long note into several, and leave files, logs and transcripts where they are "+
+	"(a path: anchor can point at one)", MaxBodyBytes, thousands(contentMaxBytes()))
+
+// contentMaxBytes is memory_store's content limit in bytes (x-max-bytes).
+func contentMaxBytes() int {
+	fd := (&hearthv1.StoreRequest{}).ProtoReflect().Descriptor().Fields().ByName("content")
+	o, _ := proto.GetExtension(fd.Options(), options.E_Openapiv2Field).(*options.JSONSchema)
+	return int(o.GetExtensions()["x-max-bytes"].GetNumberValue())
+}
+
+// thousands writes n with commas: 6000 is 6,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -180,6 +180,12 @@ func TestBoundary(t *testing.T) {
 		if e.GetCode() != "RESOURCE_EXHAUSTED" || e.GetHttpStatus() != 413 {
 			t.Errorf("body code %s http_status %d", e.GetCode(), e.GetHttpStatus())
 		}
+		// A 1 MB note is told the record's limit and what to do (issue 42).
+		for _, want := range []string{"larger than 1 MiB", "content holds at most 6,000 bytes", "split a long note into several"} {
+			if !strings.Contains(e.GetMessage(), want) {
+				t.Errorf("message %q lacks %q", e.GetMessage(), want)
+			}
+		}
 	})
 
 	t.Run("ErrBodyLongerThanDeclared", func(t *testing.T) {
