@@ -442,7 +442,7 @@ func TestPage_Chromium(t *testing.T) {
 		if !strings.Contains(dom, "off (review_at)") {
 			t.Error("review_at off is not shown")
 		}
-		if !strings.Contains(dom, `id="sweep-state">last run `) || !strings.Contains(dom, "No Home Assistant (SUPERVISOR_TOKEN is not set)") {
+		if !strings.Contains(dom, `id="sweep-state">last run `) || !strings.Contains(dom, "Hearth runs outside Home Assistant: entity anchors are not checked") {
 			t.Error("the anchor sweep does not show the sweep without Home Assistant")
 		}
 	})

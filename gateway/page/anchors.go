@@ -46,18 +46,18 @@ func (h *Handler) anchors(st *hearthv1.StatusResponse, statusErr string, loc *ti
 		j.Schedule += "; next " + next.AsTime().In(loc).Format(timeLayout)
 	}
 	if !st.GetHomeAssistant() {
-		j.Schedule = "off: no Home Assistant (SUPERVISOR_TOKEN is not set)"
+		j.Schedule = "off: entity anchors are checked only inside Home Assistant"
 	}
 	switch s := st.GetLastSweep(); {
 	case s == nil && !st.GetHomeAssistant():
-		j.State, j.Detail = "never run", "Outside Home Assistant entity anchors are not checked and stay unknown."
+		j.State, j.Detail = "never run", "Hearth runs outside Home Assistant: entity anchors (entity:…) are not checked and stay unknown."
 	case s == nil:
 		j.State, j.Detail = "never run", "Entity anchors are checked against Home Assistant once the first sweep runs."
 	default:
 		j.State = "last run " + s.GetSweptAt().AsTime().In(loc).Format(timeLayout) + " by " + s.GetRequestedBy()
 		switch {
 		case !s.GetHomeAssistant():
-			j.Detail = "No Home Assistant (SUPERVISOR_TOKEN is not set): entity anchors are not checked (" +
+			j.Detail = "Hearth runs outside Home Assistant: entity anchors are not checked (" +
 				itoa(s.GetUnknown()) + " stay unknown)."
 		case s.GetUnreachable():
 			j.Detail = "Home Assistant unreachable, nothing changed: " + s.GetDetail()

@@ -54,8 +54,12 @@ func TestHandler_Anchors(t *testing.T) {
 		a := baseAnswers()
 		a.status.LastSweep = &hearthv1.AnchorSweep{SweptAt: at, RequestedBy: "hearth", Unknown: 4}
 		r, _ := render(t, a, cfg)
-		wantContains(t, r.html, "No Home Assistant (SUPERVISOR_TOKEN is not set): entity anchors are not checked (4 stay unknown).",
-			"off: no Home Assistant (SUPERVISOR_TOKEN is not set)")
+		wantContains(t, r.html, "Hearth runs outside Home Assistant: entity anchors are not checked (4 stay unknown).",
+			"off: entity anchors are checked only inside Home Assistant")
+		// No Home Assistant jargon outside it (issue 42).
+		if strings.Contains(r.html, "SUPERVISOR_TOKEN") {
+			t.Error("the page names SUPERVISOR_TOKEN outside Home Assistant")
+		}
 	})
 	t.Run("ErrStatus", func(t *testing.T) {
 		a := baseAnswers()

@@ -239,7 +239,13 @@ type hourBar struct {
 // axisLabel is one label under the hour axis.
 type axisLabel struct {
 	X, Text string
+	// End anchors the label's end at X: a label near the right edge
+	// would otherwise run past it and be clipped.
+	End bool
 }
+
+// axisLabelWidth is room enough for the widest hour label ("15:00").
+const axisLabelWidth = 48
 
 // hourChart draws audit rows per hour over the last hours.
 type hourChart struct {
@@ -314,7 +320,11 @@ func newHourChart(rows []*hearthv1.AuditEntry, now time.Time, complete bool) hou
 			if start.Hour() == 0 {
 				label = start.Format("Mon")
 			}
-			ch.Labels = append(ch.Labels, axisLabel{X: num(axisX + float64(i)*slot), Text: label})
+			l := axisLabel{X: num(axisX + float64(i)*slot), Text: label}
+			if x := axisX + float64(i)*slot; x+axisLabelWidth > hoursWidth {
+				l.X, l.End = num(hoursWidth), true
+			}
+			ch.Labels = append(ch.Labels, l)
 		}
 	}
 	return ch

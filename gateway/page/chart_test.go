@@ -58,6 +58,22 @@ func TestNewHourChart(t *testing.T) {
 			}
 		}
 	})
+	// A label at the last hour ends at the chart's right edge instead of
+	// running past it (issue 42): at 18:20 the last bar is 18:00's.
+	t.Run("LastLabelInside", func(t *testing.T) {
+		late := time.Date(2026, 11, 30, 18, 20, 0, 0, loc)
+		ch := newHourChart(nil, late, true)
+		last := ch.Labels[len(ch.Labels)-1]
+		x, _ := strconv.ParseFloat(last.X, 64)
+		if last.Text != "18:00" || !last.End || x > hoursWidth {
+			t.Errorf("last label %+v: want 18:00 anchored at its end, inside %d", last, hoursWidth)
+		}
+		for _, l := range ch.Labels[:len(ch.Labels)-1] {
+			if x, _ := strconv.ParseFloat(l.X, 64); l.End || x+axisLabelWidth > hoursWidth {
+				t.Errorf("label %+v: want anchored at its start, with room", l)
+			}
+		}
+	})
 	t.Run("Partial", func(t *testing.T) {
 		// Rows that stop inside the window while more exist: undercounted.
 		ch := newHourChart(rows[:3], now, false)

@@ -453,7 +453,7 @@ func (h *Handler) client(c Client, ep endpoint, showToken bool) clientView {
 			cv.Token = t
 			cv.Save = "mkdir -p ~/.config/hearth && (umask 077; cat > " + file + ")   # paste the token above, then Ctrl-D"
 		case err == nil && t != "":
-			cv.TokenNote = "The token is shown in the Home Assistant panel only; on this machine, copy it from its file:"
+			cv.TokenNote = "This page shows no token to a browser on this machine; copy it from its file instead:"
 			cv.Save = "mkdir -p ~/.config/hearth && install -m 600 " + path + " " + file
 		default:
 			cv.TokenErr = "The token file tokens/" + c.Name + " in the data directory is missing or unreadable."

@@ -217,7 +217,7 @@ func TestHandler_OK(t *testing.T) {
 	})
 	t.Run("Jobs", func(t *testing.T) {
 		wantContains(t, r.html, `id="review-state">last run 2026-11-30 04:20 UTC`, "reviewed 3 candidates, forgot 1",
-			"daily at 03:00 (local time)", `id="sweep-state">never run`, "off: no Home Assistant (SUPERVISOR_TOKEN is not set)")
+			"daily at 03:00 (local time)", `id="sweep-state">never run`, "off: entity anchors are checked only inside Home Assistant")
 	})
 	t.Run("Models", func(t *testing.T) {
 		wantContains(t, r.html,
@@ -430,7 +430,7 @@ func TestHandler_TokensOnlyToProxy(t *testing.T) {
 	}
 	path := filepath.Join(dir, "claude-code")
 	wantContains(t, local.html,
-		`<p class="note small">The token is shown in the Home Assistant panel only`,
+		`<p class="note small">This page shows no token to a browser on this machine`,
 		"mkdir -p ~/.config/hearth &amp;&amp; install -m 600 "+path+" ~/.config/hearth/claude-code.token",
 		"hearth connect claude-code --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token --apply",
 	)

@@ -31,6 +31,10 @@ type questionBar struct {
 	TextY, BarY, W, StateX                            int
 }
 
+// questionLabelRunes is what fits left of the bars: the question and its
+// namespace.
+const questionLabelRunes = 70
+
 // stateColors: fresh answers green, stale amber, unanswered grey.
 var stateColors = map[string]string{"fresh": "#4fb89a", "stale": "#e0a84f", "unanswered": "#6b7482"}
 
@@ -45,7 +49,7 @@ var questionsTemplate = template.Must(template.New("questions").Parse(`<section 
 {{- range .Rows}}
 <g class="question-row" data-demand="{{.Demand}}" data-state="{{.State}}" data-namespace="{{.Namespace}}">
 <title>{{.Title}}</title>
-<text x="0" y="{{.TextY}}">{{.Label}}</text>
+<text x="0" y="{{.TextY}}">{{.Label}} <tspan class="dim">{{.Namespace}}</tspan></text>
 <rect x="{{$.BarX}}" y="{{.BarY}}" width="{{.W}}" height="14" rx="2" fill="{{.Color}}"/>
 <text class="dim" x="{{.StateX}}" y="{{.TextY}}">{{.Demand}} · {{.State}}{{if .Kind}} ({{.Kind}}){{end}}</text>
 </g>
@@ -88,9 +92,11 @@ func (h *Handler) questionsView(ctx context.Context) questionsView {
 			w = max(2, int(q.GetDemand()/top*float64(v.BarW)))
 		}
 		y := 8 + i*24
-		label := q.GetText()
-		if r := []rune(label); len(r) > 70 {
-			label = string(r[:69]) + "…"
+		// The same question asked in two namespaces is two rows: each
+		// names its namespace, and the text yields the room it takes.
+		label, room := q.GetText(), max(24, questionLabelRunes-1-len([]rune(q.GetNamespace())))
+		if r := []rune(label); len(r) > room {
+			label = string(r[:room-1]) + "…"
 		}
 		b := questionBar{
 			Text: q.GetText(), Label: label, Namespace: q.GetNamespace(), State: q.GetAnswerState(), Kind: q.GetAnswerKind(),

@@ -37,6 +37,7 @@ func TestHandler_Questions(t *testing.T) {
 				UsedShare: 0.1667, Demand: 3.3333, AnswerState: "stale", AnswerKind: "model"},
 			{Id: "Q2", Namespace: "global", Text: strings.Repeat("which python version ", 5), Asks: 2, Sessions: 2, Demand: 2, AnswerState: "unanswered"},
 			{Id: "Q3", Namespace: "global", Text: "who owns billing", Declared: true, AnswerState: "fresh", AnswerKind: "none"},
+			{Id: "Q4", Namespace: "github/acme/web", Text: "who owns billing", Asks: 1, Sessions: 1, AnswerState: "unanswered"},
 		}}
 		r, _ := renderWith(t, questionsAnswers(resp, nil))
 		checkSelfContained(t, r.html)
@@ -47,7 +48,11 @@ func TestHandler_Questions(t *testing.T) {
 			`fill="#e0a84f"`, `fill="#6b7482"`, `fill="#4fb89a"`,
 			`3.3333 · stale (model)`, `0 · fresh (none)`,
 			`6 asks in 4 sessions, share used 0.1667, demand 3.3333, answer stale`,
-			`>which python version which python version which python version which …</text>`,
+			`>which python version which python version which python version… <tspan class="dim">global</tspan></text>`,
+			// The same question in two namespaces: each row names its own
+			// (issue 42).
+			`>who owns billing <tspan class="dim">global</tspan></text>`,
+			`>who owns billing <tspan class="dim">github/acme/web</tspan></text>`,
 		)
 		if strings.Contains(r.html, "<migrations>") {
 			t.Error("a question's text reached the page unescaped")
