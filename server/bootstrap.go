@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"slices"
+	"strings"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
@@ -50,13 +51,26 @@ func (m *memoryService) Bootstrap(ctx context.Context, r *hearthv1.BootstrapRequ
 			Unavailable: flagToProto(&it.Unavailable)}
 	}
 	resp := &hearthv1.BootstrapResponse{Namespace: home, Topics: r.GetTopics()}
+	lo, err := m.db.LeftOff(ctx, home, r.GetSessionId())
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
+	if resp.LeftOff, err = leftOffToProto(m.size, lo); err != nil {
+		return nil, toStatus(ctx, m.log, err)
+	}
 	o := budget.Options{
 		MaxBytes: budget.Bootstrap * budget.BytesPerToken,
 		Wire:     m.wire(ctx),
 		Skip:     true,
 		More:     list.Total - len(items),
 	}
-	if err := packBootstrap(m.size, resp, items, o); err != nil {
+	err = packBootstrap(m.size, resp, items, o)
+	if err != nil && resp.LeftOff != nil {
+		// Where we left off gives way before the base is refused.
+		resp.LeftOff = nil
+		err = packBootstrap(m.size, resp, items, o)
+	}
+	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
 	if err := keepUnavailable(m.size, resp, items, o); err != nil {
@@ -192,4 +206,50 @@ func baseRefusal(sz *budget.Sizer, resp *hearthv1.BootstrapResponse, first *hear
 		}
 	}
 	return invalid("namespace", "leaves no room for a single item in the %d-byte session-start packet on this transport", o.MaxBytes)
+}
+
+// Bounds of the packet's "where we left off" (docs/capture.md): at most
+// this many files and failing commands, each failing line cut to
+// maxLeftOffLine characters, and the whole within maxLeftOffBytes of the
+// packet's 2,000, files then failing commands giving way from the end.
+const (
+	maxLeftOffTouched = 8
+	maxLeftOffFailing = 3
+	maxLeftOffLine    = 120
+	maxLeftOffBytes   = 500
+)
+
+// leftOffToProto is the packet's left_off for lo (nil for none).
+func leftOffToProto(sz *budget.Sizer, lo *storage.LeftOff) (*hearthv1.LeftOff, error) {
+	if lo == nil || len(lo.Touched)+len(lo.Failing) == 0 {
+		return nil, nil
+	}
+	p := &hearthv1.LeftOff{SessionId: lo.SessionID, Harness: lo.Harness, LastAt: ts(lo.LastAt)}
+	p.Touched = lo.Touched[:min(len(lo.Touched), maxLeftOffTouched)]
+	p.MoreTouched = uint32(len(lo.Touched) - len(p.Touched))
+	for _, f := range lo.Failing[:min(len(lo.Failing), maxLeftOffFailing)] {
+		line := "`" + f.Command + "`"
+		switch {
+		case len(f.Tests) > 0:
+			line += ": " + strings.Join(f.Tests, ", ")
+		case len(f.Errors) > 0:
+			line += ": " + f.Errors[0]
+		}
+		p.Failing = append(p.Failing, budget.Shorten(line, maxLeftOffLine))
+	}
+	for {
+		n, err := sz.Size(p)
+		if err != nil || n <= maxLeftOffBytes {
+			return p, err
+		}
+		switch {
+		case len(p.Touched) > 1:
+			p.Touched = p.Touched[:len(p.Touched)-1]
+			p.MoreTouched++
+		case len(p.Failing) > 1:
+			p.Failing = p.Failing[:len(p.Failing)-1]
+		default:
+			return nil, nil
+		}
+	}
 }

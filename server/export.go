@@ -308,7 +308,7 @@ func (a *adminService) parseLine(line string) (storage.ImportItem, error) {
 	if it.Source == "" {
 		it.Source = storage.SourceImport
 	} else if !storage.ValidSource(it.Source) {
-		return it, invalid("source", "must be store, extraction, import or session")
+		return it, invalid("source", "must be one of %s", strings.Join(storage.Sources, ", "))
 	}
 	for _, f := range []struct{ name, v string }{{"writer", it.Writer}} {
 		if f.v != "" && !clientNameOrSystem.MatchString(f.v) {

@@ -175,6 +175,7 @@ func (s *Server) register(r grpc.ServiceRegistrar) {
 	hearthv1.RegisterSessionServiceServer(r, &sessionService{Server: s})
 	hearthv1.RegisterAnswerServiceServer(r, &answerService{Server: s})
 	hearthv1.RegisterAnchorServiceServer(r, &anchorService{Server: s})
+	hearthv1.RegisterCaptureServiceServer(r, &captureService{Server: s})
 }
 
 // streamWorkers is how many goroutines serve calls, kept between calls: a

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -182,7 +183,7 @@ func (it *ImportItem) validate(opt ImportOptions) error {
 	case opt.AsActive && it.Writer == "":
 		return errorf(Invalid, "writer", "is required with as_active")
 	case opt.AsActive && !ValidSource(it.Source):
-		return errorf(Invalid, "source", "must be one of store, extraction, import, session")
+		return errorf(Invalid, "source", "must be one of %s", strings.Join(Sources, ", "))
 	case it.Supersedes != "" && it.Supersedes == it.ID, it.SupersededBy != "" && it.SupersededBy == it.ID:
 		return errorf(Invalid, "supersedes", "a record cannot supersede itself")
 	}

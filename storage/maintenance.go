@@ -18,6 +18,11 @@ type Maintenance struct {
 	// jobs done and queries recorded that long ago (retention_deleted_days).
 	// Required.
 	Retention time.Duration
+	// CaptureRetention forgets observation records (source capture) older
+	// than this that no one fetched, cited or promoted, and purges capture's
+	// events and facts of that age (capture_retention_days, capture.go); 0
+	// keeps them.
+	CaptureRetention time.Duration
 }
 
 // MaintenanceReport counts what a maintenance run did.
@@ -34,6 +39,8 @@ type MaintenanceReport struct {
 	// AsksPurged is how many recorded queries were deleted, QuestionsPurged
 	// how many questions went with their last ask (answers.go).
 	AsksPurged, QuestionsPurged int
+	// ObservationsExpired is how many observation records were forgotten.
+	ObservationsExpired int
 }
 
 // String gives the counts as the audit row's detail; the recorded queries
@@ -43,6 +50,9 @@ func (r MaintenanceReport) String() string {
 		r.CandidatesExpired, r.RecordsPurged, r.ReceiptsTombstoned, r.JobsPurged)
 	if r.AsksPurged+r.QuestionsPurged > 0 {
 		s += fmt.Sprintf(", recorded queries purged %d, questions purged %d", r.AsksPurged, r.QuestionsPurged)
+	}
+	if r.ObservationsExpired > 0 {
+		s += fmt.Sprintf(", observations expired %d", r.ObservationsExpired)
 	}
 	return s
 }
@@ -80,6 +90,8 @@ func (m *Maintenance) validate() error {
 		return errorf(Invalid, "retention", "must be positive")
 	case m.CandidateExpiry < 0:
 		return errorf(Invalid, "candidate_expiry", "must not be negative")
+	case m.CaptureRetention < 0:
+		return errorf(Invalid, "capture_retention", "must not be negative")
 	}
 	return nil
 }
@@ -103,6 +115,14 @@ func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport
 			}
 		}
 		rep.CandidatesExpired = len(ids)
+	}
+
+	if m.CaptureRetention > 0 {
+		n, err := expireCaptureTx(ctx, tx, m.CaptureRetention)
+		if err != nil {
+			return nil, err
+		}
+		rep.ObservationsExpired = n
 	}
 
 	cutoff := tx.now.Add(-m.Retention).UnixMilli()

@@ -61,16 +61,15 @@ const (
 	SourceExtraction = "extraction"
 	SourceImport     = "import"
 	SourceSession    = "session"
+	// SourceCapture is an observation the hooks captured (capture.go).
+	SourceCapture = "capture"
 )
 
+// Sources lists every record source.
+var Sources = []string{SourceStore, SourceExtraction, SourceImport, SourceSession, SourceCapture}
+
 // ValidSource reports whether s is a record source.
-func ValidSource(s string) bool {
-	switch s {
-	case SourceStore, SourceExtraction, SourceImport, SourceSession:
-		return true
-	}
-	return false
-}
+func ValidSource(s string) bool { return slices.Contains(Sources, s) }
 
 // Anchor states (SPEC R-H1). New anchors are unknown until checked.
 const (

@@ -45,7 +45,7 @@ func (nr *NewRecord) validate() error {
 	case nr.Writer == "":
 		return errorf(Invalid, "writer", "is required")
 	case !ValidSource(nr.Source):
-		return errorf(Invalid, "source", "must be one of store, extraction, import, session")
+		return errorf(Invalid, "source", "must be one of %s", strings.Join(Sources, ", "))
 	case !liveStatus(nr.Status):
 		return errorf(Invalid, "status", "a new record is active or candidate")
 	}

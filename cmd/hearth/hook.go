@@ -22,8 +22,13 @@ var hookSpec = spec{name: "hook", args: "EVENT --harness claude-code|codex [--ur
 // hookAbout is `hearth hook`'s help after its usage line.
 const hookAbout = `also:  hearth hook mcp-headers [--token-file FILE]
 
-EVENT is session-start, prompt or session-end. Runs one Claude Code or Codex hook: reads the harness's JSON on stdin and
-prints the context to inject. Every failure exits 0 and prints nothing;
+EVENT is session-start, prompt, tool, compact or session-end. Runs one
+Claude Code or Codex hook: reads the harness's JSON on stdin and prints the
+context to inject. tool (PostToolUse, PostToolUseFailure) and compact
+(PreCompact) capture an edit, a command's outcome or a compaction:
+screened, spooled, and sent within 80 ms (see docs/capture.md; paths and
+commands named in the checkout's .hearthignore are never captured). Every
+failure exits 0 and prints nothing;
 errors go to hook.log in the cache directory (HEARTH_CACHE_DIR, default
 the user cache directory's hearth folder).
 

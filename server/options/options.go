@@ -137,8 +137,10 @@ type Options struct {
 	ReviewAt ReviewAt
 
 	// CandidateExpiryDays (0 = off), AnchorSweepHours (1–168),
-	// ContextBudgetTokens ≤ HardContextLimitTokens, RetentionDeletedDays.
+	// ContextBudgetTokens ≤ HardContextLimitTokens, RetentionDeletedDays,
+	// CaptureRetentionDays (0 = kept; docs/capture.md).
 	CandidateExpiryDays, AnchorSweepHours, ContextBudgetTokens, HardContextLimitTokens, RetentionDeletedDays int
+	CaptureRetentionDays                                                                                     int
 
 	// SummaryCandidates keeps a session close's summary as a candidate.
 	SummaryCandidates bool
@@ -178,6 +180,7 @@ func Default() Options {
 		ContextBudgetTokens:    4000,
 		HardContextLimitTokens: 8000,
 		RetentionDeletedDays:   30,
+		CaptureRetentionDays:   14,
 		OllamaModel:            "qwen3.5:9b",
 		EmbedModel:             "qwen3-emb-0.6b",
 		OllamaTimeout:          120 * time.Second,
@@ -342,6 +345,7 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		ContextBudgetTokens:    o.ContextBudgetTokens,
 		HardContextLimitTokens: o.HardContextLimitTokens,
 		RetentionDeletedDays:   o.RetentionDeletedDays,
+		CaptureRetentionDays:   o.CaptureRetentionDays,
 		OllamaURL:              o.OllamaURL,
 		OllamaFallbackURL:      o.OllamaFallbackURL,
 		OllamaDirectURLs:       o.OllamaDirectURLs,
@@ -406,6 +410,7 @@ type file struct {
 	ContextBudgetTokens    int          `json:"context_budget_tokens"`
 	HardContextLimitTokens int          `json:"hard_context_limit_tokens"`
 	RetentionDeletedDays   int          `json:"retention_deleted_days"`
+	CaptureRetentionDays   int          `json:"capture_retention_days"`
 	OllamaURL              string       `json:"ollama_url,omitempty"`
 	OllamaFallbackURL      string       `json:"ollama_fallback_url,omitempty"`
 	OllamaDirectURLs       []string     `json:"ollama_direct_urls,omitempty"`

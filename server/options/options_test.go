@@ -99,6 +99,7 @@ func TestDefault(t *testing.T) {
 		{"context_budget_tokens", d.ContextBudgetTokens, 4000},
 		{"hard_context_limit_tokens", d.HardContextLimitTokens, 8000},
 		{"retention_deleted_days", d.RetentionDeletedDays, 30},
+		{"capture_retention_days", d.CaptureRetentionDays, 14},
 		{"ollama_url", d.OllamaURL, ""},
 		{"ollama_fallback_url", d.OllamaFallbackURL, ""},
 		{"ollama_direct_urls", d.OllamaDirectURLs, []string(nil)},
@@ -133,7 +134,7 @@ func TestDefault(t *testing.T) {
 		// Every option of SPEC §17 has a key, and only those.
 		want := []string{"clients", "github_owner", "forge_hosts", "forge_owner", "project_links", "hubs",
 			"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates", "anchor_sweep_hours",
-			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "ollama_url",
+			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
 			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
@@ -191,6 +192,7 @@ func TestParse_Full(t *testing.T) {
 			ContextBudgetTokens:    6000,
 			HardContextLimitTokens: 12000,
 			RetentionDeletedDays:   90,
+			CaptureRetentionDays:   30,
 
 			OllamaURL:         "http://llm.lan:8080/v1",
 			OllamaFallbackURL: "http://192.168.1.30:11434",

@@ -97,6 +97,7 @@ func (o Options) Validate() error {
 		list.add(errorf("context_budget_tokens", "must be at most hard_context_limit_tokens (%d), got %d", o.HardContextLimitTokens, o.ContextBudgetTokens))
 	}
 	checkRange(&list, "retention_deleted_days", o.RetentionDeletedDays, 1, maxDays)
+	checkRange(&list, "capture_retention_days", o.CaptureRetentionDays, 0, maxDays)
 	checkRange(&list, "model_daily_calls", o.ModelDailyCalls, 0, maxModelDailyCalls)
 	checkRange(&list, "model_daily_tokens", o.ModelDailyTokens, 0, maxModelDailyTokens)
 

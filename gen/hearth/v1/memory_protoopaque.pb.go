@@ -2480,6 +2480,7 @@ type BootstrapResponse struct {
 	xxx_hidden_EstimatedTokens uint32                 `protobuf:"varint,4,opt,name=estimated_tokens,json=estimatedTokens,proto3"`
 	xxx_hidden_Truncated       bool                   `protobuf:"varint,5,opt,name=truncated,proto3"`
 	xxx_hidden_LeftOut         uint32                 `protobuf:"varint,6,opt,name=left_out,json=leftOut,proto3"`
+	xxx_hidden_LeftOff         *LeftOff               `protobuf:"bytes,7,opt,name=left_off,json=leftOff,proto3"`
 	unknownFields              protoimpl.UnknownFields
 	sizeCache                  protoimpl.SizeCache
 }
@@ -2553,6 +2554,13 @@ func (x *BootstrapResponse) GetLeftOut() uint32 {
 	return 0
 }
 
+func (x *BootstrapResponse) GetLeftOff() *LeftOff {
+	if x != nil {
+		return x.xxx_hidden_LeftOff
+	}
+	return nil
+}
+
 func (x *BootstrapResponse) SetNamespace(v string) {
 	x.xxx_hidden_Namespace = v
 }
@@ -2577,6 +2585,21 @@ func (x *BootstrapResponse) SetLeftOut(v uint32) {
 	x.xxx_hidden_LeftOut = v
 }
 
+func (x *BootstrapResponse) SetLeftOff(v *LeftOff) {
+	x.xxx_hidden_LeftOff = v
+}
+
+func (x *BootstrapResponse) HasLeftOff() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LeftOff != nil
+}
+
+func (x *BootstrapResponse) ClearLeftOff() {
+	x.xxx_hidden_LeftOff = nil
+}
+
 type BootstrapResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -2588,6 +2611,9 @@ type BootstrapResponse_builder struct {
 	EstimatedTokens uint32
 	Truncated       bool
 	LeftOut         uint32
+	// Where the last captured session in the namespace left off: the files
+	// it touched and the commands it left failing (docs/capture.md).
+	LeftOff *LeftOff
 }
 
 func (b0 BootstrapResponse_builder) Build() *BootstrapResponse {
@@ -2600,6 +2626,152 @@ func (b0 BootstrapResponse_builder) Build() *BootstrapResponse {
 	x.xxx_hidden_EstimatedTokens = b.EstimatedTokens
 	x.xxx_hidden_Truncated = b.Truncated
 	x.xxx_hidden_LeftOut = b.LeftOut
+	x.xxx_hidden_LeftOff = b.LeftOff
+	return m0
+}
+
+// LeftOff is what the namespace's last captured session (another than the
+// one asking) touched and left failing.
+type LeftOff struct {
+	state                  protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_SessionId   string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3"`
+	xxx_hidden_Harness     string                 `protobuf:"bytes,2,opt,name=harness,proto3"`
+	xxx_hidden_LastAt      *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_at,json=lastAt,proto3"`
+	xxx_hidden_Touched     []string               `protobuf:"bytes,4,rep,name=touched,proto3"`
+	xxx_hidden_MoreTouched uint32                 `protobuf:"varint,5,opt,name=more_touched,json=moreTouched,proto3"`
+	xxx_hidden_Failing     []string               `protobuf:"bytes,6,rep,name=failing,proto3"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *LeftOff) Reset() {
+	*x = LeftOff{}
+	mi := &file_hearth_v1_memory_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeftOff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeftOff) ProtoMessage() {}
+
+func (x *LeftOff) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_memory_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *LeftOff) GetSessionId() string {
+	if x != nil {
+		return x.xxx_hidden_SessionId
+	}
+	return ""
+}
+
+func (x *LeftOff) GetHarness() string {
+	if x != nil {
+		return x.xxx_hidden_Harness
+	}
+	return ""
+}
+
+func (x *LeftOff) GetLastAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_LastAt
+	}
+	return nil
+}
+
+func (x *LeftOff) GetTouched() []string {
+	if x != nil {
+		return x.xxx_hidden_Touched
+	}
+	return nil
+}
+
+func (x *LeftOff) GetMoreTouched() uint32 {
+	if x != nil {
+		return x.xxx_hidden_MoreTouched
+	}
+	return 0
+}
+
+func (x *LeftOff) GetFailing() []string {
+	if x != nil {
+		return x.xxx_hidden_Failing
+	}
+	return nil
+}
+
+func (x *LeftOff) SetSessionId(v string) {
+	x.xxx_hidden_SessionId = v
+}
+
+func (x *LeftOff) SetHarness(v string) {
+	x.xxx_hidden_Harness = v
+}
+
+func (x *LeftOff) SetLastAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_LastAt = v
+}
+
+func (x *LeftOff) SetTouched(v []string) {
+	x.xxx_hidden_Touched = v
+}
+
+func (x *LeftOff) SetMoreTouched(v uint32) {
+	x.xxx_hidden_MoreTouched = v
+}
+
+func (x *LeftOff) SetFailing(v []string) {
+	x.xxx_hidden_Failing = v
+}
+
+func (x *LeftOff) HasLastAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_LastAt != nil
+}
+
+func (x *LeftOff) ClearLastAt() {
+	x.xxx_hidden_LastAt = nil
+}
+
+type LeftOff_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	SessionId string
+	// The harness it ran in.
+	Harness string
+	// Its last captured event.
+	LastAt *timestamppb.Timestamp
+	// Files it edited or created, most edited first.
+	Touched []string
+	// Files not listed in touched.
+	MoreTouched uint32
+	// Commands whose last run failed, with the failing tests or first error.
+	Failing []string
+}
+
+func (b0 LeftOff_builder) Build() *LeftOff {
+	m0 := &LeftOff{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_SessionId = b.SessionId
+	x.xxx_hidden_Harness = b.Harness
+	x.xxx_hidden_LastAt = b.LastAt
+	x.xxx_hidden_Touched = b.Touched
+	x.xxx_hidden_MoreTouched = b.MoreTouched
+	x.xxx_hidden_Failing = b.Failing
 	return m0
 }
 
@@ -2618,7 +2790,7 @@ type ContextRequest struct {
 
 func (x *ContextRequest) Reset() {
 	*x = ContextRequest{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[19]
+	mi := &file_hearth_v1_memory_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2802,7 @@ func (x *ContextRequest) String() string {
 func (*ContextRequest) ProtoMessage() {}
 
 func (x *ContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[19]
+	mi := &file_hearth_v1_memory_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2759,7 +2931,7 @@ type ContextResponse struct {
 
 func (x *ContextResponse) Reset() {
 	*x = ContextResponse{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[20]
+	mi := &file_hearth_v1_memory_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +2943,7 @@ func (x *ContextResponse) String() string {
 func (*ContextResponse) ProtoMessage() {}
 
 func (x *ContextResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[20]
+	mi := &file_hearth_v1_memory_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +3059,7 @@ type EvidenceRequest struct {
 
 func (x *EvidenceRequest) Reset() {
 	*x = EvidenceRequest{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[21]
+	mi := &file_hearth_v1_memory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2899,7 +3071,7 @@ func (x *EvidenceRequest) String() string {
 func (*EvidenceRequest) ProtoMessage() {}
 
 func (x *EvidenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[21]
+	mi := &file_hearth_v1_memory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2974,7 +3146,7 @@ type EvidenceResponse struct {
 
 func (x *EvidenceResponse) Reset() {
 	*x = EvidenceResponse{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[22]
+	mi := &file_hearth_v1_memory_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +3158,7 @@ func (x *EvidenceResponse) String() string {
 func (*EvidenceResponse) ProtoMessage() {}
 
 func (x *EvidenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[22]
+	mi := &file_hearth_v1_memory_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +3229,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[23]
+	mi := &file_hearth_v1_memory_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3069,7 +3241,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[23]
+	mi := &file_hearth_v1_memory_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3134,7 +3306,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[24]
+	mi := &file_hearth_v1_memory_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3146,7 +3318,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[24]
+	mi := &file_hearth_v1_memory_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3265,7 +3437,7 @@ type HistoryStance struct {
 
 func (x *HistoryStance) Reset() {
 	*x = HistoryStance{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[25]
+	mi := &file_hearth_v1_memory_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3277,7 +3449,7 @@ func (x *HistoryStance) String() string {
 func (*HistoryStance) ProtoMessage() {}
 
 func (x *HistoryStance) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[25]
+	mi := &file_hearth_v1_memory_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3378,7 +3550,7 @@ type RecordUsage struct {
 
 func (x *RecordUsage) Reset() {
 	*x = RecordUsage{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[26]
+	mi := &file_hearth_v1_memory_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3390,7 +3562,7 @@ func (x *RecordUsage) String() string {
 func (*RecordUsage) ProtoMessage() {}
 
 func (x *RecordUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[26]
+	mi := &file_hearth_v1_memory_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3503,7 +3675,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_hearth_v1_memory_proto_msgTypes[27]
+	mi := &file_hearth_v1_memory_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3515,7 +3687,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_memory_proto_msgTypes[27]
+	mi := &file_hearth_v1_memory_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3836,14 +4008,23 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x128\n" +
-	"\vunavailable\x18\x82\x01 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailable\"\xdd\x01\n" +
+	"\vunavailable\x18\x82\x01 \x01(\v2\x15.hearth.v1.AnchorFlagR\vunavailable\"\x8c\x02\n" +
 	"\x11BootstrapResponse\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
 	"\x06topics\x18\x02 \x03(\tR\x06topics\x12.\n" +
 	"\x05items\x18\x03 \x03(\v2\x18.hearth.v1.BootstrapItemR\x05items\x12)\n" +
 	"\x10estimated_tokens\x18\x04 \x01(\rR\x0festimatedTokens\x12\x1c\n" +
 	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12\x19\n" +
-	"\bleft_out\x18\x06 \x01(\rR\aleftOut\"\x82\x02\n" +
+	"\bleft_out\x18\x06 \x01(\rR\aleftOut\x12-\n" +
+	"\bleft_off\x18\a \x01(\v2\x12.hearth.v1.LeftOffR\aleftOff\"\xce\x01\n" +
+	"\aLeftOff\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
+	"\aharness\x18\x02 \x01(\tR\aharness\x123\n" +
+	"\alast_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06lastAt\x12\x18\n" +
+	"\atouched\x18\x04 \x03(\tR\atouched\x12!\n" +
+	"\fmore_touched\x18\x05 \x01(\rR\vmoreTouched\x12\x18\n" +
+	"\afailing\x18\x06 \x03(\tR\afailing\"\x82\x02\n" +
 	"\x0eContextRequest\x12$\n" +
 	"\x04task\x18\x01 \x01(\tB\x10\x92A\rx\xa0\x1f\x80\x01\x01\xd2\x01\x04taskR\x04task\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x125\n" +
@@ -3921,7 +4102,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\rcom.hearth.v1B\vMemoryProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_hearth_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_hearth_v1_memory_proto_goTypes = []any{
 	(*StoreRequest)(nil),          // 0: hearth.v1.StoreRequest
 	(*StoreResponse)(nil),         // 1: hearth.v1.StoreResponse
@@ -3942,72 +4123,75 @@ var file_hearth_v1_memory_proto_goTypes = []any{
 	(*BootstrapRequest)(nil),      // 16: hearth.v1.BootstrapRequest
 	(*BootstrapItem)(nil),         // 17: hearth.v1.BootstrapItem
 	(*BootstrapResponse)(nil),     // 18: hearth.v1.BootstrapResponse
-	(*ContextRequest)(nil),        // 19: hearth.v1.ContextRequest
-	(*ContextResponse)(nil),       // 20: hearth.v1.ContextResponse
-	(*EvidenceRequest)(nil),       // 21: hearth.v1.EvidenceRequest
-	(*EvidenceResponse)(nil),      // 22: hearth.v1.EvidenceResponse
-	(*HistoryRequest)(nil),        // 23: hearth.v1.HistoryRequest
-	(*HistoryEntry)(nil),          // 24: hearth.v1.HistoryEntry
-	(*HistoryStance)(nil),         // 25: hearth.v1.HistoryStance
-	(*RecordUsage)(nil),           // 26: hearth.v1.RecordUsage
-	(*HistoryResponse)(nil),       // 27: hearth.v1.HistoryResponse
-	(*Record)(nil),                // 28: hearth.v1.Record
-	(*structpb.ListValue)(nil),    // 29: google.protobuf.ListValue
-	(*AnchorFlag)(nil),            // 30: hearth.v1.AnchorFlag
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(*LeftOff)(nil),               // 19: hearth.v1.LeftOff
+	(*ContextRequest)(nil),        // 20: hearth.v1.ContextRequest
+	(*ContextResponse)(nil),       // 21: hearth.v1.ContextResponse
+	(*EvidenceRequest)(nil),       // 22: hearth.v1.EvidenceRequest
+	(*EvidenceResponse)(nil),      // 23: hearth.v1.EvidenceResponse
+	(*HistoryRequest)(nil),        // 24: hearth.v1.HistoryRequest
+	(*HistoryEntry)(nil),          // 25: hearth.v1.HistoryEntry
+	(*HistoryStance)(nil),         // 26: hearth.v1.HistoryStance
+	(*RecordUsage)(nil),           // 27: hearth.v1.RecordUsage
+	(*HistoryResponse)(nil),       // 28: hearth.v1.HistoryResponse
+	(*Record)(nil),                // 29: hearth.v1.Record
+	(*structpb.ListValue)(nil),    // 30: google.protobuf.ListValue
+	(*AnchorFlag)(nil),            // 31: hearth.v1.AnchorFlag
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
 }
 var file_hearth_v1_memory_proto_depIdxs = []int32{
-	28, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
-	28, // 1: hearth.v1.GetResponse.records:type_name -> hearth.v1.Record
+	29, // 0: hearth.v1.StoreResponse.record:type_name -> hearth.v1.Record
+	29, // 1: hearth.v1.GetResponse.records:type_name -> hearth.v1.Record
 	5,  // 2: hearth.v1.UpdateRequest.changes:type_name -> hearth.v1.RecordChanges
-	29, // 3: hearth.v1.RecordChanges.topics:type_name -> google.protobuf.ListValue
-	29, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
-	28, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
-	28, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
-	30, // 7: hearth.v1.SearchHit.unavailable:type_name -> hearth.v1.AnchorFlag
+	30, // 3: hearth.v1.RecordChanges.topics:type_name -> google.protobuf.ListValue
+	30, // 4: hearth.v1.RecordChanges.anchors:type_name -> google.protobuf.ListValue
+	29, // 5: hearth.v1.UpdateResponse.record:type_name -> hearth.v1.Record
+	29, // 6: hearth.v1.ForgetResponse.record:type_name -> hearth.v1.Record
+	31, // 7: hearth.v1.SearchHit.unavailable:type_name -> hearth.v1.AnchorFlag
 	10, // 8: hearth.v1.SearchResponse.hits:type_name -> hearth.v1.SearchHit
-	31, // 9: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
-	31, // 10: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
-	28, // 11: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
-	30, // 12: hearth.v1.BootstrapItem.unavailable:type_name -> hearth.v1.AnchorFlag
+	32, // 9: hearth.v1.TimelineRequest.since:type_name -> google.protobuf.Timestamp
+	32, // 10: hearth.v1.TimelineRequest.until:type_name -> google.protobuf.Timestamp
+	29, // 11: hearth.v1.TimelineResponse.records:type_name -> hearth.v1.Record
+	31, // 12: hearth.v1.BootstrapItem.unavailable:type_name -> hearth.v1.AnchorFlag
 	17, // 13: hearth.v1.BootstrapResponse.items:type_name -> hearth.v1.BootstrapItem
-	28, // 14: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
-	28, // 15: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
-	31, // 16: hearth.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
-	31, // 17: hearth.v1.HistoryStance.at:type_name -> google.protobuf.Timestamp
-	31, // 18: hearth.v1.RecordUsage.last_returned_at:type_name -> google.protobuf.Timestamp
-	31, // 19: hearth.v1.RecordUsage.last_fetched_at:type_name -> google.protobuf.Timestamp
-	28, // 20: hearth.v1.HistoryResponse.record:type_name -> hearth.v1.Record
-	24, // 21: hearth.v1.HistoryResponse.entries:type_name -> hearth.v1.HistoryEntry
-	25, // 22: hearth.v1.HistoryResponse.evidence:type_name -> hearth.v1.HistoryStance
-	26, // 23: hearth.v1.HistoryResponse.usage:type_name -> hearth.v1.RecordUsage
-	0,  // 24: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
-	2,  // 25: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
-	4,  // 26: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
-	7,  // 27: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
-	9,  // 28: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
-	12, // 29: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
-	14, // 30: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
-	16, // 31: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
-	19, // 32: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
-	21, // 33: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
-	23, // 34: hearth.v1.MemoryService.History:input_type -> hearth.v1.HistoryRequest
-	1,  // 35: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
-	3,  // 36: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
-	6,  // 37: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
-	8,  // 38: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
-	11, // 39: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
-	13, // 40: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
-	15, // 41: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
-	18, // 42: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
-	20, // 43: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
-	22, // 44: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
-	27, // 45: hearth.v1.MemoryService.History:output_type -> hearth.v1.HistoryResponse
-	35, // [35:46] is the sub-list for method output_type
-	24, // [24:35] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	19, // 14: hearth.v1.BootstrapResponse.left_off:type_name -> hearth.v1.LeftOff
+	32, // 15: hearth.v1.LeftOff.last_at:type_name -> google.protobuf.Timestamp
+	29, // 16: hearth.v1.ContextResponse.records:type_name -> hearth.v1.Record
+	29, // 17: hearth.v1.EvidenceResponse.record:type_name -> hearth.v1.Record
+	32, // 18: hearth.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
+	32, // 19: hearth.v1.HistoryStance.at:type_name -> google.protobuf.Timestamp
+	32, // 20: hearth.v1.RecordUsage.last_returned_at:type_name -> google.protobuf.Timestamp
+	32, // 21: hearth.v1.RecordUsage.last_fetched_at:type_name -> google.protobuf.Timestamp
+	29, // 22: hearth.v1.HistoryResponse.record:type_name -> hearth.v1.Record
+	25, // 23: hearth.v1.HistoryResponse.entries:type_name -> hearth.v1.HistoryEntry
+	26, // 24: hearth.v1.HistoryResponse.evidence:type_name -> hearth.v1.HistoryStance
+	27, // 25: hearth.v1.HistoryResponse.usage:type_name -> hearth.v1.RecordUsage
+	0,  // 26: hearth.v1.MemoryService.Store:input_type -> hearth.v1.StoreRequest
+	2,  // 27: hearth.v1.MemoryService.Get:input_type -> hearth.v1.GetRequest
+	4,  // 28: hearth.v1.MemoryService.Update:input_type -> hearth.v1.UpdateRequest
+	7,  // 29: hearth.v1.MemoryService.Forget:input_type -> hearth.v1.ForgetRequest
+	9,  // 30: hearth.v1.MemoryService.Search:input_type -> hearth.v1.SearchRequest
+	12, // 31: hearth.v1.MemoryService.Timeline:input_type -> hearth.v1.TimelineRequest
+	14, // 32: hearth.v1.MemoryService.Namespace:input_type -> hearth.v1.NamespaceRequest
+	16, // 33: hearth.v1.MemoryService.Bootstrap:input_type -> hearth.v1.BootstrapRequest
+	20, // 34: hearth.v1.MemoryService.Context:input_type -> hearth.v1.ContextRequest
+	22, // 35: hearth.v1.MemoryService.Evidence:input_type -> hearth.v1.EvidenceRequest
+	24, // 36: hearth.v1.MemoryService.History:input_type -> hearth.v1.HistoryRequest
+	1,  // 37: hearth.v1.MemoryService.Store:output_type -> hearth.v1.StoreResponse
+	3,  // 38: hearth.v1.MemoryService.Get:output_type -> hearth.v1.GetResponse
+	6,  // 39: hearth.v1.MemoryService.Update:output_type -> hearth.v1.UpdateResponse
+	8,  // 40: hearth.v1.MemoryService.Forget:output_type -> hearth.v1.ForgetResponse
+	11, // 41: hearth.v1.MemoryService.Search:output_type -> hearth.v1.SearchResponse
+	13, // 42: hearth.v1.MemoryService.Timeline:output_type -> hearth.v1.TimelineResponse
+	15, // 43: hearth.v1.MemoryService.Namespace:output_type -> hearth.v1.NamespaceResponse
+	18, // 44: hearth.v1.MemoryService.Bootstrap:output_type -> hearth.v1.BootstrapResponse
+	21, // 45: hearth.v1.MemoryService.Context:output_type -> hearth.v1.ContextResponse
+	23, // 46: hearth.v1.MemoryService.Evidence:output_type -> hearth.v1.EvidenceResponse
+	28, // 47: hearth.v1.MemoryService.History:output_type -> hearth.v1.HistoryResponse
+	37, // [37:48] is the sub-list for method output_type
+	26, // [26:37] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_memory_proto_init() }
@@ -4022,14 +4206,14 @@ func file_hearth_v1_memory_proto_init() {
 	file_hearth_v1_memory_proto_msgTypes[7].OneofWrappers = []any{}
 	file_hearth_v1_memory_proto_msgTypes[9].OneofWrappers = []any{}
 	file_hearth_v1_memory_proto_msgTypes[10].OneofWrappers = []any{}
-	file_hearth_v1_memory_proto_msgTypes[19].OneofWrappers = []any{}
+	file_hearth_v1_memory_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_memory_proto_rawDesc), len(file_hearth_v1_memory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -53,7 +53,7 @@ type Record struct {
 	SupersededBy string    `protobuf:"bytes,14,opt,name=superseded_by,json=supersededBy,proto3" json:"superseded_by,omitempty"`
 	Anchors      []*Anchor `protobuf:"bytes,15,rep,name=anchors,proto3" json:"anchors,omitempty"`
 	Topics       []string  `protobuf:"bytes,16,rep,name=topics,proto3" json:"topics,omitempty"`
-	// store, extraction, import or session.
+	// store, extraction, import, session or capture.
 	Source        string                 `protobuf:"bytes,17,opt,name=source,proto3" json:"source,omitempty"`
 	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
@@ -347,7 +347,7 @@ type Record_builder struct {
 	SupersededBy string
 	Anchors      []*Anchor
 	Topics       []string
-	// store, extraction, import or session.
+	// store, extraction, import, session or capture.
 	Source    string
 	CreatedAt *timestamppb.Timestamp
 	UpdatedAt *timestamppb.Timestamp

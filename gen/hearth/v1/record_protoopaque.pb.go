@@ -337,7 +337,7 @@ type Record_builder struct {
 	SupersededBy string
 	Anchors      []*Anchor
 	Topics       []string
-	// store, extraction, import or session.
+	// store, extraction, import, session or capture.
 	Source    string
 	CreatedAt *timestamppb.Timestamp
 	UpdatedAt *timestamppb.Timestamp

@@ -32,7 +32,16 @@ const (
 	SessionStartTimeout = 10
 	PromptTimeout       = 2
 	SessionEndTimeout   = 2
+	// CaptureTimeout bounds the tool and compact hooks, which spool an
+	// event and send what waits within 80 ms (docs/capture.md).
+	CaptureTimeout = 2
 )
+
+// captureMatcher selects the Claude Code tools the tool hook captures:
+// edits and shell commands (docs/capture.md). Codex's tools are named
+// otherwise (apply_patch, shell), so its hook matches every tool and the
+// hook itself passes over the rest.
+const captureMatcher = "Bash|Edit|MultiEdit|Write|NotebookEdit"
 
 // Options say what to connect.
 type Options struct {
@@ -51,15 +60,26 @@ type Options struct {
 	PassURL bool
 }
 
-// hookEvents are the three hooks in the order they fire, with each one's
-// `hearth hook` event and timeout.
+// hookEvents are the hooks in the order they first fire, with each one's
+// `hearth hook` event and timeout. Capture hooks run async in Claude Code
+// (the session does not wait on them); Codex skips async command hooks, so
+// there they run in step and return within their 80 ms deadline. Codex has
+// no PostToolUseFailure: its PostToolUse carries a failed command too.
 var hookEvents = []struct {
 	Name, Event string
 	Timeout     int
+	// Matcher selects tools (Claude Code); Async runs the hook in the
+	// background (Claude Code); ClaudeOnly leaves the event out for Codex.
+	Matcher    string
+	Async      bool
+	ClaudeOnly bool
 }{
-	{"SessionStart", "session-start", SessionStartTimeout},
-	{"UserPromptSubmit", "prompt", PromptTimeout},
-	{"SessionEnd", "session-end", SessionEndTimeout},
+	{Name: "SessionStart", Event: "session-start", Timeout: SessionStartTimeout},
+	{Name: "UserPromptSubmit", Event: "prompt", Timeout: PromptTimeout},
+	{Name: "PostToolUse", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher, Async: true},
+	{Name: "PostToolUseFailure", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher, Async: true, ClaudeOnly: true},
+	{Name: "PreCompact", Event: "compact", Timeout: CaptureTimeout, Async: true},
+	{Name: "SessionEnd", Event: "session-end", Timeout: SessionEndTimeout},
 }
 
 // HookCommand is the shell command of one hook.
@@ -90,20 +110,31 @@ type handler struct {
 	Type    string `json:"type"`
 	Command string `json:"command"`
 	Timeout int    `json:"timeout"`
+	Async   bool   `json:"async,omitempty"`
 }
 
-// group is one matcher group of an event; Hearth's match everything.
+// group is one matcher group of an event; without a matcher it matches
+// everything.
 type group struct {
-	Hooks []handler `json:"hooks"`
+	Matcher string    `json:"matcher,omitempty"`
+	Hooks   []handler `json:"hooks"`
 }
 
-// Hooks returns the hooks object ({"SessionStart": [...], ...}) for o, the
-// same shape for both harnesses, events in firing order.
+// Hooks returns the hooks object ({"SessionStart": [...], ...}) for o,
+// events in firing order: the same shape for both harnesses, but Codex
+// gets no PostToolUseFailure, no matchers and no async flags.
 func Hooks(o Options) *Object {
 	obj := &Object{}
+	claude := o.Harness == ClaudeCode
 	for _, e := range hookEvents {
-		g := []group{{Hooks: []handler{{Type: "command", Command: HookCommand(o, e.Event), Timeout: e.Timeout}}}}
-		obj.Set(e.Name, mustJSON(g))
+		if e.ClaudeOnly && !claude {
+			continue
+		}
+		g := group{Hooks: []handler{{Type: "command", Command: HookCommand(o, e.Event), Timeout: e.Timeout}}}
+		if claude {
+			g.Matcher, g.Hooks[0].Async = e.Matcher, e.Async
+		}
+		obj.Set(e.Name, mustJSON([]group{g}))
 	}
 	return obj
 }

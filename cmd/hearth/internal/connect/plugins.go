@@ -14,7 +14,7 @@ const (
 )
 
 // pluginDescription is the plugins' one-line description.
-const pluginDescription = "Hearth long-term memory: MCP tools, and hooks that inject the repository's memory at session start, recall related records with each prompt, and close the session at the end."
+const pluginDescription = "Hearth long-term memory: MCP tools, and hooks that inject the repository's memory at session start, recall related records with each prompt, capture edits, commands and compactions, and close the session at the end."
 
 // PluginFiles returns every plugin and marketplace file, by path from the
 // repository root. The plugins run `hearth` from PATH and read HEARTH_URL
@@ -43,7 +43,7 @@ func PluginFiles(version string) map[string][]byte {
 		"author", object("name", "Hearth"),
 	))
 	put(path.Join(ClaudePluginDir, "hooks/hooks.json"), object(
-		"description", "Hearth memory: session-start bootstrap, prompt recall, session close",
+		"description", "Hearth memory: session-start bootstrap, prompt recall, capture of tool calls and compaction, session close",
 		"hooks", Hooks(cc),
 	))
 	put(path.Join(ClaudePluginDir, ".mcp.json"), object(

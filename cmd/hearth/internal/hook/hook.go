@@ -93,8 +93,8 @@ type Config struct {
 	Failpoint string
 }
 
-// Run runs one hook event (session-start, prompt, session-end, or drain for
-// a detached drainer) reading the harness's JSON from stdin and writing
+// Run runs one hook event (session-start, prompt, session-end, tool,
+// compact, or drain for a detached drainer) reading the harness's JSON from stdin and writing
 // the harness's output to stdout. It always leaves a process exit code of 0
 // to the caller: errors only reach the log.
 func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout io.Writer) {
@@ -125,10 +125,14 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 		case "session-end":
 			r.sessionEnd(ctx, in)
 		}
+	case "tool":
+		r.tool(ctx, stdin)
+	case "compact":
+		r.compact(ctx, stdin)
 	case "drain":
 		r.drain(ctx)
 	default:
-		log.printf("unknown hook event %q: want session-start, prompt or session-end", event)
+		log.printf("unknown hook event %q: want session-start, prompt, session-end, tool or compact", event)
 	}
 }
 
@@ -191,6 +195,13 @@ func (r *run) sessionStart(ctx context.Context, in Input, stdout io.Writer) {
 	}
 	repo := r.repo(in)
 	sc := repo.Scope()
+	// What the last session captured and could not send yet goes first, so
+	// the bootstrap's "where we left off" is current (docs/capture.md).
+	sctx, scancel := context.WithTimeout(ctx, startCaptureDeadline)
+	if err := r.captureSpool().SendBatch(sctx, r.client); err != nil {
+		r.log.printf("capture: %v (kept in the spool)", err)
+	}
+	scancel()
 
 	cctx, cancel := context.WithTimeout(ctx, SessionStartDeadline)
 	defer cancel()
@@ -401,10 +412,14 @@ func closeOpID(h Harness, sessionID string, args map[string]any) string {
 	return prefix + base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:24])
 }
 
-// drain is the detached drainer: it delivers the spool and exits.
+// drain is the detached drainer: it delivers the spool and the captured
+// events and exits.
 func (r *run) drain(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, drainDeadline)
 	defer cancel()
+	if err := r.captureSpool().SendBatch(ctx, r.client); err != nil {
+		r.log.printf("capture: %v (kept in the spool)", err)
+	}
 	if _, err := r.spool().Drain(ctx, r.client, r.log.printf); err != nil {
 		r.log.printf("drain: %v", err)
 	}

@@ -136,6 +136,46 @@ type Bootstrap struct {
 	Namespace string          `json:"namespace"`
 	Items     []BootstrapItem `json:"items"`
 	LeftOut   int             `json:"left_out"`
+	LeftOff   *LeftOff        `json:"left_off,omitempty"`
+}
+
+// LeftOff is what the repository's last captured session touched and left
+// failing (docs/capture.md).
+type LeftOff struct {
+	SessionID   string    `json:"session_id"`
+	Harness     string    `json:"harness"`
+	LastAt      time.Time `json:"last_at"`
+	Touched     []string  `json:"touched"`
+	MoreTouched int       `json:"more_touched"`
+	Failing     []string  `json:"failing"`
+}
+
+// leftOffText is the packet's "where we left off" as a few lines.
+func leftOffText(lo *LeftOff) string {
+	if lo == nil || len(lo.Touched)+len(lo.Failing) == 0 {
+		return ""
+	}
+	var s strings.Builder
+	who := lo.Harness
+	if who == "" {
+		who = "another session"
+	}
+	when := ""
+	if !lo.LastAt.IsZero() {
+		when = ", last active " + lo.LastAt.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	fmt.Fprintf(&s, "Where we left off (the last captured session on this repository, %s%s):\n", who, when)
+	if len(lo.Touched) > 0 {
+		more := ""
+		if lo.MoreTouched > 0 {
+			more = fmt.Sprintf(" and %d more", lo.MoreTouched)
+		}
+		fmt.Fprintf(&s, "- touched: %s%s\n", strings.Join(lo.Touched, ", "), more)
+	}
+	for _, f := range lo.Failing {
+		fmt.Fprintf(&s, "- left failing: %s\n", oneLine(f))
+	}
+	return s.String()
 }
 
 // Handoff is the summary of the last session closed for the repository by
@@ -164,6 +204,9 @@ func SessionStartText(b *Bootstrap, h *Handoff) string {
 				fmt.Fprintf(&s, "%d more not listed here; memory_search finds them.\n", b.LeftOut)
 			}
 		}
+	}
+	if b != nil {
+		s.WriteString(leftOffText(b.LeftOff))
 	}
 	if h != nil && strings.TrimSpace(h.Summary) != "" {
 		who := h.Client

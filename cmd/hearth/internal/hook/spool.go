@@ -262,3 +262,88 @@ func permanent(status int) bool {
 	}
 	return status >= 400 && status < 500
 }
+
+// SendBatch sends the events waiting in a capture spool to memory_capture,
+// oldest first, up to maxCaptureBatch a call, until the spool is empty, ctx
+// ends or a call fails. Only one sender runs at a time (the spool's lock):
+// one that finds the lock taken returns at once, and the holder looks again
+// before it lets go. A delivered event's file is removed; when the server
+// refuses a batch for good, each event of it is sent alone and only the
+// refused one is dropped. A failed delivery counts no attempt: an event
+// waits until the server is back or SpoolMaxAge has passed. Replays are
+// harmless: the server keeps an event id once.
+func (s *Spool) SendBatch(ctx context.Context, c *Client) error {
+	unlock, ok, err := s.lock()
+	if err != nil || !ok {
+		return err
+	}
+	defer unlock()
+	for {
+		keys, err := s.pending()
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		sent := 0
+		for len(keys) > 0 {
+			n := min(len(keys), maxCaptureBatch)
+			batch, paths := s.readBatch(keys[:n])
+			keys = keys[n:]
+			if len(batch) == 0 {
+				continue
+			}
+			if err := s.sendEvents(ctx, c, batch, paths); err != nil {
+				return err
+			}
+			sent += len(batch)
+		}
+		if sent == 0 {
+			return nil
+		}
+	}
+}
+
+// readBatch reads spooled events; an unreadable or expired one is removed.
+func (s *Spool) readBatch(keys []string) ([]json.RawMessage, []string) {
+	var batch []json.RawMessage
+	var paths []string
+	for _, key := range keys {
+		path := filepath.Join(s.Dir, key+".json")
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		var sp Spooled
+		if err != nil || json.Unmarshal(b, &sp) != nil || len(sp.Args) == 0 || s.Now().Sub(sp.Created) > SpoolMaxAge {
+			os.Remove(path)
+			continue
+		}
+		batch = append(batch, sp.Args)
+		paths = append(paths, path)
+	}
+	return batch, paths
+}
+
+// sendEvents delivers one batch and settles its files.
+func (s *Spool) sendEvents(ctx context.Context, c *Client, batch []json.RawMessage, paths []string) error {
+	err := c.Call(ctx, captureTool, map[string]any{"events": batch}, nil)
+	var ae *APIError
+	switch {
+	case err == nil:
+	case errors.As(err, &ae) && permanent(ae.Status) && len(batch) > 1:
+		for i := range batch {
+			if err := s.sendEvents(ctx, c, batch[i:i+1], paths[i:i+1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	case errors.As(err, &ae) && permanent(ae.Status):
+		// Refused for good (e.g. a server without memory_capture): a
+		// replay would be refused the same way.
+	default:
+		return err
+	}
+	for _, p := range paths {
+		os.Remove(p)
+	}
+	return nil
+}
