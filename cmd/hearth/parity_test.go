@@ -22,7 +22,7 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		t.Fatalf("seed: %v", seed)
 	}
 	seedID := str(seed.body, "record", "id")
-	closes, imports := 0, 0
+	closes, imports, captures := 0, 0, 0
 	fresh := func() string {
 		r := rest.call(t, tok, "memory_store", storeArgs(ns, "Parity twin", "A record for one mutating call."))
 		if !r.ok {
@@ -112,6 +112,15 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_import": func() any {
 			imports++ // each transport imports a line of its own
 			return map[string]any{"lines": fmt.Sprintf(`{"namespace":%q,"type":"note","title":"Imported %d","content":"A line to import."}`+"\n", ns, imports)}
+		},
+		"memory_capture": func() any {
+			captures++ // each transport captures an event of its own
+			return map[string]any{"events": []map[string]any{{
+				"id": fmt.Sprintf("parity-event-%d", captures), "session_id": "parity-session", "harness": "claude-code",
+				"namespace": ns, "kind": "command", "command": fmt.Sprintf("go test ./parity/%d", captures),
+				"ok": false, "exit_code": 1, "tests": []string{"TestParity"}, "errors": []string{"--- FAIL: TestParity"},
+				"at": "2026-12-07T01:00:00Z",
+			}}}
 		},
 		"memory_session_close": func() any {
 			closes++ // each transport closes with its own op_id

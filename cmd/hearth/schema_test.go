@@ -92,6 +92,9 @@ func item(field string, i int) any {
 		return storage.Types[i%len(storage.Types)]
 	case "statuses":
 		return []string{"active", "candidate", "superseded", "deleted"}[i%4]
+	case "events":
+		return map[string]any{"id": fmt.Sprintf("schema-event-%03d", i), "session_id": "schema", "namespace": "github/acme/schema",
+			"kind": "edit", "path": fmt.Sprintf("f%d.go", i)}
 	case "reports":
 		return map[string]any{"id": fmt.Sprintf("01JD3M5ZK9Q8W7E6R5T4Y3X%03d", i)[:26], "anchor": "path:src/x.go", "state": "available"}
 	}
