@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hearth-memory/hearth/cmd/hearth/internal/hook"
+	"github.com/hearth-memory/hearth/storage"
+)
+
+// captured lists the events waiting in e's capture spool.
+func captured(e *hookEnv) []string {
+	entries, _ := os.ReadDir(filepath.Join(e.cache, "capture"))
+	var names []string
+	for _, en := range entries {
+		if strings.HasSuffix(en.Name(), ".json") {
+			names = append(names, en.Name())
+		}
+	}
+	return names
+}
+
+// observationsIn returns the live capture records of namespace ns by title.
+func observationsIn(t *testing.T, td *testDaemon, ns string) map[string]*storage.Record {
+	t.Helper()
+	recs, err := td.db.Timeline(context.Background(), storage.TimelineQuery{Namespaces: []string{ns}, Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*storage.Record{}
+	for _, r := range recs {
+		if r.Source == storage.SourceCapture && r.Live() {
+			out[r.Title] = r
+		}
+	}
+	return out
+}
+
+// TestHook_CaptureProcess runs `hearth hook tool` as Claude Code does: tool
+// hooks killed between spooling their event and sending it lose nothing
+// (the next session start sends them, then shows where the session left
+// off), and events sent again after a send that was not settled (the hook
+// killed before it removed its files) are kept once.
+func TestHook_CaptureProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hearth binary")
+	}
+	bin := buildHearth(t)
+	td := startDaemon(t, testOptions())
+	e := newHookEnv(t, td, hook.ClaudeCode, "")
+	file := filepath.Join(e.repo, "internal", "billing", "x")
+	calls := []map[string]any{
+		{"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "toolu_1", "tool_input": map[string]any{"file_path": file}},
+		{"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "toolu_2", "tool_input": map[string]any{"file_path": file}},
+		{"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_use_id": "toolu_3", "tool_input": map[string]any{"command": "go test ./internal/billing"},
+			"error": "Exit code 1\n--- FAIL: TestRetry (0.00s)\nFAIL"},
+		{"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "toolu_4", "tool_input": map[string]any{"file_path": file}},
+	}
+	for i, c := range calls {
+		c["session_id"] = "cap-1"
+		cmd := hookCmd(bin, e, td.url, "tool", c, "HEARTH_FAILPOINT=hook-tool-after-spool")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the event is spooled", func() bool { return len(captured(e)) == i+1 })
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+	}
+	if obs := observationsIn(t, td, "github/acme/api"); len(obs) != 0 {
+		t.Fatalf("observations before any send: %v", obs)
+	}
+	// Keep the spooled files, to send them again after they were delivered.
+	saved := map[string][]byte{}
+	for _, n := range captured(e) {
+		b, err := os.ReadFile(filepath.Join(e.cache, "capture", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[n] = b
+	}
+
+	// The next session's start sends them first and shows where cap-1 left off.
+	start := hookCmd(bin, e, td.url, "session-start", map[string]any{"session_id": "cap-2", "source": "startup"})
+	out, err := start.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Where we left off", "touched: internal/billing/x", "left failing: `go test ./internal/billing`: TestRetry"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("session start lacks %q:\n%s", want, out)
+		}
+	}
+	if n := captured(e); len(n) != 0 {
+		t.Errorf("%d events still spooled after the session start", len(n))
+	}
+	check := func(when string) {
+		t.Helper()
+		obs := observationsIn(t, td, "github/acme/api")
+		if r := obs["Edited internal/billing/x"]; r == nil || !strings.Contains(r.Content, ": 3 edits.") {
+			t.Errorf("%s: edit observation = %+v", when, r)
+		}
+		if r := obs["`go test ./internal/billing` fails: TestRetry"]; r == nil || !strings.Contains(r.Content, "ran 1 time (1 failed)") {
+			t.Errorf("%s: command observation = %+v", when, r)
+		}
+		if len(obs) != 2 {
+			t.Errorf("%s: %d observations, want 2", when, len(obs))
+		}
+	}
+	check("after the send")
+
+	// Put the files back, as a hook killed after its send but before it
+	// removed them leaves them: the next send (here the drainer's) sends
+	// them again, and the server keeps each event once.
+	for n, b := range saved {
+		if err := os.WriteFile(filepath.Join(e.cache, "capture", n), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := hookCmd(bin, e, td.url, "drain", nil)
+	if err := again.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if n := captured(e); len(n) != 0 {
+		t.Errorf("%d events still spooled after the replay", len(n))
+	}
+	check("after the replay")
+	if l := e.logText(); strings.Contains(l, e.cfg.Token) {
+		t.Error("the log holds the token")
+	}
+}
