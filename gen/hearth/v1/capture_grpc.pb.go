@@ -28,8 +28,11 @@ const (
 //
 // CaptureService keeps what agents did, without a model.
 type CaptureServiceClient interface {
+	// Hooks only.
+	//
 	// Record tool events the hooks captured (files edited, commands run and
-	// their outcome, compactions) as observations. Each event id is kept once.
+	// their outcome, compactions) as observations (docs/capture.md). Each
+	// event id is kept once.
 	Capture(ctx context.Context, in *CaptureRequest, opts ...grpc.CallOption) (*CaptureResponse, error)
 }
 
@@ -57,8 +60,11 @@ func (c *captureServiceClient) Capture(ctx context.Context, in *CaptureRequest, 
 //
 // CaptureService keeps what agents did, without a model.
 type CaptureServiceServer interface {
+	// Hooks only.
+	//
 	// Record tool events the hooks captured (files edited, commands run and
-	// their outcome, compactions) as observations. Each event id is kept once.
+	// their outcome, compactions) as observations (docs/capture.md). Each
+	// event id is kept once.
 	Capture(context.Context, *CaptureRequest) (*CaptureResponse, error)
 	mustEmbedUnimplementedCaptureServiceServer()
 }

@@ -100,7 +100,7 @@ var Docs = map[string]string{
 	"hearth.v1.CaptureResponse.observations":          "Observation records stored or updated.",
 	"hearth.v1.CaptureResponse.replayed":              "Events whose id was kept before (replays).",
 	"hearth.v1.CaptureService":                        "CaptureService keeps what agents did, without a model.",
-	"hearth.v1.CaptureService.Capture":                "Record tool events the hooks captured (files edited, commands run and their outcome, compactions) as observations. Each event id is kept once.",
+	"hearth.v1.CaptureService.Capture":                "Hooks only.\n\nRecord tool events the hooks captured (files edited, commands run and their outcome, compactions) as observations (docs/capture.md). Each event id is kept once.",
 	"hearth.v1.ClientIdentity":                        "ClientIdentity is how one configured client is identified.",
 	"hearth.v1.ClientIdentity.ip":                     "The address of an address client.",
 	"hearth.v1.ClientIdentity.kind":                   "generated, supplied or address.",
