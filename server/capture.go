@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -140,11 +139,8 @@ func checkCaptureEvent(field string, ev *hearthv1.CaptureEvent) error {
 			}
 		}
 	}
-	switch s := ev.GetSummary(); {
-	case !utf8.ValidString(s):
-		return invalid(field+"summary", "is not valid UTF-8")
-	case utf8.RuneCountInString(s) > maxCaptureSummary:
-		return invalid(field+"summary", "is longer than %d characters", maxCaptureSummary)
+	if err := checkCaptureText(field+"summary", ev.GetSummary(), maxCaptureSummary, false); err != nil {
+		return err
 	}
 	if at := ev.GetAt(); at != nil {
 		if err := at.CheckValid(); err != nil {
@@ -154,20 +150,17 @@ func checkCaptureEvent(field string, ev *hearthv1.CaptureEvent) error {
 	return nil
 }
 
-// checkCaptureText checks one line of captured text: valid UTF-8, at most
-// max characters, no control characters; required when need is set.
+// checkCaptureText checks one line of captured text: at most max
+// characters, and what checkText allows on one line; required when need is
+// set.
 func checkCaptureText(field, s string, max int, need bool) error {
 	switch {
 	case strings.TrimSpace(s) == "" && need:
 		return invalid(field, "is required")
-	case !utf8.ValidString(s):
-		return invalid(field, "is not valid UTF-8")
 	case utf8.RuneCountInString(s) > max:
 		return invalid(field, "is longer than %d characters", max)
-	case strings.IndexFunc(s, unicode.IsControl) >= 0:
-		return invalid(field, "must be one line, without control characters")
 	}
-	return nil
+	return checkText(field, s, false)
 }
 
 // screenCaptureEvent screens every text of an event, as every stored field

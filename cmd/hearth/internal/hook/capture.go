@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hearth-memory/hearth/storage/screen"
+	"github.com/hearth-memory/hearth/storage/textcheck"
 )
 
 // Capture (docs/capture.md): `hearth hook tool` and `hearth hook compact`
@@ -165,9 +166,9 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 		if screenOut(&scr, "command", &cmd) {
 			return nil, scr
 		}
-		ev.Kind, ev.Command = KindCommand, cutText(oneLine(cmd), maxEventCommandChars)
+		ev.Kind, ev.Command = KindCommand, cutText(cleanLine(cmd), maxEventCommandChars)
 		out, code := toolOutput(in.ToolResponse, in.Error)
-		out = StripPrivate(out)
+		out = StripPrivate(ansiEscape.ReplaceAllString(out, ""))
 		if _, err := screen.Check("tool_output", out); err != nil {
 			// The whole output is dropped: no line of it is kept.
 			scr.add(err)
@@ -205,7 +206,7 @@ func CompactEvent(h Harness, in ToolInput, sc Scope, now time.Time) (*Event, Scr
 	if in.TranscriptPath != "" {
 		if turns, _, err := ReadTranscriptTail(in.TranscriptPath); err == nil {
 			summary, _ := SummaryAndNotes(turns)
-			ev.Summary = cutText(oneLine(StripPrivate(summary)), maxEventSummaryChars)
+			ev.Summary = cutText(cleanLine(StripPrivate(summary)), maxEventSummaryChars)
 			if ev.Summary != "" {
 				screenOut(&scr, "summary", &ev.Summary)
 			}
@@ -288,7 +289,7 @@ func relPath(root, cwd, p string) (string, bool) {
 		return "", false
 	}
 	rel = filepath.ToSlash(rel)
-	if !utf8.ValidString(rel) || len(rel) > 300 {
+	if !utf8.ValidString(rel) || len(rel) > 300 || rel != cleanLine(rel) {
 		return "", false
 	}
 	return rel, true
@@ -413,7 +414,7 @@ func FailedTests(out string) []string {
 	}
 	var names []string
 	for _, h := range hits {
-		n := cutText(strings.TrimSpace(h.name), maxEventLineChars)
+		n := cutText(cleanLine(h.name), maxEventLineChars)
 		if n == "" || containsString(names, n) {
 			continue
 		}
@@ -434,7 +435,7 @@ var errorWord = regexp.MustCompile(`(?i)\b(error|fail(ed|ure)?|panic|fatal|excep
 func ErrorLines(out string) []string {
 	var first, errs []string
 	for line := range strings.Lines(out) {
-		line = oneLine(line)
+		line = cleanLine(line)
 		if line == "" || exitLine.MatchString(line) {
 			continue
 		}
@@ -507,6 +508,26 @@ func slicesContainsPrefix(list []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// ansiEscape is a terminal escape sequence (colours in test output).
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
+
+// cleanLine makes one line of text the server keeps: terminal escapes
+// removed, invalid UTF-8 and the characters a stored text may not hold
+// (storage/textcheck) taken out, whitespace runs joined into one space.
+func cleanLine(s string) string {
+	s = strings.ToValidUTF8(ansiEscape.ReplaceAllString(s, ""), "")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case textcheck.Unsafe(r, false):
+			return -1
+		}
+		return r
+	}, s)
+	return oneLine(s)
 }
 
 // privateSpan is a <private>…</private> span (case-insensitive, across

@@ -86,6 +86,15 @@ func TestBuildEvent(t *testing.T) {
 			t.Errorf("errors = %q", ev.Errors)
 		}
 	})
+	t.Run("TerminalEscapes", func(t *testing.T) {
+		out := "\x1b[31m--- FAIL: TestColour (0.00s)\x1b[0m\n\x1b[1merror:\x1b[0m bad\u202e byte\x00"
+		in := toolInput(t, "PostToolUseFailure", "Bash", map[string]any{"command": "make\x07 test"}, nil, "Exit code 2\n"+out)
+		ev, _ := BuildEvent(ClaudeCode, in, true, testRepo, nil, sc, captureNow)
+		if ev == nil || ev.Command != "make test" || !slices.Equal(ev.Tests, []string{"TestColour"}) ||
+			!slices.Equal(ev.Errors, []string{"--- FAIL: TestColour (0.00s)", "error: bad byte"}) {
+			t.Fatalf("event = %+v", ev)
+		}
+	})
 	t.Run("CommandPasses", func(t *testing.T) {
 		in := toolInput(t, "PostToolUse", "Bash", map[string]any{"command": "make build"}, map[string]any{"stdout": "ok", "stderr": "", "interrupted": false}, "")
 		ev, _ := BuildEvent(ClaudeCode, in, false, testRepo, nil, sc, captureNow)
