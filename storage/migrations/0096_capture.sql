@@ -1,4 +1,4 @@
--- 0090_capture: what the hooks capture without a model (docs/capture.md).
+-- 0096_capture: what the hooks capture without a model (docs/capture.md).
 -- capture_events keeps each event id once, so a replayed event changes
 -- nothing; capture_facts is the state of each coalesced fact of a session
 -- (one file edited, one command run) with the observation record that
