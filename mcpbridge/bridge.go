@@ -84,7 +84,7 @@ func New(conn grpc.ClientConnInterface, version string) (http.Handler, error) {
 		server.WithDisableLocalhostProtection(true),
 		server.WithDisableStreaming(true),
 	)
-	return gateway.Boundary(postOnly(identified(conn, streamable))), nil
+	return gateway.Boundary(postOnly(validIDs(identified(conn, streamable)))), nil
 }
 
 // identified answers 401 UNAUTHENTICATED, with a bearer challenge and no
