@@ -9,9 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -210,31 +208,17 @@ func verify(ctx context.Context, file, journal string) (records int, err error) 
 	if len(problems) > 0 {
 		return 0, fmt.Errorf("storage: verify: integrity_check: %s", strings.Join(problems, "; "))
 	}
-	var known []string
-	names, _ := fs.Glob(migrationFS, "migrations/*.sql")
-	for _, n := range names {
-		known = append(known, path.Base(n))
-	}
-	rows, err = pool.QueryContext(ctx, `SELECT name FROM migrations ORDER BY name`)
+	applied, err := appliedMigrations(ctx, pool)
 	if err != nil {
-		return 0, fmt.Errorf("storage: verify: not a Hearth database: %w", err)
+		return 0, verifyError(err)
 	}
-	var applied int
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return 0, verifyError(err)
-		}
-		if !slices.Contains(known, name) {
-			rows.Close()
-			return 0, fmt.Errorf("storage: verify: migration %s is unknown to this build: the database comes from a newer Hearth", name)
-		}
-		applied++
-	}
-	rows.Close()
-	if applied == 0 {
+	if len(applied) == 0 {
 		return 0, fmt.Errorf("storage: verify: not a Hearth database: no migrations applied")
+	}
+	// Before the checks below write (the full-text one does): the schema is
+	// the one its migrations create, with nothing added that could fire.
+	if err := checkSchema(ctx, pool); err != nil {
+		return 0, fmt.Errorf("storage: verify: %w", err)
 	}
 	var fk sql.NullString
 	if err := pool.QueryRowContext(ctx, `PRAGMA foreign_key_check`).Scan(&fk, new(any), new(any), new(any)); err == nil {

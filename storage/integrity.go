@@ -225,8 +225,8 @@ func (db *DB) openChecked(ctx context.Context) error {
 		return db.openError(err)
 	}
 	if chk.Damage == nil {
-		if err := db.migrate(ctx); err != nil {
-			return db.openError(err)
+		if err := db.checkSchemaAround(ctx, db.migrate); err != nil {
+			return err
 		}
 		start := time.Now()
 		err := db.onWriter(ctx, func(conn *sql.Conn) error {

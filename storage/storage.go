@@ -161,6 +161,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: open: %w", err)
 	}
+	warmSchema()
 	lock, err := AcquireLock(abs)
 	if err != nil {
 		return nil, err
@@ -366,8 +367,7 @@ func (db *DB) Close() error {
 // migrate applies every embedded migration not yet recorded, in name order,
 // each in its own transaction together with its row in migrations.
 func (db *DB) migrate(ctx context.Context) error {
-	if _, err := db.writer.ExecContext(ctx,
-		`CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+	if _, err := db.writer.ExecContext(ctx, migrationsTable); err != nil {
 		return fmt.Errorf("storage: migrations table: %w", err)
 	}
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
