@@ -60,5 +60,6 @@ func (a *adminService) Status(ctx context.Context, _ *hearthv1.StatusRequest) (*
 	} else if ok {
 		resp.LastBackupAt = ts(at)
 	}
+	withholdURLs(ctx, resp)
 	return resp, nil
 }

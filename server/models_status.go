@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"net/url"
 	"slices"
+	"strings"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -62,4 +65,47 @@ func (s *Server) modelStatus(ctx context.Context, resp *hearthv1.StatusResponse)
 		}
 	}
 	return nil
+}
+
+// urlWithheld stands for a model server's or the encoder's address in an
+// error message shown to a caller without admin scope.
+const urlWithheld = "(address withheld)"
+
+// withholdURLs empties the model servers' and the encoder's URLs in a
+// memory_status reply for a caller without admin scope, and takes them
+// (and their host:port) out of the probe errors, which quote them. The
+// reply keeps its shape: every field is still there.
+func withholdURLs(ctx context.Context, resp *hearthv1.StatusResponse) {
+	if c, ok := auth.FromContext(ctx); ok && c.Has(auth.Admin) {
+		return
+	}
+	for _, m := range resp.GetModelServers() {
+		m.ProbeError = withoutURL(m.GetProbeError(), m.GetUrl())
+		m.Url = ""
+	}
+	if e := resp.GetEncoder(); e != nil {
+		e.Error = withoutURL(e.GetError(), e.GetUrl())
+		e.Url = ""
+	}
+}
+
+// withoutURL replaces raw, and its host (with and without the port), in
+// msg.
+func withoutURL(msg, raw string) string {
+	if msg == "" || raw == "" {
+		return msg
+	}
+	olds := []string{raw, strings.TrimSuffix(raw, "/")}
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		olds = append(olds, u.Host)
+		if h := u.Hostname(); h != "" {
+			olds = append(olds, h)
+		}
+	}
+	for _, o := range olds {
+		if o != "" {
+			msg = strings.ReplaceAll(msg, o, urlWithheld)
+		}
+	}
+	return msg
 }

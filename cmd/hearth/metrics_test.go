@@ -242,7 +242,7 @@ func TestMetrics(t *testing.T) {
 // named name.
 func grantAdmin(opts *options.Options, name string) {
 	for i := range opts.Clients {
-		if opts.Clients[i].Name == name {
+		if opts.Clients[i].Name == name && !slices.Contains(opts.Clients[i].Scopes, options.ScopeAdmin) {
 			opts.Clients[i].Scopes = append(opts.Clients[i].Scopes, options.ScopeAdmin)
 		}
 	}

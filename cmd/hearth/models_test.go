@@ -20,9 +20,12 @@ import (
 )
 
 // modelOptions are testOptions with the model servers given (primary,
-// fallback, direct ones) and model m1.
+// fallback, direct ones) and model m1. claude-code has admin scope too:
+// memory_status shows the servers' URLs, by which the tests find them,
+// to admin only.
 func modelOptions(urls ...string) options.Options {
 	o := testOptions()
+	grantAdmin(&o, "claude-code")
 	if len(urls) > 0 {
 		o.OllamaURL = urls[0]
 	}
