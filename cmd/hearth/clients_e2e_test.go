@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,6 +32,32 @@ import (
 
 // storeTrigger in a prompt makes a scripted model call memory_store once.
 const storeTrigger = "E2E-STORE"
+
+// captureTrigger in a prompt, followed by " path=<file>", makes the
+// scripted Anthropic model run the file as a shell script (it fails), read
+// it, edit it and run it again (it passes): the calls capture observes.
+const captureTrigger = "E2E-CAPTURE"
+
+// captureScript is the scripted model's tool call after n tool results of a
+// capture prompt about file, or nil when the script is done.
+func captureScript(n int, file string) map[string]any {
+	run := map[string]any{"command": "sh " + filepath.Base(file), "description": "Run the check"}
+	steps := []struct {
+		name  string
+		input map[string]any
+	}{
+		{"Bash", run},
+		{"Read", map[string]any{"file_path": file}},
+		{"Edit", map[string]any{"file_path": file, "old_string": "exit 1", "new_string": "exit 0"}},
+		{"Bash", run},
+	}
+	if n >= len(steps) {
+		return nil
+	}
+	return map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_e2e_capture_%d", n), "name": steps[n].name, "input": steps[n].input}
+}
+
+var capturePath = regexp.MustCompile(captureTrigger + ` path=(\S+?)(?:\\|"|\s|$)`)
 
 // storedTitle is the title of the record the scripted models store.
 func storedTitle(harness string) string {
@@ -196,7 +223,15 @@ func anthropicServer(t *testing.T, storeInput map[string]any) *modelServer {
 		}
 		text := "ok"
 		var toolUse map[string]any
+		var args any = storeInput
+		m := capturePath.FindSubmatch(body)
 		switch {
+		case m != nil:
+			text = "Captured."
+			if toolUse = captureScript(bytes.Count(body, []byte(`"type":"tool_result"`)), string(m[1])); toolUse != nil {
+				args = toolUse["input"]
+				toolUse = map[string]any{"type": "tool_use", "id": toolUse["id"], "name": toolUse["name"], "input": map[string]any{}}
+			}
 		case strings.Contains(last, `"tool_result"`):
 			text = "Stored."
 		case strings.Contains(last, storeTrigger) && storeTool != "":
@@ -215,7 +250,7 @@ func anthropicServer(t *testing.T, storeInput map[string]any) *modelServer {
 		sse(w, "message_start", map[string]any{"type": "message_start", "message": msg})
 		stop := "end_turn"
 		if toolUse != nil {
-			args, _ := json.Marshal(storeInput)
+			args, _ := json.Marshal(args)
 			sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": toolUse})
 			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(args)}})
 			stop = "tool_use"
@@ -523,6 +558,40 @@ func TestE2E_ClaudeCode(t *testing.T) {
 		}
 		if reqs, _ := model.since(from); !containsAny(reqs, storedTitle("claude-code")) {
 			t.Error("the model never saw the stored record")
+		}
+	})
+
+	// Issue 39: a session whose model edits a file and runs a command that
+	// fails, then passes, leaves observations, and the next session's
+	// start says where it left off.
+	t.Run("CaptureShowsAtNextStart", func(t *testing.T) {
+		check := filepath.Join(repo, "check.sh")
+		if err := os.WriteFile(check, []byte("echo '--- FAIL: TestCheck'\nexit 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sid := newUUID(t)
+		r := runCLI(t, repo, env, cli, "-p", "Make check.sh pass. "+captureTrigger+" path="+check, "--session-id", sid,
+			"--allowedTools", "Bash,Read,Edit")
+		if r.err != nil || !strings.Contains(r.stdout, "Captured.") {
+			t.Fatalf("claude -p: %v\n%s%s\nhook.log:\n%s", r.err, r.stdout, r.stderr, hookLogIn(cache))
+		}
+		if b, _ := os.ReadFile(check); !strings.Contains(string(b), "exit 0") {
+			t.Fatalf("the scripted Edit did not run: check.sh is %q", b)
+		}
+		next := newUUID(t)
+		r = runCLI(t, repo, env, cli, "-p", "hello", "--session-id", next)
+		if r.err != nil {
+			t.Fatalf("claude -p: %v\n%s%s", r.err, r.stdout, r.stderr)
+		}
+		obs := observationsIn(t, td, "github/acme/e2e")
+		for _, title := range []string{"Edited check.sh", "`sh check.sh` failed, then passed"} {
+			if obs[title] == nil {
+				t.Errorf("no observation %q; have %v\nhook.log:\n%s", title, slices.Sorted(maps.Keys(obs)), hookLogIn(cache))
+			}
+		}
+		starts := hookContexts(claudeTranscript(t, home, next), "SessionStart")
+		if countContaining(starts, "Where we left off") != 1 || countContaining(starts, "touched: check.sh") != 1 {
+			t.Errorf("the next session's start does not say where the last one left off: %q", starts)
 		}
 	})
 
