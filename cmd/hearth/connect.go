@@ -11,19 +11,22 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/connect"
 )
 
-var connectSpec = spec{name: "connect", args: "claude-code|codex [--url URL] [--token-file FILE] [--apply]",
+var connectSpec = spec{name: "connect", args: "claude-code|codex [--url URL] [--token-file FILE] [--ca-file FILE] [--apply]",
 	about: `Prints the MCP registration and the hooks that connect Claude Code or Codex
 to Hearth; with --apply, merges them into your settings instead (every other
 entry is kept, and each changed file is backed up first, never overwriting
 an earlier backup). The token never appears in either: the hooks read
 --token-file or HEARTH_TOKEN, the MCP registration reads HEARTH_TOKEN (or,
 for Claude Code with --token-file, the file through "hearth hook
-mcp-headers").`}
+mcp-headers"). With --ca-file the hooks trust that CA for an https URL;
+the harness's own MCP client needs it too (for Claude Code,
+NODE_EXTRA_CA_CERTS).`}
 
 // connectFlags defines connect's flags on fs.
-func connectFlags(fs *flag.FlagSet) (url, tokenFile *string, apply *bool) {
-	url = fs.String("url", "", "Hearth's base URL (default $HEARTH_URL, else "+defaultURL+")")
+func connectFlags(fs *flag.FlagSet) (url, tokenFile, caFile *string, apply *bool) {
+	url = fs.String("url", "", "Hearth's base URL, http:// or https:// (default $HEARTH_URL, else "+defaultURL+")")
 	tokenFile = fs.String("token-file", "", "file holding the token, read by the hooks (and Claude Code's MCP headers helper)")
+	caFile = fs.String("ca-file", "", "a PEM file of CA certificates the hooks trust for an https URL (default $HEARTH_CA_FILE)")
 	apply = fs.Bool("apply", false, "merge into your settings instead of printing")
 	return
 }
@@ -31,7 +34,7 @@ func connectFlags(fs *flag.FlagSet) (url, tokenFile *string, apply *bool) {
 // runConnect is `hearth connect`.
 func runConnect(args []string, stdout, stderr io.Writer) int {
 	fs := connectSpec.newFlags(stderr)
-	url, tokenFile, apply := connectFlags(fs)
+	url, tokenFile, caFile, apply := connectFlags(fs)
 	if len(args) == 0 || wantsHelp(args[0]) {
 		connectSpec.usage(stdout, fs)
 		return 0
@@ -43,7 +46,7 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return connectSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
 	}
-	o, err := connectOptions(harness, *url, *tokenFile, os.Getenv)
+	o, err := connectOptions(harness, *url, *tokenFile, *caFile, os.Getenv)
 	if err != nil {
 		return connectSpec.fail(stderr, "%v", err)
 	}
@@ -83,7 +86,7 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 // connectOptions settles what `hearth connect` writes: the URL (flag,
 // HEARTH_URL, default), an absolute token file, and this binary's absolute
 // path for the hook commands.
-func connectOptions(harness, url, tokenFile string, env func(string) string) (connect.Options, error) {
+func connectOptions(harness, url, tokenFile, caFile string, env func(string) string) (connect.Options, error) {
 	if harness != connect.ClaudeCode && harness != connect.Codex {
 		return connect.Options{}, fmt.Errorf("harness %q: want claude-code or codex", harness)
 	}
@@ -99,6 +102,19 @@ func connectOptions(harness, url, tokenFile string, env func(string) string) (co
 		return o, err
 	}
 	o.PassURL = o.URL != defaultURL
+	if caFile == "" {
+		caFile = env("HEARTH_CA_FILE")
+	}
+	if caFile != "" {
+		abs, err := filepath.Abs(caFile)
+		if err != nil {
+			return o, err
+		}
+		if _, err := caPool(abs); err != nil {
+			return o, err
+		}
+		o.CAFile = abs
+	}
 	if tokenFile != "" {
 		abs, err := filepath.Abs(tokenFile)
 		if err != nil {

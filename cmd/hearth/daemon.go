@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,6 +233,12 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	mux.Handle("/mcp", mcp)
 	mux.Handle("GET /metrics", metricsHandler(d.conn))
 
+	var tlsConfig *tls.Config
+	if d.Config.TLSCert != "" {
+		if tlsConfig, err = loadTLS(d.Config.TLSCert, d.Config.TLSKey); err != nil {
+			return err
+		}
+	}
 	if d.ln, err = net.Listen("tcp", d.Config.Listen); err != nil {
 		return err
 	}
@@ -244,20 +251,11 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
 	}
-	// One port: a connection that opens with HTTP/2's client preface, as
-	// every gRPC client's does over plain TCP, is served by grpc-go's own
-	// transport; any other (HTTP/1.1: REST, MCP, health, metrics) by
-	// net/http.
-	d.split = cmux.New(d.ln)
-	d.split.SetReadTimeout(d.headerTimeout())
-	grpcLn, httpLn := d.split.Match(cmux.HTTP2()), d.split.Match(cmux.Any())
-	go d.grpc.Serve(grpcLn)
-	go func() {
-		if err := d.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, cmux.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-			d.Log.Error("http serve", "err", err)
-		}
-	}()
-	go d.split.Serve()
+	if tlsConfig != nil {
+		d.serveTLS(tlsConfig)
+	} else {
+		d.servePlain()
+	}
 	// Background work starts once the server serves. The failpoint is
 	// for the crash test alone and read only in binaries built with the
 	// failpoint tag (see package workers and failpoint_on.go).
@@ -278,6 +276,62 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		return d.openIngress(pageToken)
 	}
 	return nil
+}
+
+// servePlain serves the port in plain text. One port: a connection that
+// opens with HTTP/2's client preface, as every gRPC client's does over
+// plain TCP, is served by grpc-go's own transport; any other (HTTP/1.1:
+// REST, MCP, health, metrics) by net/http.
+func (d *Daemon) servePlain() {
+	d.split = cmux.New(d.ln)
+	d.split.SetReadTimeout(d.headerTimeout())
+	grpcLn, httpLn := d.split.Match(cmux.HTTP2()), d.split.Match(cmux.Any())
+	go d.grpc.Serve(grpcLn)
+	go func() {
+		if err := d.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, cmux.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			d.Log.Error("http serve", "err", err)
+		}
+	}()
+	go d.split.Serve()
+}
+
+// serveTLS serves the port over TLS: net/http terminates it and speaks
+// HTTP/1.1 or HTTP/2 (ALPN); a gRPC call (HTTP/2, content type
+// application/grpc) goes to the same gRPC server, interceptors and all,
+// through its HTTP handler, and everything else to REST, MCP, health and
+// metrics as in plain text.
+func (d *Daemon) serveTLS(cfg *tls.Config) {
+	rest := d.http.Handler
+	d.http.TLSConfig = cfg
+	d.http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			d.grpc.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
+	go func() {
+		if err := d.http.ServeTLS(d.ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			d.Log.Error("https serve", "err", err)
+		}
+	}()
+}
+
+// loadTLS reads the certificate chain and key for serve's TLS.
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, nil
+}
+
+// Scheme is the port's URL scheme: https with TLS, else http.
+func (d *Daemon) Scheme() string {
+	if d.Config.TLSCert != "" {
+		return "https"
+	}
+	return "http"
 }
 
 // openIngress starts the page's own listener (SPEC R-T6, R-P). It serves

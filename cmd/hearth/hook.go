@@ -17,7 +17,7 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/hook"
 )
 
-var hookSpec = spec{name: "hook", args: "EVENT --harness claude-code|codex [--url URL] [--token-file FILE]", about: hookAbout}
+var hookSpec = spec{name: "hook", args: "EVENT --harness claude-code|codex [--url URL] [--token-file FILE] [--ca-file FILE]", about: hookAbout}
 
 // hookAbout is `hearth hook`'s help after its usage line.
 const hookAbout = `also:  hearth hook mcp-headers [--token-file FILE]
@@ -47,6 +47,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	harness := fs.String("harness", "", "claude-code or codex")
 	url := fs.String("url", "", "Hearth's base URL (default $HEARTH_URL, else "+defaultURL+")")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token")
+	caFile := fs.String("ca-file", "", "a PEM file of CA certificates to trust for an https URL (default $HEARTH_CA_FILE)")
 	if len(args) == 0 || wantsHelp(args[0]) || slices.ContainsFunc(args[1:], wantsHelp) {
 		hookSpec.usage(stdout, fs)
 		return 0
@@ -82,6 +83,18 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if strings.EqualFold(env("HEARTH_HOOKS"), "off") {
 		return 0
+	}
+	if cfg.CAFile = *caFile; cfg.CAFile == "" {
+		cfg.CAFile = env("HEARTH_CA_FILE")
+	}
+	if cfg.CAFile != "" {
+		// A CA file that cannot be read leaves the system's CAs: the call
+		// then fails on the certificate, and the log says why.
+		if pool, err := caPool(cfg.CAFile); err == nil {
+			cfg.RootCAs = pool
+		} else {
+			tokenErr = errors.Join(tokenErr, err)
+		}
 	}
 	cfg.CacheDir = cacheDir(env)
 	h, err := hook.ParseHarness(*harness)

@@ -140,6 +140,9 @@ type Config struct {
 	// SupervisorURL is the Supervisor's base URL; "" means
 	// homeassistant.DefaultURL (tests point it at a test Supervisor).
 	SupervisorURL string
+	// TLSCert and TLSKey are PEM files: set, the port speaks TLS (REST, MCP
+	// and gRPC alike); unset, plain HTTP.
+	TLSCert, TLSKey string
 }
 
 type optionFlags []string
@@ -147,9 +150,11 @@ type optionFlags []string
 func (o *optionFlags) String() string     { return strings.Join(*o, ",") }
 func (o *optionFlags) Set(v string) error { *o = append(*o, v); return nil }
 
-var serveSpec = spec{name: "serve", args: "--data DIR [--listen ADDR] [--ingress-listen ADDR] [--option key=value ...]",
+var serveSpec = spec{name: "serve", args: "--data DIR [--listen ADDR] [--ingress-listen ADDR] [--tls-cert FILE --tls-key FILE] [--option key=value ...]",
 	about: `Runs the server: gRPC, REST (/api/) and MCP (/mcp) on one port over the
-database in DIR, reading DIR/options.json once at start (docs/running.md).`}
+database in DIR, reading DIR/options.json once at start (docs/running.md).
+With --tls-cert and --tls-key the port speaks TLS for all three; without,
+plain HTTP.`}
 
 // parseServe parses serve's arguments: ok is false when serve is done
 // (help asked for, or bad arguments or options, with code).
@@ -174,6 +179,8 @@ func serveFlags(fs *flag.FlagSet) (*Config, *optionFlags) {
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8765", "address for gRPC, REST and MCP")
 	fs.StringVar(&cfg.IngressListen, "ingress-listen", "", "address for the dashboard page, e.g. 127.0.0.1:8099 (off when empty); it serves only Home Assistant's ingress proxy (172.30.32.2) and loopback")
 	fs.Var(sets, "option", "override one option, `key=value` (value as JSON or a bare string); repeatable")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate chain: serve TLS on --listen (with --tls-key)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
 	return cfg, sets
 }
 
@@ -184,6 +191,9 @@ func loadServe(fs *flag.FlagSet, cfg *Config, sets optionFlags) error {
 	}
 	if cfg.DataDir == "" {
 		return errors.New("--data is required")
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
 	}
 	// Overrides apply before validation, so one can rescue a bad value in
 	// options.json.
@@ -217,7 +227,11 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err := d.Open(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "hearth %s listening on %s (gRPC, REST /api/, MCP /mcp)\n", version.Version, d.Addr())
+	over := ""
+	if d.Scheme() == "https" {
+		over = " over TLS"
+	}
+	fmt.Fprintf(stdout, "hearth %s listening on %s (gRPC, REST /api/, MCP /mcp%s)\n", version.Version, d.Addr(), over)
 	// Only generated tokens are written; clients configured with a token
 	// hash or an address have none here.
 	if entries, _ := os.ReadDir(d.TokensDir()); len(entries) > 0 {

@@ -58,6 +58,9 @@ type Options struct {
 	// PassURL puts --url into the hook commands (when the URL is not the
 	// default and HEARTH_URL may not be set where the harness runs).
 	PassURL bool
+	// CAFile, when set, is the PEM file of CA certificates the hooks trust
+	// for an https URL.
+	CAFile string
 }
 
 // hookEvents are the hooks in the order they first fire, with each one's
@@ -90,6 +93,9 @@ func HookCommand(o Options, event string) string {
 	}
 	if o.TokenFile != "" {
 		parts = append(parts, "--token-file", shellQuote(o.TokenFile))
+	}
+	if o.CAFile != "" {
+		parts = append(parts, "--ca-file", shellQuote(o.CAFile))
 	}
 	return strings.Join(parts, " ")
 }

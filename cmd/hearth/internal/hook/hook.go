@@ -8,10 +8,13 @@ package hook
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +88,10 @@ type Config struct {
 	// MinCosine and RecallLimit tune prompt recall.
 	MinCosine   float64
 	RecallLimit int
+	// CAFile is a PEM file of CA certificates trusted beside the system's
+	// for an https URL ("" trusts the system's alone); RootCAs is its pool.
+	CAFile  string
+	RootCAs *x509.CertPool
 	// Handoffs finds "where we left off"; nil asks the server's
 	// memory_handoff route (see RESTHandoffs).
 	Handoffs HandoffSource
@@ -110,6 +117,9 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 		log.printf("%v", cfg.TokenErr)
 	}
 	r := &run{cfg: cfg, log: log, client: NewClient(cfg.URL, cfg.Token)}
+	if cfg.RootCAs != nil {
+		r.client.HTTP.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
+	}
 	switch event {
 	case "session-start", "prompt", "session-end":
 		in, err := ReadInput(stdin)
@@ -451,7 +461,7 @@ func (r *run) startDrainer() error {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
-		case name == "HEARTH_URL", name == "HEARTH_CACHE_DIR", name == "HEARTH_TOKEN_FILE":
+		case name == "HEARTH_URL", name == "HEARTH_CACHE_DIR", name == "HEARTH_TOKEN_FILE", name == "HEARTH_CA_FILE":
 		case name == "HEARTH_TOKEN" && r.cfg.TokenFile != "":
 			// The token came from a file: the drainer reads the same file.
 		default:
@@ -461,6 +471,9 @@ func (r *run) startDrainer() error {
 	cmd.Env = append(cmd.Env, "HEARTH_URL="+r.cfg.URL, "HEARTH_CACHE_DIR="+r.cfg.CacheDir)
 	if r.cfg.TokenFile != "" {
 		cmd.Env = append(cmd.Env, "HEARTH_TOKEN_FILE="+r.cfg.TokenFile)
+	}
+	if r.cfg.CAFile != "" {
+		cmd.Env = append(cmd.Env, "HEARTH_CA_FILE="+r.cfg.CAFile)
 	}
 	cmd.Dir = r.cfg.CacheDir
 	detach(cmd)
