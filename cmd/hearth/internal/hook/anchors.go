@@ -107,6 +107,10 @@ const maxGetIDs = 50
 // pathState resolves a path anchor against a checkout's root: available
 // when it exists, unavailable when not (or when there is no checkout), ""
 // for a path that is not relative or leaves the root (not ours to judge).
+// Symbolic links are followed one component at a time, and a path that
+// leaves the root through one — to an absolute target, or up past the
+// root — is not judged either, so the hook never says what exists outside
+// the checkout (docs/claude-code.md, "Anchors").
 func pathState(root, rel string) string {
 	if rel == "" || filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
 		return ""
@@ -118,11 +122,58 @@ func pathState(root, rel string) string {
 	if root == "" {
 		return "unavailable"
 	}
-	if _, err := os.Lstat(filepath.Join(root, clean)); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "unavailable"
-		}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
 		return ""
+	}
+	return walkInside(real, clean)
+}
+
+// maxLinks bounds the symbolic links one path may pass (as Linux's ELOOP).
+const maxLinks = 40
+
+// walkInside resolves rel under root (symlink-free) component by
+// component: "unavailable" at the first missing one, "available" when all
+// exist, "" when a link leads out of root, loops, or a step fails otherwise.
+func walkInside(root, rel string) string {
+	sep := string(filepath.Separator)
+	todo := strings.Split(rel, sep)
+	cur, links := root, 0
+	for len(todo) > 0 {
+		p := todo[0]
+		todo = todo[1:]
+		switch p {
+		case "", ".":
+			continue
+		case "..": // only from a link's target
+			if cur == root {
+				return ""
+			}
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, p)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return "unavailable"
+			}
+			return ""
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return ""
+		}
+		target, err := os.Readlink(next)
+		if err != nil || filepath.IsAbs(target) || filepath.VolumeName(target) != "" {
+			// An absolute target is not followed, even one that names a
+			// path inside root: a checkout's own links are relative.
+			return ""
+		}
+		todo = append(strings.Split(filepath.Clean(target), sep), todo...)
 	}
 	return "available"
 }

@@ -130,3 +130,64 @@ func TestPathState(t *testing.T) {
 		}
 	}
 }
+
+// TestPathState_Symlinks holds issue 41 item 11: a path anchor is resolved
+// through symbolic links one step at a time and never judged once a link
+// leads out of the checkout (absolute, or up past its root), so the hook
+// tells the server nothing of what exists outside; links that stay inside
+// are followed.
+func TestPathState_Symlinks(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "repo"), filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(root, "src", "deep"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "src", "a.go"), nil, 0o644)
+	os.WriteFile(filepath.Join(outside, "secret"), nil, 0o600)
+	links := map[string]string{
+		"abs":             outside,                    // absolute, out
+		"up":              "../outside",               // relative, out
+		"src/deep/climb":  "../../../outside",         // relative, out from deeper
+		"src/deep/toroot": "../..",                    // relative, to the root: inside
+		"code":            "src",                      // relative, inside
+		"dangling":        "src/gone.go",              // inside, missing
+		"loop":            "loop",                     // a loop
+		"self":            filepath.Join(root, "src"), // absolute, even inside
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(name))); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+	}
+	rootLink := filepath.Join(base, "repo-link") // the checkout reached through a link
+	if err := os.Symlink(root, rootLink); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ root, rel, want string }{
+		{root, "abs/secret", ""},
+		{root, "abs/missing", ""},
+		{root, "abs", ""},
+		{root, "up/secret", ""},
+		{root, "up/missing", ""},
+		{root, "src/deep/climb/secret", ""},
+		{root, "src/deep/climb/missing", ""},
+		{root, "src/deep/toroot/src/a.go", "available"},
+		// ".." in the anchor is taken lexically, as git's paths are: this
+		// names src/deep/outside/secret, inside and missing.
+		{root, "src/deep/toroot/../outside/secret", "unavailable"},
+		{root, "code/a.go", "available"},
+		{root, "code/b.go", "unavailable"},
+		{root, "dangling", "unavailable"},
+		{root, "loop", ""},
+		{root, "self/a.go", ""},
+		{rootLink, "src/a.go", "available"},
+		{rootLink, "up/secret", ""},
+	} {
+		if got := pathState(tc.root, tc.rel); got != tc.want {
+			t.Errorf("pathState(%q, %q) = %q, want %q", tc.root, tc.rel, got, tc.want)
+		}
+	}
+}
