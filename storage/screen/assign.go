@@ -13,7 +13,7 @@ const (
 // and returns the value's span; see eachAssignment.
 func findAssignment(s string) (int, int) {
 	credential := func(key string, inURL bool) bool { return hasStem(key) && credentialName(key, inURL) }
-	if start, end := eachAssignment(s, credential, realValue); start >= 0 {
+	if start, end := eachAssignment(s, credential, assignedValue); start >= 0 {
 		return start, end
 	}
 	if start, end := findXMLElement(s); start >= 0 {
@@ -61,11 +61,54 @@ func findXMLElement(s string) (int, int) {
 		for end > start && isBlank(s[end-1]) {
 			end--
 		}
-		if realValue(s[start:end], false) {
+		if strictValue(s[start:end], noCode) {
 			return start, end
 		}
 	}
 	return -1, -1
+}
+
+// assignedValue judges the value of a credential-named assignment: by the
+// strict rule (strictValue), but for an unquoted value after ": " that more
+// words follow on its line ("Password: the account uses SSO"), which is
+// prose and judged by the placeholder rule (realValue). The value of an
+// environment-style key (DB_PASSWORD, all capitals) is a literal, never
+// code.
+func assignedValue(v string, a assignment) bool {
+	switch {
+	case a.prose || a.inURL:
+		return realValue(v, a.code)
+	case !a.code:
+		return strictValue(v, noCode)
+	case envKey(a.key):
+		return strictValue(v, exprCode)
+	}
+	return strictValue(v, shapedCode)
+}
+
+// envKey reports whether key is written as an environment variable:
+// capitals, digits and underscores (DB_PASSWORD, PGPASSWORD).
+func envKey(key string) bool {
+	upper := false
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case isUpper(c):
+			upper = true
+		case isDigit(c) || c == '_':
+		default:
+			return false
+		}
+	}
+	return upper
+}
+
+// assignment is what eachAssignment knows of a value besides its text: its
+// key, whether it is unquoted (code), whether it is the first word of prose
+// after "key: " (prose) and whether the key is a parameter of a URL in the
+// text (inURL; url-credential-param judges those in anchors).
+type assignment struct {
+	key                string
+	code, prose, inURL bool
 }
 
 // eachAssignment returns the span of the first value assigned to a key that
@@ -76,7 +119,7 @@ func findXMLElement(s string) (int, int) {
 // an HTTP auth scheme such as Bearer). isKey's inURL argument is set for a
 // key that follows ? or & (a query parameter in a URL in the text);
 // isValue's code argument is set for unquoted values.
-func eachAssignment(s string, isKey func(key string, inURL bool) bool, isValue func(v string, code bool) bool) (int, int) {
+func eachAssignment(s string, isKey func(key string, inURL bool) bool, isValue func(v string, a assignment) bool) (int, int) {
 	for i := 0; i < len(s); {
 		j := strings.IndexAny(s[i:], "=:")
 		if j < 0 {
@@ -85,7 +128,11 @@ func eachAssignment(s string, isKey func(key string, inURL bool) bool, isValue f
 		p := i + j
 		v, ok := separator(s, p)
 		i = max(v, p+1)
-		if !ok || !keyBefore(s, p, isKey) {
+		if !ok {
+			continue
+		}
+		key, inURL, ok := keyBefore(s, p, isKey)
+		if !ok {
 			continue
 		}
 		start, end, quoted := valueAt(s, v)
@@ -93,7 +140,8 @@ func eachAssignment(s string, isKey func(key string, inURL bool) bool, isValue f
 			// YAML's password: | (or >-…): the value is the next line.
 			start, end = blockScalarLine(s, end)
 		}
-		if isValue(s[start:end], !quoted) {
+		a := assignment{key: key, code: !quoted, prose: !quoted && s[p] == ':' && wordsFollow(s, end), inURL: inURL}
+		if isValue(s[start:end], a) {
 			return start, end
 		}
 	}
@@ -166,9 +214,21 @@ func separator(s string, p int) (int, bool) {
 	return p + 1, true
 }
 
-// keyBefore reports whether isKey accepts the key just before the
-// separator at p.
-func keyBefore(s string, p int, isKey func(key string, inURL bool) bool) bool {
+// wordsFollow reports whether a blank and then a letter or digit follow
+// s[:i] on its line: the value ending at i is the first word of prose.
+func wordsFollow(s string, i int) bool {
+	if i >= len(s) || s[i] != ' ' && s[i] != '\t' {
+		return false
+	}
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i < len(s) && isAlnum(s[i])
+}
+
+// keyBefore returns the key just before the separator at p when isKey
+// accepts it, and whether it follows ? or & (a URL's parameter).
+func keyBefore(s string, p int, isKey func(key string, inURL bool) bool) (string, bool, bool) {
 	j := p
 	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
 		j--
@@ -182,15 +242,16 @@ func keyBefore(s string, p int, isKey func(key string, inURL bool) bool) bool {
 	k := j
 	for k > 0 && isKeyByte(s[k-1]) {
 		if k--; j-k > maxKey {
-			return false
+			return "", false, false
 		}
 	}
 	key := s[k:j]
 	if key == "" || s[p] == ':' && k > 0 && s[k-1] == ':' {
-		return false // arn:aws:secretsmanager:…:secret:name is one token
+		return "", false, false // arn:aws:secretsmanager:…:secret:name is one token
 	}
-	if isKey(key, s[p] == '=' && k > 0 && (s[k-1] == '?' || s[k-1] == '&')) {
-		return true
+	inURL := s[p] == '=' && k > 0 && (s[k-1] == '?' || s[k-1] == '&')
+	if isKey(key, inURL) {
+		return key, inURL, true
 	}
 	// "API key: …", "Access token: …": a one-word key takes the word before.
 	if k >= 2 && s[k-1] == ' ' && isAlpha(s[k-2]) && !strings.ContainsAny(key, "_.-") {
@@ -198,9 +259,9 @@ func keyBefore(s string, p int, isKey func(key string, inURL bool) bool) bool {
 		for w > 0 && isAlpha(s[w-1]) && k-w <= maxKey {
 			w--
 		}
-		return isKey(s[w:j], false)
+		return s[w:j], false, isKey(s[w:j], false)
 	}
-	return false
+	return "", false, false
 }
 
 // valueAt reads the value that starts at or after i, skipping blanks. A
@@ -281,11 +342,20 @@ func findFlag(s string) (int, int) {
 		// A value holding name=value pairs (--secret source=id,target=x) is
 		// judged pair by pair by eachAssignment.
 		start, end, quoted := valueAt(s, k)
-		if start < end && s[start] != '-' && !strings.Contains(strings.TrimRight(s[start:end], "="), "=") && realValue(s[start:end], !quoted) {
+		if start < end && s[start] != '-' && !strings.Contains(strings.TrimRight(s[start:end], "="), "=") && strictValue(s[start:end], flagCode(quoted)) {
 			return start, end
 		}
 	}
 	return -1, -1
+}
+
+// flagCode is how a --flag's value may read as code: a shell word, so a
+// literal when quoted, an expression ($(…), a path) when not.
+func flagCode(quoted bool) codeMode {
+	if quoted {
+		return noCode
+	}
+	return exprCode
 }
 
 func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }

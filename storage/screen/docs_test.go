@@ -2,6 +2,7 @@ package screen
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -90,4 +91,23 @@ func TestDocs(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDocs_PlaceholderWords holds docs/screen.md's lists of placeholder
+// and dummy words to the code's.
+func TestDocs_PlaceholderWords(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../docs/screen.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	words := slices.Collect(maps.Keys(placeholderWords))
+	words = append(words, dummyWords...)
+	words = append(words, slices.Collect(maps.Keys(shortDummies))...)
+	for _, w := range words {
+		if !strings.Contains(doc, "`"+w+"`") {
+			t.Errorf("placeholder word %q is not in docs/screen.md", w)
+		}
+	}
 }

@@ -153,7 +153,7 @@ var patterns = []pattern{
 			if !strings.Contains(s, "ecret") && !strings.Contains(s, "ECRET") {
 				return -1, -1 // no secret, Secret or SECRET: nothing to name
 			}
-			return eachAssignment(s, awsSecretName, func(v string, _ bool) bool {
+			return eachAssignment(s, awsSecretName, func(v string, _ assignment) bool {
 				return awsSecretRE.MatchString(v) && notDummy(v)
 			})
 		},

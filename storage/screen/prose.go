@@ -132,6 +132,10 @@ func proseValue(s string, i int) (int, int) {
 				return start, end
 			}
 		}
+		// "is:" links as "is" does, and so does a colon after a word that
+		// may stand here: "the password for root: …".
+		colon := strings.HasSuffix(lw, ":")
+		lw = strings.TrimSuffix(lw, ":")
 		link = proseLinks[lw]
 		switch {
 		case link:
@@ -144,6 +148,7 @@ func proseValue(s string, i int) (int, int) {
 		default:
 			return -1, -1 // another subject: "the password file is …"
 		}
+		link = link || colon
 		if strings.ContainsAny(word[len(word)-1:], ".!?;,") {
 			return -1, -1 // the sentence or clause ends
 		}

@@ -163,7 +163,9 @@ func TestCheck(t *testing.T) {
 		{"Empty", "", ""},
 		{"Prose", "rotate the API key every 90 days", ""},
 		{"Password", "password=Xk9mP2vQ7r", patAssignment},
-		{"PasswordShort", "password=hunter2", ""},
+		// In an assignment only an obvious reference or placeholder passes,
+		// whatever its length (issue 41).
+		{"PasswordShort", "password=hunter2", patAssignment},
 		{"PasswordPlaceholder", "password=<your-password>", ""},
 		{"Marker", "note: DO-NOT-STORE", patMarker},
 		{"MarkerFirst", "do-not-store ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", patMarker},
@@ -224,14 +226,22 @@ func TestCheck_Placeholders(t *testing.T) {
 		{"f81d4fae7dec11d0a76500a0c91e6bf6", true},
 		{"dXNlcjpwYXNzd29yZA==", true},
 		{"contraseña9", true},
-		// Short.
-		{"hunter2", false},
-		{"Ab1!", false},
-		// One class only.
+		// Short, or one class only: an assignment takes only an obvious
+		// reference or placeholder (issue 41).
+		{"hunter2", true},
+		{"Ab1!", true},
+		{"!@#$%^&*()", true},
+		{"NHFZxnwrngxqCx", true},
+		{"correcthorsebatterystaple", true},
+		{"Welcome1234!", true},
+		{"Winter1234x", true},
+		// Placeholder words and typed numbers as the whole value.
 		{"SuperSecretPass", false},
 		{"12345678901234", false},
-		{"!@#$%^&*()", false},
 		{"my-secret-name", false},
+		{"abcd1234", false},
+		{"password", false},
+		{"none", false},
 		// References and templates.
 		{"${DB_PASSWORD}", false},
 		{"$(cat /run/secrets/db)", false},

@@ -184,3 +184,20 @@ func TestFinders_HintOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceholderWords holds maxPlaceholderWord to the longest word, so
+// placeholderRun can split every run the words make.
+func TestPlaceholderWords(t *testing.T) {
+	t.Parallel()
+	for w := range placeholderWords {
+		if len(w) > maxPlaceholderWord || strings.ToLower(w) != w {
+			t.Errorf("placeholder word %q: longer than %d or not lower-case", w, maxPlaceholderWord)
+		}
+	}
+	for run, want := range map[string]bool{"mysecretpassword": true, "supersecret": true, "yourpassword": true,
+		"correcthorsebatterystaple": false, "welcome": false, "": true} {
+		if got := placeholderRun(run); got != want {
+			t.Errorf("placeholderRun(%q) = %v, want %v", run, got, want)
+		}
+	}
+}

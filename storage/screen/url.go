@@ -9,7 +9,7 @@ import (
 const maxAuthority = 512
 
 // findURLPassword finds scheme://user:pass@host in text and returns the span
-// of pass when it looks real (the placeholder rule of docs/screen.md).
+// of pass unless it is an obvious reference or placeholder (strictValue).
 func findURLPassword(s string) (int, int) {
 	for i := 0; ; {
 		j := strings.Index(s[i:], "://")
@@ -34,7 +34,9 @@ func findURLPassword(s string) (int, int) {
 		if c < 0 || strings.ContainsAny(s[a:a+c], "?#") {
 			continue
 		}
-		if start, end := a+c+1, a+at; realValue(s[start:end], false) {
+		// A password that repeats the user is a documented default
+		// (guest:guest, postgres:postgres), not a secret.
+		if start, end := a+c+1, a+at; s[start:end] != s[a:a+c] && strictValue(s[start:end], noCode) {
 			return start, end
 		}
 	}
