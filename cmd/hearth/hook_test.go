@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -645,51 +646,32 @@ func TestHook_AnchorReport(t *testing.T) {
 	}
 }
 
-// TestHook_Handoff: session start shows "where we left off" once per
-// session, and never a session's own close. memory_handoff does not exist
-// on the server yet: a proxy in front of the real daemon answers that one
-// route with the contract the hooks ask for (hook.RESTHandoffs) and every
-// other call reaches the daemon. Against the daemon alone (every other
-// session-start test) the missing route shows nothing and logs nothing.
-func TestHook_Handoff(t *testing.T) {
+// TestHook_NoHandoffRoute: session start asks no memory_handoff, a route
+// the server never had (every call was a 404): where the last session
+// left off comes in the bootstrap, from captured observations
+// (docs/capture.md; issue 42). A proxy in front of the real daemon records
+// every route asked.
+func TestHook_NoHandoffRoute(t *testing.T) {
 	td := startDaemon(t, testOptions())
 	store(t, td, "github/acme/api", "decision", "Queue on SQLite", "The job queue lives in SQLite.")
 	u, _ := url.Parse(td.url)
 	daemon := httputil.NewSingleHostReverseProxy(u)
 	var mu sync.Mutex
-	var asked []map[string]any
+	var asked []string
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/memory_handoff" {
-			daemon.ServeHTTP(w, r)
-			return
-		}
-		var args map[string]any
-		json.NewDecoder(r.Body).Decode(&args)
 		mu.Lock()
-		asked = append(asked, args)
+		asked = append(asked, r.URL.Path)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"handoff":{"op_id":"cx-last-close-0001","session_id":"codex-7","client":"codex",`+
-			`"closed_at":"2026-11-30T17:05:00Z","summary":"Moved the queue to SQLite; the retry test still fails."}}`)
+		daemon.ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
-	const marker = "Where the last session on this repository left off (codex, closed 2026-11-30 17:05 UTC):\nMoved the queue to SQLite; the retry test still fails."
 	e := newHookEnv(t, td, hook.ClaudeCode, proxy.URL)
-	first := contextOf(t, hook.ClaudeCode, hook.EventSessionStart, e.run(t, "session-start", map[string]any{"source": "startup"}))
-	if !strings.Contains(first, marker) || !strings.Contains(first, "Queue on SQLite") {
-		t.Errorf("first session start = %q, want the bootstrap and the handoff", first)
-	}
-	again := contextOf(t, hook.ClaudeCode, hook.EventSessionStart, e.run(t, "session-start", map[string]any{"source": "resume"}))
-	if strings.Contains(again, "left off") || !strings.Contains(again, "Queue on SQLite") {
-		t.Errorf("resumed session start = %q, want the bootstrap without the handoff shown before", again)
-	}
-	own := contextOf(t, hook.ClaudeCode, hook.EventSessionStart, e.run(t, "session-start", map[string]any{"session_id": "codex-7"}))
-	if strings.Contains(own, "left off") {
-		t.Errorf("a session was shown its own close: %q", own)
+	if got := contextOf(t, hook.ClaudeCode, hook.EventSessionStart, e.run(t, "session-start", map[string]any{"source": "startup"})); !strings.Contains(got, "Queue on SQLite") {
+		t.Errorf("session start = %q, want the bootstrap", got)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(asked) != 3 || asked[0]["remote"] != "https://github.com/Acme/API" || asked[0]["session_id"] != "sess-1" {
-		t.Errorf("memory_handoff was asked %v", asked)
+	if slices.Contains(asked, "/api/memory_handoff") || !slices.Contains(asked, "/api/memory_bootstrap") {
+		t.Errorf("session start asked %v: want memory_bootstrap and no memory_handoff", asked)
 	}
 }

@@ -31,7 +31,7 @@ const (
 	PromptDeadline = 300 * time.Millisecond
 	// promptReserve is kept back from PromptDeadline for writing output.
 	promptReserve = 50 * time.Millisecond
-	// SessionStartDeadline bounds session-start's bootstrap and handoff calls.
+	// SessionStartDeadline bounds session-start's bootstrap call.
 	SessionStartDeadline = time.Second
 	// anchorDeadline bounds the path-anchor check after session-start's output.
 	anchorDeadline = 500 * time.Millisecond
@@ -92,9 +92,6 @@ type Config struct {
 	// for an https URL ("" trusts the system's alone); RootCAs is its pool.
 	CAFile  string
 	RootCAs *x509.CertPool
-	// Handoffs finds "where we left off"; nil asks the server's
-	// memory_handoff route (see RESTHandoffs).
-	Handoffs HandoffSource
 	// Failpoint, in failpoint builds only, stops session-end right after it
 	// spooled its close ("hook-end-after-spool") so a test can kill it there.
 	Failpoint string
@@ -162,9 +159,6 @@ func (c *Config) fill() {
 	if c.RecallLimit <= 0 {
 		c.RecallLimit = DefaultRecallLimit
 	}
-	if c.Handoffs == nil {
-		c.Handoffs = RESTHandoffs{}
-	}
 }
 
 type run struct {
@@ -191,8 +185,9 @@ func (r *run) repo(in Input) Repo {
 	return repo
 }
 
-// sessionStart injects the repository's bootstrap (and the handoff), then
-// checks the path anchors of what it showed.
+// sessionStart injects the repository's bootstrap (with where the last
+// captured session left off), then checks the path anchors of what it
+// showed.
 func (r *run) sessionStart(ctx context.Context, in Input, stdout io.Writer) {
 	r.startDrainerIfDue()
 	if err := PruneStates(r.cfg.CacheDir, r.cfg.Now()); err != nil {
@@ -215,39 +210,19 @@ func (r *run) sessionStart(ctx context.Context, in Input, stdout io.Writer) {
 
 	cctx, cancel := context.WithTimeout(ctx, SessionStartDeadline)
 	defer cancel()
-	type hres struct {
-		h   *Handoff
-		err error
-	}
-	hc := make(chan hres, 1)
-	go func() {
-		h, err := r.cfg.Handoffs.Handoff(cctx, r.client, sc, in)
-		hc <- hres{h, err}
-	}()
 	var boot Bootstrap
 	err := r.client.CallScoped(cctx, "memory_bootstrap", sc, map[string]any{"session_id": in.SessionID}, &boot)
-	hr := <-hc
 	if err != nil {
 		r.log.printf("memory_bootstrap: %v", err)
-	}
-	if hr.err != nil {
-		r.log.printf("handoff: %v", hr.err)
-	}
-	h := hr.h
-	if h != nil && (h.OpID == "" || h.OpID == st.Handoff || h.SessionID == in.SessionID) {
-		h = nil // shown already in this session, or this session's own close
 	}
 	var b *Bootstrap
 	if err == nil {
 		b = &boot
 	}
-	if out := Render(r.cfg.Harness, EventSessionStart, SessionStartText(b, h)); len(out) > 0 {
+	if out := Render(r.cfg.Harness, EventSessionStart, SessionStartText(b)); len(out) > 0 {
 		if _, err := stdout.Write(out); err != nil {
 			r.log.printf("write output: %v", err)
 		}
-	}
-	if h != nil {
-		st.Handoff = h.OpID
 	}
 	if err := SaveState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID, st); err != nil {
 		r.log.printf("save session state: %v", err)

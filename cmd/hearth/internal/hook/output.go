@@ -178,19 +178,9 @@ func leftOffText(lo *LeftOff) string {
 	return s.String()
 }
 
-// Handoff is the summary of the last session closed for the repository by
-// another session (possibly another harness): where work left off.
-type Handoff struct {
-	OpID      string    `json:"op_id"`
-	SessionID string    `json:"session_id"`
-	Client    string    `json:"client"`
-	ClosedAt  time.Time `json:"closed_at"`
-	Summary   string    `json:"summary"`
-}
-
 // SessionStartText is the context session-start injects: the repository's
-// bootstrap items, then the handoff when there is one.
-func SessionStartText(b *Bootstrap, h *Handoff) string {
+// bootstrap items, then where the last captured session left off.
+func SessionStartText(b *Bootstrap) string {
 	var s strings.Builder
 	if b != nil {
 		if len(b.Items) == 0 {
@@ -207,17 +197,6 @@ func SessionStartText(b *Bootstrap, h *Handoff) string {
 	}
 	if b != nil {
 		s.WriteString(leftOffText(b.LeftOff))
-	}
-	if h != nil && strings.TrimSpace(h.Summary) != "" {
-		who := h.Client
-		if who == "" {
-			who = "another session"
-		}
-		when := ""
-		if !h.ClosedAt.IsZero() {
-			when = ", closed " + h.ClosedAt.UTC().Format("2006-01-02 15:04 UTC")
-		}
-		fmt.Fprintf(&s, "Where the last session on this repository left off (%s%s):\n%s\n", who, when, strings.TrimSpace(h.Summary))
 	}
 	return s.String()
 }

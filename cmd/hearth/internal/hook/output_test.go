@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf16"
 )
 
@@ -45,11 +44,6 @@ var (
 		},
 		LeftOut: 2,
 	}
-	goldenHandoff = &Handoff{
-		OpID: "cx-abc", SessionID: "01a231fd", Client: "codex",
-		ClosedAt: time.Date(2026, 11, 30, 17, 5, 0, 0, time.UTC),
-		Summary:  "Moved the job queue to SQLite; the retry test still fails on CI.",
-	}
 	goldenHits = []SearchHit{
 		{ID: "01JC0000000000000000000003", Type: "decision", Title: "Retry billing calls", Snippet: "Retry idempotent\n billing calls three times", Cosine: float(0.71)},
 		{ID: "01JC0000000000000000000004", Type: "procedure", Title: "Release", Snippet: ""},
@@ -60,8 +54,8 @@ var (
 // Claude Code's hookSpecificOutput JSON, Codex's plain text.
 func TestRender_Golden(t *testing.T) {
 	for _, h := range []Harness{ClaudeCode, Codex} {
-		golden(t, string(h)+"-session-start.out", Render(h, EventSessionStart, SessionStartText(goldenBootstrap, goldenHandoff)))
-		golden(t, string(h)+"-session-start-empty.out", Render(h, EventSessionStart, SessionStartText(&Bootstrap{Namespace: "local/notes"}, nil)))
+		golden(t, string(h)+"-session-start.out", Render(h, EventSessionStart, SessionStartText(goldenBootstrap)))
+		golden(t, string(h)+"-session-start-empty.out", Render(h, EventSessionStart, SessionStartText(&Bootstrap{Namespace: "local/notes"})))
 		golden(t, string(h)+"-prompt.out", Render(h, EventPrompt, RecallText(goldenHits)))
 		if out := Render(h, EventPrompt, RecallText(nil)); out != nil {
 			t.Errorf("%s: no hits rendered %q, want nothing", h, out)
@@ -74,7 +68,7 @@ func TestRender_Golden(t *testing.T) {
 // additionalContext}; Codex's text never starts like JSON (Codex would then
 // parse it against its schema and fail it).
 func TestRender_Shapes(t *testing.T) {
-	text := SessionStartText(goldenBootstrap, goldenHandoff)
+	text := SessionStartText(goldenBootstrap)
 	var cc map[string]map[string]string
 	dec := json.NewDecoder(bytes.NewReader(Render(ClaudeCode, EventSessionStart, text)))
 	if err := dec.Decode(&cc); err != nil {

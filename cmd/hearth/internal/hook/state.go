@@ -23,11 +23,9 @@ const (
 )
 
 // State is what a session remembers between hook runs: the ids of records
-// prompt recall has shown (sent as exclude so nothing is shown twice), and
-// the handoff it has shown.
+// prompt recall has shown (sent as exclude so nothing is shown twice).
 type State struct {
-	Shown   []string `json:"shown,omitempty"`
-	Handoff string   `json:"handoff,omitempty"`
+	Shown []string `json:"shown,omitempty"`
 }
 
 // statePath is the state file of a session of a harness. The name is a
