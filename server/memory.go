@@ -490,9 +490,9 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	ranked := res.Hits
-	if len(ranked) > limit {
-		ranked = ranked[:limit]
+	ranked, err := m.relevant(ctx, r.GetQuery(), res.Hits[:min(limit, len(res.Hits))], r.GetAbstain())
+	if err != nil {
+		return nil, toStatus(ctx, m.log, err)
 	}
 	out := make([]*hearthv1.SearchHit, len(ranked))
 	for i, h := range ranked {

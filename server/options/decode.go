@@ -83,6 +83,7 @@ var keys = []key{
 		reset: func(o, d *Options) { o.ModelDailyCalls = d.ModelDailyCalls }},
 	{name: "model_daily_tokens", decode: intOpt(func(o *Options) *int { return &o.ModelDailyTokens }),
 		reset: func(o, d *Options) { o.ModelDailyTokens = d.ModelDailyTokens }},
+	{name: "min_coverage", decode: decodeMinCoverage, reset: func(o, d *Options) { o.MinCoverage = d.MinCoverage }},
 }
 
 func lookupKey(name string) *key {
@@ -529,6 +530,18 @@ func decodeEmbedTimeout(o *Options, raw []byte, path string) error {
 			strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	o.EmbedTimeout = time.Duration(math.Round(f * float64(time.Second)))
+	return nil
+}
+
+func decodeMinCoverage(o *Options, raw []byte, path string) error {
+	f, err := decFloat(raw, path)
+	if err != nil {
+		return err
+	}
+	if f < 0 || f > 1 {
+		return errorf(path, "must be 0 to 1, got %s", strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	o.MinCoverage = f
 	return nil
 }
 

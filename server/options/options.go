@@ -36,6 +36,10 @@ const (
 	ScopeAdmin  Scope = "admin"
 )
 
+// DefaultMinCoverage is min_coverage's default, chosen on the eval
+// (docs/abstention.md).
+const DefaultMinCoverage = 0.35
+
 // Scopes lists every scope, in the order the documentation gives them.
 func Scopes() []Scope {
 	return []Scope{ScopeRead, ScopeWrite, ScopeDelete, ScopeExport, ScopeAdmin}
@@ -164,6 +168,10 @@ type Options struct {
 	// tokens (prompt and reply) per local day (model_daily_calls,
 	// model_daily_tokens); 0 means no cap.
 	ModelDailyCalls, ModelDailyTokens int
+	// MinCoverage is the relevance bar (min_coverage), 0 to 1: a search
+	// that asks to abstain returns nothing unless a hit's record holds at
+	// least this share of the query's IDF-weighted words (docs/abstention.md).
+	MinCoverage float64
 }
 
 // Default returns the options Hearth runs with when nothing is configured.
@@ -187,6 +195,7 @@ func Default() Options {
 		EmbedTimeout:           2 * time.Second,
 		ModelDailyCalls:        DefaultModelDailyCalls,
 		ModelDailyTokens:       DefaultModelDailyTokens,
+		MinCoverage:            DefaultMinCoverage,
 	}
 }
 
@@ -356,6 +365,7 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		EmbedTimeoutS:          o.EmbedTimeout.Seconds(),
 		ModelDailyCalls:        o.ModelDailyCalls,
 		ModelDailyTokens:       o.ModelDailyTokens,
+		MinCoverage:            o.MinCoverage,
 	}
 	f.Clients = make([]fileClient, 0, len(o.Clients))
 	for _, c := range o.Clients {
@@ -422,6 +432,7 @@ type file struct {
 	EmbedTimeoutS          float64      `json:"embed_timeout_s"`
 	ModelDailyCalls        int          `json:"model_daily_calls"`
 	ModelDailyTokens       int          `json:"model_daily_tokens"`
+	MinCoverage            float64      `json:"min_coverage"`
 }
 
 type fileClient struct {

@@ -111,6 +111,7 @@ func TestDefault(t *testing.T) {
 		{"embed_timeout_s", d.EmbedTimeout, 2 * time.Second},
 		{"model_daily_calls", d.ModelDailyCalls, 2000},
 		{"model_daily_tokens", d.ModelDailyTokens, 4000000},
+		{"min_coverage", d.MinCoverage, 0.35},
 	} {
 		t.Run(tt.option, func(t *testing.T) {
 			if !reflect.DeepEqual(tt.got, tt.want) {
@@ -136,7 +137,7 @@ func TestDefault(t *testing.T) {
 			"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates", "anchor_sweep_hours",
 			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
-			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens"}
+			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
@@ -210,6 +211,7 @@ func TestParse_Full(t *testing.T) {
 
 			ModelDailyCalls:  0,
 			ModelDailyTokens: 250000,
+			MinCoverage:      0.4,
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v\nwant %+v", got, want)
@@ -227,6 +229,8 @@ func TestParse_Values(t *testing.T) {
 		{"OKReviewMidnight", `{"review_at":"00:00"}`, func(o *Options) { o.ReviewAt = ReviewAt{} }},
 		{"OKReviewLast", `{"review_at":"23:59"}`, func(o *Options) { o.ReviewAt = ReviewAt{Hour: 23, Minute: 59} }},
 		{"OKEmbedTimeoutFraction", `{"embed_timeout_s":0.25}`, func(o *Options) { o.EmbedTimeout = 250 * time.Millisecond }},
+		{"OKMinCoverageOff", `{"min_coverage":0}`, func(o *Options) { o.MinCoverage = 0 }},
+		{"OKMinCoverage", `{"min_coverage":0.5}`, func(o *Options) { o.MinCoverage = 0.5 }},
 		{"OKEmbedTimeoutInt", `{"embed_timeout_s":60}`, func(o *Options) { o.EmbedTimeout = time.Minute }},
 		{"OKEmbedTimeoutMin", `{"embed_timeout_s":1e-3}`, func(o *Options) { o.EmbedTimeout = time.Millisecond }},
 		{"OKOllamaTimeoutMax", `{"ollama_timeout_s":3600}`, func(o *Options) { o.OllamaTimeout = time.Hour }},
@@ -406,6 +410,8 @@ func TestParse_Invalid(t *testing.T) {
 		{"ErrEmbedModelEmpty", `{"embed_model":""}`, "embed_model", "must name a model"},
 		{"ErrEmbedModelType", `{"embed_model":{}}`, "embed_model", "must be a string, got an object"},
 		{"ErrEmbedTimeoutZero", `{"embed_timeout_s":0}`, "embed_timeout_s", "must be 0.001 to 60 seconds, got 0"},
+		{"ErrMinCoverageBig", `{"min_coverage":1.5}`, "min_coverage", "must be 0 to 1, got 1.5"},
+		{"ErrMinCoverageNegative", `{"min_coverage":-0.1}`, "min_coverage", "got -0.1"},
 		{"ErrEmbedTimeoutNegative", `{"embed_timeout_s":-2}`, "embed_timeout_s", "got -2"},
 		{"ErrEmbedTimeoutBig", `{"embed_timeout_s":60.5}`, "embed_timeout_s", "got 60.5"},
 		{"ErrEmbedTimeoutTiny", `{"embed_timeout_s":0.0001}`, "embed_timeout_s", "got 0.0001"},

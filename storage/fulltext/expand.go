@@ -1,6 +1,7 @@
 package fulltext
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,6 +254,18 @@ func (x Expansion) SnippetWords() []string {
 			if !stopwords[w] {
 				out = append(out, w)
 			}
+		}
+	}
+	return out
+}
+
+// SynonymsOf returns the synonym terms x added for its i-th word (a
+// phrase's words joined by spaces).
+func (x Expansion) SynonymsOf(i int) []string {
+	var out []string
+	for j, of := range x.of {
+		if slices.Contains(of, i) {
+			out = append(out, x.terms[x.nWords+j])
 		}
 	}
 	return out

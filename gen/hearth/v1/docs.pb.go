@@ -309,6 +309,7 @@ var Docs = map[string]string{
 	"hearth.v1.SearchHit.snippet":                     "Part of the content around the matched words.",
 	"hearth.v1.SearchHit.unavailable":                 "Set when an anchor of the record is unavailable: which, and since when.",
 	"hearth.v1.SearchHit.why":                         "Why the hit ranks where it does.",
+	"hearth.v1.SearchRequest.abstain":                 "Return only hits that bear on the query, and none when nothing does: the relevance bar (docs/abstention.md), which a per-prompt hook sets so it injects nothing when memory has nothing to say.",
 	"hearth.v1.SearchRequest.exclude":                 "Drop hits whose id starts with one of these (8+ characters).\n\nDrop hits whose id starts with one of these; an entry shorter than 8 characters is ignored.",
 	"hearth.v1.SearchRequest.limit":                   "\n\nAt most this many hits (0: the default).",
 	"hearth.v1.SearchRequest.min_cosine":              "Keep hits at least this similar (embedding ranking only).",

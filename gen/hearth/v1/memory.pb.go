@@ -1192,7 +1192,11 @@ type SearchRequest struct {
 	// similarity alone, for measuring it; FAILED_PRECONDITION when the encoder
 	// cannot answer). Empty: fusion when the encoder can answer, else full
 	// text.
-	Ranking       string `protobuf:"bytes,120,opt,name=ranking,proto3" json:"ranking,omitempty"`
+	Ranking string `protobuf:"bytes,120,opt,name=ranking,proto3" json:"ranking,omitempty"`
+	// Return only hits that bear on the query, and none when nothing does:
+	// the relevance bar (docs/abstention.md), which a per-prompt hook sets so
+	// it injects nothing when memory has nothing to say.
+	Abstain       bool `protobuf:"varint,180,opt,name=abstain,proto3" json:"abstain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1306,6 +1310,13 @@ func (x *SearchRequest) GetRanking() string {
 	return ""
 }
 
+func (x *SearchRequest) GetAbstain() bool {
+	if x != nil {
+		return x.Abstain
+	}
+	return false
+}
+
 func (x *SearchRequest) SetQuery(v string) {
 	x.Query = v
 }
@@ -1352,6 +1363,10 @@ func (x *SearchRequest) SetWithin(v string) {
 
 func (x *SearchRequest) SetRanking(v string) {
 	x.Ranking = v
+}
+
+func (x *SearchRequest) SetAbstain(v bool) {
+	x.Abstain = v
 }
 
 func (x *SearchRequest) HasMinCosine() bool {
@@ -1407,6 +1422,10 @@ type SearchRequest_builder struct {
 	// cannot answer). Empty: fusion when the encoder can answer, else full
 	// text.
 	Ranking string
+	// Return only hits that bear on the query, and none when nothing does:
+	// the relevance bar (docs/abstention.md), which a per-prompt hook sets so
+	// it injects nothing when memory has nothing to say.
+	Abstain bool
 }
 
 func (b0 SearchRequest_builder) Build() *SearchRequest {
@@ -1425,6 +1444,7 @@ func (b0 SearchRequest_builder) Build() *SearchRequest {
 	x.SessionId = b.SessionId
 	x.Within = b.Within
 	x.Ranking = b.Ranking
+	x.Abstain = b.Abstain
 	return m0
 }
 
@@ -3991,7 +4011,7 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x06\x92A\x03x\xf4\x03R\x06reasonB\v\n" +
 	"\t_revision\";\n" +
 	"\x0eForgetResponse\x12)\n" +
-	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\x81\x06\n" +
+	"\x06record\x18\x01 \x01(\v2\x11.hearth.v1.RecordR\x06record\"\xbb\x06\n" +
 	"\rSearchRequest\x12'\n" +
 	"\x05query\x18\x01 \x01(\tB\x11\x92A\x0ex\xe8\a\x80\x01\x01\xd2\x01\x05queryR\x05query\x12$\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x06\x92A\x03x\xa0\x01R\tnamespace\x12#\n" +
@@ -4015,7 +4035,9 @@ const file_hearth_v1_memory_proto_rawDesc = "" +
 	"\x11x-mcp-not-offered\x12\x02 \x01R\tsessionId\x126\n" +
 	"\x06within\x18\xaa\x01 \x01(\tB\x1d\x92A\x1a\xf2\x02\x05chain\xf2\x02\tnamespace\xf2\x02\x03allR\x06within\x12F\n" +
 	"\aranking\x18x \x01(\tB,\x92A)\xf2\x02\x03fts\xf2\x02\x06cosine\x82\x03\x17\n" +
-	"\x11x-mcp-not-offered\x12\x02 \x01R\arankingB\r\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\aranking\x128\n" +
+	"\aabstain\x18\xb4\x01 \x01(\bB\x1d\x92A\x1a\x82\x03\x17\n" +
+	"\x11x-mcp-not-offered\x12\x02 \x01R\aabstainB\r\n" +
 	"\v_min_cosine\"\x9f\x02\n" +
 	"\tSearchHit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +

@@ -260,6 +260,9 @@ func (r *run) prompt(ctx context.Context, in Input, stdout io.Writer) {
 	defer cancel()
 	args := map[string]any{
 		"query": q, "recall": true, "limit": r.cfg.RecallLimit, "min_cosine": r.cfg.MinCosine,
+		// The server's relevance bar: nothing is injected when nothing
+		// bears on the prompt (docs/abstention.md).
+		"abstain": true,
 	}
 	if len(st.Shown) > 0 {
 		args["exclude"] = st.Shown

@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hearth-memory/hearth/gateway"
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
+)
+
+// TestSearch_Abstain holds the relevance bar (docs/abstention.md) on a
+// built set: a prompt whose answer is stored gets its hits with abstain;
+// one whose rare words no record holds gets none with abstain, though
+// without it the shared common words still find hits (the hook injected
+// those before). Every hit's why says its coverage. min_coverage 0 never
+// abstains, nor does a store too small for word weights to mean anything.
+func TestSearch_Abstain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storagetest.Open(t)
+	const ns = "github/acme/api"
+	for _, r := range [][2]string{
+		{"Retry policy for outbound calls", "Retry idempotent outbound calls three times with exponential backoff."},
+		{"Postgres connection pool", "At most 20 connections per pod; the pool waits instead of opening more."},
+		{"Deploys on Fridays", "No deploys on Friday afternoons; the freeze is in the deploy calendar."},
+		{"Logging format", "JSON logs in production with a request id on every line."},
+		{"Invoice numbers", "Invoice numbers are gapless per legal entity and year."},
+		{"Local database port", "The local Postgres listens on port 5433, not 5432."},
+	} {
+		storagetest.Store(t, db, storage.NewRecord{Namespace: ns, Type: storage.TypeDecision,
+			Title: storagetest.Text(t, r[0]), Content: storagetest.Text(t, r[1]), Status: storage.StatusActive})
+	}
+	// Word weights mean something from storage.MinCoverageRecords records.
+	for i := range storage.MinCoverageRecords {
+		storagetest.Store(t, db, storage.NewRecord{Namespace: "global", Type: storage.TypeNote,
+			Title: storagetest.Text(t, fmt.Sprintf("Lunch rota week %d", i)), Content: storagetest.Text(t, fmt.Sprintf("Team lunch rota, week %d: order from the usual place.", i)),
+			Status: storage.StatusActive})
+	}
+	search := func(t *testing.T, bar float64, query string, abstain bool) []*hearthv1.SearchHit {
+		t.Helper()
+		opts := options.Default()
+		opts.MinCoverage = bar
+		srv, err := New(db, Config{Marshal: gateway.MarshalResult, Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&memoryService{Server: srv}).Search(ctx, &hearthv1.SearchRequest{Query: query, Namespace: ns, Limit: 3, Abstain: abstain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range got.GetHits() {
+			if !strings.Contains(h.GetWhy(), ", covers ") {
+				t.Errorf("hit %q: why %q says no coverage", h.GetTitle(), h.GetWhy())
+			}
+		}
+		return got.GetHits()
+	}
+	answerable := []string{"how many times do we retry outbound calls", "which port does the local postgres use"}
+	unanswerable := []string{"how do we shard the kafka topics per pod", "which graphql gateway fronts the calls"}
+	for _, q := range answerable {
+		if hits := search(t, options.DefaultMinCoverage, q, true); len(hits) == 0 {
+			t.Errorf("%q: abstained, want its answer", q)
+		}
+	}
+	for _, q := range unanswerable {
+		if hits := search(t, options.DefaultMinCoverage, q, false); len(hits) == 0 {
+			t.Fatalf("%q: no hit without abstain: the case tests nothing", q)
+		}
+		if hits := search(t, options.DefaultMinCoverage, q, true); len(hits) != 0 {
+			t.Errorf("%q: %d hits with abstain (first %q, %s), want none", q, len(hits), hits[0].GetTitle(), hits[0].GetWhy())
+		}
+		if hits := search(t, 0, q, true); len(hits) == 0 {
+			t.Errorf("%q: min_coverage 0 abstained", q)
+		}
+	}
+	t.Run("SmallStore", func(t *testing.T) {
+		t.Parallel()
+		small := storagetest.Open(t)
+		storagetest.Store(t, small, storage.NewRecord{Namespace: ns, Type: storage.TypeDecision,
+			Title: storagetest.Text(t, "Logging format"), Content: storagetest.Text(t, "JSON logs in production."), Status: storage.StatusActive})
+		srv, err := New(small, Config{Marshal: gateway.MarshalResult, Options: options.Default()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&memoryService{Server: srv}).Search(ctx, &hearthv1.SearchRequest{Query: "which graphql gateway fronts the logs", Namespace: ns, Abstain: true})
+		if err != nil || len(got.GetHits()) != 1 {
+			t.Errorf("a one-record store abstained (%v, %v): its word weights tell nothing", got, err)
+		}
+	})
+}

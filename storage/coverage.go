@@ -1,0 +1,120 @@
+package storage
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/hearth-memory/hearth/storage/fulltext"
+)
+
+// Coverage weighs how much of a query a record holds: each of the query's
+// words (fulltext.QueryWords, by stem) weighs its inverse document
+// frequency over the whole store, as bm25 weighs it, and a record's
+// coverage is the share of that weight it holds in its title or content,
+// a word counting as held when the record holds it or one of the synonyms
+// search adds for it (fulltext.Expand; a phrase when it holds all its
+// words). A word no record holds weighs most: a query about something
+// memory never heard of is covered little by any record. The relevance bar
+// (docs/abstention.md) is a floor on it.
+type Coverage struct {
+	rows  int64
+	words []string
+	// alts[i] lists, for word i, the stems any one of which covers it:
+	// its own, then each synonym's (a phrase's stems joined by spaces).
+	alts  [][]string
+	idf   []float64
+	stems []string // every stem alts names, once
+	total float64
+}
+
+// QueryCoverage returns the weights of text's words. Call it after a
+// search of the same text: the document frequencies are those that search
+// counted (a cache per write generation).
+func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) {
+	words := fulltext.QueryWords(text)
+	x := fulltext.Expand(words)
+	rows := db.dfs.rowsSeen.Load()
+	c := Coverage{rows: rows}
+	seen := map[string]bool{}
+	for i, w := range words {
+		stem := fulltext.Stem(w)
+		if seen[stem] {
+			continue
+		}
+		seen[stem] = true
+		token := stem
+		if t, ok := db.stems.Get(w); ok {
+			token = t
+		}
+		idf := 1.0
+		if rows > 0 {
+			df, err := db.dfs.get(db, token, rows)
+			if err != nil {
+				return Coverage{}, err
+			}
+			df = min(max(df, 0), rows)
+			idf = math.Log((float64(rows) - float64(df) + 0.5) / (float64(df) + 0.5))
+			if idf <= 0 || math.IsNaN(idf) {
+				idf = 1e-6
+			}
+		}
+		alts := []string{stem}
+		for _, syn := range x.SynonymsOf(i) {
+			var ss []string
+			for _, sw := range strings.Fields(syn) {
+				ss = append(ss, fulltext.Stem(sw))
+			}
+			alts = append(alts, strings.Join(ss, " "))
+		}
+		for _, a := range alts {
+			for _, s := range strings.Fields(a) {
+				if !slices.Contains(c.stems, s) {
+					c.stems = append(c.stems, s)
+				}
+			}
+		}
+		c.words = append(c.words, w)
+		c.alts = append(c.alts, alts)
+		c.idf = append(c.idf, idf)
+		c.total += idf
+	}
+	return c, ctx.Err()
+}
+
+// MinCoverageRecords is the smallest store whose document frequencies
+// tell rare words from common ones: in a smaller one, nearly every word of
+// a prompt is in no record and weighs the most, so coverage says little.
+const MinCoverageRecords = 50
+
+// Telling reports whether the store was large enough, when the weights
+// were taken, for coverage to tell relevant records from others
+// (MinCoverageRecords).
+func (c Coverage) Telling() bool { return c.rows >= MinCoverageRecords }
+
+// Of returns r's coverage, 0 to 1 (0 for a query without words), and the
+// query words r holds, in query order.
+func (c Coverage) Of(r *Record) (float64, []string) {
+	if c.total == 0 {
+		return 0, nil
+	}
+	held := fulltext.Holds(c.stems, r.Title, r.Content)
+	has := func(s string) bool { return held[slices.Index(c.stems, s)] }
+	sum := 0.0
+	var words []string
+	for i, alts := range c.alts {
+		if slices.ContainsFunc(alts, func(a string) bool {
+			for _, s := range strings.Fields(a) {
+				if !has(s) {
+					return false
+				}
+			}
+			return true
+		}) {
+			sum += c.idf[i]
+			words = append(words, c.words[i])
+		}
+	}
+	return sum / c.total, words
+}
