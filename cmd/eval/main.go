@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -89,9 +90,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 }
 
 type runFlags struct {
-	hearth, set, modes, embedURL, wink, out, compare, work string
-	records, queries                                       int
-	embedWait                                              time.Duration
+	hearth, set, modes, embedURL, wink, out, compare, work, bars string
+	records, queries                                             int
+	embedWait                                                    time.Duration
+	barList                                                      []float64
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
@@ -109,8 +111,19 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.IntVar(&f.records, "records", 0, "measure a slice: at most this many records (with -queries)")
 	fs.IntVar(&f.queries, "queries", 0, "measure a slice: at most this many queries (with -records)")
 	fs.DurationVar(&f.embedWait, "embed-wait", 3*time.Minute, "how long to wait for the server to rank with the encoder")
+	fs.StringVar(&f.bars, "bars", "", "relevance bars (coverage floors 0 to 1), comma-separated, to add to the hook table: to choose min_coverage")
 	if err := parse(fs, args); err != nil {
 		return f, err
+	}
+	for _, b := range strings.Split(f.bars, ",") {
+		if b == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(b, 64)
+		if err != nil || v < 0 || v > 1 {
+			return f, usageError{fmt.Errorf("-bars: %q is not a number from 0 to 1", b)}
+		}
+		f.barList = append(f.barList, v)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -153,7 +166,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	cfg := harness.Config{Hearth: f.hearth, Set: set, EmbedURL: f.embedURL, EmbedWait: f.embedWait, Progress: stderr}
+	cfg := harness.Config{Hearth: f.hearth, Set: set, EmbedURL: f.embedURL, EmbedWait: f.embedWait, Progress: stderr, Bars: f.barList}
 	if f.wink != "" {
 		srv, stop, err := startWink(ctx, f.wink, "127.0.0.1:0", "", stderr)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -14,7 +15,7 @@ import (
 // its "all" row and a row per kind, with wins and losses against fts.
 func (r *Report) Print(w io.Writer) error {
 	var kinds []string
-	for _, k := range Kinds {
+	for _, k := range append(slices.Clone(Kinds), KindNone) {
 		if n := r.Set.Kinds[k]; n > 0 {
 			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
 		}
@@ -58,7 +59,7 @@ func (r *Report) Print(w io.Writer) error {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
-	return nil
+	return r.printHook(w)
 }
 
 func count(n int) string {

@@ -79,6 +79,10 @@ type Config struct {
 	WorkDir string
 	// Progress, when set, gets one line per step.
 	Progress io.Writer
+	// Bars are relevance bars (coverage floors) to show in the hook table
+	// besides off and the server's own, applied to the hits of the search
+	// without one: to choose min_coverage (docs/abstention.md).
+	Bars []float64
 }
 
 // Report is a run's outcome, as printed and as written to results.json.
@@ -118,6 +122,12 @@ type ModeReport struct {
 	Truncated int           `json:"truncated"`
 	Rows      []Row         `json:"rows,omitempty"`
 	Results   []QueryResult `json:"results,omitempty"`
+	// Hook is the prompt hook's view (HookRows), over every query, the
+	// unanswerable ones (KindNone) included; HookOff and HookServer are
+	// its results without and with the server's relevance bar.
+	Hook       []HookRow    `json:"hook,omitempty"`
+	HookOff    []HookResult `json:"hook_off,omitempty"`
+	HookServer []HookResult `json:"hook_server,omitempty"`
 }
 
 // Row returns the mode's row for kind, if it has one.
@@ -283,6 +293,9 @@ func runGroup(ctx context.Context, cfg Config, modes []Mode, withEncoder bool, r
 		}
 		progress(cfg, "running %d queries (%s)", len(cfg.Set.Queries), m.Name)
 		for _, q := range cfg.Set.Queries {
+			if q.Kind == KindNone {
+				continue // no answer to rank: the hook view measures these
+			}
 			res, err := c.search(ctx, q, m, ids, keys)
 			if err != nil && len(m.Args) > 0 && strings.Contains(err.Error(), "FAILED_PRECONDITION") {
 				// The mode asked for by name could not be given for this
@@ -300,6 +313,24 @@ func runGroup(ctx context.Context, cfg Config, modes []Mode, withEncoder bool, r
 			}
 			mr.Results = append(mr.Results, res)
 		}
+		progress(cfg, "running %d queries as the prompt hook (%s)", len(cfg.Set.Queries), m.Name)
+		for _, q := range cfg.Set.Queries {
+			for _, abstain := range []bool{false, true} {
+				res, err := c.hookSearch(ctx, q, m, abstain, ids)
+				if err != nil && len(m.Args) > 0 && strings.Contains(err.Error(), "FAILED_PRECONDITION") {
+					res, err = HookResult{ID: q.ID, Kind: q.Kind, Ranks: make([]int, len(q.Answers))}, nil
+				}
+				if err != nil {
+					return "", err
+				}
+				if abstain {
+					mr.HookServer = append(mr.HookServer, res)
+				} else {
+					mr.HookOff = append(mr.HookOff, res)
+				}
+			}
+		}
+		mr.Hook = HookRows(mr.HookOff, mr.HookServer, cfg.Bars)
 		mr.Ran = true
 	}
 	return version, nil

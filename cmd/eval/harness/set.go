@@ -30,7 +30,11 @@ const (
 	KindMulti = "multi"
 )
 
-// Kinds lists the query kinds in report order.
+// KindNone is a query no record of the set answers (its answers are
+// empty): the prompt hook should inject nothing for it.
+const KindNone = "none"
+
+// Kinds lists the kinds of answerable query in report order.
 var Kinds = []string{KindKeywords, KindParaphrase, KindMulti}
 
 // Files of an eval set directory.
@@ -186,8 +190,11 @@ func (s *Set) Validate() error {
 			return fmt.Errorf("%s (%s): namespace is required", at, q.ID)
 		case strings.TrimSpace(q.Query) == "":
 			return fmt.Errorf("%s (%s): query is required", at, q.ID)
+		case q.Kind == KindNone && len(q.Answers) > 0:
+			return fmt.Errorf("%s (%s): a none query has no answers", at, q.ID)
+		case q.Kind == KindNone:
 		case !slices.Contains(Kinds, q.Kind):
-			return fmt.Errorf("%s (%s): kind %q is not one of %s", at, q.ID, q.Kind, strings.Join(Kinds, ", "))
+			return fmt.Errorf("%s (%s): kind %q is not one of %s or %s", at, q.ID, q.Kind, strings.Join(Kinds, ", "), KindNone)
 		case len(q.Answers) == 0:
 			return fmt.Errorf("%s (%s): answers: none", at, q.ID)
 		case q.Kind == KindMulti && len(q.Answers) < 2:

@@ -36,6 +36,10 @@ func TestLoadSet_Committed(t *testing.T) {
 	if n := len(s.Queries); n < 120 {
 		t.Errorf("%d queries, want at least 120", n)
 	}
+	// The prompt hook's table needs prompts nothing answers (issue 40).
+	if n := s.Count()[KindNone]; n < 60 {
+		t.Errorf("%d %s queries, want at least 60", n, KindNone)
+	}
 	for _, k := range Kinds {
 		if n := s.Count()[k]; n < 30 {
 			t.Errorf("%d %s queries, want at least 30", n, k)
