@@ -40,6 +40,7 @@ var optionKeys = []string{
 	"ollama_model", "ollama_models", "ollama_timeout_s", "embed_url", "embed_model",
 	"embed_timeout_s", "model_daily_calls", "model_daily_tokens",
 	"min_coverage",
+	"page_token_required",
 }
 
 // nestedKeys are the members of the options that are objects or lists of

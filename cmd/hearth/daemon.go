@@ -355,8 +355,12 @@ func (d *Daemon) openIngress(token string) (err error) {
 	if d.ingressLn, err = net.Listen("tcp", d.Config.IngressListen); err != nil {
 		return fmt.Errorf("ingress listen: %w", err)
 	}
+	var served http.Handler = h
+	if o.PageTokenRequired {
+		served = page.RequireToken(d.conn, h)
+	}
 	d.ingress = &http.Server{
-		Handler:           page.Guard(allow, h),
+		Handler:           page.Guard(allow, served),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
 	}

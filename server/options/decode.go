@@ -52,7 +52,7 @@ var keys = []key{
 	{name: "review_at", str: true, decode: decodeReviewAt, reset: func(o, d *Options) { o.ReviewAt = d.ReviewAt }},
 	{name: "candidate_expiry_days", decode: intOpt(func(o *Options) *int { return &o.CandidateExpiryDays }),
 		reset: func(o, d *Options) { o.CandidateExpiryDays = d.CandidateExpiryDays }},
-	{name: "summary_candidates", decode: decodeSummaryCandidates,
+	{name: "summary_candidates", decode: boolOpt(func(o *Options) *bool { return &o.SummaryCandidates }),
 		reset: func(o, d *Options) { o.SummaryCandidates = d.SummaryCandidates }},
 	{name: "anchor_sweep_hours", decode: intOpt(func(o *Options) *int { return &o.AnchorSweepHours }),
 		reset: func(o, d *Options) { o.AnchorSweepHours = d.AnchorSweepHours }},
@@ -84,6 +84,8 @@ var keys = []key{
 	{name: "model_daily_tokens", decode: intOpt(func(o *Options) *int { return &o.ModelDailyTokens }),
 		reset: func(o, d *Options) { o.ModelDailyTokens = d.ModelDailyTokens }},
 	{name: "min_coverage", decode: decodeMinCoverage, reset: func(o, d *Options) { o.MinCoverage = d.MinCoverage }},
+	{name: "page_token_required", decode: boolOpt(func(o *Options) *bool { return &o.PageTokenRequired }),
+		reset: func(o, d *Options) { o.PageTokenRequired = d.PageTokenRequired }},
 }
 
 func lookupKey(name string) *key {
@@ -349,16 +351,18 @@ func intOpt(field func(*Options) *int) func(*Options, []byte, string) error {
 	}
 }
 
-func decodeSummaryCandidates(o *Options, raw []byte, path string) error {
-	switch string(bytes.TrimSpace(raw)) {
-	case "true":
-		o.SummaryCandidates = true
-	case "false":
-		o.SummaryCandidates = false
-	default:
-		return typeError(path, "true or false", raw)
+func boolOpt(field func(*Options) *bool) func(*Options, []byte, string) error {
+	return func(o *Options, raw []byte, path string) error {
+		switch string(bytes.TrimSpace(raw)) {
+		case "true":
+			*field(o) = true
+		case "false":
+			*field(o) = false
+		default:
+			return typeError(path, "true or false", raw)
+		}
+		return nil
 	}
-	return nil
 }
 
 func decodeClients(o *Options, raw []byte, path string) error {

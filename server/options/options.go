@@ -172,6 +172,11 @@ type Options struct {
 	// that asks to abstain returns nothing unless a hit's record holds at
 	// least this share of the query's IDF-weighted words (docs/abstention.md).
 	MinCoverage float64
+
+	// PageTokenRequired makes the dashboard ask every caller but Home
+	// Assistant's ingress proxy for a token of a client with read and admin
+	// scopes (page_token_required; docs/running.md, "The dashboard").
+	PageTokenRequired bool
 }
 
 // Default returns the options Hearth runs with when nothing is configured.
@@ -366,6 +371,7 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		ModelDailyCalls:        o.ModelDailyCalls,
 		ModelDailyTokens:       o.ModelDailyTokens,
 		MinCoverage:            o.MinCoverage,
+		PageTokenRequired:      o.PageTokenRequired,
 	}
 	f.Clients = make([]fileClient, 0, len(o.Clients))
 	for _, c := range o.Clients {
@@ -433,6 +439,7 @@ type file struct {
 	ModelDailyCalls        int          `json:"model_daily_calls"`
 	ModelDailyTokens       int          `json:"model_daily_tokens"`
 	MinCoverage            float64      `json:"min_coverage"`
+	PageTokenRequired      bool         `json:"page_token_required"`
 }
 
 type fileClient struct {

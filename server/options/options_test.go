@@ -112,6 +112,7 @@ func TestDefault(t *testing.T) {
 		{"model_daily_calls", d.ModelDailyCalls, 2000},
 		{"model_daily_tokens", d.ModelDailyTokens, 4000000},
 		{"min_coverage", d.MinCoverage, 0.35},
+		{"page_token_required", d.PageTokenRequired, false},
 	} {
 		t.Run(tt.option, func(t *testing.T) {
 			if !reflect.DeepEqual(tt.got, tt.want) {
@@ -137,7 +138,7 @@ func TestDefault(t *testing.T) {
 			"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates", "anchor_sweep_hours",
 			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
-			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage"}
+			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage", "page_token_required"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
@@ -155,7 +156,7 @@ func TestParse_Defaults(t *testing.T) {
 			"anchor_sweep_hours":null,"context_budget_tokens":null,"hard_context_limit_tokens":null,
 			"retention_deleted_days":null,"ollama_url":null,"ollama_fallback_url":null,"ollama_direct_urls":null,
 			"ollama_model":null,"ollama_models":null,"ollama_timeout_s":null,"embed_url":null,"embed_model":null,
-			"embed_timeout_s":null,"model_daily_calls":null,"model_daily_tokens":null}`},
+			"embed_timeout_s":null,"model_daily_calls":null,"model_daily_tokens":null,"page_token_required":null}`},
 		{"OKEmptyOptionalStrings", `{"github_owner":"","forge_owner":"","ollama_url":"","ollama_fallback_url":"","embed_url":""}`},
 		{"OKNullChains", `{"ollama_models":{"extraction":null,"review":null,"answer":null}}`},
 	} {
@@ -212,6 +213,8 @@ func TestParse_Full(t *testing.T) {
 			ModelDailyCalls:  0,
 			ModelDailyTokens: 250000,
 			MinCoverage:      0.4,
+
+			PageTokenRequired: true,
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v\nwant %+v", got, want)
