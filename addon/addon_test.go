@@ -37,6 +37,7 @@ var optionKeys = []string{
 	"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates",
 	"anchor_sweep_hours", "context_budget_tokens", "hard_context_limit_tokens",
 	"retention_deleted_days", "capture_retention_days", "ollama_url", "ollama_fallback_url", "ollama_direct_urls",
+	"retention_deleted_days", "audit_retention_days", "ollama_url", "ollama_fallback_url", "ollama_direct_urls",
 	"ollama_model", "ollama_models", "ollama_timeout_s", "embed_url", "embed_model",
 	"embed_timeout_s", "model_daily_calls", "model_daily_tokens",
 	"min_coverage",

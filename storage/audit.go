@@ -64,6 +64,9 @@ const (
 	// ActionRepair: the full-text index failed its check and was rebuilt
 	// from the records; the detail says what was wrong.
 	ActionRepair Action = "repair"
+	// ActionAuditPrune: audit rows past audit_retention_days were
+	// deleted; the detail says how many and up to when (maintenance.go).
+	ActionAuditPrune Action = "audit.prune"
 
 	// ActionRefuseAuth: a call without a valid token, or without the scope
 	// its method needs.

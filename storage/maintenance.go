@@ -23,6 +23,12 @@ type Maintenance struct {
 	// events and facts of that age (capture_retention_days, capture.go); 0
 	// keeps them.
 	CaptureRetention time.Duration
+	// AuditRetention deletes audit rows at least this old, but those of
+	// records still held (their history), the usage-start row and the
+	// newest backup row; 0 keeps the audit whole (audit_retention_days).
+	// A run that deletes rows writes an audit row of its own saying how
+	// many and up to when (ActionAuditPrune).
+	AuditRetention time.Duration
 }
 
 // MaintenanceReport counts what a maintenance run did.
@@ -41,6 +47,8 @@ type MaintenanceReport struct {
 	AsksPurged, QuestionsPurged int
 	// ObservationsExpired is how many observation records were forgotten.
 	ObservationsExpired int
+	// AuditPruned is how many audit rows were deleted (AuditRetention).
+	AuditPruned int
 }
 
 // String gives the counts as the audit row's detail; the recorded queries
@@ -53,6 +61,9 @@ func (r MaintenanceReport) String() string {
 	}
 	if r.ObservationsExpired > 0 {
 		s += fmt.Sprintf(", observations expired %d", r.ObservationsExpired)
+	}
+	if r.AuditPruned > 0 {
+		s += fmt.Sprintf(", audit rows pruned %d", r.AuditPruned)
 	}
 	return s
 }
@@ -92,6 +103,8 @@ func (m *Maintenance) validate() error {
 		return errorf(Invalid, "candidate_expiry", "must not be negative")
 	case m.CaptureRetention < 0:
 		return errorf(Invalid, "capture_retention", "must not be negative")
+	case m.AuditRetention < 0:
+		return errorf(Invalid, "audit_retention", "must not be negative")
 	}
 	return nil
 }
@@ -153,6 +166,11 @@ func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport
 	if rep.AsksPurged, rep.QuestionsPurged, err = purgeAskedTx(ctx, tx, cutoff); err != nil {
 		return nil, err
 	}
+	if m.AuditRetention > 0 {
+		if rep.AuditPruned, err = pruneAuditTx(ctx, tx, tx.now.Add(-m.AuditRetention), m.AuditRetention); err != nil {
+			return nil, err
+		}
+	}
 
 	if err := insertAuditTx(ctx, tx, AuditEntry{
 		Client: SystemClient, Action: ActionMaintenance, Detail: screen.Redact(rep.String()),
@@ -184,4 +202,36 @@ func idsTx(ctx context.Context, tx *txn, query string, args ...any) ([]string, e
 func rowsAffected(res interface{ RowsAffected() (int64, error) }) int {
 	n, _ := res.RowsAffected()
 	return int(n)
+}
+
+// pruneAuditTx deletes the audit rows at or before cutoff but those of
+// records still held, the usage-start rows and the newest backup row, and
+// when it deleted any, writes one audit row saying how many and up to
+// when. The cutoff is recorded in audit_prunes first: the audit's
+// append-only trigger lets a row go only at or before such a cutoff
+// (migration 0090).
+func pruneAuditTx(ctx context.Context, tx *txn, cutoff time.Time, retention time.Duration) (int, error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO audit_prunes (at, cutoff) VALUES (?, ?)`,
+		tx.now.UnixMilli(), cutoff.UnixMilli()); err != nil {
+		return 0, classify("prune audit", err)
+	}
+	res, err := tx.ExecContext(ctx, `
+		DELETE FROM audit
+		WHERE at <= ?1
+			AND (record_id = '' OR NOT EXISTS (SELECT 1 FROM records WHERE id = audit.record_id))
+			AND action <> ?2
+			AND seq IS NOT (SELECT max(seq) FROM audit WHERE action = ?3)`,
+		cutoff.UnixMilli(), string(ActionUsageStart), string(ActionBackup))
+	if err != nil {
+		return 0, classify("prune audit", err)
+	}
+	n := rowsAffected(res)
+	if n == 0 {
+		return 0, nil
+	}
+	return n, insertAuditTx(ctx, tx, AuditEntry{
+		Client: SystemClient, Action: ActionAuditPrune, Detail: screen.Redact(fmt.Sprintf(
+			"pruned %d audit rows up to %s UTC (audit_retention_days %d)",
+			n, cutoff.UTC().Format("2006-01-02 15:04:05"), int(retention/(24*time.Hour)))),
+	})
 }

@@ -2,8 +2,12 @@ package storage_test
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
@@ -136,4 +140,92 @@ func TestDB_Maintain_ErrInvalid(t *testing.T) {
 	wantErr(t, err, storage.Invalid, "retention")
 	_, err = db.Maintain(ctx, storage.Maintenance{Retention: days, CandidateExpiry: -1})
 	wantErr(t, err, storage.Invalid, "candidate_expiry")
+}
+
+// TestDB_MaintainPrunesAudit holds audit_retention_days: a run deletes the
+// audit rows past the retention but those of records still held, the
+// usage-start row and the newest backup row; it writes one audit.prune row
+// saying how many went and up to when; a row inside the retention still
+// cannot be deleted; and a retention of 0 keeps everything.
+func TestDB_MaintainPrunesAudit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db := storagetest.OpenPath(t, path)
+	clk := newClock(db, t0)
+	for i := range 20 {
+		if err := db.Refuse(ctx, storage.Refusal{Client: "lan-reader", Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf("refusal %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range []storage.Action{storage.ActionBackup, storage.ActionBackup, storage.ActionUsageStart} {
+		if err := db.Audit(ctx, storage.AuditEntry{Client: storage.SystemClient, Action: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := storagetest.Store(t, db, storage.NewRecord{Title: text(t, "kept with its history")})
+	gone := storagetest.Store(t, db, storage.NewRecord{Title: text(t, "forgotten and purged")})
+	if _, err := db.Forget(ctx, gone.ID, 0, text(t, "obsolete"), "test"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(400 * days)
+	if err := db.Refuse(ctx, storage.Refusal{Client: "lan-reader", Action: storage.ActionRefuseAuth, Detail: "young"}); err != nil {
+		t.Fatal(err)
+	}
+	before := auditCount(t, db)
+
+	if rep, err := db.Maintain(ctx, storage.Maintenance{Retention: 30 * days}); err != nil || rep.AuditPruned != 0 {
+		t.Fatalf("without an audit retention: %+v %v, want nothing pruned", rep, err)
+	}
+	rep, err := db.Maintain(ctx, storage.Maintenance{Retention: 30 * days, AuditRetention: 365 * days})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Gone: 20 refusals, the older backup row, and the purged record's
+	// store and forget rows.
+	if rep.AuditPruned != 23 {
+		t.Errorf("AuditPruned = %d, want 23", rep.AuditPruned)
+	}
+	prunes := auditRows(t, db, storage.ActionAuditPrune)
+	want := fmt.Sprintf("pruned 23 audit rows up to %s UTC (audit_retention_days 365)", t0.Add(35*days).Format("2006-01-02 15:04:05"))
+	if len(prunes) != 1 || prunes[0].Detail.String() != want || prunes[0].Client != storage.SystemClient {
+		t.Errorf("audit.prune rows %+v, want one saying %q", prunes, want)
+	}
+	// Two maintenance rows and the prune row were added.
+	if got, want := auditCount(t, db), before-23+3; got != want {
+		t.Errorf("%d audit rows after the prune, want %d", got, want)
+	}
+	left := map[storage.Action]int{}
+	for _, e := range auditAll(t, db) {
+		left[e.Action]++
+	}
+	if left[storage.ActionBackup] != 1 || left[storage.ActionUsageStart] != 1 || left[storage.ActionRefuseAuth] != 1 {
+		t.Errorf("left %v: want the newest backup row, the usage-start row and the young refusal", left)
+	}
+	if h, err := db.History(ctx, live.ID, 10); err != nil || h.Total != 1 {
+		t.Errorf("history of the live record after the prune: %+v %v, want its store row", h, err)
+	}
+	if rep, _ := db.Maintain(ctx, storage.Maintenance{Retention: 30 * days, AuditRetention: 365 * days}); rep.AuditPruned != 0 || len(auditRows(t, db, storage.ActionAuditPrune)) != 1 {
+		t.Errorf("a second run pruned %d rows, or wrote a prune row for none", rep.AuditPruned)
+	}
+
+	// The audit stays append-only inside the retention.
+	raw, err := driver.Open("file:" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`DELETE FROM audit WHERE detail = 'young'`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Errorf("deleting a row inside the retention: %v, want refused as append-only", err)
+	}
+	if _, err := raw.Exec(`UPDATE audit SET detail = 'x'`); err == nil {
+		t.Error("updating an audit row succeeded")
+	}
+}
+
+func auditAll(t *testing.T, db *storage.DB) []storage.AuditEntry {
+	t.Helper()
+	all, err := db.AuditLog(ctx, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }

@@ -64,6 +64,8 @@ var keys = []key{
 		reset: func(o, d *Options) { o.RetentionDeletedDays = d.RetentionDeletedDays }},
 	{name: "capture_retention_days", decode: intOpt(func(o *Options) *int { return &o.CaptureRetentionDays }),
 		reset: func(o, d *Options) { o.CaptureRetentionDays = d.CaptureRetentionDays }},
+	{name: "audit_retention_days", decode: intOpt(func(o *Options) *int { return &o.AuditRetentionDays }),
+		reset: func(o, d *Options) { o.AuditRetentionDays = d.AuditRetentionDays }},
 	{name: "ollama_url", str: true, decode: stringOpt(func(o *Options) *string { return &o.OllamaURL }, trimURL),
 		reset: func(o, d *Options) { o.OllamaURL = d.OllamaURL }},
 	{name: "ollama_fallback_url", str: true, decode: stringOpt(func(o *Options) *string { return &o.OllamaFallbackURL }, trimURL),

@@ -18,6 +18,7 @@ func TestDoc_Ranges(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("candidate_expiry_days 0–%d (0 = off)", maxDays),
 		fmt.Sprintf("retention_deleted_days 1–%d", maxDays),
+		fmt.Sprintf("audit_retention_days 0–%d (0 = keep forever)", maxDays),
 		fmt.Sprintf("anchor_sweep_hours %d–%d", minAnchorSweepHours, maxAnchorSweepHours),
 		fmt.Sprintf("hard_context_limit_tokens %d–%d", minContextTokens, maxHardContextTokens),
 		fmt.Sprintf("context_budget_tokens %d up to hard_context_limit_tokens", minContextTokens),

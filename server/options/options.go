@@ -146,6 +146,11 @@ type Options struct {
 	CandidateExpiryDays, AnchorSweepHours, ContextBudgetTokens, HardContextLimitTokens, RetentionDeletedDays int
 	CaptureRetentionDays                                                                                     int
 
+	// AuditRetentionDays (audit_retention_days, 0–3650; 0 keeps the audit
+	// forever): the nightly maintenance deletes audit rows older than
+	// this, except those of records still held (docs/operations.md).
+	AuditRetentionDays int
+
 	// SummaryCandidates keeps a session close's summary as a candidate.
 	SummaryCandidates bool
 
@@ -194,6 +199,7 @@ func Default() Options {
 		HardContextLimitTokens: 8000,
 		RetentionDeletedDays:   30,
 		CaptureRetentionDays:   14,
+		AuditRetentionDays:     365,
 		OllamaModel:            "qwen3.5:9b",
 		EmbedModel:             "qwen3-emb-0.6b",
 		OllamaTimeout:          120 * time.Second,
@@ -360,6 +366,7 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		HardContextLimitTokens: o.HardContextLimitTokens,
 		RetentionDeletedDays:   o.RetentionDeletedDays,
 		CaptureRetentionDays:   o.CaptureRetentionDays,
+		AuditRetentionDays:     o.AuditRetentionDays,
 		OllamaURL:              o.OllamaURL,
 		OllamaFallbackURL:      o.OllamaFallbackURL,
 		OllamaDirectURLs:       o.OllamaDirectURLs,
@@ -427,6 +434,7 @@ type file struct {
 	HardContextLimitTokens int          `json:"hard_context_limit_tokens"`
 	RetentionDeletedDays   int          `json:"retention_deleted_days"`
 	CaptureRetentionDays   int          `json:"capture_retention_days"`
+	AuditRetentionDays     int          `json:"audit_retention_days"`
 	OllamaURL              string       `json:"ollama_url,omitempty"`
 	OllamaFallbackURL      string       `json:"ollama_fallback_url,omitempty"`
 	OllamaDirectURLs       []string     `json:"ollama_direct_urls,omitempty"`

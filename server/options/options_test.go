@@ -100,6 +100,7 @@ func TestDefault(t *testing.T) {
 		{"hard_context_limit_tokens", d.HardContextLimitTokens, 8000},
 		{"retention_deleted_days", d.RetentionDeletedDays, 30},
 		{"capture_retention_days", d.CaptureRetentionDays, 14},
+		{"audit_retention_days", d.AuditRetentionDays, 365},
 		{"ollama_url", d.OllamaURL, ""},
 		{"ollama_fallback_url", d.OllamaFallbackURL, ""},
 		{"ollama_direct_urls", d.OllamaDirectURLs, []string(nil)},
@@ -137,6 +138,7 @@ func TestDefault(t *testing.T) {
 		want := []string{"clients", "github_owner", "forge_hosts", "forge_owner", "project_links", "hubs",
 			"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates", "anchor_sweep_hours",
 			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days", "ollama_url",
+			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "audit_retention_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
 			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage", "page_token_required"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
@@ -154,7 +156,7 @@ func TestParse_Defaults(t *testing.T) {
 		{"OKAllNull", `{"clients":null,"github_owner":null,"forge_hosts":null,"forge_owner":null,"project_links":null,
 			"hubs":null,"namespace_renames":null,"review_at":null,"candidate_expiry_days":null,"summary_candidates":null,
 			"anchor_sweep_hours":null,"context_budget_tokens":null,"hard_context_limit_tokens":null,
-			"retention_deleted_days":null,"ollama_url":null,"ollama_fallback_url":null,"ollama_direct_urls":null,
+			"retention_deleted_days":null,"audit_retention_days":null,"ollama_url":null,"ollama_fallback_url":null,"ollama_direct_urls":null,
 			"ollama_model":null,"ollama_models":null,"ollama_timeout_s":null,"embed_url":null,"embed_model":null,
 			"embed_timeout_s":null,"model_daily_calls":null,"model_daily_tokens":null,"page_token_required":null}`},
 		{"OKEmptyOptionalStrings", `{"github_owner":"","forge_owner":"","ollama_url":"","ollama_fallback_url":"","embed_url":""}`},
@@ -195,6 +197,7 @@ func TestParse_Full(t *testing.T) {
 			HardContextLimitTokens: 12000,
 			RetentionDeletedDays:   90,
 			CaptureRetentionDays:   30,
+			AuditRetentionDays:     730,
 
 			OllamaURL:         "http://llm.lan:8080/v1",
 			OllamaFallbackURL: "http://192.168.1.30:11434",
@@ -379,6 +382,8 @@ func TestParse_Invalid(t *testing.T) {
 		{"ErrModelDailyCallsNegative", `{"model_daily_calls":-1}`, "model_daily_calls", "must be 0 to 1000000, got -1"},
 		{"ErrModelDailyTokensHigh", `{"model_daily_tokens":1000000001}`, "model_daily_tokens", "must be 0 to 1000000000, got 1000000001"},
 		{"ErrRetentionType", `{"retention_deleted_days":false}`, "retention_deleted_days", "got a boolean"},
+		{"ErrAuditRetentionNegative", `{"audit_retention_days":-1}`, "audit_retention_days", "must be 0 to 3650, got -1"},
+		{"ErrAuditRetentionHigh", `{"audit_retention_days":3651}`, "audit_retention_days", "must be 0 to 3650, got 3651"},
 		// URLs
 		{"ErrOllamaURLScheme", `{"ollama_url":"ftp://h"}`, "ollama_url", "http or https"},
 		{"ErrOllamaURLNoScheme", `{"ollama_url":"llm.lan:11434"}`, "ollama_url", "http or https"},

@@ -98,6 +98,7 @@ func (o Options) Validate() error {
 	}
 	checkRange(&list, "retention_deleted_days", o.RetentionDeletedDays, 1, maxDays)
 	checkRange(&list, "capture_retention_days", o.CaptureRetentionDays, 0, maxDays)
+	checkRange(&list, "audit_retention_days", o.AuditRetentionDays, 0, maxDays)
 	checkRange(&list, "model_daily_calls", o.ModelDailyCalls, 0, maxModelDailyCalls)
 	checkRange(&list, "model_daily_tokens", o.ModelDailyTokens, 0, maxModelDailyTokens)
 

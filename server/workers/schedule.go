@@ -94,7 +94,9 @@ const maxMergeSteps = 10000
 
 // Maintenance is the handler of maintenance jobs: candidate expiry
 // (candidate_expiry_days; 0 turns it off), observation expiry
-// (capture_retention_days) and purge after retention_deleted_days, written with the job's completion together with an
+// (capture_retention_days), purge after retention_deleted_days and the
+// audit's after audit_retention_days (0 keeps it), written with the job's
+// completion together with an
 // audit row of the counts (storage.Tx.Maintain). First it merges the
 // full-text index's segments into one, in short steps of their own between
 // other writes (storage.DB.MergeIndex); a merge that fails is logged and
@@ -105,6 +107,7 @@ func Maintenance(db *storage.DB, o options.Options, log *slog.Logger) Handler {
 		Retention:       time.Duration(o.RetentionDeletedDays) * 24 * time.Hour,
 		// Observations nobody used expire (docs/capture.md).
 		CaptureRetention: time.Duration(o.CaptureRetentionDays) * 24 * time.Hour,
+		AuditRetention:   time.Duration(o.AuditRetentionDays) * 24 * time.Hour,
 	}
 	return func(ctx context.Context, job *storage.Job) (Effects, error) {
 		if steps, err := db.MergeIndexFully(ctx, maxMergeSteps); err != nil {
