@@ -19,13 +19,18 @@ type ops struct {
 	in *auth.Interceptor
 	// rotate serialises token rotations, backup backups.
 	rotate, backup sync.Mutex
-	refusals       *refusals
-	metrics        *metrics.Metrics
+	// refusals and scopeRefusals coalesce the refusals of calls without
+	// a valid token and of calls out of a client's scope (refusals.go).
+	refusals, scopeRefusals *refusals
+	metrics                 *metrics.Metrics
+	// streams bounds the open streaming calls (streams.go).
+	streams streamLimit
 }
 
 func (s *Server) initOps(cfg Config) error {
 	s.ops.tokensDir, s.ops.backupDir = cfg.TokensDir, cfg.BackupDir
-	s.ops.refusals = newRefusals(s)
+	s.ops.refusals = newRefusals(s, unauthenticated)
+	s.ops.scopeRefusals = newRefusals(s, outOfScope)
 	statuses := []string{storage.StatusActive, storage.StatusCandidate, storage.StatusSuperseded, storage.StatusDeleted}
 	s.ops.metrics = metrics.New(metrics.Config{
 		Tools: cfg.Tools, Types: storage.Types, Statuses: statuses, States: storage.JobStates,
@@ -91,5 +96,6 @@ func (s *Server) ObserveCall(d auth.Done) {
 // before the store closes.
 func (s *Server) Close(ctx context.Context) error {
 	s.ops.refusals.close(ctx)
+	s.ops.scopeRefusals.close(ctx)
 	return nil
 }

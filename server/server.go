@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
@@ -127,20 +128,22 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 }
 
 // NewGRPC returns a grpc.Server with the authorization interceptor and,
-// behind it, the gate that Drain closes; the message size limit, every
-// hearth.v1 service, health and reflection; opts come after those (the
-// daemon's connection keepalive).
-func (s *Server) NewGRPC(in *auth.Interceptor, opts ...grpc.ServerOption) *grpc.Server {
+// behind it, the gate that Drain closes; the message size limit, the
+// bounds on streams and the keepalive policy (streams.go; a connection
+// without calls for idle is closed), every hearth.v1 service, health and
+// reflection; opts come after those.
+func (s *Server) NewGRPC(in *auth.Interceptor, idle time.Duration, opts ...grpc.ServerOption) *grpc.Server {
 	s.ops.in = in // token rotation updates its table
-	g := grpc.NewServer(append([]grpc.ServerOption{
+	base := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(s.unary(in)...),
-		grpc.ChainStreamInterceptor(in.Stream),
+		grpc.ChainStreamInterceptor(in.Stream, s.ops.streams.intercept),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		// Calls run on goroutines kept between calls: a new goroutine per
 		// call grows its stack anew through the handler chain and SQLite
 		// on every call. Past this many at once, a call gets its own.
 		grpc.NumStreamWorkers(streamWorkers()),
-	}, opts...)...)
+	}, streamOptions(idle)...)
+	g := grpc.NewServer(append(base, opts...)...)
 	s.register(g)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -185,14 +188,19 @@ func streamWorkers() uint32 { return uint32(4 * runtime.GOMAXPROCS(0)) }
 
 // AuditRefusal writes an authorization refusal to the audit. It is the
 // interceptor's OnRefuse hook. A call without a valid token is coalesced
-// with the others of its source and reason in the same minute
-// (refusals.go); a known client's refusal is written at once.
+// with the others of its source and reason in the same minute, and a known
+// client's call out of its scope with the others of its client and method
+// (refusals.go); any other refusal (a method without a scope) is written
+// at once.
 func (s *Server) AuditRefusal(ctx context.Context, r auth.Refusal) {
-	if r.Code == codes.Unauthenticated {
+	switch {
+	case r.Code == codes.Unauthenticated:
 		s.ops.refusals.add(ctx, r)
-		return
+	case r.Client != "":
+		s.ops.scopeRefusals.add(ctx, r)
+	default:
+		s.refuse(ctx, storage.Refusal{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: r.Method + ": " + r.Reason})
 	}
-	s.refuse(ctx, storage.Refusal{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: r.Method + ": " + r.Reason})
 }
 
 // refuse audits a refusal: the one way the server writes one. The row is

@@ -184,3 +184,107 @@ func postRaw(t *testing.T, url, auth, body string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+var scopeCountRow = regexp.MustCompile(`^(\d+) more refusals of (\S+) in the minute from `)
+
+// TestRefusals_ScopeCoalesced holds the bound on what calls out of a
+// client's scope write (issue #41): 1,000 stores from the token-less
+// address client lan-reader, which holds read at most, over gRPC and REST,
+// are each refused with PERMISSION_DENIED and add two audit rows, the first
+// refusal and the count of the rest; another client's refusals of another
+// method in the same minute are kept apart.
+func TestRefusals_ScopeCoalesced(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 1, 10, 0, 5, 0, time.UTC)
+	dir := t.TempDir()
+	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: testOptions()},
+		Now: func() time.Time { return start }}, false)
+	conn := dialGRPCFrom(t, td.Addr(), readerIP)
+	rest := dialFrom(readerIP)
+	const total = 1000
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		bad  = make(chan string, 16)
+	)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= total {
+					return
+				}
+				if i%10 == 0 {
+					resp, err := rest.Post(td.url+"/api/memory_store", "application/json", strings.NewReader(`{"namespace":"global","type":"note","title":"x","content":"y"}`))
+					if err != nil {
+						bad <- err.Error()
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusForbidden {
+						bad <- fmt.Sprintf("REST: HTTP %d", resp.StatusCode)
+					}
+					continue
+				}
+				err := conn.Invoke(context.Background(), hearthv1.MemoryService_Store_FullMethodName,
+					&hearthv1.StoreRequest{Namespace: "global", Type: "note", Title: "x", Content: "y"}, &hearthv1.Record{})
+				if status.Code(err) != codes.PermissionDenied {
+					bad <- fmt.Sprint("gRPC: ", err)
+				}
+			}
+		}()
+	}
+	// A token client that may read but not administer, refused twice.
+	for range 2 {
+		if r := (grpcTransport{td: td}).call(t, td.tokens["codex"], "memory_audit", map[string]any{}); r.ok || r.code != "PERMISSION_DENIED" {
+			t.Errorf("codex's memory_audit: %v, want PERMISSION_DENIED", r)
+		}
+	}
+	wg.Wait()
+	close(bad)
+	for b := range bad {
+		t.Fatalf("a store was not refused as out of scope: %s", b)
+	}
+	closeDaemon(t, td) // writes the counts still held
+
+	db, err := storage.Open(context.Background(), filepath.Join(dir, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entries, err := db.AuditLog(context.Background(), 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int{}    // by client
+	counted := map[string]int{} // refusals the rows account for, by client and method
+	for _, e := range entries {
+		if e.Action != storage.ActionRefuseAuth {
+			continue
+		}
+		rows[e.Client]++
+		d := e.Detail.String()
+		if m := scopeCountRow.FindStringSubmatch(d); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			counted[e.Client+" "+m[2]] += n
+		} else if method, _, ok := strings.Cut(d, ": "); ok && strings.Contains(d, "lacks scope") {
+			counted[e.Client+" "+method]++
+		} else {
+			t.Errorf("refusal row %q of %s is neither a first row nor a count", d, e.Client)
+		}
+	}
+	t.Logf("%d refused stores -> %v audit rows", total, rows)
+	if rows["lan-reader"] != 2 || rows["codex"] != 2 || len(rows) != 2 {
+		t.Errorf("audit rows by client %v, want 2 for lan-reader (a first row and a count) and 2 for codex", rows)
+	}
+	want := map[string]int{
+		"lan-reader " + hearthv1.MemoryService_Store_FullMethodName: total,
+		"codex " + hearthv1.AdminService_Audit_FullMethodName:       2,
+	}
+	if fmt.Sprint(counted) != fmt.Sprint(want) {
+		t.Errorf("the rows account for %v, want %v", counted, want)
+	}
+}
