@@ -34,7 +34,6 @@ import (
 	"github.com/soheilhy/cmux"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
 )
 
@@ -202,7 +201,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		srv.ObserveCall(done)
 	}
 	// An idle gRPC connection is closed as an idle HTTP one is.
-	d.grpc = srv.NewGRPC(in, grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout}))
+	d.grpc = srv.NewGRPC(in, idleTimeout)
 
 	d.conn = srv.NewChannel(in)
 	api, err := rest.New(d.conn)

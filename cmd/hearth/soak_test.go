@@ -237,17 +237,8 @@ func soakFill(t *testing.T, path string, n int) {
 
 // rssMB reads a process's resident set from /proc.
 func rssMB(t *testing.T, pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
+	rss, _ := procMem(t, pid)
+	return rss
 }
 
 // loadAvg is the machine's 1-minute load average.
