@@ -209,7 +209,7 @@ func rowsAffected(res interface{ RowsAffected() (int64, error) }) int {
 // when it deleted any, writes one audit row saying how many and up to
 // when. The cutoff is recorded in audit_prunes first: the audit's
 // append-only trigger lets a row go only at or before such a cutoff
-// (migration 0090).
+// (migration 0097).
 func pruneAuditTx(ctx context.Context, tx *txn, cutoff time.Time, retention time.Duration) (int, error) {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO audit_prunes (at, cutoff) VALUES (?, ?)`,
 		tx.now.UnixMilli(), cutoff.UnixMilli()); err != nil {

@@ -1,4 +1,4 @@
--- 0090_audit_retention: the audit gets a retention (audit_retention_days,
+-- 0097_audit_retention: the audit gets a retention (audit_retention_days,
 -- issue #41). Its rows stay append-only: none is ever updated, and one is
 -- deleted only when it lies at or before the cutoff of a prune recorded in
 -- audit_prunes, which the prune writes first (pruneAuditTx). A prune also
