@@ -137,8 +137,8 @@ func TestDefault(t *testing.T) {
 		// Every option of SPEC §17 has a key, and only those.
 		want := []string{"clients", "github_owner", "forge_hosts", "forge_owner", "project_links", "hubs",
 			"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates", "anchor_sweep_hours",
-			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days", "ollama_url",
-			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "audit_retention_days", "ollama_url",
+			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days",
+			"audit_retention_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
 			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage", "page_token_required"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
