@@ -33,22 +33,26 @@ const (
 	// the server tolerates (fewer than that, and only while a call is
 	// open); a client that pings more often is sent GOAWAY.
 	keepaliveMinTime = time.Minute
-	// keepaliveTime is how long a connection may be silent before the
-	// server pings it, keepaliveTimeout how long it then waits for the
+	// KeepaliveTime is how long a connection may be silent before the
+	// server pings it, KeepaliveTimeout how long it then waits for the
 	// answer before closing it: a peer that vanished does not keep its
 	// streams open.
-	keepaliveTime    = 2 * time.Minute
-	keepaliveTimeout = 20 * time.Second
+	KeepaliveTime    = 2 * time.Minute
+	KeepaliveTimeout = 20 * time.Second
 )
 
 // streamOptions bound streams per connection and enforce the keepalive
-// policy; maxConnectionIdle closes a connection without calls that long.
+// policy on connections grpc-go serves itself; maxConnectionIdle closes a
+// connection without calls that long. A daemon that serves gRPC through
+// net/http (over TLS) sets MaxConcurrentStreams, KeepaliveTime and
+// KeepaliveTimeout on its HTTP/2 server too: there these options do not
+// reach.
 func streamOptions(maxConnectionIdle time.Duration) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinTime}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
-			MaxConnectionIdle: maxConnectionIdle, Time: keepaliveTime, Timeout: keepaliveTimeout,
+			MaxConnectionIdle: maxConnectionIdle, Time: KeepaliveTime, Timeout: KeepaliveTimeout,
 		}),
 	}
 }

@@ -249,6 +249,14 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		ReadHeaderTimeout: d.headerTimeout(),
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
+		// Over TLS, gRPC calls are HTTP/2 streams of this server, which
+		// grpc.MaxConcurrentStreams and its keepalive do not reach: the
+		// same bounds here (docs/operations.md).
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams: server.MaxConcurrentStreams,
+			SendPingTimeout:      server.KeepaliveTime,
+			PingTimeout:          server.KeepaliveTimeout,
+		},
 	}
 	if tlsConfig != nil {
 		d.serveTLS(tlsConfig)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -130,17 +132,43 @@ func TestStreams_WatchBounded(t *testing.T) {
 }
 
 // TestStreams_MaxConcurrentStreams holds the per-connection bound as HTTP/2
-// carries it: the server announces server.MaxConcurrentStreams in its
-// SETTINGS, and a client that opens more streams than that on one
-// connection, each waiting for its request, has the one past the bound
-// reset with REFUSED_STREAM.
+// carries it, in plain text (grpc-go's own transport) and over TLS (gRPC
+// through net/http's HTTP/2 server): the server announces
+// server.MaxConcurrentStreams in its SETTINGS, and a client that opens
+// more streams than that on one connection, each waiting for its request,
+// has the one past the bound reset.
 func TestStreams_MaxConcurrentStreams(t *testing.T) {
 	t.Parallel()
-	td := startDaemon(t, testOptions())
-	c, err := net.Dial("tcp", td.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Run("Plain", func(t *testing.T) {
+		t.Parallel()
+		td := startDaemon(t, testOptions())
+		c, err := net.Dial("tcp", td.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamBound(t, c, td.Addr())
+	})
+	t.Run("TLS", func(t *testing.T) {
+		t.Parallel()
+		caFile, certFile, keyFile := testCA(t, t.TempDir())
+		td := openDaemon(t, &Daemon{Config: Config{DataDir: t.TempDir(), Options: testOptions(), TLSCert: certFile, TLSKey: keyFile}}, true)
+		caPEM, _ := os.ReadFile(caFile)
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(caPEM)
+		c, err := tls.Dial("tcp", td.Addr(), &tls.Config{RootCAs: pool, NextProtos: []string{"h2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamBound(t, c, td.Addr())
+	})
+}
+
+// streamBound speaks HTTP/2 on c: it reads the server's stream bound from
+// its SETTINGS, opens one stream more than that, and waits for the one
+// past the bound to be reset (REFUSED_STREAM, or PROTOCOL_ERROR from a
+// server whose SETTINGS the client acknowledged).
+func streamBound(t *testing.T, c net.Conn, authority string) {
+	t.Helper()
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
@@ -173,7 +201,7 @@ func TestStreams_MaxConcurrentStreams(t *testing.T) {
 	enc := hpack.NewEncoder(&hb)
 	for _, h := range [][2]string{
 		{":method", "POST"}, {":scheme", "http"}, {":path", hearthv1.AdminService_Status_FullMethodName},
-		{":authority", td.Addr()}, {"content-type", "application/grpc"}, {"te", "trailers"},
+		{":authority", authority}, {"content-type", "application/grpc"}, {"te", "trailers"},
 	} {
 		enc.WriteField(hpack.HeaderField{Name: h[0], Value: h[1]})
 	}
@@ -190,8 +218,8 @@ func TestStreams_MaxConcurrentStreams(t *testing.T) {
 			t.Fatalf("no reset of stream %d: %v", last, err)
 		}
 		if rs, ok := f.(*http2.RSTStreamFrame); ok {
-			if rs.StreamID != last || rs.ErrCode != http2.ErrCodeRefusedStream {
-				t.Fatalf("stream %d reset with %v; want only stream %d, REFUSED_STREAM", rs.StreamID, rs.ErrCode, last)
+			if rs.StreamID != last || (rs.ErrCode != http2.ErrCodeRefusedStream && rs.ErrCode != http2.ErrCodeProtocol) {
+				t.Fatalf("stream %d reset with %v; want only stream %d, refused", rs.StreamID, rs.ErrCode, last)
 			}
 			return
 		}
