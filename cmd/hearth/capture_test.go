@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,5 +138,113 @@ func TestHook_CaptureProcess(t *testing.T) {
 	check("after the replay")
 	if l := e.logText(); strings.Contains(l, e.cfg.Token) {
 		t.Error("the log holds the token")
+	}
+}
+
+// BenchmarkCaptureSession runs a scripted session of 200 tool calls
+// through the built binary, each a `hearth hook tool` process against a
+// local daemon: 120 edits of 12 files, 60 runs of 6 test commands (two
+// failing then passing, one flaky, one left failing, two passing) and 20
+// read-only commands. It reports the observations the session left
+// (observations/session) and the bytes the next session start adds for
+// "where we left off" (left-off-bytes: the hook's text; left-off-json: the
+// bootstrap reply's left_off).
+func BenchmarkCaptureSession(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "hearth")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	td := startDaemon(b, testOptions())
+	for i := 0; i < b.N; i++ {
+		repo := filepath.Join(dir, fmt.Sprintf("repo%d", i))
+		os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+		os.WriteFile(filepath.Join(repo, ".git", "config"), []byte(fmt.Sprintf("[remote \"origin\"]\n\turl = git@github.com:acme/cap%d.git\n", i)), 0o644)
+		ns := fmt.Sprintf("github/acme/cap%d", i)
+		cache := b.TempDir()
+		run := func(event string, fields map[string]any) []byte {
+			in := map[string]any{"cwd": repo, "session_id": fmt.Sprintf("cap-%d", i)}
+			for k, v := range fields {
+				in[k] = v
+			}
+			raw, _ := json.Marshal(in)
+			cmd := exec.Command(bin, "hook", event, "--harness", "claude-code")
+			cmd.Stdin = bytes.NewReader(raw)
+			cmd.Env = []string{"HEARTH_URL=" + td.url, "HEARTH_TOKEN=" + td.tokens["claude-code"], "HEARTH_CACHE_DIR=" + cache, "HOME=" + dir}
+			out, err := cmd.Output()
+			if err != nil {
+				b.Fatalf("hook %s: %v", event, err)
+			}
+			return out
+		}
+		calls := 0
+		tool := func(event, name string, input map[string]any, errText string) {
+			calls++
+			f := map[string]any{"hook_event_name": event, "tool_name": name, "tool_input": input, "tool_use_id": fmt.Sprintf("toolu_%d", calls)}
+			if errText != "" {
+				f["error"] = errText
+			}
+			run("tool", f)
+		}
+		for k := range 120 {
+			tool("PostToolUse", "Edit", map[string]any{"file_path": filepath.Join(repo, "pkg", fmt.Sprintf("f%d.go", k%12))}, "")
+		}
+		// Outcomes per command, by run: F fails, P passes.
+		scripts := map[string]string{
+			"go test ./pkg/a": "FFFFFPPPPP", "go test ./pkg/b": "FPPPPPPPPP", "go test ./pkg/c": "PFPFPFPFPP",
+			"go test ./pkg/d": "PPPPPPPPFF", "make build": "PPPPPPPPPP", "make lint": "PPPPPPPPPP",
+		}
+		for r := range 10 {
+			for _, c := range slices.Sorted(maps.Keys(scripts)) {
+				if scripts[c][r] == 'F' {
+					tool("PostToolUseFailure", "Bash", map[string]any{"command": c}, "Exit code 1\n--- FAIL: TestThing (0.01s)\nFAIL")
+				} else {
+					tool("PostToolUse", "Bash", map[string]any{"command": c}, "")
+				}
+			}
+		}
+		for k := range 20 {
+			tool("PostToolUse", "Bash", map[string]any{"command": fmt.Sprintf("cat pkg/f%d.go", k%12)}, "")
+		}
+		if calls != 200 {
+			b.Fatalf("%d tool calls, want 200", calls)
+		}
+		// The next session: its start sends what may still wait, then shows
+		// where cap-i left off.
+		out := string(run("session-start", map[string]any{"session_id": fmt.Sprintf("next-%d", i), "source": "startup"}))
+		at := strings.Index(out, "Where we left off")
+		if at < 0 {
+			b.Fatalf("the next session start does not say where we left off:\n%s", out)
+		}
+		var ctx struct {
+			HookSpecificOutput struct {
+				AdditionalContext string `json:"additionalContext"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(out), &ctx); err != nil {
+			b.Fatal(err)
+		}
+		text := ctx.HookSpecificOutput.AdditionalContext
+		left := text[strings.Index(text, "Where we left off"):]
+		boot := restTransport{td}.call(b, td.tokens["claude-code"], "memory_bootstrap", map[string]any{"namespace": ns, "session_id": "other"})
+		lo, _ := json.Marshal(boot.body["left_off"])
+		recs, err := td.db.Timeline(context.Background(), storage.TimelineQuery{Namespaces: []string{ns}, Limit: 500})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for _, r := range recs {
+			if r.Source == storage.SourceCapture {
+				n++
+			}
+		}
+		if i == 0 {
+			b.Logf("observations: %d; where we left off (%d bytes):\n%s", n, len(left), left)
+		}
+		b.ReportMetric(float64(n), "observations/session")
+		b.ReportMetric(float64(len(left)), "left-off-bytes")
+		b.ReportMetric(float64(len(lo)), "left-off-json")
 	}
 }
