@@ -48,7 +48,7 @@ func captureScript(n int, file string) map[string]any {
 	}{
 		{"Bash", run},
 		{"Read", map[string]any{"file_path": file}},
-		{"Edit", map[string]any{"file_path": file, "old_string": "exit 1", "new_string": "exit 0"}},
+		{"Edit", map[string]any{"file_path": file, "old_string": "--- FAIL: TestCheck'\nexit 1", "new_string": "ok'\nexit 0"}},
 		{"Bash", run},
 	}
 	if n >= len(steps) {
@@ -58,6 +58,11 @@ func captureScript(n int, file string) map[string]any {
 }
 
 var capturePath = regexp.MustCompile(captureTrigger + ` path=(\S+?)(?:\\|"|\s|$)`)
+
+// codexCaptureScript is what the scripted Responses model runs, one shell
+// command per step, for a capture prompt: the check fails, an edit makes
+// it pass, and another check is left failing.
+var codexCaptureScript = []string{"sh check.sh", "sed -i 's/--- FAIL: TestCheck/ok/; s/exit 1/exit 0/' check.sh", "sh check.sh", "sh other.sh"}
 
 // storedTitle is the title of the record the scripted models store.
 func storedTitle(harness string) string {
@@ -314,14 +319,24 @@ func responsesServer(t *testing.T, storeInput map[string]any) *modelServer {
 			}
 		}
 		var item map[string]any
+		outputs := bytes.Count(body, []byte(`"type":"function_call_output"`))
 		switch {
+		case strings.Contains(string(body), captureTrigger) && outputs < len(codexCaptureScript):
+			// The capture script: a shell command per step, through
+			// Codex's exec_command tool.
+			args, _ := json.Marshal(map[string]any{"cmd": codexCaptureScript[outputs]})
+			item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_cap_%d", outputs), "call_id": fmt.Sprintf("call_cap_%d", outputs),
+				"name": "exec_command", "arguments": string(args), "status": "completed"}
 		case !hasOutput && strings.Contains(lastUser, storeTrigger) && ns != "":
 			args, _ := json.Marshal(storeInput)
 			item = map[string]any{"type": "function_call", "id": "fc_e2e", "call_id": "call_e2e", "namespace": ns,
 				"name": "memory_store", "arguments": string(args), "status": "completed"}
 		default:
 			text := "ok"
-			if hasOutput {
+			switch {
+			case strings.Contains(string(body), captureTrigger):
+				text = "Captured."
+			case hasOutput:
 				text = "Stored."
 			}
 			item = map[string]any{"type": "message", "id": "msg_e2e", "role": "assistant", "status": "completed",
@@ -838,6 +853,36 @@ func TestE2E_Codex(t *testing.T) {
 		dev := developerTexts(codexRollout(t, codexHome, codexSessionID(t, r)))
 		if countContaining(dev, storedTitle("codex")) != 1 {
 			t.Errorf("the later session's bootstrap lacks the stored record: %q", dev)
+		}
+	})
+
+	// Issue 39: a Codex session whose scripted model runs a failing check,
+	// fixes it with a shell edit, runs it again and runs another failing
+	// check leaves observations; the next session's start says where it
+	// left off.
+	t.Run("CaptureShowsAtNextStart", func(t *testing.T) {
+		for name, body := range map[string]string{"check.sh": "echo '--- FAIL: TestCheck'\nexit 1\n", "other.sh": "echo '--- FAIL: TestOther'\nexit 1\n"} {
+			if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := codexExec(t, env, "--sandbox", "danger-full-access", "Make check.sh pass. "+captureTrigger)
+		if !strings.Contains(r.stdout+r.stderr, "Captured.") {
+			t.Fatalf("codex exec did not finish the script:\n%s%s\nhook.log:\n%s", r.stdout, r.stderr, hookLogIn(cache))
+		}
+		if b, _ := os.ReadFile(filepath.Join(repo, "check.sh")); !strings.Contains(string(b), "exit 0") {
+			t.Fatalf("the scripted edit did not run: check.sh is %q", b)
+		}
+		next := codexExec(t, env, "hello")
+		obs := observationsIn(t, td, "github/acme/e2e")
+		for _, title := range []string{"`sh check.sh` failed, then passed", "`sh other.sh` fails: TestOther"} {
+			if obs[title] == nil {
+				t.Errorf("no observation %q; have %v\nhook.log:\n%s", title, slices.Sorted(maps.Keys(obs)), hookLogIn(cache))
+			}
+		}
+		dev := developerTexts(codexRollout(t, codexHome, codexSessionID(t, next)))
+		if countContaining(dev, "Where we left off") != 1 || countContaining(dev, "left failing: `sh other.sh`: TestOther") != 1 {
+			t.Errorf("the next session's start does not say where the last one left off: %q", dev)
 		}
 	})
 

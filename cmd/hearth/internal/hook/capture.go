@@ -175,7 +175,9 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 			out = ""
 		}
 		ev.ExitCode = code
-		ev.OK = !failed && (code == 0 || code == -1)
+		// Codex's PostToolUse (0.169) carries the output alone: with no
+		// exit code, the output says whether the run failed.
+		ev.OK = !failed && (code == 0 || code == -1 && !OutputFailed(out))
 		if failed && code == 0 {
 			ev.ExitCode = -1
 		}
@@ -423,6 +425,18 @@ func FailedTests(out string) []string {
 		}
 	}
 	return names
+}
+
+// failLine is a line by which a run's output says it failed: a test
+// runner's FAIL, a panic, a compiler's or tool's "error:", make's
+// "*** … Error N".
+var failLine = regexp.MustCompile(`(?m)^\s*(?:FAIL\b|--- FAIL|panic:|fatal:|error(?:\[\w+\])?:|Error:|ERROR\b|make(?:\[\d+\])?: \*\*\* .*Error \d+)`)
+
+// OutputFailed reports whether a command's output says it failed (for a
+// run whose exit code the harness did not give): it names a failing test,
+// or a line starts as failLine says (docs/capture.md).
+func OutputFailed(out string) bool {
+	return len(FailedTests(out)) > 0 || failLine.MatchString(out)
 }
 
 // errorWord finds the lines ErrorLines prefers.

@@ -102,6 +102,19 @@ func TestBuildEvent(t *testing.T) {
 			t.Fatalf("event = %+v", ev)
 		}
 	})
+	t.Run("CodexOutputOnly", func(t *testing.T) {
+		// Codex 0.169 sends the output alone, without an exit code.
+		for out, ok := range map[string]bool{
+			"--- FAIL: TestCheck\n": false, "ok  \tx\t0.1s\n": true, "": true, "main.go:3: error: x\nerror: build failed": false,
+			"make: *** [all] Error 2": false, "panic: boom": false, "all good, no errors found": true,
+		} {
+			in := toolInput(t, "PostToolUse", "Bash", map[string]any{"command": "sh check.sh"}, out, "")
+			ev, _ := BuildEvent(Codex, in, false, testRepo, nil, sc, captureNow)
+			if ev == nil || ev.OK != ok || ev.ExitCode != -1 {
+				t.Errorf("output %q: event = %+v, want ok %v", out, ev, ok)
+			}
+		}
+	})
 	t.Run("CodexExitCode", func(t *testing.T) {
 		in := toolInput(t, "PostToolUse", "Bash", map[string]any{"command": []string{"bash", "-lc", "npm test"}}, "Exit code: 2\nWall time: 1s\nOutput:\nError: boom", "")
 		ev, _ := BuildEvent(Codex, in, false, testRepo, nil, sc, captureNow)
