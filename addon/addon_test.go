@@ -42,6 +42,7 @@ var optionKeys = []string{
 	"embed_timeout_s", "model_daily_calls", "model_daily_tokens",
 	"min_coverage",
 	"page_token_required",
+	"ssl", "certfile", "keyfile",
 }
 
 // nestedKeys are the members of the options that are objects or lists of

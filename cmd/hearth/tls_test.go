@@ -196,10 +196,55 @@ func TestServe_TLS(t *testing.T) {
 		if code, _, errOut := cli(t, "healthcheck", "--url", base, "--ca-file", caFile); code != 0 {
 			t.Errorf("healthcheck --ca-file: exit %d %s", code, errOut)
 		}
+		// The add-on image's probe of http://127.0.0.1:8765 with ssl on:
+		// plain HTTP is refused with 400, and the loopback probe asks again
+		// over TLS.
+		if code, _, errOut := cli(t, "healthcheck", "--url", "http://"+d.Addr()); code != 0 {
+			t.Errorf("healthcheck of the TLS port at an http URL on loopback: exit %d %s", code, errOut)
+		}
 		t.Setenv("HEARTH_CA_FILE", caFile)
 		if code, _, errOut := cli(t, "export", "--url", base, "--token-file", filepath.Join(d.TokensDir(), "claude-code")); code != 1 || !strings.Contains(errOut, "PERMISSION_DENIED") {
 			// claude-code has no export scope: the call reached the server over TLS.
 			t.Errorf("export over TLS with HEARTH_CA_FILE: exit %d %s", code, errOut)
 		}
 	})
+}
+
+// TestServe_SSLOption: the add-on's ssl option takes certfile and keyfile
+// from Home Assistant's /ssl folder, as Home Assistant add-ons do; the
+// flags win over it; without ssl the port stays plain.
+func TestServe_SSLOption(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args       []string
+		cert, key  string
+		parseError string
+	}{
+		{[]string{"--option", "ssl=true"}, "/ssl/fullchain.pem", "/ssl/privkey.pem", ""},
+		{[]string{"--option", "ssl=true", "--option", "certfile=hearth.crt", "--option", "keyfile=hearth.key"}, "/ssl/hearth.crt", "/ssl/hearth.key", ""},
+		{[]string{"--option", "ssl=true", "--tls-cert", "/etc/c.pem", "--tls-key", "/etc/k.pem"}, "/etc/c.pem", "/etc/k.pem", ""},
+		{[]string{"--option", "certfile=hearth.crt"}, "", "", ""},
+		{[]string{"--option", "ssl=true", "--option", "certfile=../c.pem"}, "", "", "certfile"},
+		{[]string{"--tls-cert", "/etc/c.pem"}, "", "", "--tls-cert and --tls-key go together"},
+	} {
+		var stderr strings.Builder
+		cfg, err := parseServeFlags(append([]string{"--data", t.TempDir()}, c.args...), &stderr)
+		switch {
+		case c.parseError != "":
+			if err == nil || !strings.Contains(err.Error(), c.parseError) {
+				t.Errorf("%v: %v, want an error naming %s", c.args, err, c.parseError)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", c.args, err)
+		case cfg.TLSCert != c.cert || cfg.TLSKey != c.key:
+			t.Errorf("%v: cert %q key %q, want %q %q", c.args, cfg.TLSCert, cfg.TLSKey, c.cert, c.key)
+		}
+	}
+	// A certificate that is not there stops the start, naming it.
+	d := &Daemon{Config: Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Options: testOptions(),
+		TLSCert: "/nonexistent/fullchain.pem", TLSKey: "/nonexistent/privkey.pem"}, Log: discardLog()}
+	if err := d.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "TLS certificate") {
+		d.Close(context.Background())
+		t.Errorf("open with a missing certificate: %v, want a TLS certificate error", err)
+	}
 }

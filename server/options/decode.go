@@ -88,6 +88,11 @@ var keys = []key{
 	{name: "min_coverage", decode: decodeMinCoverage, reset: func(o, d *Options) { o.MinCoverage = d.MinCoverage }},
 	{name: "page_token_required", decode: boolOpt(func(o *Options) *bool { return &o.PageTokenRequired }),
 		reset: func(o, d *Options) { o.PageTokenRequired = d.PageTokenRequired }},
+	{name: "ssl", decode: boolOpt(func(o *Options) *bool { return &o.SSL }), reset: func(o, d *Options) { o.SSL = d.SSL }},
+	{name: "certfile", str: true, decode: stringOpt(func(o *Options) *string { return &o.CertFile }, nil),
+		reset: func(o, d *Options) { o.CertFile = d.CertFile }},
+	{name: "keyfile", str: true, decode: stringOpt(func(o *Options) *string { return &o.KeyFile }, nil),
+		reset: func(o, d *Options) { o.KeyFile = d.KeyFile }},
 }
 
 func lookupKey(name string) *key {

@@ -154,6 +154,12 @@ type Options struct {
 	// SummaryCandidates keeps a session close's summary as a candidate.
 	SummaryCandidates bool
 
+	// SSL serves the port over TLS with CertFile and KeyFile, file names
+	// in Home Assistant's /ssl folder, as Home Assistant add-ons do (ssl,
+	// certfile, keyfile; docs/running.md).
+	SSL               bool
+	CertFile, KeyFile string
+
 	// Model server and encoder base URLs, "" when unset: absolute http(s),
 	// no user info, no trailing '/'. One ending in /v1 is OpenAI-style.
 	OllamaURL, OllamaFallbackURL, EmbedURL string
@@ -207,6 +213,8 @@ func Default() Options {
 		ModelDailyCalls:        DefaultModelDailyCalls,
 		ModelDailyTokens:       DefaultModelDailyTokens,
 		MinCoverage:            DefaultMinCoverage,
+		CertFile:               "fullchain.pem",
+		KeyFile:                "privkey.pem",
 	}
 }
 
@@ -379,6 +387,9 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		ModelDailyTokens:       o.ModelDailyTokens,
 		MinCoverage:            o.MinCoverage,
 		PageTokenRequired:      o.PageTokenRequired,
+		SSL:                    o.SSL,
+		CertFile:               o.CertFile,
+		KeyFile:                o.KeyFile,
 	}
 	f.Clients = make([]fileClient, 0, len(o.Clients))
 	for _, c := range o.Clients {
@@ -448,6 +459,9 @@ type file struct {
 	ModelDailyTokens       int          `json:"model_daily_tokens"`
 	MinCoverage            float64      `json:"min_coverage"`
 	PageTokenRequired      bool         `json:"page_token_required"`
+	SSL                    bool         `json:"ssl"`
+	CertFile               string       `json:"certfile"`
+	KeyFile                string       `json:"keyfile"`
 }
 
 type fileClient struct {

@@ -140,7 +140,8 @@ func TestDefault(t *testing.T) {
 			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days",
 			"audit_retention_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
-			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage", "page_token_required"}
+			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage", "page_token_required",
+			"ssl", "certfile", "keyfile"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
@@ -218,6 +219,7 @@ func TestParse_Full(t *testing.T) {
 			MinCoverage:      0.4,
 
 			PageTokenRequired: true,
+			SSL:               true, CertFile: "hearth.crt", KeyFile: "hearth.key",
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v\nwant %+v", got, want)
@@ -371,6 +373,10 @@ func TestParse_Invalid(t *testing.T) {
 		{"ErrCandidateExpiryHuge", `{"candidate_expiry_days":99999999999999999999}`, "candidate_expiry_days", "out of range"},
 		{"ErrSummaryCandidatesString", `{"summary_candidates":"true"}`, "summary_candidates", "true or false, got a string"},
 		{"ErrSummaryCandidatesNumber", `{"summary_candidates":1}`, "summary_candidates", "true or false"},
+		{"ErrSSLString", `{"ssl":"yes"}`, "ssl", "true or false"},
+		{"ErrCertfilePath", `{"certfile":"../etc/shadow"}`, "certfile", "must be a file name in the /ssl folder"},
+		{"ErrKeyfileDir", `{"keyfile":"keys/privkey.pem"}`, "keyfile", "must be a file name in the /ssl folder"},
+		{"ErrCertfileEmpty", `{"certfile":""}`, "certfile", "must be a file name in the /ssl folder"},
 		{"ErrAnchorSweepZero", `{"anchor_sweep_hours":0}`, "anchor_sweep_hours", "must be 1 to 168, got 0"},
 		{"ErrAnchorSweepBig", `{"anchor_sweep_hours":169}`, "anchor_sweep_hours", "got 169"},
 		{"ErrContextBudgetSmall", `{"context_budget_tokens":99}`, "context_budget_tokens", "at least 100"},
@@ -596,6 +602,8 @@ func TestOptions_Set(t *testing.T) {
 		{"OKQuotedString", "review_at", `"off"`, func(o *Options) { o.ReviewAt = ReviewAt{Off: true} }},
 		{"OKInt", "candidate_expiry_days", "7", func(o *Options) { o.CandidateExpiryDays = 7 }},
 		{"OKBool", "summary_candidates", "true", func(o *Options) { o.SummaryCandidates = true }},
+		{"OKSSL", "ssl", "true", func(o *Options) { o.SSL = true }},
+		{"OKCertfile", "certfile", "hearth.pem", func(o *Options) { o.CertFile = "hearth.pem" }},
 		{"OKFloat", "embed_timeout_s", "0.25", func(o *Options) { o.EmbedTimeout = 250 * time.Millisecond }},
 		{"OKNumberAsString", "ollama_model", "7", func(o *Options) { o.OllamaModel = "7" }},
 		{"OKBoolAsString", "github_owner", "true", func(o *Options) { o.GithubOwner = "true" }},

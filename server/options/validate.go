@@ -99,6 +99,8 @@ func (o Options) Validate() error {
 	checkRange(&list, "retention_deleted_days", o.RetentionDeletedDays, 1, maxDays)
 	checkRange(&list, "capture_retention_days", o.CaptureRetentionDays, 0, maxDays)
 	checkRange(&list, "audit_retention_days", o.AuditRetentionDays, 0, maxDays)
+	checkSSLFile(&list, "certfile", o.CertFile)
+	checkSSLFile(&list, "keyfile", o.KeyFile)
 	checkRange(&list, "model_daily_calls", o.ModelDailyCalls, 0, maxModelDailyCalls)
 	checkRange(&list, "model_daily_tokens", o.ModelDailyTokens, 0, maxModelDailyTokens)
 
@@ -421,5 +423,13 @@ func checkChain(list *errs, path string, chain []string) {
 		} else {
 			seen[m] = p
 		}
+	}
+}
+
+// checkSSLFile holds certfile and keyfile to a file name in the /ssl
+// folder: no directory, never "." or "..".
+func checkSSLFile(list *errs, name, v string) {
+	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/\\") || strings.ContainsFunc(v, unicode.IsControl) {
+		list.add(errorf(name, "must be a file name in the /ssl folder, such as fullchain.pem, got %q", v))
 	}
 }
