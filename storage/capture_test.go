@@ -160,6 +160,24 @@ func TestDB_Capture(t *testing.T) {
 	}
 }
 
+// TestDB_Capture_Compact coalesces a session's compactions into one
+// observation that keeps the last summary.
+func TestDB_Capture_Compact(t *testing.T) {
+	t.Parallel()
+	db := storagetest.Open(t)
+	e := &events{tb: t, sid: "s1", at: t0}
+	e.add(storage.CaptureEvent{Kind: storage.CaptureCompact, Summary: text(t, "Working on the retry policy.")})
+	e.add(storage.CaptureEvent{Kind: storage.CaptureCompact, Summary: text(t, "Retry policy done; now the billing tests.")})
+	if _, err := db.Capture(ctx, "claude-code", e.out); err != nil {
+		t.Fatal(err)
+	}
+	obs := observations(t, db)
+	r := obs["Context compacted in session s1 (claude-code)"]
+	if len(obs) != 1 || r == nil || !strings.Contains(r.Content, "compacted 2 times") || !strings.Contains(r.Content, "now the billing tests") {
+		t.Errorf("observations = %v", obs)
+	}
+}
+
 // TestDB_Capture_Late counts an event that arrives after a later one
 // without letting it decide the last run.
 func TestDB_Capture_Late(t *testing.T) {

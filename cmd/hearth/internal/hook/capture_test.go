@@ -325,3 +325,25 @@ func FuzzParseIgnore(f *testing.F) {
 		_ = ig.Command("terraform apply ./x")
 	})
 }
+
+// TestCompactEvent captures where the conversation stood before a
+// compaction: the transcript's last turns, screened, one line.
+func TestCompactEvent(t *testing.T) {
+	t.Parallel()
+	tr, err := filepath.Abs(filepath.Join("testdata", "transcript", "claude-code.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"session_id": "s1", "hook_event_name": "PreCompact", "trigger": "auto", "transcript_path": tr})
+	in, err := ParseToolInput(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := CompactEvent(ClaudeCode, in, Scope{Remote: "https://github.com/acme/api"}, captureNow)
+	if ev.Kind != KindCompact || ev.Summary == "" || strings.Contains(ev.Summary, "\n") || ev.Remote == "" || ev.Namespace != "" || ev.ID == "" {
+		t.Errorf("event = %+v", ev)
+	}
+	if later, _ := CompactEvent(ClaudeCode, in, Scope{Remote: "https://github.com/acme/api"}, captureNow.Add(time.Minute)); later.ID == ev.ID {
+		t.Error("two compactions got one id")
+	}
+}
