@@ -434,6 +434,9 @@ type recordView struct {
 	Topics                           []string
 	Supersedes, SupersededBy         string
 	SupersedesHref, SupersededByHref string
+	// SupersedesTitle and SupersededByTitle name the linked records
+	// ("" when they cannot be read: the id stands alone).
+	SupersedesTitle, SupersededByTitle string
 
 	Tiles    []tile
 	Anchors  []anchorRow
@@ -454,6 +457,20 @@ type stanceRow struct {
 
 type entryRow struct {
 	At, Client, Action, Color, Revision, Detail string
+}
+
+// linkTitle is the title of a linked record, read with memory_history (a
+// view, not a use: memory_get would count it as one), or "" when there is
+// none to read.
+func linkTitle(ctx context.Context, mem hearthv1.MemoryServiceClient, id string) string {
+	if id == "" {
+		return ""
+	}
+	resp, err := mem.History(ctx, &hearthv1.HistoryRequest{Id: id, Limit: 1})
+	if err != nil {
+		return ""
+	}
+	return resp.GetRecord().GetTitle()
 }
 
 func (h *Handler) recordView(ctx context.Context, id string, now time.Time) *recordView {
@@ -502,6 +519,7 @@ func (h *Handler) recordView(ctx context.Context, id string, now time.Time) *rec
 	v.Topics = rec.GetTopics()
 	v.Supersedes, v.SupersedesHref = rec.GetSupersedes(), recordHref(rec.GetSupersedes())
 	v.SupersededBy, v.SupersededByHref = rec.GetSupersededBy(), recordHref(rec.GetSupersededBy())
+	v.SupersedesTitle, v.SupersededByTitle = linkTitle(ctx, mem, v.Supersedes), linkTitle(ctx, mem, v.SupersededBy)
 	for _, a := range rec.GetAnchors() {
 		row := anchorRow{Anchor: a.GetAnchor(), State: a.GetState(), Color: anchorColor(a.GetState()), Checked: "never"}
 		if a.GetCheckedAt() != nil {

@@ -34,6 +34,7 @@ type browseAnswers struct {
 	timeline *hearthv1.TimelineResponse
 	search   *hearthv1.SearchResponse
 	history  *hearthv1.HistoryResponse
+	titles   map[string]string // linked records' titles, by id
 	errs     map[string]error
 }
 
@@ -50,6 +51,10 @@ func (a *browseAnswers) respond(method string, req proto.Message) (proto.Message
 	case "Search":
 		return a.search, nil
 	case "History":
+		// A linked record's title is read with memory_history too.
+		if t, ok := a.titles[req.(*hearthv1.HistoryRequest).GetId()]; ok {
+			return &hearthv1.HistoryResponse{Record: &hearthv1.Record{Id: req.(*hearthv1.HistoryRequest).GetId(), Title: t}}, nil
+		}
 		return a.history, nil
 	case "Namespace":
 		return &hearthv1.NamespaceResponse{Namespace: req.(*hearthv1.NamespaceRequest).GetName(),
@@ -305,19 +310,29 @@ func TestBrowser_Search(t *testing.T) {
 
 func TestBrowser_Record(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		r, b := browse(t, baseBrowse(), "/record?id="+id1)
+		a := baseBrowse()
+		a.titles = map[string]string{id3: "New retry rule"}
+		r, b := browse(t, a, "/record?id="+id1)
 		if r.code != http.StatusOK {
 			t.Fatalf("status %d", r.code)
 		}
-		if req := callOf[*hearthv1.HistoryRequest](t, b, "History"); req.GetId() != id1 || req.GetLimit() != historyLimit {
-			t.Errorf("history request %v", req)
+		// The record's history, then its successor's title (issue 42: a
+		// title where a bare id stood).
+		var hist []*hearthv1.HistoryRequest
+		for _, c := range b.Calls() {
+			if strings.HasSuffix(c.Method, "/History") {
+				hist = append(hist, c.Request.(*hearthv1.HistoryRequest))
+			}
+		}
+		if len(hist) != 2 || hist[0].GetId() != id1 || hist[0].GetLimit() != historyLimit || hist[1].GetId() != id3 || hist[1].GetLimit() != 1 {
+			t.Errorf("history requests %v, want the record's and its successor's", hist)
 		}
 		calledNot(t, b, "Get") // memory_get would count the view as a use
 		wantContains(t, r.html,
 			`<title>Old retry rule – Hearth</title>`, `<h2 id="record-title">Old retry rule</h2>`,
 			`<pre class="content" id="record-content">Content of Old retry rule</pre>`,
 			`id="record-status"><span class="dot" style="background: #7d8fd6"></span>superseded</span>`,
-			`<dt>superseded by</dt><dd class="mono"><a href="record?id=`+id3+`">`+id3+`</a></dd>`,
+			`<dt>superseded by</dt><dd><a href="record?id=`+id3+`">New retry rule</a> <span class="mono small muted">`+id3+`</span></dd>`,
 			`<span class="pill topic">http</span>`,
 			`id="tile-revision"><b>3</b>`, `id="tile-confidence"><b>0.67</b><span>confidence</span><small>asserted 0.80</small>`,
 			`id="tile-evidence"><b>1 / 1</b>`, `id="tile-returned"><b>4</b><span>returned</span><small>last 2026-11-30 11:20 UTC</small>`,
