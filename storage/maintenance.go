@@ -49,6 +49,9 @@ type MaintenanceReport struct {
 	ObservationsExpired int
 	// AuditPruned is how many audit rows were deleted (AuditRetention).
 	AuditPruned int
+	// ExtractionReceiptsPurged is how many extraction receipts were older
+	// than retention and deleted.
+	ExtractionReceiptsPurged int
 }
 
 // String gives the counts as the audit row's detail; the recorded queries
@@ -64,6 +67,9 @@ func (r MaintenanceReport) String() string {
 	}
 	if r.AuditPruned > 0 {
 		s += fmt.Sprintf(", audit rows pruned %d", r.AuditPruned)
+	}
+	if r.ExtractionReceiptsPurged > 0 {
+		s += fmt.Sprintf(", extraction receipts purged %d", r.ExtractionReceiptsPurged)
 	}
 	return s
 }
@@ -171,6 +177,12 @@ func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport
 			return nil, err
 		}
 	}
+
+	res, err = tx.ExecContext(ctx, `DELETE FROM extraction_receipts WHERE created_at <= ?`, cutoff)
+	if err != nil {
+		return nil, classify("purge extraction receipts", err)
+	}
+	rep.ExtractionReceiptsPurged = rowsAffected(res)
 
 	if err := insertAuditTx(ctx, tx, AuditEntry{
 		Client: SystemClient, Action: ActionMaintenance, Detail: screen.Redact(rep.String()),

@@ -1,8 +1,10 @@
 package storage_test
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
@@ -83,5 +85,52 @@ func TestDB_ModelBudget(t *testing.T) {
 	rows, err := db.AuditLog(ctx, 2)
 	if err != nil || len(rows) != 2 || rows[0].Action != storage.ActionModelResume || rows[1].Action != storage.ActionModelPause || rows[0].Client != "admin" {
 		t.Fatalf("audit: %+v %v", rows, err)
+	}
+}
+
+// TestDB_ExtractionReceipts holds a receipt as written (its reply cut at
+// MaxReceiptReply), read newest first or by id, counted by outcome, and
+// purged by maintenance after the retention.
+func TestDB_ExtractionReceipts(t *testing.T) {
+	t.Parallel()
+	db := storagetest.Open(t)
+	clk := newClock(db, t0)
+	long := strings.Repeat("é", storage.MaxReceiptReply) // two bytes each
+	a, err := db.StoreExtractionReceipt(ctx, storage.NewExtractionReceipt{JobID: "j1", Namespace: "global", Client: "codex",
+		Outcome: storage.ReceiptKept, Input: text(t, `{"notes":"n"}`), Reply: text(t, long), Kept: []string{"r1"},
+		Refused: []storage.Refused{{Index: 1, Reason: "repeats memories[0]"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(time.Second)
+	b, err := db.StoreExtractionReceipt(ctx, storage.NewExtractionReceipt{JobID: "j2", Namespace: "global", Client: "codex",
+		Outcome: storage.ReceiptUnparsable, Input: text(t, `{}`), Reply: text(t, "not json"), Error: text(t, "bad")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := db.ExtractionReceipts(ctx, "", 10)
+	if err != nil || len(rs) != 2 || rs[0].ID != b || rs[1].ID != a {
+		t.Fatalf("newest first: %+v %v", rs, err)
+	}
+	if r := rs[1]; len(r.Reply.String()) > storage.MaxReceiptReply+10 || !strings.HasSuffix(r.Reply.String(), "…[cut]") ||
+		len(r.Kept) != 1 || r.Refused[0].Index != 1 || !utf8.ValidString(r.Reply.String()) {
+		t.Fatalf("receipt a: kept %v refused %v reply %d bytes", r.Kept, r.Refused, len(r.Reply.String()))
+	}
+	if one, err := db.ExtractionReceipts(ctx, b, 1); err != nil || len(one) != 1 || one[0].Outcome != storage.ReceiptUnparsable {
+		t.Fatalf("by id: %+v %v", one, err)
+	}
+	if _, err := db.ExtractionReceipts(ctx, "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", 1); storage.ErrorCode(err) != storage.NotFound {
+		t.Fatalf("unknown id: %v", err)
+	}
+	if n, err := db.ExtractionReceiptCounts(ctx); err != nil || n[storage.ReceiptKept] != 1 || n[storage.ReceiptUnparsable] != 1 {
+		t.Fatalf("counts: %v %v", n, err)
+	}
+	clk.Add(31 * 24 * time.Hour)
+	rep, err := db.Maintain(ctx, storage.Maintenance{Retention: 30 * 24 * time.Hour})
+	if err != nil || rep.ExtractionReceiptsPurged != 2 {
+		t.Fatalf("maintain: %+v %v", rep, err)
+	}
+	if rs, _ := db.ExtractionReceipts(ctx, "", 10); len(rs) != 0 {
+		t.Fatalf("after the retention: %d receipts", len(rs))
 	}
 }

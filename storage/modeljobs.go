@@ -17,6 +17,10 @@ const (
 	// ActionExtractDrop: a memory the model proposed was not stored; the
 	// detail says which one and why (its type, a length, a repeat).
 	ActionExtractDrop Action = "extract.drop"
+	// ActionExtractRerun: an admin queued a receipt's extraction again
+	// (memory_extraction_rerun); the detail names the receipt, the job and
+	// the model.
+	ActionExtractRerun Action = "extract.rerun"
 	// ActionReview: a nightly review ran; the detail counts its verdicts.
 	ActionReview Action = "review"
 	// ActionReviewVerdict: a verdict on a candidate was applied (duplicate

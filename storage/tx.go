@@ -530,6 +530,7 @@ var indexUntouched = map[string]bool{
 	opAddModelUsage:    true,
 	opModelBudget:      true,
 	opDeferJob:         true,
+	opStoreReceipt:     true,
 }
 
 // committed counts a committed group and advances the write generation
