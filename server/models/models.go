@@ -123,6 +123,9 @@ type Request struct {
 	System, User string
 	// Schema is what the reply must satisfy; required.
 	Schema *Schema
+	// Model, when set, is the one model the call tries instead of the
+	// kind's chain (an extraction rerun with another model).
+	Model string
 	// MaxTokens caps the reply (num_predict, max_tokens); 0 leaves the
 	// server's default. ContextTokens sets Ollama's num_ctx; 0 leaves the
 	// server's default.
@@ -144,6 +147,9 @@ type AttemptError struct {
 	// Err is a *wire.Error (the server did not answer, answered with an
 	// HTTP error, or sent an unusable body) or a schema failure.
 	Err error
+	// Reply is the content the model sent when it did not fit the schema
+	// (or the result); nil when there was none.
+	Reply []byte
 }
 
 func (e *AttemptError) Error() string {
@@ -301,6 +307,9 @@ func (r *Router) Call(ctx context.Context, req Request, out any) (Reply, error) 
 	if len(chain) == 0 {
 		return Reply{}, fmt.Errorf("%w: unknown kind %q", ErrInvalid, req.Kind)
 	}
+	if req.Model != "" {
+		chain = []string{req.Model}
+	}
 	if req.Schema == nil {
 		return Reply{}, fmt.Errorf("%w: no schema", ErrInvalid)
 	}
@@ -337,7 +346,7 @@ func (r *Router) Call(ctx context.Context, req Request, out any) (Reply, error) 
 				return Reply{}, ctx.Err()
 			}
 			down := wire.NoAnswer(err)
-			errs = append(errs, &AttemptError{Server: s.url, Model: model, Err: err})
+			errs = append(errs, &AttemptError{Server: s.url, Model: model, Err: err, Reply: content})
 			r.fail(s, model, down)
 			if down {
 				break
@@ -369,7 +378,7 @@ func (r *Router) attempt(ctx context.Context, s *server, model string, req *Requ
 	}
 	content = bytes.TrimSpace(content)
 	if err := req.Schema.Check(content); err != nil {
-		return nil, wire.Bad("%v", err)
+		return content, wire.Bad("%v", err)
 	}
 	return content, nil
 }

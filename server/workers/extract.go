@@ -79,6 +79,11 @@ type extraction struct {
 	Client    string `json:"client"`
 	Summary   string `json:"summary"`
 	Notes     string `json:"notes"`
+	// Model and RerunOf are set by memory_extraction_rerun: the one model
+	// to ask instead of the chain ("" for the chain), and the receipt the
+	// job reruns.
+	Model   string `json:"model,omitempty"`
+	RerunOf string `json:"rerun_of,omitempty"`
 }
 
 // memory is one memory of an extraction reply.
@@ -102,7 +107,14 @@ var errPayload = errors.New("extraction payload")
 // dropped and audited with its reason. One audit row counts the result.
 //
 // A failed call fails the attempt (the job retries with backoff).
-func Extract(r *models.Router, check Check) Handler {
+//
+// Every call leaves an extraction receipt (storage.NewExtractionReceipt):
+// the job's input and the model's reply, both screened, the ids kept and the
+// memories refused with their reasons, written with the candidates; or, for
+// a failed call, why, written at once: unparsable when a reply came back
+// that did not fit the schema (the reply is kept), failed when none came.
+// A call the budget kept from any server leaves none.
+func Extract(r *models.Router, check Check, db *storage.DB) Handler {
 	return func(ctx context.Context, job *storage.Job) (Effects, error) {
 		var p extraction
 		if err := json.Unmarshal([]byte(job.Payload), &p); err != nil {
@@ -115,18 +127,109 @@ func Extract(r *models.Router, check Check) Handler {
 			Memories []memory `json:"memories"`
 		}
 		var reply models.Reply
-		if strings.TrimSpace(p.Summary+p.Notes) != "" {
+		receipt := storage.NewExtractionReceipt{JobID: job.ID, Namespace: p.Namespace, Client: p.Client,
+			Input: screen.Redact(job.Payload), RerunOf: p.RerunOf}
+		called := strings.TrimSpace(p.Summary+p.Notes) != ""
+		if called {
 			req := extractRequest(p)
 			var err error
 			if reply, err = r.Call(ctx, req, &out); err != nil {
+				if failedReceipt(&receipt, err) && ctx.Err() == nil {
+					if _, rerr := db.StoreExtractionReceipt(ctx, receipt); rerr != nil {
+						return nil, errors.Join(err, rerr)
+					}
+				}
 				return nil, err
 			}
 		}
 		plan := planExtraction(p, out.Memories, check)
 		return func(ctx context.Context, tx *storage.Tx) error {
-			return plan.apply(ctx, tx, reply)
+			kept, err := plan.apply(ctx, tx, reply)
+			if err != nil || !called {
+				return err
+			}
+			receipt.Outcome, receipt.Server, receipt.Model = storage.ReceiptKept, reply.Server, reply.Model
+			receipt.Reply, receipt.Kept = screenReply(reply.Content), kept
+			for _, d := range plan.drops {
+				receipt.Refused = append(receipt.Refused, storage.Refused{Index: d.index, Reason: d.String()})
+			}
+			_, err = tx.StoreExtractionReceipt(ctx, receipt)
+			return err
 		}, nil
 	}
+}
+
+// screenReply is a model's reply as its receipt keeps it: a JSON reply
+// with each string value passed through screen.Redact (a value holding a
+// secret or the no-store marker becomes its placeholder, the rest stays
+// readable), any other reply with each secret replaced
+// (screen.RedactSpans).
+func screenReply(content []byte) screen.Text {
+	var v any
+	if json.Unmarshal(content, &v) != nil {
+		return screen.RedactSpans(string(content))
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case string:
+			return screen.Redact(t).String()
+		case []any:
+			for i := range t {
+				t[i] = walk(t[i])
+			}
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		}
+		return x
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		return screen.RedactSpans(string(content))
+	}
+	// Keys are the model's too: whatever survived is screened once more.
+	return screen.RedactSpans(string(b))
+}
+
+// failedReceipt completes rec for a call that failed with err and reports
+// whether a server was tried at all: unparsable when a model's reply did
+// not fit the schema (the last such reply is kept), else failed.
+func failedReceipt(rec *storage.NewExtractionReceipt, err error) bool {
+	var attempts []*models.AttemptError
+	var walk func(error)
+	walk = func(e error) {
+		if ae, ok := e.(*models.AttemptError); ok {
+			attempts = append(attempts, ae)
+			return
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			if x := u.Unwrap(); x != nil {
+				walk(x)
+			}
+		}
+	}
+	walk(err)
+	if len(attempts) == 0 {
+		return false
+	}
+	rec.Outcome = storage.ReceiptFailed
+	last := attempts[len(attempts)-1]
+	rec.Server, rec.Model = last.Server, last.Model
+	for _, ae := range attempts {
+		if ae.Reply != nil {
+			rec.Outcome, rec.Server, rec.Model = storage.ReceiptUnparsable, ae.Server, ae.Model
+			rec.Reply = screenReply(ae.Reply)
+		}
+	}
+	rec.Error = screen.Redact(clip(err.Error(), 2000))
+	return true
 }
 
 // extractMaxTokens caps an extraction reply: twenty memories of a few
@@ -150,7 +253,7 @@ func extractRequest(p extraction) models.Request {
 	}
 	user := b.String()
 	return models.Request{
-		Kind: models.Extraction, System: models.System(extractTask), User: user, Schema: extractSchema,
+		Kind: models.Extraction, Model: p.Model, System: models.System(extractTask), User: user, Schema: extractSchema,
 		MaxTokens: extractMaxTokens, ContextTokens: contextTokens(len(extractTask)+len(user), extractMaxTokens),
 	}
 }
@@ -174,11 +277,20 @@ type extractPlan struct {
 	drops   []drop
 }
 
-// drop is a memory not stored: a refusal of the screen (field and
-// pattern), or a reason.
+// drop is a memory not stored, the index-th of the reply: a refusal of the
+// screen (field and pattern), or a reason.
 type drop struct {
+	index          int
 	field, pattern string
 	reason         string
+}
+
+// String says why the memory was dropped, as its receipt keeps it.
+func (d drop) String() string {
+	if d.pattern != "" {
+		return "screen: " + d.field + " matches " + d.pattern
+	}
+	return d.reason
 }
 
 // planExtraction checks and screens each memory of a reply.
@@ -190,15 +302,15 @@ func planExtraction(p extraction, mems []memory, check Check) *extractPlan {
 		field := fmt.Sprintf("memories[%d]", i)
 		m.Title, m.Content = strings.TrimSpace(m.Title), strings.TrimSpace(m.Content)
 		if len(plan.records) == MaxExtracted {
-			plan.drops = append(plan.drops, drop{reason: fmt.Sprintf("%s: more than %d memories", field, MaxExtracted)})
+			plan.drops = append(plan.drops, drop{index: i, reason: fmt.Sprintf("%s: more than %d memories", field, MaxExtracted)})
 			continue
 		}
 		if !slices.Contains(ExtractTypes, m.Type) {
-			plan.drops = append(plan.drops, drop{reason: fmt.Sprintf("%s.type: %q is not one of %s", field, clip(m.Type, 40), strings.Join(ExtractTypes, ", "))})
+			plan.drops = append(plan.drops, drop{index: i, reason: fmt.Sprintf("%s.type: %q is not one of %s", field, clip(m.Type, 40), strings.Join(ExtractTypes, ", "))})
 			continue
 		}
 		if err := check(m.Type, m.Title, m.Content, m.Confidence); err != nil {
-			plan.drops = append(plan.drops, drop{reason: field + "." + err.Error()})
+			plan.drops = append(plan.drops, drop{index: i, reason: field + "." + err.Error()})
 			continue
 		}
 		title, err := screen.Check(field+".title", m.Title)
@@ -207,7 +319,7 @@ func planExtraction(p extraction, mems []memory, check Check) *extractPlan {
 			if content, err = screen.Check(field+".content", m.Content); err == nil {
 				k := key{m.Type, m.Title, m.Content}
 				if j, dup := seen[k]; dup {
-					plan.drops = append(plan.drops, drop{reason: fmt.Sprintf("%s: repeats memories[%d]", field, j)})
+					plan.drops = append(plan.drops, drop{index: i, reason: fmt.Sprintf("%s: repeats memories[%d]", field, j)})
 					continue
 				}
 				seen[k] = i
@@ -220,21 +332,25 @@ func planExtraction(p extraction, mems []memory, check Check) *extractPlan {
 		}
 		var ref *screen.Refusal
 		if errors.As(err, &ref) {
-			plan.drops = append(plan.drops, drop{field: ref.Field, pattern: ref.Pattern})
+			plan.drops = append(plan.drops, drop{index: i, field: ref.Field, pattern: ref.Pattern})
 		} else {
-			plan.drops = append(plan.drops, drop{reason: field + ": " + err.Error()})
+			plan.drops = append(plan.drops, drop{index: i, reason: field + ": " + err.Error()})
 		}
 	}
 	return plan
 }
 
-// apply writes the plan in the job's completion transaction.
-func (plan *extractPlan) apply(ctx context.Context, tx *storage.Tx, reply models.Reply) error {
+// apply writes the plan in the job's completion transaction and returns
+// the ids of the records it stored.
+func (plan *extractPlan) apply(ctx context.Context, tx *storage.Tx, reply models.Reply) ([]string, error) {
 	ns := plan.p.Namespace
+	var kept []string
 	for _, nr := range plan.records {
-		if _, err := tx.Store(ctx, nr); err != nil {
-			return err
+		rec, err := tx.Store(ctx, nr)
+		if err != nil {
+			return nil, err
 		}
+		kept = append(kept, rec.ID)
 	}
 	for _, d := range plan.drops {
 		var err error
@@ -246,7 +362,7 @@ func (plan *extractPlan) apply(ctx context.Context, tx *storage.Tx, reply models
 				Namespace: ns, Detail: screen.Redact(d.reason)})
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	detail := fmt.Sprintf("session close %s: stored %d of %d memories as candidates", plan.p.OpID, len(plan.records), plan.total)
@@ -255,7 +371,7 @@ func (plan *extractPlan) apply(ctx context.Context, tx *storage.Tx, reply models
 	} else {
 		detail += " (nothing to read)"
 	}
-	return tx.Audit(ctx, storage.AuditEntry{Client: storage.SystemClient, Action: storage.ActionExtract,
+	return kept, tx.Audit(ctx, storage.AuditEntry{Client: storage.SystemClient, Action: storage.ActionExtract,
 		Namespace: ns, Detail: screen.Redact(detail)})
 }
 

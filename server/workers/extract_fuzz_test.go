@@ -68,3 +68,19 @@ var errCheck = checkError("invalid")
 type checkError string
 
 func (e checkError) Error() string { return string(e) }
+
+// FuzzScreenReply: whatever a model replies, the receipt keeps text that
+// passes the screen.
+func FuzzScreenReply(f *testing.F) {
+	for _, s := range []string{
+		`{"memories":[{"type":"note","title":"t","content":"token ghp_R8mK2xQ7vN4pL9sT3wY6zB1cF5hJ0dG8aE2u"}]}`,
+		`Sure! {"memories": [`, `{"ghp_R8mK2xQ7vN4pL9sT3wY6zB1cF5hJ0dG8aE2u":1}`, `["do-not-store"]`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := screen.Check("reply", screenReply(b).String()); err != nil {
+			t.Fatalf("screenReply(%q) does not pass the screen: %v", b, err)
+		}
+	})
+}

@@ -31,7 +31,7 @@ func (w *Workers) handleModels(cfg Config) error {
 	}
 	w.models = r
 	live := r.Available
-	w.HandleWhen(storage.KindExtraction, live, Extract(r, cfg.Check))
+	w.HandleWhen(storage.KindExtraction, live, Extract(r, cfg.Check, cfg.DB))
 	w.HandleWhen(storage.KindReview, live, Review(r, cfg.DB, scope.New(cfg.Options), retrieval.New(cfg.DB)))
 	w.Handle(storage.KindMaintenance, queueReview(Maintenance(cfg.DB, cfg.Options, w.log)))
 	return nil
