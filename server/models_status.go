@@ -57,6 +57,12 @@ func (s *Server) modelStatus(ctx context.Context, resp *hearthv1.StatusResponse)
 			resp.ModelServers = append(resp.ModelServers, m)
 		}
 	}
+	counts, err := s.db.ExtractionReceiptCounts(ctx)
+	if err != nil {
+		return err
+	}
+	resp.Extractions = &hearthv1.ExtractionCounts{Kept: uint32(counts[storage.ReceiptKept]),
+		Unparsable: uint32(counts[storage.ReceiptUnparsable]), Failed: uint32(counts[storage.ReceiptFailed])}
 	if waiting {
 		for _, j := range jobs {
 			if j.State == storage.JobQueued && slices.Contains(storage.ModelKinds, j.Kind) {

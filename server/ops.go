@@ -34,8 +34,9 @@ func (s *Server) initOps(cfg Config) error {
 	statuses := []string{storage.StatusActive, storage.StatusCandidate, storage.StatusSuperseded, storage.StatusDeleted}
 	s.ops.metrics = metrics.New(metrics.Config{
 		Tools: cfg.Tools, Types: storage.Types, Statuses: statuses, States: storage.JobStates,
-		Tiers:  []string{string(models.Primary), string(models.Fallback), string(models.Direct)},
-		Gauges: s.gauges, Now: s.db.Now,
+		Tiers:    []string{string(models.Primary), string(models.Fallback), string(models.Direct)},
+		Outcomes: storage.ReceiptOutcomes,
+		Gauges:   s.gauges, Now: s.db.Now,
 	})
 	return nil
 }
@@ -61,6 +62,9 @@ func (s *Server) gauges(ctx context.Context) (metrics.Gauges, error) {
 		return g, err
 	} else if ok {
 		g.LastBackup = at
+	}
+	if g.Extractions, err = s.db.ExtractionReceiptCounts(ctx); err != nil {
+		return g, err
 	}
 	if s.models != nil && s.models.Configured() {
 		for _, ms := range s.models.Status().Servers {

@@ -87,6 +87,7 @@ func checkClosedLabels(t testing.TB, fams map[string]*dto.MetricFamily) {
 		"position":   func(v string) bool { return positionLabel.MatchString(v) },
 		"checkpoint": func(v string) bool { return slices.Contains([]string{"truncate", "background", "catch-up"}, v) },
 		"result":     func(v string) bool { return slices.Contains([]string{"done", "unfinished", "failed"}, v) },
+		"outcome":    func(v string) bool { return slices.Contains(storage.ReceiptOutcomes, v) },
 	}
 	for name, f := range fams {
 		if !strings.HasPrefix(name, "hearth_") {

@@ -9,6 +9,7 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/screen"
 )
 
 // TestModels_Budget holds issue 39's hard budget end to end: with
@@ -122,5 +123,125 @@ func TestModels_Budget(t *testing.T) {
 	}
 	if pauses != 1 || resumes != 2 {
 		t.Errorf("audit: %d pauses, %d resumes; want 1 and 2", pauses, resumes)
+	}
+}
+
+// seedReceipt stores an extraction receipt of a close in ns, as an
+// extraction without a model server cannot, once per daemon, and returns
+// its id.
+func seedReceipt(t *testing.T, td *testDaemon, ns string) string {
+	t.Helper()
+	rs, err := td.db.ExtractionReceipts(t.Context(), "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) > 0 {
+		return rs[0].ID
+	}
+	input := fmt.Sprintf(`{"client":"claude-code","namespace":%q,"notes":"We chose WAL.","op_id":"seed-1","session_id":"s-1","summary":""}`, ns)
+	id, err := td.db.StoreExtractionReceipt(t.Context(), storage.NewExtractionReceipt{
+		JobID: "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", Namespace: ns, Client: "claude-code", Outcome: storage.ReceiptUnparsable,
+		Server: "http://127.0.0.1:1", Model: "m1", Input: screen.Redact(input), Reply: screen.Redact(`{"memories": [`),
+		Error: screen.Redact("reply is not JSON"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestModels_Receipts holds issue 39's extraction receipts over REST, MCP
+// and gRPC: a reply read leaves its kept and refused memories, the secret
+// in it screened; a reply that is not JSON leaves an unparsable receipt,
+// counted in memory_status and /metrics; memory_extraction_rerun queues
+// the input again with another model, whose receipt names the first. Both
+// tools need the admin scope.
+func TestModels_Receipts(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"}, modeltest.Model{Name: "m2"})
+	srv.Script(
+		modeltest.Rule{Path: "/api/chat", Model: "m1", Times: 1, Action: modeltest.Action{Content: `{"memories":[` +
+			`{"type":"decision","title":"Use WAL","content":"SQLite runs in WAL mode.","confidence":0.9},` +
+			`{"type":"constraint","title":"CI token","content":"CI pushes with GITHUB_TOKEN=` + secretGitHub + `.","confidence":0.9}]}`}},
+		modeltest.Rule{Path: "/api/chat", Model: "m1", Action: modeltest.Action{Content: `Here you go: {"memories": [`}},
+		modeltest.Rule{Path: "/api/chat", Model: "m2", Action: modeltest.Action{Content: memoriesContent("Rerun decision")}},
+	)
+	opts := modelOptions(srv.URL)
+	grantAdmin(&opts, "claude-code")
+	td := startDaemon(t, opts)
+	tok := td.tokens["claude-code"]
+	rest, mcp := restTransport{td}, mcpTransport{td: td}
+	waitProbed(t, td, srv.URL)
+	for i := range 2 {
+		if r := rest.call(t, tok, "memory_session_close", closeArgs(fmt.Sprintf("receipt-%d", i), "", "We chose WAL.")); !r.ok {
+			t.Fatalf("close: %v", r)
+		}
+	}
+	receipts := func(tr transport) []any {
+		r := tr.call(t, tok, "memory_extraction_receipts", map[string]any{"limit": 50})
+		if !r.ok {
+			t.Fatalf("%s receipts: %v", tr.name(), r)
+		}
+		return list(r.body, "receipts")
+	}
+	waitFor(t, "the unparsable receipt", func() bool { return len(receipts(rest)) >= 2 })
+	var kept, unparsable map[string]any
+	for _, tr := range transports(td) {
+		for _, x := range receipts(tr) {
+			m, _ := x.(map[string]any)
+			switch str(m, "outcome") {
+			case storage.ReceiptKept:
+				kept = m
+			case storage.ReceiptUnparsable:
+				unparsable = m
+			}
+		}
+		if kept == nil || unparsable == nil {
+			t.Fatalf("%s: kept %v unparsable %v", tr.name(), kept, unparsable)
+		}
+		if len(list(kept, "kept")) != 1 || num(kept, "refused", 0, "index") != 1 ||
+			!strings.Contains(str(kept, "refused", 0, "reason"), "screen:") || str(kept, "model") != "m1" ||
+			strings.Contains(str(kept, "reply"), secretGitHub) || !strings.Contains(str(kept, "reply"), "Use WAL") ||
+			!strings.Contains(str(kept, "input"), "We chose WAL.") {
+			t.Errorf("%s kept receipt: %v", tr.name(), kept)
+		}
+		if str(unparsable, "reply") != `Here you go: {"memories": [` || str(unparsable, "error") == "" {
+			t.Errorf("%s unparsable receipt: %v", tr.name(), unparsable)
+		}
+		st := tr.call(t, tok, "memory_status", map[string]any{})
+		if num(st.body, "extractions", "unparsable") < 1 || num(st.body, "extractions", "kept") != 1 {
+			t.Errorf("%s status extractions: %v", tr.name(), get(st.body, "extractions"))
+		}
+	}
+	_, _, text := scrape(t, td, tok)
+	if v, ok := sample(parseMetrics(t, text), "hearth_extraction_receipts", map[string]string{"outcome": "unparsable"}); !ok || v < 1 {
+		t.Errorf("hearth_extraction_receipts{unparsable} = %v (present %v)", v, ok)
+	}
+	// A client without the admin scope reads none.
+	if r := rest.call(t, td.tokens["codex"], "memory_extraction_receipts", map[string]any{}); r.ok || r.code != "PERMISSION_DENIED" {
+		t.Errorf("receipts without admin: %v", r)
+	}
+	r := mcp.call(t, tok, "memory_extraction_rerun", map[string]any{"receipt_id": str(unparsable, "id"), "model": "m2"})
+	if !r.ok || get(r.body, "queued") != true {
+		t.Fatalf("rerun: %v", r)
+	}
+	again := grpcTransport{td: td}.call(t, tok, "memory_extraction_rerun", map[string]any{"receipt_id": str(unparsable, "id"), "model": "m2"})
+	if !again.ok || get(again.body, "queued") == true || str(again.body, "job_id") != str(r.body, "job_id") {
+		t.Fatalf("the same rerun again: %v (first %v)", again, r)
+	}
+	var rerun map[string]any
+	waitFor(t, "the rerun's receipt", func() bool {
+		for _, x := range receipts(rest) {
+			if m, _ := x.(map[string]any); str(m, "rerun_of") == str(unparsable, "id") {
+				rerun = m
+				return true
+			}
+		}
+		return false
+	})
+	if str(rerun, "outcome") != storage.ReceiptKept || str(rerun, "model") != "m2" || len(list(rerun, "kept")) != 1 {
+		t.Errorf("rerun receipt: %v", rerun)
+	}
+	if r := rest.call(t, tok, "memory_extraction_rerun", map[string]any{"receipt_id": "01JD3M5ZK9Q8W7E6R5T4Y3X2V1"}); r.ok || r.code != "NOT_FOUND" || str(r.body, "error", "field") != "receipt_id" {
+		t.Errorf("unknown receipt: %v", r)
 	}
 }

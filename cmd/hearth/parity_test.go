@@ -22,7 +22,7 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		t.Fatalf("seed: %v", seed)
 	}
 	seedID := str(seed.body, "record", "id")
-	closes, imports, captures := 0, 0, 0
+	closes, imports, captures, reruns := 0, 0, 0, 0
 	fresh := func() string {
 		r := rest.call(t, tok, "memory_store", storeArgs(ns, "Parity twin", "A record for one mutating call."))
 		if !r.ok {
@@ -94,6 +94,16 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_export":       func() any { return map[string]any{"namespace_prefix": "github/acme", "limit": 2} },
 		"memory_metrics":      func() any { return map[string]any{} },
 		"memory_tokens":       func() any { return map[string]any{} },
+		"memory_extraction_receipts": func() any {
+			seedReceipt(t, td, ns)
+			return map[string]any{"limit": 5}
+		},
+		// Each transport reruns with a model of its own (one rerun per
+		// receipt and model).
+		"memory_extraction_rerun": func() any {
+			reruns++
+			return map[string]any{"receipt_id": seedReceipt(t, td, ns), "model": fmt.Sprintf("m%d", reruns)}
+		},
 		// Each transport pauses running calls and resumes paused ones.
 		"memory_model_pause": func() any {
 			if r := rest.call(t, tok, "memory_model_resume", map[string]any{}); !r.ok {

@@ -193,8 +193,16 @@ func TestScreen_EveryWritePath(t *testing.T) {
 		// The sweep takes no text; its clean call must still pass.
 		"memory_anchor_sweep": {args: func(t *testing.T) map[string]any { return map[string]any{} }},
 		// Backups and rotation take no text the store keeps.
-		"memory_backup":       {args: func(t *testing.T) map[string]any { return map[string]any{} }},
-		"memory_model_pause":  {args: func(t *testing.T) map[string]any { return map[string]any{} }},
+		"memory_backup":      {args: func(t *testing.T) map[string]any { return map[string]any{} }},
+		"memory_model_pause": {args: func(t *testing.T) map[string]any { return map[string]any{} }},
+		// Receipts are read only; a rerun keeps its model name.
+		"memory_extraction_receipts": {args: func(t *testing.T) map[string]any { return map[string]any{} }},
+		"memory_extraction_rerun": {
+			args: func(t *testing.T) map[string]any {
+				return map[string]any{"receipt_id": seedReceipt(t, td, ns), "model": "qwen3:" + strings.ReplaceAll(t.Name(), "/", "-")}
+			},
+			inject: []injection{{field: "model", value: "m-" + secretGitHub, secret: secretGitHub, pattern: true}},
+		},
 		"memory_model_resume": {args: func(t *testing.T) map[string]any { return map[string]any{} }},
 		"memory_token_rotate": {args: func(t *testing.T) map[string]any { return map[string]any{"client": "codex"} }},
 		"memory_import": {

@@ -43,6 +43,8 @@ type Gauges struct {
 	// paused model calls; nil without a model server.
 	ModelServers []ModelServer
 	ModelsPaused *bool
+	// Extractions counts the extraction receipts kept, by outcome.
+	Extractions map[string]int
 	// Encoder is the encoder; nil without embed_url.
 	Encoder *Encoder
 	// Writer is the store's single writer; nil leaves its series out.
@@ -97,8 +99,9 @@ type Config struct {
 	// Tools maps full gRPC method names to tool names.
 	Tools map[string]string
 	// Types and Statuses are the record types and statuses; States the
-	// job states; Tiers the model server tiers.
-	Types, Statuses, States, Tiers []string
+	// job states; Tiers the model server tiers; Outcomes the extraction
+	// receipt outcomes.
+	Types, Statuses, States, Tiers, Outcomes []string
 	// Gauges reads the store; it is called once per scrape.
 	Gauges func(ctx context.Context) (Gauges, error)
 	// Now is the clock for the backup's age (nil: time.Now).
@@ -180,6 +183,7 @@ var (
 	modelSpent       = prometheus.NewDesc("hearth_model_budget_spent", "1 while a model server has spent its daily budget (no call goes to it until the next day or memory_model_resume), else 0; by tier and position. Absent without a model server.", []string{"tier", "position"}, nil)
 	modelCalls       = prometheus.NewDesc("hearth_model_calls_total", "Calls sent to a model server since start, by tier and position. Absent without a model server.", []string{"tier", "position"}, nil)
 	modelTokens      = prometheus.NewDesc("hearth_model_tokens_total", "Prompt and reply tokens of a model server's calls since start, by tier and position. Absent without a model server.", []string{"tier", "position"}, nil)
+	extractionsDesc  = prometheus.NewDesc("hearth_extraction_receipts", "Extraction receipts kept (retention_deleted_days) by outcome: kept (the reply was read), unparsable (no reply fit the schema: a counted failure, its reply kept) or failed (no reply).", []string{"outcome"}, nil)
 	modelPaused      = prometheus.NewDesc("hearth_model_calls_paused", "1 while an admin has paused model calls (memory_model_pause), else 0. Absent without a model server.", nil, nil)
 	encoderUp        = prometheus.NewDesc("hearth_encoder_up", "1 while the encoder (embed_url) answers its probes, else 0; absent without embed_url.", nil, nil)
 	vectorsDesc      = prometheus.NewDesc("hearth_record_vectors", "Live records by the state of their vector (current, stale, missing); absent without embed_url, and until the vector index has loaded for the model and snapshot the encoder names.", []string{"state"}, nil)
@@ -207,6 +211,7 @@ func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- modelCalls
 	ch <- modelTokens
 	ch <- modelPaused
+	ch <- extractionsDesc
 	ch <- encoderUp
 	ch <- vectorsDesc
 	ch <- storeErrs
@@ -259,6 +264,9 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(modelSpent, prometheus.GaugeValue, one(ms.Spent), tier, pos)
 		ch <- prometheus.MustNewConstMetric(modelCalls, prometheus.CounterValue, float64(ms.Calls), tier, pos)
 		ch <- prometheus.MustNewConstMetric(modelTokens, prometheus.CounterValue, float64(ms.Tokens), tier, pos)
+	}
+	for _, o := range cfg.Outcomes {
+		ch <- prometheus.MustNewConstMetric(extractionsDesc, prometheus.GaugeValue, float64(g.Extractions[o]), o)
 	}
 	if g.ModelsPaused != nil {
 		ch <- prometheus.MustNewConstMetric(modelPaused, prometheus.GaugeValue, one(*g.ModelsPaused))

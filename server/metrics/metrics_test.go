@@ -24,6 +24,7 @@ func TestMetrics_Text(t *testing.T) {
 		ModelServers: []metrics.ModelServer{{Tier: "primary", Live: true, CallsToday: 12, TokensToday: 3400, Calls: 40, Tokens: 9000, Spent: true},
 			{Tier: "http://10.0.0.9:11434", Live: false}},
 		ModelsPaused: new(true),
+		Extractions:  map[string]int{"kept": 4, "unparsable": 2, "<script>": 9},
 		Encoder:      &metrics.Encoder{Live: false, Counted: true, Current: 7, Stale: 2, Missing: 1},
 		Writer: &metrics.Writer{Waiting: 3, Commits: 10, Writes: 41, WALBytes: 4096 * 12, Truncate: 5, TruncateUnfinished: 2,
 			Background: 7, BackgroundFailed: 1, CatchUp: 6, CatchUpFailed: 0, Restarts: 4},
@@ -32,8 +33,9 @@ func TestMetrics_Text(t *testing.T) {
 	m := metrics.New(metrics.Config{
 		Tools: map[string]string{"/x.S/Store": "memory_store"}, Types: []string{"decision"},
 		Statuses: []string{"active"}, States: []string{"queued"}, Tiers: []string{"primary", "fallback", "direct"},
-		Gauges: func(context.Context) (metrics.Gauges, error) { return gauges, fail },
-		Now:    func() time.Time { return now },
+		Outcomes: []string{"kept", "unparsable", "failed"},
+		Gauges:   func(context.Context) (metrics.Gauges, error) { return gauges, fail },
+		Now:      func() time.Time { return now },
 	})
 	m.Observe("/x.S/Store", codes.OK, 3*time.Millisecond)
 	m.Observe("/x.S/Unknown", codes.Code(99), time.Second)
@@ -66,6 +68,9 @@ func TestMetrics_Text(t *testing.T) {
 			`hearth_model_calls_total{position="0",tier="primary"} 40`,
 			`hearth_model_tokens_total{position="0",tier="primary"} 9000`,
 			`hearth_model_calls_paused 1`,
+			`hearth_extraction_receipts{outcome="kept"} 4`,
+			`hearth_extraction_receipts{outcome="unparsable"} 2`,
+			`hearth_extraction_receipts{outcome="failed"} 0`,
 			`hearth_encoder_up 0`,
 			`hearth_record_vectors{state="current"} 7`,
 			`hearth_record_vectors{state="stale"} 2`,
@@ -86,7 +91,7 @@ func TestMetrics_Text(t *testing.T) {
 				t.Errorf("metrics lack %s", want)
 			}
 		}
-		if strings.Contains(text, "gossip") || strings.Contains(text, "Free Text") || strings.Contains(text, "10.0.0.9") {
+		if strings.Contains(text, "gossip") || strings.Contains(text, "Free Text") || strings.Contains(text, "<script>") || strings.Contains(text, "10.0.0.9") {
 			t.Errorf("a value outside the closed sets became a label:\n%s", text)
 		}
 		if fams["hearth_last_backup_timestamp_seconds"].GetMetric()[0].GetGauge().GetValue() != float64(now.Add(-90*time.Second).Unix()) {

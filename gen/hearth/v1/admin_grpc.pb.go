@@ -19,18 +19,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_Whoami_FullMethodName      = "/hearth.v1.AdminService/Whoami"
-	AdminService_Status_FullMethodName      = "/hearth.v1.AdminService/Status"
-	AdminService_Unused_FullMethodName      = "/hearth.v1.AdminService/Unused"
-	AdminService_Audit_FullMethodName       = "/hearth.v1.AdminService/Audit"
-	AdminService_Backup_FullMethodName      = "/hearth.v1.AdminService/Backup"
-	AdminService_Export_FullMethodName      = "/hearth.v1.AdminService/Export"
-	AdminService_Import_FullMethodName      = "/hearth.v1.AdminService/Import"
-	AdminService_Metrics_FullMethodName     = "/hearth.v1.AdminService/Metrics"
-	AdminService_Tokens_FullMethodName      = "/hearth.v1.AdminService/Tokens"
-	AdminService_ModelPause_FullMethodName  = "/hearth.v1.AdminService/ModelPause"
-	AdminService_ModelResume_FullMethodName = "/hearth.v1.AdminService/ModelResume"
-	AdminService_RotateToken_FullMethodName = "/hearth.v1.AdminService/RotateToken"
+	AdminService_Whoami_FullMethodName             = "/hearth.v1.AdminService/Whoami"
+	AdminService_Status_FullMethodName             = "/hearth.v1.AdminService/Status"
+	AdminService_Unused_FullMethodName             = "/hearth.v1.AdminService/Unused"
+	AdminService_Audit_FullMethodName              = "/hearth.v1.AdminService/Audit"
+	AdminService_Backup_FullMethodName             = "/hearth.v1.AdminService/Backup"
+	AdminService_Export_FullMethodName             = "/hearth.v1.AdminService/Export"
+	AdminService_Import_FullMethodName             = "/hearth.v1.AdminService/Import"
+	AdminService_Metrics_FullMethodName            = "/hearth.v1.AdminService/Metrics"
+	AdminService_Tokens_FullMethodName             = "/hearth.v1.AdminService/Tokens"
+	AdminService_ModelPause_FullMethodName         = "/hearth.v1.AdminService/ModelPause"
+	AdminService_ModelResume_FullMethodName        = "/hearth.v1.AdminService/ModelResume"
+	AdminService_ExtractionReceipts_FullMethodName = "/hearth.v1.AdminService/ExtractionReceipts"
+	AdminService_ExtractionRerun_FullMethodName    = "/hearth.v1.AdminService/ExtractionRerun"
+	AdminService_RotateToken_FullMethodName        = "/hearth.v1.AdminService/RotateToken"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -107,6 +109,18 @@ type AdminServiceClient interface {
 	// Each server gets model_daily_calls and model_daily_tokens again for the
 	// rest of the day; the waiting model jobs run.
 	ModelResume(ctx context.Context, in *ModelResumeRequest, opts ...grpc.CallOption) (*ModelResumeResponse, error)
+	// Read extraction receipts, newest first: input, model reply (screened),
+	// kept ids, refused memories and why.
+	//
+	// outcome is kept, unparsable (the reply did not fit the schema) or failed
+	// (no reply). Receipts are kept for retention_deleted_days.
+	ExtractionReceipts(ctx context.Context, in *ExtractionReceiptsRequest, opts ...grpc.CallOption) (*ExtractionReceiptsResponse, error)
+	// Queue a receipt's extraction again, optionally with another model.
+	//
+	// The new job reads the receipt's input; its own receipt names the one it
+	// reruns (rerun_of). Asking twice for the same receipt and model queues
+	// one job.
+	ExtractionRerun(ctx context.Context, in *ExtractionRerunRequest, opts ...grpc.CallOption) (*ExtractionRerunResponse, error)
 	// Replace a client's generated token: a new one is written to its file (mode
 	// 0600) on the server and the old one is refused from this moment on every
 	// transport.
@@ -233,6 +247,26 @@ func (c *adminServiceClient) ModelResume(ctx context.Context, in *ModelResumeReq
 	return out, nil
 }
 
+func (c *adminServiceClient) ExtractionReceipts(ctx context.Context, in *ExtractionReceiptsRequest, opts ...grpc.CallOption) (*ExtractionReceiptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExtractionReceiptsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ExtractionReceipts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ExtractionRerun(ctx context.Context, in *ExtractionRerunRequest, opts ...grpc.CallOption) (*ExtractionRerunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExtractionRerunResponse)
+	err := c.cc.Invoke(ctx, AdminService_ExtractionRerun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adminServiceClient) RotateToken(ctx context.Context, in *RotateTokenRequest, opts ...grpc.CallOption) (*RotateTokenResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RotateTokenResponse)
@@ -317,6 +351,18 @@ type AdminServiceServer interface {
 	// Each server gets model_daily_calls and model_daily_tokens again for the
 	// rest of the day; the waiting model jobs run.
 	ModelResume(context.Context, *ModelResumeRequest) (*ModelResumeResponse, error)
+	// Read extraction receipts, newest first: input, model reply (screened),
+	// kept ids, refused memories and why.
+	//
+	// outcome is kept, unparsable (the reply did not fit the schema) or failed
+	// (no reply). Receipts are kept for retention_deleted_days.
+	ExtractionReceipts(context.Context, *ExtractionReceiptsRequest) (*ExtractionReceiptsResponse, error)
+	// Queue a receipt's extraction again, optionally with another model.
+	//
+	// The new job reads the receipt's input; its own receipt names the one it
+	// reruns (rerun_of). Asking twice for the same receipt and model queues
+	// one job.
+	ExtractionRerun(context.Context, *ExtractionRerunRequest) (*ExtractionRerunResponse, error)
 	// Replace a client's generated token: a new one is written to its file (mode
 	// 0600) on the server and the old one is refused from this moment on every
 	// transport.
@@ -365,6 +411,12 @@ func (UnimplementedAdminServiceServer) ModelPause(context.Context, *ModelPauseRe
 }
 func (UnimplementedAdminServiceServer) ModelResume(context.Context, *ModelResumeRequest) (*ModelResumeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ModelResume not implemented")
+}
+func (UnimplementedAdminServiceServer) ExtractionReceipts(context.Context, *ExtractionReceiptsRequest) (*ExtractionReceiptsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExtractionReceipts not implemented")
+}
+func (UnimplementedAdminServiceServer) ExtractionRerun(context.Context, *ExtractionRerunRequest) (*ExtractionRerunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExtractionRerun not implemented")
 }
 func (UnimplementedAdminServiceServer) RotateToken(context.Context, *RotateTokenRequest) (*RotateTokenResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RotateToken not implemented")
@@ -588,6 +640,42 @@ func _AdminService_ModelResume_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_ExtractionReceipts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExtractionReceiptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ExtractionReceipts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ExtractionReceipts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ExtractionReceipts(ctx, req.(*ExtractionReceiptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ExtractionRerun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExtractionRerunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ExtractionRerun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ExtractionRerun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ExtractionRerun(ctx, req.(*ExtractionRerunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_RotateToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RotateTokenRequest)
 	if err := dec(in); err != nil {
@@ -656,6 +744,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ModelResume",
 			Handler:    _AdminService_ModelResume_Handler,
+		},
+		{
+			MethodName: "ExtractionReceipts",
+			Handler:    _AdminService_ExtractionReceipts_Handler,
+		},
+		{
+			MethodName: "ExtractionRerun",
+			Handler:    _AdminService_ExtractionRerun_Handler,
 		},
 		{
 			MethodName: "RotateToken",

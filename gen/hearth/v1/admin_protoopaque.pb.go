@@ -226,6 +226,7 @@ type StatusResponse struct {
 	xxx_hidden_Jobs                *[]*JobCount           `protobuf:"bytes,13,rep,name=jobs,proto3"`
 	xxx_hidden_ModelChains         *[]*ModelChain         `protobuf:"bytes,14,rep,name=model_chains,json=modelChains,proto3"`
 	xxx_hidden_ModelBudget         *ModelBudget           `protobuf:"bytes,15,opt,name=model_budget,json=modelBudget,proto3"`
+	xxx_hidden_Extractions         *ExtractionCounts      `protobuf:"bytes,16,opt,name=extractions,proto3"`
 	xxx_hidden_Encoder             *EncoderStatus         `protobuf:"bytes,20,opt,name=encoder,proto3"`
 	xxx_hidden_LastSweep           *AnchorSweep           `protobuf:"bytes,30,opt,name=last_sweep,json=lastSweep,proto3"`
 	xxx_hidden_NextSweepAt         *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=next_sweep_at,json=nextSweepAt,proto3"`
@@ -343,6 +344,13 @@ func (x *StatusResponse) GetModelBudget() *ModelBudget {
 	return nil
 }
 
+func (x *StatusResponse) GetExtractions() *ExtractionCounts {
+	if x != nil {
+		return x.xxx_hidden_Extractions
+	}
+	return nil
+}
+
 func (x *StatusResponse) GetEncoder() *EncoderStatus {
 	if x != nil {
 		return x.xxx_hidden_Encoder
@@ -441,6 +449,10 @@ func (x *StatusResponse) SetModelBudget(v *ModelBudget) {
 	x.xxx_hidden_ModelBudget = v
 }
 
+func (x *StatusResponse) SetExtractions(v *ExtractionCounts) {
+	x.xxx_hidden_Extractions = v
+}
+
 func (x *StatusResponse) SetEncoder(v *EncoderStatus) {
 	x.xxx_hidden_Encoder = v
 }
@@ -480,6 +492,13 @@ func (x *StatusResponse) HasModelBudget() bool {
 	return x.xxx_hidden_ModelBudget != nil
 }
 
+func (x *StatusResponse) HasExtractions() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Extractions != nil
+}
+
 func (x *StatusResponse) HasEncoder() bool {
 	if x == nil {
 		return false
@@ -517,6 +536,10 @@ func (x *StatusResponse) HasStore() bool {
 
 func (x *StatusResponse) ClearModelBudget() {
 	x.xxx_hidden_ModelBudget = nil
+}
+
+func (x *StatusResponse) ClearExtractions() {
+	x.xxx_hidden_Extractions = nil
 }
 
 func (x *StatusResponse) ClearEncoder() {
@@ -568,6 +591,10 @@ type StatusResponse_builder struct {
 	// The daily model budget: each server's cap, whether calls are paused,
 	// and whether model work waits on it. Absent without a model server.
 	ModelBudget *ModelBudget
+	// Extraction receipts kept (retention_deleted_days) by outcome; a reply
+	// that did not fit the schema counts as unparsable
+	// (memory_extraction_receipts shows each).
+	Extractions *ExtractionCounts
 	// The encoder (embed_url) and the state of the record vectors.
 	Encoder *EncoderStatus
 	// The latest entity sweep (absent if none ran).
@@ -603,6 +630,7 @@ func (b0 StatusResponse_builder) Build() *StatusResponse {
 	x.xxx_hidden_Jobs = &b.Jobs
 	x.xxx_hidden_ModelChains = &b.ModelChains
 	x.xxx_hidden_ModelBudget = b.ModelBudget
+	x.xxx_hidden_Extractions = b.Extractions
 	x.xxx_hidden_Encoder = b.Encoder
 	x.xxx_hidden_LastSweep = b.LastSweep
 	x.xxx_hidden_NextSweepAt = b.NextSweepAt
@@ -3980,6 +4008,705 @@ func (b0 MetricsResponse_builder) Build() *MetricsResponse {
 	return m0
 }
 
+// ExtractionCounts counts extraction receipts by outcome.
+type ExtractionCounts struct {
+	state                 protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Kept       uint32                 `protobuf:"varint,1,opt,name=kept,proto3"`
+	xxx_hidden_Unparsable uint32                 `protobuf:"varint,2,opt,name=unparsable,proto3"`
+	xxx_hidden_Failed     uint32                 `protobuf:"varint,3,opt,name=failed,proto3"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *ExtractionCounts) Reset() {
+	*x = ExtractionCounts{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtractionCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtractionCounts) ProtoMessage() {}
+
+func (x *ExtractionCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExtractionCounts) GetKept() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Kept
+	}
+	return 0
+}
+
+func (x *ExtractionCounts) GetUnparsable() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Unparsable
+	}
+	return 0
+}
+
+func (x *ExtractionCounts) GetFailed() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Failed
+	}
+	return 0
+}
+
+func (x *ExtractionCounts) SetKept(v uint32) {
+	x.xxx_hidden_Kept = v
+}
+
+func (x *ExtractionCounts) SetUnparsable(v uint32) {
+	x.xxx_hidden_Unparsable = v
+}
+
+func (x *ExtractionCounts) SetFailed(v uint32) {
+	x.xxx_hidden_Failed = v
+}
+
+type ExtractionCounts_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Kept       uint32
+	Unparsable uint32
+	Failed     uint32
+}
+
+func (b0 ExtractionCounts_builder) Build() *ExtractionCounts {
+	m0 := &ExtractionCounts{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Kept = b.Kept
+	x.xxx_hidden_Unparsable = b.Unparsable
+	x.xxx_hidden_Failed = b.Failed
+	return m0
+}
+
+type ExtractionReceiptsRequest struct {
+	state            protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Id    string                 `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Limit uint32                 `protobuf:"varint,2,opt,name=limit,proto3"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ExtractionReceiptsRequest) Reset() {
+	*x = ExtractionReceiptsRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtractionReceiptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtractionReceiptsRequest) ProtoMessage() {}
+
+func (x *ExtractionReceiptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExtractionReceiptsRequest) GetId() string {
+	if x != nil {
+		return x.xxx_hidden_Id
+	}
+	return ""
+}
+
+func (x *ExtractionReceiptsRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Limit
+	}
+	return 0
+}
+
+func (x *ExtractionReceiptsRequest) SetId(v string) {
+	x.xxx_hidden_Id = v
+}
+
+func (x *ExtractionReceiptsRequest) SetLimit(v uint32) {
+	x.xxx_hidden_Limit = v
+}
+
+type ExtractionReceiptsRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// One receipt (default: the newest).
+	Id string
+	// At most this many (0: the default).
+	Limit uint32
+}
+
+func (b0 ExtractionReceiptsRequest_builder) Build() *ExtractionReceiptsRequest {
+	m0 := &ExtractionReceiptsRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Id = b.Id
+	x.xxx_hidden_Limit = b.Limit
+	return m0
+}
+
+// ExtractionReceipt is what one model extraction read and did.
+type ExtractionReceipt struct {
+	state                protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Id        string                 `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_JobId     string                 `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3"`
+	xxx_hidden_CreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3"`
+	xxx_hidden_Namespace string                 `protobuf:"bytes,4,opt,name=namespace,proto3"`
+	xxx_hidden_Client    string                 `protobuf:"bytes,5,opt,name=client,proto3"`
+	xxx_hidden_Outcome   string                 `protobuf:"bytes,6,opt,name=outcome,proto3"`
+	xxx_hidden_Server    string                 `protobuf:"bytes,7,opt,name=server,proto3"`
+	xxx_hidden_Model     string                 `protobuf:"bytes,8,opt,name=model,proto3"`
+	xxx_hidden_Input     string                 `protobuf:"bytes,9,opt,name=input,proto3"`
+	xxx_hidden_Reply     string                 `protobuf:"bytes,10,opt,name=reply,proto3"`
+	xxx_hidden_Kept      []string               `protobuf:"bytes,11,rep,name=kept,proto3"`
+	xxx_hidden_Refused   *[]*RefusedMemory      `protobuf:"bytes,12,rep,name=refused,proto3"`
+	xxx_hidden_Error     string                 `protobuf:"bytes,13,opt,name=error,proto3"`
+	xxx_hidden_RerunOf   string                 `protobuf:"bytes,14,opt,name=rerun_of,json=rerunOf,proto3"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ExtractionReceipt) Reset() {
+	*x = ExtractionReceipt{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtractionReceipt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtractionReceipt) ProtoMessage() {}
+
+func (x *ExtractionReceipt) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExtractionReceipt) GetId() string {
+	if x != nil {
+		return x.xxx_hidden_Id
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetJobId() string {
+	if x != nil {
+		return x.xxx_hidden_JobId
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.xxx_hidden_CreatedAt
+	}
+	return nil
+}
+
+func (x *ExtractionReceipt) GetNamespace() string {
+	if x != nil {
+		return x.xxx_hidden_Namespace
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetClient() string {
+	if x != nil {
+		return x.xxx_hidden_Client
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetOutcome() string {
+	if x != nil {
+		return x.xxx_hidden_Outcome
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetServer() string {
+	if x != nil {
+		return x.xxx_hidden_Server
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetModel() string {
+	if x != nil {
+		return x.xxx_hidden_Model
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetInput() string {
+	if x != nil {
+		return x.xxx_hidden_Input
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetReply() string {
+	if x != nil {
+		return x.xxx_hidden_Reply
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetKept() []string {
+	if x != nil {
+		return x.xxx_hidden_Kept
+	}
+	return nil
+}
+
+func (x *ExtractionReceipt) GetRefused() []*RefusedMemory {
+	if x != nil {
+		if x.xxx_hidden_Refused != nil {
+			return *x.xxx_hidden_Refused
+		}
+	}
+	return nil
+}
+
+func (x *ExtractionReceipt) GetError() string {
+	if x != nil {
+		return x.xxx_hidden_Error
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) GetRerunOf() string {
+	if x != nil {
+		return x.xxx_hidden_RerunOf
+	}
+	return ""
+}
+
+func (x *ExtractionReceipt) SetId(v string) {
+	x.xxx_hidden_Id = v
+}
+
+func (x *ExtractionReceipt) SetJobId(v string) {
+	x.xxx_hidden_JobId = v
+}
+
+func (x *ExtractionReceipt) SetCreatedAt(v *timestamppb.Timestamp) {
+	x.xxx_hidden_CreatedAt = v
+}
+
+func (x *ExtractionReceipt) SetNamespace(v string) {
+	x.xxx_hidden_Namespace = v
+}
+
+func (x *ExtractionReceipt) SetClient(v string) {
+	x.xxx_hidden_Client = v
+}
+
+func (x *ExtractionReceipt) SetOutcome(v string) {
+	x.xxx_hidden_Outcome = v
+}
+
+func (x *ExtractionReceipt) SetServer(v string) {
+	x.xxx_hidden_Server = v
+}
+
+func (x *ExtractionReceipt) SetModel(v string) {
+	x.xxx_hidden_Model = v
+}
+
+func (x *ExtractionReceipt) SetInput(v string) {
+	x.xxx_hidden_Input = v
+}
+
+func (x *ExtractionReceipt) SetReply(v string) {
+	x.xxx_hidden_Reply = v
+}
+
+func (x *ExtractionReceipt) SetKept(v []string) {
+	x.xxx_hidden_Kept = v
+}
+
+func (x *ExtractionReceipt) SetRefused(v []*RefusedMemory) {
+	x.xxx_hidden_Refused = &v
+}
+
+func (x *ExtractionReceipt) SetError(v string) {
+	x.xxx_hidden_Error = v
+}
+
+func (x *ExtractionReceipt) SetRerunOf(v string) {
+	x.xxx_hidden_RerunOf = v
+}
+
+func (x *ExtractionReceipt) HasCreatedAt() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_CreatedAt != nil
+}
+
+func (x *ExtractionReceipt) ClearCreatedAt() {
+	x.xxx_hidden_CreatedAt = nil
+}
+
+type ExtractionReceipt_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Id        string
+	JobId     string
+	CreatedAt *timestamppb.Timestamp
+	Namespace string
+	// The client whose session close it read.
+	Client string
+	// kept, unparsable or failed.
+	Outcome string
+	// The server and model that replied (or last failed).
+	Server string
+	Model  string
+	// The job's input (the close's summary and notes, as JSON) and the
+	// model's reply, both screened: a secret is [screened:<pattern>].
+	Input string
+	Reply string
+	// Ids of the candidates stored.
+	Kept []string
+	// Memories of the reply not stored, and why.
+	Refused []*RefusedMemory
+	// Why the call failed (unparsable, failed).
+	Error string
+	// The receipt this extraction reran, if any.
+	RerunOf string
+}
+
+func (b0 ExtractionReceipt_builder) Build() *ExtractionReceipt {
+	m0 := &ExtractionReceipt{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Id = b.Id
+	x.xxx_hidden_JobId = b.JobId
+	x.xxx_hidden_CreatedAt = b.CreatedAt
+	x.xxx_hidden_Namespace = b.Namespace
+	x.xxx_hidden_Client = b.Client
+	x.xxx_hidden_Outcome = b.Outcome
+	x.xxx_hidden_Server = b.Server
+	x.xxx_hidden_Model = b.Model
+	x.xxx_hidden_Input = b.Input
+	x.xxx_hidden_Reply = b.Reply
+	x.xxx_hidden_Kept = b.Kept
+	x.xxx_hidden_Refused = &b.Refused
+	x.xxx_hidden_Error = b.Error
+	x.xxx_hidden_RerunOf = b.RerunOf
+	return m0
+}
+
+// RefusedMemory is one memory of a reply that was not stored.
+type RefusedMemory struct {
+	state             protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Index  uint32                 `protobuf:"varint,1,opt,name=index,proto3"`
+	xxx_hidden_Reason string                 `protobuf:"bytes,2,opt,name=reason,proto3"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RefusedMemory) Reset() {
+	*x = RefusedMemory{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefusedMemory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefusedMemory) ProtoMessage() {}
+
+func (x *RefusedMemory) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *RefusedMemory) GetIndex() uint32 {
+	if x != nil {
+		return x.xxx_hidden_Index
+	}
+	return 0
+}
+
+func (x *RefusedMemory) GetReason() string {
+	if x != nil {
+		return x.xxx_hidden_Reason
+	}
+	return ""
+}
+
+func (x *RefusedMemory) SetIndex(v uint32) {
+	x.xxx_hidden_Index = v
+}
+
+func (x *RefusedMemory) SetReason(v string) {
+	x.xxx_hidden_Reason = v
+}
+
+type RefusedMemory_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Its position in the reply's memories, from 0.
+	Index  uint32
+	Reason string
+}
+
+func (b0 RefusedMemory_builder) Build() *RefusedMemory {
+	m0 := &RefusedMemory{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Index = b.Index
+	x.xxx_hidden_Reason = b.Reason
+	return m0
+}
+
+type ExtractionReceiptsResponse struct {
+	state               protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Receipts *[]*ExtractionReceipt  `protobuf:"bytes,1,rep,name=receipts,proto3"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ExtractionReceiptsResponse) Reset() {
+	*x = ExtractionReceiptsResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtractionReceiptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtractionReceiptsResponse) ProtoMessage() {}
+
+func (x *ExtractionReceiptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExtractionReceiptsResponse) GetReceipts() []*ExtractionReceipt {
+	if x != nil {
+		if x.xxx_hidden_Receipts != nil {
+			return *x.xxx_hidden_Receipts
+		}
+	}
+	return nil
+}
+
+func (x *ExtractionReceiptsResponse) SetReceipts(v []*ExtractionReceipt) {
+	x.xxx_hidden_Receipts = &v
+}
+
+type ExtractionReceiptsResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	Receipts []*ExtractionReceipt
+}
+
+func (b0 ExtractionReceiptsResponse_builder) Build() *ExtractionReceiptsResponse {
+	m0 := &ExtractionReceiptsResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Receipts = &b.Receipts
+	return m0
+}
+
+type ExtractionRerunRequest struct {
+	state                protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_ReceiptId string                 `protobuf:"bytes,1,opt,name=receipt_id,json=receiptId,proto3"`
+	xxx_hidden_Model     string                 `protobuf:"bytes,2,opt,name=model,proto3"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ExtractionRerunRequest) Reset() {
+	*x = ExtractionRerunRequest{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtractionRerunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtractionRerunRequest) ProtoMessage() {}
+
+func (x *ExtractionRerunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExtractionRerunRequest) GetReceiptId() string {
+	if x != nil {
+		return x.xxx_hidden_ReceiptId
+	}
+	return ""
+}
+
+func (x *ExtractionRerunRequest) GetModel() string {
+	if x != nil {
+		return x.xxx_hidden_Model
+	}
+	return ""
+}
+
+func (x *ExtractionRerunRequest) SetReceiptId(v string) {
+	x.xxx_hidden_ReceiptId = v
+}
+
+func (x *ExtractionRerunRequest) SetModel(v string) {
+	x.xxx_hidden_Model = v
+}
+
+type ExtractionRerunRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	ReceiptId string
+	// The model to ask instead of ollama_models.extraction (default: the
+	// chain).
+	Model string
+}
+
+func (b0 ExtractionRerunRequest_builder) Build() *ExtractionRerunRequest {
+	m0 := &ExtractionRerunRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_ReceiptId = b.ReceiptId
+	x.xxx_hidden_Model = b.Model
+	return m0
+}
+
+type ExtractionRerunResponse struct {
+	state             protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_JobId  string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3"`
+	xxx_hidden_Queued bool                   `protobuf:"varint,2,opt,name=queued,proto3"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ExtractionRerunResponse) Reset() {
+	*x = ExtractionRerunResponse{}
+	mi := &file_hearth_v1_admin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtractionRerunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtractionRerunResponse) ProtoMessage() {}
+
+func (x *ExtractionRerunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearth_v1_admin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ExtractionRerunResponse) GetJobId() string {
+	if x != nil {
+		return x.xxx_hidden_JobId
+	}
+	return ""
+}
+
+func (x *ExtractionRerunResponse) GetQueued() bool {
+	if x != nil {
+		return x.xxx_hidden_Queued
+	}
+	return false
+}
+
+func (x *ExtractionRerunResponse) SetJobId(v string) {
+	x.xxx_hidden_JobId = v
+}
+
+func (x *ExtractionRerunResponse) SetQueued(v bool) {
+	x.xxx_hidden_Queued = v
+}
+
+type ExtractionRerunResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The extraction job queued.
+	JobId string
+	// False when the same rerun was queued before (its job is returned).
+	Queued bool
+}
+
+func (b0 ExtractionRerunResponse_builder) Build() *ExtractionRerunResponse {
+	m0 := &ExtractionRerunResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_JobId = b.JobId
+	x.xxx_hidden_Queued = b.Queued
+	return m0
+}
+
 type ModelPauseRequest struct {
 	state         protoimpl.MessageState `protogen:"opaque.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3988,7 +4715,7 @@ type ModelPauseRequest struct {
 
 func (x *ModelPauseRequest) Reset() {
 	*x = ModelPauseRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	mi := &file_hearth_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4000,7 +4727,7 @@ func (x *ModelPauseRequest) String() string {
 func (*ModelPauseRequest) ProtoMessage() {}
 
 func (x *ModelPauseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[31]
+	mi := &file_hearth_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4032,7 +4759,7 @@ type ModelPauseResponse struct {
 
 func (x *ModelPauseResponse) Reset() {
 	*x = ModelPauseResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	mi := &file_hearth_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4044,7 +4771,7 @@ func (x *ModelPauseResponse) String() string {
 func (*ModelPauseResponse) ProtoMessage() {}
 
 func (x *ModelPauseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[32]
+	mi := &file_hearth_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4089,7 +4816,7 @@ type ModelResumeRequest struct {
 
 func (x *ModelResumeRequest) Reset() {
 	*x = ModelResumeRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	mi := &file_hearth_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4101,7 +4828,7 @@ func (x *ModelResumeRequest) String() string {
 func (*ModelResumeRequest) ProtoMessage() {}
 
 func (x *ModelResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[33]
+	mi := &file_hearth_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4134,7 +4861,7 @@ type ModelResumeResponse struct {
 
 func (x *ModelResumeResponse) Reset() {
 	*x = ModelResumeResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[34]
+	mi := &file_hearth_v1_admin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4146,7 +4873,7 @@ func (x *ModelResumeResponse) String() string {
 func (*ModelResumeResponse) ProtoMessage() {}
 
 func (x *ModelResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[34]
+	mi := &file_hearth_v1_admin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4212,7 +4939,7 @@ type ModelServerSpent struct {
 
 func (x *ModelServerSpent) Reset() {
 	*x = ModelServerSpent{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[35]
+	mi := &file_hearth_v1_admin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4224,7 +4951,7 @@ func (x *ModelServerSpent) String() string {
 func (*ModelServerSpent) ProtoMessage() {}
 
 func (x *ModelServerSpent) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[35]
+	mi := &file_hearth_v1_admin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4294,7 +5021,7 @@ type TokensRequest struct {
 
 func (x *TokensRequest) Reset() {
 	*x = TokensRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[36]
+	mi := &file_hearth_v1_admin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4306,7 +5033,7 @@ func (x *TokensRequest) String() string {
 func (*TokensRequest) ProtoMessage() {}
 
 func (x *TokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[36]
+	mi := &file_hearth_v1_admin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4338,7 +5065,7 @@ type TokensResponse struct {
 
 func (x *TokensResponse) Reset() {
 	*x = TokensResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[37]
+	mi := &file_hearth_v1_admin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4350,7 +5077,7 @@ func (x *TokensResponse) String() string {
 func (*TokensResponse) ProtoMessage() {}
 
 func (x *TokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[37]
+	mi := &file_hearth_v1_admin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4403,7 +5130,7 @@ type ClientIdentity struct {
 
 func (x *ClientIdentity) Reset() {
 	*x = ClientIdentity{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[38]
+	mi := &file_hearth_v1_admin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4415,7 +5142,7 @@ func (x *ClientIdentity) String() string {
 func (*ClientIdentity) ProtoMessage() {}
 
 func (x *ClientIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[38]
+	mi := &file_hearth_v1_admin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4540,7 +5267,7 @@ type RotateTokenRequest struct {
 
 func (x *RotateTokenRequest) Reset() {
 	*x = RotateTokenRequest{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[39]
+	mi := &file_hearth_v1_admin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4552,7 +5279,7 @@ func (x *RotateTokenRequest) String() string {
 func (*RotateTokenRequest) ProtoMessage() {}
 
 func (x *RotateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[39]
+	mi := &file_hearth_v1_admin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4600,7 +5327,7 @@ type RotateTokenResponse struct {
 
 func (x *RotateTokenResponse) Reset() {
 	*x = RotateTokenResponse{}
-	mi := &file_hearth_v1_admin_proto_msgTypes[40]
+	mi := &file_hearth_v1_admin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4612,7 +5339,7 @@ func (x *RotateTokenResponse) String() string {
 func (*RotateTokenResponse) ProtoMessage() {}
 
 func (x *RotateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearth_v1_admin_proto_msgTypes[40]
+	mi := &file_hearth_v1_admin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4697,7 +5424,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\bby_token\x18\x02 \x01(\bR\abyToken\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"\x0f\n" +
-	"\rStatusRequest\"\x8b\a\n" +
+	"\rStatusRequest\"\xca\a\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\rR\arecords\x122\n" +
@@ -4711,7 +5438,8 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x16jobs_waiting_for_model\x18\f \x01(\rR\x13jobsWaitingForModel\x12'\n" +
 	"\x04jobs\x18\r \x03(\v2\x13.hearth.v1.JobCountR\x04jobs\x128\n" +
 	"\fmodel_chains\x18\x0e \x03(\v2\x15.hearth.v1.ModelChainR\vmodelChains\x129\n" +
-	"\fmodel_budget\x18\x0f \x01(\v2\x16.hearth.v1.ModelBudgetR\vmodelBudget\x122\n" +
+	"\fmodel_budget\x18\x0f \x01(\v2\x16.hearth.v1.ModelBudgetR\vmodelBudget\x12=\n" +
+	"\vextractions\x18\x10 \x01(\v2\x1b.hearth.v1.ExtractionCountsR\vextractions\x122\n" +
 	"\aencoder\x18\x14 \x01(\v2\x18.hearth.v1.EncoderStatusR\aencoder\x125\n" +
 	"\n" +
 	"last_sweep\x18\x1e \x01(\v2\x16.hearth.v1.AnchorSweepR\tlastSweep\x12>\n" +
@@ -4909,7 +5637,46 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\apattern\x18\x04 \x01(\tR\apattern\"\x10\n" +
 	"\x0eMetricsRequest\"%\n" +
 	"\x0fMetricsResponse\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"\x13\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"^\n" +
+	"\x10ExtractionCounts\x12\x12\n" +
+	"\x04kept\x18\x01 \x01(\rR\x04kept\x12\x1e\n" +
+	"\n" +
+	"unparsable\x18\x02 \x01(\rR\n" +
+	"unparsable\x12\x16\n" +
+	"\x06failed\x18\x03 \x01(\rR\x06failed\"s\n" +
+	"\x19ExtractionReceiptsRequest\x12.\n" +
+	"\x02id\x18\x01 \x01(\tB\x1e\x92A\x1b\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$R\x02id\x12&\n" +
+	"\x05limit\x18\x02 \x01(\rB\x10\x92A\r:\x0210Y\x00\x00\x00\x00\x00\x00I@R\x05limit\"\x98\x03\n" +
+	"\x11ExtractionReceipt\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x129\n" +
+	"\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1c\n" +
+	"\tnamespace\x18\x04 \x01(\tR\tnamespace\x12\x16\n" +
+	"\x06client\x18\x05 \x01(\tR\x06client\x12\x18\n" +
+	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x12\x16\n" +
+	"\x06server\x18\a \x01(\tR\x06server\x12\x14\n" +
+	"\x05model\x18\b \x01(\tR\x05model\x12\x14\n" +
+	"\x05input\x18\t \x01(\tR\x05input\x12\x14\n" +
+	"\x05reply\x18\n" +
+	" \x01(\tR\x05reply\x12\x12\n" +
+	"\x04kept\x18\v \x03(\tR\x04kept\x122\n" +
+	"\arefused\x18\f \x03(\v2\x18.hearth.v1.RefusedMemoryR\arefused\x12\x14\n" +
+	"\x05error\x18\r \x01(\tR\x05error\x12\x19\n" +
+	"\brerun_of\x18\x0e \x01(\tR\arerunOf\"=\n" +
+	"\rRefusedMemory\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\rR\x05index\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"V\n" +
+	"\x1aExtractionReceiptsResponse\x128\n" +
+	"\breceipts\x18\x01 \x03(\v2\x1c.hearth.v1.ExtractionReceiptR\breceipts\"\x82\x01\n" +
+	"\x16ExtractionRerunRequest\x12J\n" +
+	"\n" +
+	"receipt_id\x18\x01 \x01(\tB+\x92A(\x8a\x01\x18^[0-9A-HJKMNP-TV-Z]{26}$\xd2\x01\n" +
+	"receipt_idR\treceiptId\x12\x1c\n" +
+	"\x05model\x18\x02 \x01(\tB\x06\x92A\x03x\x80\x02R\x05model\"H\n" +
+	"\x17ExtractionRerunResponse\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
+	"\x06queued\x18\x02 \x01(\bR\x06queued\"\x13\n" +
 	"\x11ModelPauseRequest\",\n" +
 	"\x12ModelPauseResponse\x12\x16\n" +
 	"\x06paused\x18\x01 \x01(\bR\x06paused\"\x14\n" +
@@ -4940,7 +5707,7 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"token_path\x18\x02 \x01(\tR\ttokenPath\x129\n" +
 	"\n" +
-	"rotated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trotatedAt2\xb1\r\n" +
+	"rotated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trotatedAt2\xb6\x10\n" +
 	"\fAdminService\x12\x7f\n" +
 	"\x06Whoami\x12\x18.hearth.v1.WhoamiRequest\x1a\x19.hearth.v1.WhoamiResponse\"@\xc2\xf3\x18\x1f\n" +
 	"\rmemory_whoami\x12\bWho am I\x18\x01 \x010\x01\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/memory_whoami\x12\x84\x01\n" +
@@ -4964,59 +5731,70 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"ModelPause\x12\x1c.hearth.v1.ModelPauseRequest\x1a\x1d.hearth.v1.ModelPauseResponse\"Q\xc2\xf3\x18+\n" +
 	"\x12memory_model_pause\x12\x11Pause model calls\x18\x050\x01\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/api/memory_model_pause\x12\xa0\x01\n" +
 	"\vModelResume\x12\x1d.hearth.v1.ModelResumeRequest\x1a\x1e.hearth.v1.ModelResumeResponse\"R\xc2\xf3\x18+\n" +
-	"\x13memory_model_resume\x12\x12Resume model calls\x18\x05\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/memory_model_resume\x12\xa5\x01\n" +
+	"\x13memory_model_resume\x12\x12Resume model calls\x18\x05\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/memory_model_resume\x12\xc8\x01\n" +
+	"\x12ExtractionReceipts\x12$.hearth.v1.ExtractionReceiptsRequest\x1a%.hearth.v1.ExtractionReceiptsResponse\"e\xc2\xf3\x187\n" +
+	"\x1amemory_extraction_receipts\x12\x13Extraction receipts\x18\x05 \x010\x01\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/memory_extraction_receipts\x12\xb7\x01\n" +
+	"\x0fExtractionRerun\x12!.hearth.v1.ExtractionRerunRequest\x1a\".hearth.v1.ExtractionRerunResponse\"]\xc2\xf3\x182\n" +
+	"\x17memory_extraction_rerun\x12\x13Rerun an extraction\x18\x050\x01\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/api/memory_extraction_rerun\x12\xa5\x01\n" +
 	"\vRotateToken\x12\x1d.hearth.v1.RotateTokenRequest\x1a\x1e.hearth.v1.RotateTokenResponse\"W\xc2\xf3\x180\n" +
 	"\x13memory_token_rotate\x12\x15Rotate a client token\x18\x05(\x01\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/memory_token_rotateB\x98\x01\n" +
 	"\rcom.hearth.v1B\n" +
 	"AdminProtoP\x01Z6github.com/hearth-memory/hearth/gen/hearth/v1;hearthv1\xa2\x02\x03HXX\xaa\x02\tHearth.V1\xca\x02\tHearth\\V1\xe2\x02\x15Hearth\\V1\\GPBMetadata\xea\x02\n" +
 	"Hearth::V1b\x06proto3"
 
-var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_hearth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_hearth_v1_admin_proto_goTypes = []any{
-	(*WhoamiRequest)(nil),         // 0: hearth.v1.WhoamiRequest
-	(*WhoamiResponse)(nil),        // 1: hearth.v1.WhoamiResponse
-	(*StatusRequest)(nil),         // 2: hearth.v1.StatusRequest
-	(*StatusResponse)(nil),        // 3: hearth.v1.StatusResponse
-	(*ModelChain)(nil),            // 4: hearth.v1.ModelChain
-	(*ModelServer)(nil),           // 5: hearth.v1.ModelServer
-	(*ModelBudget)(nil),           // 6: hearth.v1.ModelBudget
-	(*ModelFailures)(nil),         // 7: hearth.v1.ModelFailures
-	(*JobCount)(nil),              // 8: hearth.v1.JobCount
-	(*EncoderStatus)(nil),         // 9: hearth.v1.EncoderStatus
-	(*StoreHealth)(nil),           // 10: hearth.v1.StoreHealth
-	(*TypeStatusCount)(nil),       // 11: hearth.v1.TypeStatusCount
-	(*NamespaceCount)(nil),        // 12: hearth.v1.NamespaceCount
-	(*UnusedRequest)(nil),         // 13: hearth.v1.UnusedRequest
-	(*UnusedRecord)(nil),          // 14: hearth.v1.UnusedRecord
-	(*UnusedResponse)(nil),        // 15: hearth.v1.UnusedResponse
-	(*AuditRequest)(nil),          // 16: hearth.v1.AuditRequest
-	(*AuditEntry)(nil),            // 17: hearth.v1.AuditEntry
-	(*AuditResponse)(nil),         // 18: hearth.v1.AuditResponse
-	(*BackupRequest)(nil),         // 19: hearth.v1.BackupRequest
-	(*BackupResponse)(nil),        // 20: hearth.v1.BackupResponse
-	(*ExportRequest)(nil),         // 21: hearth.v1.ExportRequest
-	(*ExportResponse)(nil),        // 22: hearth.v1.ExportResponse
-	(*ExportedRecord)(nil),        // 23: hearth.v1.ExportedRecord
-	(*ExportedAnchor)(nil),        // 24: hearth.v1.ExportedAnchor
-	(*ExportedStance)(nil),        // 25: hearth.v1.ExportedStance
-	(*ImportRequest)(nil),         // 26: hearth.v1.ImportRequest
-	(*ImportResponse)(nil),        // 27: hearth.v1.ImportResponse
-	(*ImportFailure)(nil),         // 28: hearth.v1.ImportFailure
-	(*MetricsRequest)(nil),        // 29: hearth.v1.MetricsRequest
-	(*MetricsResponse)(nil),       // 30: hearth.v1.MetricsResponse
-	(*ModelPauseRequest)(nil),     // 31: hearth.v1.ModelPauseRequest
-	(*ModelPauseResponse)(nil),    // 32: hearth.v1.ModelPauseResponse
-	(*ModelResumeRequest)(nil),    // 33: hearth.v1.ModelResumeRequest
-	(*ModelResumeResponse)(nil),   // 34: hearth.v1.ModelResumeResponse
-	(*ModelServerSpent)(nil),      // 35: hearth.v1.ModelServerSpent
-	(*TokensRequest)(nil),         // 36: hearth.v1.TokensRequest
-	(*TokensResponse)(nil),        // 37: hearth.v1.TokensResponse
-	(*ClientIdentity)(nil),        // 38: hearth.v1.ClientIdentity
-	(*RotateTokenRequest)(nil),    // 39: hearth.v1.RotateTokenRequest
-	(*RotateTokenResponse)(nil),   // 40: hearth.v1.RotateTokenResponse
-	(*AnchorSweep)(nil),           // 41: hearth.v1.AnchorSweep
-	(*timestamppb.Timestamp)(nil), // 42: google.protobuf.Timestamp
-	(*FlaggedRecord)(nil),         // 43: hearth.v1.FlaggedRecord
+	(*WhoamiRequest)(nil),              // 0: hearth.v1.WhoamiRequest
+	(*WhoamiResponse)(nil),             // 1: hearth.v1.WhoamiResponse
+	(*StatusRequest)(nil),              // 2: hearth.v1.StatusRequest
+	(*StatusResponse)(nil),             // 3: hearth.v1.StatusResponse
+	(*ModelChain)(nil),                 // 4: hearth.v1.ModelChain
+	(*ModelServer)(nil),                // 5: hearth.v1.ModelServer
+	(*ModelBudget)(nil),                // 6: hearth.v1.ModelBudget
+	(*ModelFailures)(nil),              // 7: hearth.v1.ModelFailures
+	(*JobCount)(nil),                   // 8: hearth.v1.JobCount
+	(*EncoderStatus)(nil),              // 9: hearth.v1.EncoderStatus
+	(*StoreHealth)(nil),                // 10: hearth.v1.StoreHealth
+	(*TypeStatusCount)(nil),            // 11: hearth.v1.TypeStatusCount
+	(*NamespaceCount)(nil),             // 12: hearth.v1.NamespaceCount
+	(*UnusedRequest)(nil),              // 13: hearth.v1.UnusedRequest
+	(*UnusedRecord)(nil),               // 14: hearth.v1.UnusedRecord
+	(*UnusedResponse)(nil),             // 15: hearth.v1.UnusedResponse
+	(*AuditRequest)(nil),               // 16: hearth.v1.AuditRequest
+	(*AuditEntry)(nil),                 // 17: hearth.v1.AuditEntry
+	(*AuditResponse)(nil),              // 18: hearth.v1.AuditResponse
+	(*BackupRequest)(nil),              // 19: hearth.v1.BackupRequest
+	(*BackupResponse)(nil),             // 20: hearth.v1.BackupResponse
+	(*ExportRequest)(nil),              // 21: hearth.v1.ExportRequest
+	(*ExportResponse)(nil),             // 22: hearth.v1.ExportResponse
+	(*ExportedRecord)(nil),             // 23: hearth.v1.ExportedRecord
+	(*ExportedAnchor)(nil),             // 24: hearth.v1.ExportedAnchor
+	(*ExportedStance)(nil),             // 25: hearth.v1.ExportedStance
+	(*ImportRequest)(nil),              // 26: hearth.v1.ImportRequest
+	(*ImportResponse)(nil),             // 27: hearth.v1.ImportResponse
+	(*ImportFailure)(nil),              // 28: hearth.v1.ImportFailure
+	(*MetricsRequest)(nil),             // 29: hearth.v1.MetricsRequest
+	(*MetricsResponse)(nil),            // 30: hearth.v1.MetricsResponse
+	(*ExtractionCounts)(nil),           // 31: hearth.v1.ExtractionCounts
+	(*ExtractionReceiptsRequest)(nil),  // 32: hearth.v1.ExtractionReceiptsRequest
+	(*ExtractionReceipt)(nil),          // 33: hearth.v1.ExtractionReceipt
+	(*RefusedMemory)(nil),              // 34: hearth.v1.RefusedMemory
+	(*ExtractionReceiptsResponse)(nil), // 35: hearth.v1.ExtractionReceiptsResponse
+	(*ExtractionRerunRequest)(nil),     // 36: hearth.v1.ExtractionRerunRequest
+	(*ExtractionRerunResponse)(nil),    // 37: hearth.v1.ExtractionRerunResponse
+	(*ModelPauseRequest)(nil),          // 38: hearth.v1.ModelPauseRequest
+	(*ModelPauseResponse)(nil),         // 39: hearth.v1.ModelPauseResponse
+	(*ModelResumeRequest)(nil),         // 40: hearth.v1.ModelResumeRequest
+	(*ModelResumeResponse)(nil),        // 41: hearth.v1.ModelResumeResponse
+	(*ModelServerSpent)(nil),           // 42: hearth.v1.ModelServerSpent
+	(*TokensRequest)(nil),              // 43: hearth.v1.TokensRequest
+	(*TokensResponse)(nil),             // 44: hearth.v1.TokensResponse
+	(*ClientIdentity)(nil),             // 45: hearth.v1.ClientIdentity
+	(*RotateTokenRequest)(nil),         // 46: hearth.v1.RotateTokenRequest
+	(*RotateTokenResponse)(nil),        // 47: hearth.v1.RotateTokenResponse
+	(*AnchorSweep)(nil),                // 48: hearth.v1.AnchorSweep
+	(*timestamppb.Timestamp)(nil),      // 49: google.protobuf.Timestamp
+	(*FlaggedRecord)(nil),              // 50: hearth.v1.FlaggedRecord
 }
 var file_hearth_v1_admin_proto_depIdxs = []int32{
 	11, // 0: hearth.v1.StatusResponse.counts:type_name -> hearth.v1.TypeStatusCount
@@ -5025,66 +5803,74 @@ var file_hearth_v1_admin_proto_depIdxs = []int32{
 	8,  // 3: hearth.v1.StatusResponse.jobs:type_name -> hearth.v1.JobCount
 	4,  // 4: hearth.v1.StatusResponse.model_chains:type_name -> hearth.v1.ModelChain
 	6,  // 5: hearth.v1.StatusResponse.model_budget:type_name -> hearth.v1.ModelBudget
-	9,  // 6: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
-	41, // 7: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
-	42, // 8: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
-	43, // 9: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
-	42, // 10: hearth.v1.StatusResponse.last_backup_at:type_name -> google.protobuf.Timestamp
-	10, // 11: hearth.v1.StatusResponse.store:type_name -> hearth.v1.StoreHealth
-	42, // 12: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
-	7,  // 13: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
-	42, // 14: hearth.v1.ModelBudget.resets_at:type_name -> google.protobuf.Timestamp
-	42, // 15: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
-	42, // 16: hearth.v1.StoreHealth.disk_full_since:type_name -> google.protobuf.Timestamp
-	42, // 17: hearth.v1.StoreHealth.checked_at:type_name -> google.protobuf.Timestamp
-	42, // 18: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
-	42, // 19: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
-	42, // 20: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
-	14, // 21: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
-	42, // 22: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
-	42, // 23: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	17, // 24: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
-	42, // 25: hearth.v1.BackupResponse.taken_at:type_name -> google.protobuf.Timestamp
-	24, // 26: hearth.v1.ExportedRecord.anchors:type_name -> hearth.v1.ExportedAnchor
-	25, // 27: hearth.v1.ExportedRecord.evidence:type_name -> hearth.v1.ExportedStance
-	42, // 28: hearth.v1.ExportedRecord.created_at:type_name -> google.protobuf.Timestamp
-	42, // 29: hearth.v1.ExportedRecord.updated_at:type_name -> google.protobuf.Timestamp
-	42, // 30: hearth.v1.ExportedAnchor.checked_at:type_name -> google.protobuf.Timestamp
-	42, // 31: hearth.v1.ExportedStance.at:type_name -> google.protobuf.Timestamp
-	28, // 32: hearth.v1.ImportResponse.failed:type_name -> hearth.v1.ImportFailure
-	35, // 33: hearth.v1.ModelResumeResponse.spent:type_name -> hearth.v1.ModelServerSpent
-	38, // 34: hearth.v1.TokensResponse.clients:type_name -> hearth.v1.ClientIdentity
-	42, // 35: hearth.v1.ClientIdentity.updated_at:type_name -> google.protobuf.Timestamp
-	42, // 36: hearth.v1.RotateTokenResponse.rotated_at:type_name -> google.protobuf.Timestamp
-	0,  // 37: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
-	2,  // 38: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
-	13, // 39: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
-	16, // 40: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
-	19, // 41: hearth.v1.AdminService.Backup:input_type -> hearth.v1.BackupRequest
-	21, // 42: hearth.v1.AdminService.Export:input_type -> hearth.v1.ExportRequest
-	26, // 43: hearth.v1.AdminService.Import:input_type -> hearth.v1.ImportRequest
-	29, // 44: hearth.v1.AdminService.Metrics:input_type -> hearth.v1.MetricsRequest
-	36, // 45: hearth.v1.AdminService.Tokens:input_type -> hearth.v1.TokensRequest
-	31, // 46: hearth.v1.AdminService.ModelPause:input_type -> hearth.v1.ModelPauseRequest
-	33, // 47: hearth.v1.AdminService.ModelResume:input_type -> hearth.v1.ModelResumeRequest
-	39, // 48: hearth.v1.AdminService.RotateToken:input_type -> hearth.v1.RotateTokenRequest
-	1,  // 49: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
-	3,  // 50: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
-	15, // 51: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
-	18, // 52: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
-	20, // 53: hearth.v1.AdminService.Backup:output_type -> hearth.v1.BackupResponse
-	22, // 54: hearth.v1.AdminService.Export:output_type -> hearth.v1.ExportResponse
-	27, // 55: hearth.v1.AdminService.Import:output_type -> hearth.v1.ImportResponse
-	30, // 56: hearth.v1.AdminService.Metrics:output_type -> hearth.v1.MetricsResponse
-	37, // 57: hearth.v1.AdminService.Tokens:output_type -> hearth.v1.TokensResponse
-	32, // 58: hearth.v1.AdminService.ModelPause:output_type -> hearth.v1.ModelPauseResponse
-	34, // 59: hearth.v1.AdminService.ModelResume:output_type -> hearth.v1.ModelResumeResponse
-	40, // 60: hearth.v1.AdminService.RotateToken:output_type -> hearth.v1.RotateTokenResponse
-	49, // [49:61] is the sub-list for method output_type
-	37, // [37:49] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	31, // 6: hearth.v1.StatusResponse.extractions:type_name -> hearth.v1.ExtractionCounts
+	9,  // 7: hearth.v1.StatusResponse.encoder:type_name -> hearth.v1.EncoderStatus
+	48, // 8: hearth.v1.StatusResponse.last_sweep:type_name -> hearth.v1.AnchorSweep
+	49, // 9: hearth.v1.StatusResponse.next_sweep_at:type_name -> google.protobuf.Timestamp
+	50, // 10: hearth.v1.StatusResponse.flagged:type_name -> hearth.v1.FlaggedRecord
+	49, // 11: hearth.v1.StatusResponse.last_backup_at:type_name -> google.protobuf.Timestamp
+	10, // 12: hearth.v1.StatusResponse.store:type_name -> hearth.v1.StoreHealth
+	49, // 13: hearth.v1.ModelServer.last_probe:type_name -> google.protobuf.Timestamp
+	7,  // 14: hearth.v1.ModelServer.failures:type_name -> hearth.v1.ModelFailures
+	49, // 15: hearth.v1.ModelBudget.resets_at:type_name -> google.protobuf.Timestamp
+	49, // 16: hearth.v1.EncoderStatus.last_probe:type_name -> google.protobuf.Timestamp
+	49, // 17: hearth.v1.StoreHealth.disk_full_since:type_name -> google.protobuf.Timestamp
+	49, // 18: hearth.v1.StoreHealth.checked_at:type_name -> google.protobuf.Timestamp
+	49, // 19: hearth.v1.UnusedRecord.created_at:type_name -> google.protobuf.Timestamp
+	49, // 20: hearth.v1.UnusedRecord.last_returned_at:type_name -> google.protobuf.Timestamp
+	49, // 21: hearth.v1.UnusedRecord.last_fetched_at:type_name -> google.protobuf.Timestamp
+	14, // 22: hearth.v1.UnusedResponse.records:type_name -> hearth.v1.UnusedRecord
+	49, // 23: hearth.v1.UnusedResponse.counting_since:type_name -> google.protobuf.Timestamp
+	49, // 24: hearth.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	17, // 25: hearth.v1.AuditResponse.entries:type_name -> hearth.v1.AuditEntry
+	49, // 26: hearth.v1.BackupResponse.taken_at:type_name -> google.protobuf.Timestamp
+	24, // 27: hearth.v1.ExportedRecord.anchors:type_name -> hearth.v1.ExportedAnchor
+	25, // 28: hearth.v1.ExportedRecord.evidence:type_name -> hearth.v1.ExportedStance
+	49, // 29: hearth.v1.ExportedRecord.created_at:type_name -> google.protobuf.Timestamp
+	49, // 30: hearth.v1.ExportedRecord.updated_at:type_name -> google.protobuf.Timestamp
+	49, // 31: hearth.v1.ExportedAnchor.checked_at:type_name -> google.protobuf.Timestamp
+	49, // 32: hearth.v1.ExportedStance.at:type_name -> google.protobuf.Timestamp
+	28, // 33: hearth.v1.ImportResponse.failed:type_name -> hearth.v1.ImportFailure
+	49, // 34: hearth.v1.ExtractionReceipt.created_at:type_name -> google.protobuf.Timestamp
+	34, // 35: hearth.v1.ExtractionReceipt.refused:type_name -> hearth.v1.RefusedMemory
+	33, // 36: hearth.v1.ExtractionReceiptsResponse.receipts:type_name -> hearth.v1.ExtractionReceipt
+	42, // 37: hearth.v1.ModelResumeResponse.spent:type_name -> hearth.v1.ModelServerSpent
+	45, // 38: hearth.v1.TokensResponse.clients:type_name -> hearth.v1.ClientIdentity
+	49, // 39: hearth.v1.ClientIdentity.updated_at:type_name -> google.protobuf.Timestamp
+	49, // 40: hearth.v1.RotateTokenResponse.rotated_at:type_name -> google.protobuf.Timestamp
+	0,  // 41: hearth.v1.AdminService.Whoami:input_type -> hearth.v1.WhoamiRequest
+	2,  // 42: hearth.v1.AdminService.Status:input_type -> hearth.v1.StatusRequest
+	13, // 43: hearth.v1.AdminService.Unused:input_type -> hearth.v1.UnusedRequest
+	16, // 44: hearth.v1.AdminService.Audit:input_type -> hearth.v1.AuditRequest
+	19, // 45: hearth.v1.AdminService.Backup:input_type -> hearth.v1.BackupRequest
+	21, // 46: hearth.v1.AdminService.Export:input_type -> hearth.v1.ExportRequest
+	26, // 47: hearth.v1.AdminService.Import:input_type -> hearth.v1.ImportRequest
+	29, // 48: hearth.v1.AdminService.Metrics:input_type -> hearth.v1.MetricsRequest
+	43, // 49: hearth.v1.AdminService.Tokens:input_type -> hearth.v1.TokensRequest
+	38, // 50: hearth.v1.AdminService.ModelPause:input_type -> hearth.v1.ModelPauseRequest
+	40, // 51: hearth.v1.AdminService.ModelResume:input_type -> hearth.v1.ModelResumeRequest
+	32, // 52: hearth.v1.AdminService.ExtractionReceipts:input_type -> hearth.v1.ExtractionReceiptsRequest
+	36, // 53: hearth.v1.AdminService.ExtractionRerun:input_type -> hearth.v1.ExtractionRerunRequest
+	46, // 54: hearth.v1.AdminService.RotateToken:input_type -> hearth.v1.RotateTokenRequest
+	1,  // 55: hearth.v1.AdminService.Whoami:output_type -> hearth.v1.WhoamiResponse
+	3,  // 56: hearth.v1.AdminService.Status:output_type -> hearth.v1.StatusResponse
+	15, // 57: hearth.v1.AdminService.Unused:output_type -> hearth.v1.UnusedResponse
+	18, // 58: hearth.v1.AdminService.Audit:output_type -> hearth.v1.AuditResponse
+	20, // 59: hearth.v1.AdminService.Backup:output_type -> hearth.v1.BackupResponse
+	22, // 60: hearth.v1.AdminService.Export:output_type -> hearth.v1.ExportResponse
+	27, // 61: hearth.v1.AdminService.Import:output_type -> hearth.v1.ImportResponse
+	30, // 62: hearth.v1.AdminService.Metrics:output_type -> hearth.v1.MetricsResponse
+	44, // 63: hearth.v1.AdminService.Tokens:output_type -> hearth.v1.TokensResponse
+	39, // 64: hearth.v1.AdminService.ModelPause:output_type -> hearth.v1.ModelPauseResponse
+	41, // 65: hearth.v1.AdminService.ModelResume:output_type -> hearth.v1.ModelResumeResponse
+	35, // 66: hearth.v1.AdminService.ExtractionReceipts:output_type -> hearth.v1.ExtractionReceiptsResponse
+	37, // 67: hearth.v1.AdminService.ExtractionRerun:output_type -> hearth.v1.ExtractionRerunResponse
+	47, // 68: hearth.v1.AdminService.RotateToken:output_type -> hearth.v1.RotateTokenResponse
+	55, // [55:69] is the sub-list for method output_type
+	41, // [41:55] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_hearth_v1_admin_proto_init() }
@@ -5102,7 +5888,7 @@ func file_hearth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearth_v1_admin_proto_rawDesc), len(file_hearth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
