@@ -16,8 +16,12 @@ import (
 )
 
 // maxBytesExtension is the OpenAPI extension by which a field bounds a
-// string in bytes of UTF-8 (JSON Schema's maxLength counts characters).
-const maxBytesExtension = "x-max-bytes"
+// string in bytes of UTF-8 (JSON Schema's maxLength counts characters);
+// maxLinesExtension bounds a string of lines in lines.
+const (
+	maxBytesExtension = "x-max-bytes"
+	maxLinesExtension = "x-max-lines"
+)
 
 // notOfferedExtension is the OpenAPI extension by which a field that only
 // hooks, scripts or the eval set (recall, ranking, a session id, a git
@@ -186,6 +190,9 @@ func constrain(fd protoreflect.FieldDescriptor, s object) (value, list object, n
 	}
 	if n := o.GetExtensions()[maxBytesExtension].GetNumberValue(); n > 0 {
 		note = fmt.Sprintf("At most %d bytes of UTF-8.", int64(n))
+	}
+	if n := o.GetExtensions()[maxLinesExtension].GetNumberValue(); n > 0 {
+		note = strings.TrimSpace(note + fmt.Sprintf(" At most %d lines.", int64(n)))
 	}
 	return s, list, note
 }

@@ -29,6 +29,12 @@ var (
 	maxExportLimit     = argInt(&hearthv1.ExportRequest{}, "limit", maximum)
 	maxImportChars     = argInt(&hearthv1.ImportRequest{}, "lines", maxLength)
 	maxImportBytes     = argInt(&hearthv1.ImportRequest{}, "lines", maxBytes)
+	// MaxImportLines bounds the lines of one memory_import call (blank
+	// ones too), and maxImportFailures the failures its reply lists: the
+	// work and the reply of one call stay bounded however the lines fail
+	// (issue #41).
+	MaxImportLines    = argInt(&hearthv1.ImportRequest{}, "lines", maxLines)
+	maxImportFailures = argInt(&hearthv1.ImportResponse{}, "failed", maxItems)
 )
 
 // MaxExportPageBytes is where an export page stops: before the line that
@@ -134,8 +140,80 @@ func checkImportRequest(r *hearthv1.ImportRequest) error {
 		return invalid("lines", "is %d bytes; at most %d (split the file: hearth import does)", len(l), maxImportBytes)
 	case utf8.RuneCountInString(l) > maxImportChars:
 		return invalid("lines", "is %d characters; at most %d", utf8.RuneCountInString(l), maxImportChars)
+	case lineCount(l) > MaxImportLines:
+		return invalid("lines", "has %d lines; at most %d (split the file: hearth import does)", lineCount(l), MaxImportLines)
 	}
 	return nil
+}
+
+// lineCount is how many lines s holds: a last line without a newline
+// counts, an empty string has none.
+func lineCount(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+// importFailures keeps the first maxImportFailures failures by line
+// number and counts them all. Lines fail in two passes (parsing, then
+// storage), each in line order, so the list holds at most twice the bound
+// before it is cut.
+type importFailures struct {
+	list  []*hearthv1.ImportFailure
+	count int
+	// pass is how many of list the current pass added.
+	pass int
+}
+
+// add records one failure; only the first maxImportFailures of a pass are
+// kept.
+func (f *importFailures) add(fail *hearthv1.ImportFailure) {
+	f.count++
+	if f.pass < maxImportFailures {
+		f.list = append(f.list, fail)
+		f.pass++
+	}
+}
+
+// next starts the second pass.
+func (f *importFailures) next() { f.pass = 0 }
+
+// reply sets the reply's failed (the first by line number) and
+// failed_count.
+func (f *importFailures) reply(resp *hearthv1.ImportResponse) {
+	sortFailures(f.list)
+	resp.Failed = f.list[:min(len(f.list), maxImportFailures)]
+	resp.FailedCount = uint32(f.count)
+}
+
+// firstItems keeps the first items of a refusal's audit detail and counts
+// the rest, in memory bounded whatever the request holds.
+type firstItems struct {
+	items []string
+	more  int
+}
+
+func (f *firstItems) add(s string) {
+	if len(f.items) < maxSummaryItems {
+		f.items = append(f.items, s)
+		return
+	}
+	f.more++
+}
+
+// maxSummaryItems is how many items a refusal's audit detail names.
+const maxSummaryItems = 20
+
+// String joins the items and counts the rest: one audit row per call,
+// whatever the request holds.
+func (f *firstItems) String() string {
+	s := strings.Join(f.items, "; ")
+	if f.more > 0 {
+		s += fmt.Sprintf("; and %d more", f.more)
+	}
+	return s
 }
 
 // Import writes JSON Lines as records (memory_import, write scope; with
@@ -144,10 +222,11 @@ func checkImportRequest(r *hearthv1.ImportRequest) error {
 // nothing behind; the others are written. Lines refused by the screen are
 // audited in one refuse.screen row per call, by line, field and pattern,
 // and lines whose id names a record with other content in one
-// refuse.conflict row.
+// refuse.conflict row. The reply lists the first maxImportFailures failed
+// lines and counts them all (failed_count).
 // Returns PERMISSION_DENIED for as_active without admin scope or for a
 // client that is not a token client, INVALID_ARGUMENT (field lines) for an
-// empty or oversized request.
+// empty or oversized request, or one of more than MaxImportLines lines.
 func (a *adminService) Import(ctx context.Context, r *hearthv1.ImportRequest) (*hearthv1.ImportResponse, error) {
 	who, err := writer(ctx)
 	if err != nil {
@@ -163,39 +242,43 @@ func (a *adminService) Import(ctx context.Context, r *hearthv1.ImportRequest) (*
 	var (
 		items    []storage.ImportItem
 		lineNo   []int
-		screened []string
+		failed   importFailures
+		screened firstItems
 	)
-	for i, line := range strings.Split(r.GetLines(), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
+	rest := r.GetLines()
+	for n := 1; rest != ""; n++ {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if line = strings.TrimSpace(line); line == "" {
 			continue
 		}
 		it, err := a.parseLine(line)
 		if err != nil {
-			f := lineFailure(i+1, err)
+			f := lineFailure(n, err)
 			if f.Pattern != "" {
-				screened = append(screened, fmt.Sprintf("line %d field %s pattern %s", f.Line, f.Field, f.Pattern))
+				screened.add(fmt.Sprintf("line %d field %s pattern %s", f.Line, f.Field, f.Pattern))
 			}
-			resp.Failed = append(resp.Failed, f)
+			failed.add(f)
 			continue
 		}
 		items = append(items, it)
-		lineNo = append(lineNo, i+1)
+		lineNo = append(lineNo, n)
 	}
-	if len(screened) > 0 {
-		a.refuse(ctx, storage.Refusal{Client: who, Action: storage.ActionRefuseScreen, Detail: "memory_import: " + summarize(screened)})
+	if len(screened.items) > 0 {
+		a.refuse(ctx, storage.Refusal{Client: who, Action: storage.ActionRefuseScreen, Detail: "memory_import: " + screened.String()})
 	}
 	results, err := a.db.Import(ctx, items, storage.ImportOptions{Client: who, AsActive: r.GetAsActive()})
 	if err != nil {
 		return nil, toStatus(ctx, a.log, err)
 	}
-	var conflicts []string
+	failed.next()
+	var conflicts firstItems
 	for i, res := range results {
 		switch {
 		case res.Err != nil:
-			resp.Failed = append(resp.Failed, lineFailure(lineNo[i], res.Err))
+			failed.add(lineFailure(lineNo[i], res.Err))
 			if storage.ErrorCode(res.Err) == storage.Exists {
-				conflicts = append(conflicts, fmt.Sprintf("line %d id %s", lineNo[i], items[i].ID))
+				conflicts.add(fmt.Sprintf("line %d id %s", lineNo[i], items[i].ID))
 			}
 		case res.Outcome == storage.Imported:
 			resp.Imported++
@@ -203,22 +286,12 @@ func (a *adminService) Import(ctx context.Context, r *hearthv1.ImportRequest) (*
 			resp.Unchanged++
 		}
 	}
-	if len(conflicts) > 0 {
+	if len(conflicts.items) > 0 {
 		a.refuse(ctx, storage.Refusal{Client: who, Action: storage.ActionRefuseConflict,
-			Detail: "memory_import: a record with the id exists with other content: " + summarize(conflicts)})
+			Detail: "memory_import: a record with the id exists with other content: " + conflicts.String()})
 	}
-	sortFailures(resp.Failed)
+	failed.reply(resp)
 	return resp, nil
-}
-
-// summarize joins the first 20 items of a refusal's detail and counts the
-// rest: one audit row per call, whatever the request holds.
-func summarize(items []string) string {
-	s := strings.Join(items[:min(len(items), 20)], "; ")
-	if len(items) > 20 {
-		s += fmt.Sprintf("; and %d more", len(items)-20)
-	}
-	return s
 }
 
 func sortFailures(fs []*hearthv1.ImportFailure) {

@@ -65,8 +65,12 @@ var (
 )
 
 // MaxBytesExtension is the OpenAPI extension that bounds a string in bytes of
-// UTF-8, which JSON Schema's maxLength (characters) cannot say.
-const MaxBytesExtension = "x-max-bytes"
+// UTF-8, which JSON Schema's maxLength (characters) cannot say;
+// MaxLinesExtension bounds the lines of a string of lines.
+const (
+	MaxBytesExtension = "x-max-bytes"
+	MaxLinesExtension = "x-max-lines"
+)
 
 // argKind picks one limit out of a field's options.
 type argKind int
@@ -74,6 +78,7 @@ type argKind int
 const (
 	maxLength argKind = iota
 	maxBytes
+	maxLines
 	maxItems
 	minimum
 	maximum
@@ -106,6 +111,8 @@ func argFloat(msg proto.Message, field protoreflect.Name, k argKind) float64 {
 		v = o.GetMaximum()
 	case maxBytes:
 		v = o.GetExtensions()[MaxBytesExtension].GetNumberValue()
+	case maxLines:
+		v = o.GetExtensions()[MaxLinesExtension].GetNumberValue()
 	case defaultValue:
 		v, _ = strconv.ParseFloat(o.GetDefault(), 64)
 	}

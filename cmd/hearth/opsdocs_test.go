@@ -88,6 +88,10 @@ func TestDocs_Operations(t *testing.T) {
 			{ops, "operations.md", fmt.Sprintf("at most %d source-and-reason pairs are kept apart", server.RefusalEntries)},
 			{ops, "operations.md", fmt.Sprintf("add at most %d audit rows for each minute", server.MaxRefusalRowsPerMinute)},
 			{ops, "operations.md", "calls of at most " + thousands(importChunkBytes) + " bytes"},
+			{ops, "operations.md", "and of at most " + thousands(server.MaxImportLines) + " lines"},
+			{ops, "operations.md", "more than " + thousands(maxBytes) + " bytes"},
+			{ops, "operations.md", fmt.Sprintf("lists the first %d failed lines", maxImportFailures(t))},
+			{ops, "operations.md", "a call whose " + thousands(server.MaxImportLines) + " lines all"},
 			{ops, "operations.md", fmt.Sprintf("refused calls of both kinds add at most %d rows a minute", server.MaxRefusalKinds*server.MaxRefusalRowsPerMinute)},
 			{ops, "operations.md", fmt.Sprintf("past %d client-and-method pairs", server.RefusalEntries)},
 			{ops, "operations.md", fmt.Sprintf("may have at most %d calls open at once", server.MaxConcurrentStreams)},
@@ -120,4 +124,15 @@ func thousands(n int) string {
 		}
 		s = t
 	}
+}
+
+// maxImportFailures is how many failures a memory_import reply lists, as
+// the proto declares it.
+func maxImportFailures(t *testing.T) int {
+	fd := (&hearthv1.ImportResponse{}).ProtoReflect().Descriptor().Fields().ByName("failed")
+	o, _ := proto.GetExtension(fd.Options(), options.E_Openapiv2Field).(*options.JSONSchema)
+	if o.GetMaxItems() == 0 {
+		t.Fatal("ImportResponse.failed declares no max_items")
+	}
+	return int(o.GetMaxItems())
 }

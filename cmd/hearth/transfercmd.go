@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server"
 )
 
 var exportSpec = spec{name: "export", args: "[--url URL] --token-file FILE [--prefix NS] [--out FILE]",
@@ -96,7 +97,8 @@ func exportAll(ctx context.Context, c *apiClient, prefix string, w io.Writer) (i
 }
 
 // importChunkBytes bounds one memory_import call's lines as they travel
-// (escaped in the JSON body), under the server's 1 MiB body limit.
+// (escaped in the JSON body), under the server's 1 MiB body limit; a call
+// also carries at most server.MaxImportLines lines.
 const importChunkBytes = 800_000
 
 // importCmd runs `hearth import FILE`: the file's lines through
@@ -137,7 +139,7 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "hearth import:", err)
 		return 1
 	}
-	if len(sum.failed) > 0 {
+	if sum.failedCount > 0 {
 		return 1
 	}
 	return 0
@@ -147,17 +149,20 @@ type importSummary struct {
 	imported, unchanged int
 	// superseded counts the superseded lines skipped without --as-active.
 	superseded int
-	failed     []string
+	// failed describes the failed lines the server listed; failedCount
+	// counts every failed line (a reply lists the first ones of its call).
+	failed      []string
+	failedCount int
 }
 
 // report prints the counts and, without --as-active, what the imported
 // records became and why, and why lines were skipped.
 func (s importSummary) report(w io.Writer, asActive bool) {
 	if asActive {
-		fmt.Fprintf(w, "imported %d, unchanged %d, failed %d\n", s.imported, s.unchanged, len(s.failed))
+		fmt.Fprintf(w, "imported %d, unchanged %d, failed %d\n", s.imported, s.unchanged, s.failedCount)
 		return
 	}
-	fmt.Fprintf(w, "imported %d, unchanged %d, skipped %d, failed %d\n", s.imported, s.unchanged, s.superseded, len(s.failed))
+	fmt.Fprintf(w, "imported %d, unchanged %d, skipped %d, failed %d\n", s.imported, s.unchanged, s.superseded, s.failedCount)
 	if s.imported > 0 {
 		fmt.Fprintf(w, "the %d imported are candidates awaiting review: without --as-active every record arrives as a candidate "+
 			"(revision 1, source import, written by this client, no supersession links), whatever its status in the file; "+
@@ -183,10 +188,11 @@ func importLines(ctx context.Context, c *apiClient, r io.Reader, asActive bool) 
 		chunk bytes.Buffer
 		size  int // chunk's lines as escaped in JSON
 		first = 1 // the file's line number of chunk's first line
+		lines int // the chunk's lines
 	)
 	// send imports the chunk; the request numbers its lines from 1.
 	send := func() error {
-		defer func() { chunk.Reset(); size = 0 }()
+		defer func() { chunk.Reset(); size = 0; lines = 0 }()
 		if strings.TrimSpace(chunk.String()) == "" {
 			return nil
 		}
@@ -196,6 +202,7 @@ func importLines(ctx context.Context, c *apiClient, r io.Reader, asActive bool) 
 		}
 		sum.imported += int(resp.GetImported())
 		sum.unchanged += int(resp.GetUnchanged())
+		sum.failedCount += int(resp.GetFailedCount())
 		for _, f := range resp.GetFailed() {
 			msg := fmt.Sprintf("line %d: ", first+int(f.GetLine())-1)
 			if f.GetField() != "" {
@@ -206,6 +213,10 @@ func importLines(ctx context.Context, c *apiClient, r io.Reader, asActive bool) 
 				msg += " (pattern " + f.GetPattern() + ")"
 			}
 			sum.failed = append(sum.failed, msg)
+		}
+		if unlisted := int(resp.GetFailedCount()) - len(resp.GetFailed()); unlisted > 0 {
+			sum.failed = append(sum.failed, fmt.Sprintf("lines %d to %d: %d more failed lines, not listed (a reply lists the first %d of its call)",
+				first, first+lines-1, unlisted, len(resp.GetFailed())))
 		}
 		return nil
 	}
@@ -222,7 +233,7 @@ func importLines(ctx context.Context, c *apiClient, r io.Reader, asActive bool) 
 			text = "\n"
 		}
 		esc, _ := json.Marshal(text) // a string always marshals
-		if size > 0 && size+len(esc) > importChunkBytes {
+		if size > 0 && (size+len(esc) > importChunkBytes || lines == server.MaxImportLines) {
 			if err := send(); err != nil {
 				return sum, err
 			}
@@ -230,6 +241,7 @@ func importLines(ctx context.Context, c *apiClient, r io.Reader, asActive bool) 
 		}
 		chunk.WriteString(text)
 		size += len(esc)
+		lines++
 	}
 	if err := sc.Err(); err != nil {
 		return sum, fmt.Errorf("line %d: %w", n+1, err)

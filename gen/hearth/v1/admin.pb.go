@@ -3701,7 +3701,8 @@ type ImportRequest struct {
 	// JSON Lines as memory_export writes them.
 	//
 	// JSON Lines as memory_export writes them (id optional: a line without one
-	// gets a new id). Blank lines are skipped.
+	// gets a new id). Blank lines are skipped, but count towards the lines a
+	// call may carry.
 	Lines string `protobuf:"bytes,1,opt,name=lines,proto3" json:"lines,omitempty"`
 	// Write records as exported, not as candidates (admin scope).
 	//
@@ -3765,7 +3766,8 @@ type ImportRequest_builder struct {
 	// JSON Lines as memory_export writes them.
 	//
 	// JSON Lines as memory_export writes them (id optional: a line without one
-	// gets a new id). Blank lines are skipped.
+	// gets a new id). Blank lines are skipped, but count towards the lines a
+	// call may carry.
 	Lines string
 	// Write records as exported, not as candidates (admin scope).
 	//
@@ -3790,8 +3792,11 @@ type ImportResponse struct {
 	// Lines whose content is already here (imported before, or the same
 	// record): nothing was written for them.
 	Unchanged uint32 `protobuf:"varint,2,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
-	// Lines refused, by line number; nothing of them was written.
-	Failed        []*ImportFailure `protobuf:"bytes,3,rep,name=failed,proto3" json:"failed,omitempty"`
+	// The first lines refused, by line number; nothing of them was written.
+	// failed_count says how many were refused in all.
+	Failed []*ImportFailure `protobuf:"bytes,3,rep,name=failed,proto3" json:"failed,omitempty"`
+	// How many lines were refused in all, listed in failed or not.
+	FailedCount   uint32 `protobuf:"varint,4,opt,name=failed_count,json=failedCount,proto3" json:"failed_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3842,6 +3847,13 @@ func (x *ImportResponse) GetFailed() []*ImportFailure {
 	return nil
 }
 
+func (x *ImportResponse) GetFailedCount() uint32 {
+	if x != nil {
+		return x.FailedCount
+	}
+	return 0
+}
+
 func (x *ImportResponse) SetImported(v uint32) {
 	x.Imported = v
 }
@@ -3854,6 +3866,10 @@ func (x *ImportResponse) SetFailed(v []*ImportFailure) {
 	x.Failed = v
 }
 
+func (x *ImportResponse) SetFailedCount(v uint32) {
+	x.FailedCount = v
+}
+
 type ImportResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -3862,8 +3878,11 @@ type ImportResponse_builder struct {
 	// Lines whose content is already here (imported before, or the same
 	// record): nothing was written for them.
 	Unchanged uint32
-	// Lines refused, by line number; nothing of them was written.
+	// The first lines refused, by line number; nothing of them was written.
+	// failed_count says how many were refused in all.
 	Failed []*ImportFailure
+	// How many lines were refused in all, listed in failed or not.
+	FailedCount uint32
 }
 
 func (b0 ImportResponse_builder) Build() *ImportResponse {
@@ -3873,6 +3892,7 @@ func (b0 ImportResponse_builder) Build() *ImportResponse {
 	x.Imported = b.Imported
 	x.Unchanged = b.Unchanged
 	x.Failed = b.Failed
+	x.FailedCount = b.FailedCount
 	return m0
 }
 
@@ -5715,15 +5735,17 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
 	"\x06stance\x18\x02 \x01(\tR\x06stance\x12\x12\n" +
 	"\x04note\x18\x03 \x01(\tR\x04note\x12*\n" +
-	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"q\n" +
-	"\rImportRequest\x12C\n" +
-	"\x05lines\x18\x01 \x01(\tB-\x92A*x\xa0\xf76\x80\x01\x01\xd2\x01\x05lines\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00@w+AR\x05lines\x12\x1b\n" +
-	"\tas_active\x18\x02 \x01(\bR\basActive\"|\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\x8c\x01\n" +
+	"\rImportRequest\x12^\n" +
+	"\x05lines\x18\x01 \x01(\tBH\x92AEx\xa0\xf76\x80\x01\x01\xd2\x01\x05lines\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00@w+A\x82\x03\x18\n" +
+	"\vx-max-lines\x12\t\x11\x00\x00\x00\x00\x00\x88\xb3@R\x05lines\x12\x1b\n" +
+	"\tas_active\x18\x02 \x01(\bR\basActive\"\xa7\x01\n" +
 	"\x0eImportResponse\x12\x1a\n" +
 	"\bimported\x18\x01 \x01(\rR\bimported\x12\x1c\n" +
-	"\tunchanged\x18\x02 \x01(\rR\tunchanged\x120\n" +
-	"\x06failed\x18\x03 \x03(\v2\x18.hearth.v1.ImportFailureR\x06failed\"m\n" +
+	"\tunchanged\x18\x02 \x01(\rR\tunchanged\x128\n" +
+	"\x06failed\x18\x03 \x03(\v2\x18.hearth.v1.ImportFailureB\x06\x92A\x03\xa0\x01dR\x06failed\x12!\n" +
+	"\ffailed_count\x18\x04 \x01(\rR\vfailedCount\"m\n" +
 	"\rImportFailure\x12\x12\n" +
 	"\x04line\x18\x01 \x01(\rR\x04line\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x18\n" +

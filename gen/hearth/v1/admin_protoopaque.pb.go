@@ -3695,7 +3695,8 @@ type ImportRequest_builder struct {
 	// JSON Lines as memory_export writes them.
 	//
 	// JSON Lines as memory_export writes them (id optional: a line without one
-	// gets a new id). Blank lines are skipped.
+	// gets a new id). Blank lines are skipped, but count towards the lines a
+	// call may carry.
 	Lines string
 	// Write records as exported, not as candidates (admin scope).
 	//
@@ -3714,12 +3715,13 @@ func (b0 ImportRequest_builder) Build() *ImportRequest {
 }
 
 type ImportResponse struct {
-	state                protoimpl.MessageState `protogen:"opaque.v1"`
-	xxx_hidden_Imported  uint32                 `protobuf:"varint,1,opt,name=imported,proto3"`
-	xxx_hidden_Unchanged uint32                 `protobuf:"varint,2,opt,name=unchanged,proto3"`
-	xxx_hidden_Failed    *[]*ImportFailure      `protobuf:"bytes,3,rep,name=failed,proto3"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	state                  protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Imported    uint32                 `protobuf:"varint,1,opt,name=imported,proto3"`
+	xxx_hidden_Unchanged   uint32                 `protobuf:"varint,2,opt,name=unchanged,proto3"`
+	xxx_hidden_Failed      *[]*ImportFailure      `protobuf:"bytes,3,rep,name=failed,proto3"`
+	xxx_hidden_FailedCount uint32                 `protobuf:"varint,4,opt,name=failed_count,json=failedCount,proto3"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ImportResponse) Reset() {
@@ -3770,6 +3772,13 @@ func (x *ImportResponse) GetFailed() []*ImportFailure {
 	return nil
 }
 
+func (x *ImportResponse) GetFailedCount() uint32 {
+	if x != nil {
+		return x.xxx_hidden_FailedCount
+	}
+	return 0
+}
+
 func (x *ImportResponse) SetImported(v uint32) {
 	x.xxx_hidden_Imported = v
 }
@@ -3782,6 +3791,10 @@ func (x *ImportResponse) SetFailed(v []*ImportFailure) {
 	x.xxx_hidden_Failed = &v
 }
 
+func (x *ImportResponse) SetFailedCount(v uint32) {
+	x.xxx_hidden_FailedCount = v
+}
+
 type ImportResponse_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -3790,8 +3803,11 @@ type ImportResponse_builder struct {
 	// Lines whose content is already here (imported before, or the same
 	// record): nothing was written for them.
 	Unchanged uint32
-	// Lines refused, by line number; nothing of them was written.
+	// The first lines refused, by line number; nothing of them was written.
+	// failed_count says how many were refused in all.
 	Failed []*ImportFailure
+	// How many lines were refused in all, listed in failed or not.
+	FailedCount uint32
 }
 
 func (b0 ImportResponse_builder) Build() *ImportResponse {
@@ -3801,6 +3817,7 @@ func (b0 ImportResponse_builder) Build() *ImportResponse {
 	x.xxx_hidden_Imported = b.Imported
 	x.xxx_hidden_Unchanged = b.Unchanged
 	x.xxx_hidden_Failed = &b.Failed
+	x.xxx_hidden_FailedCount = b.FailedCount
 	return m0
 }
 
@@ -5621,15 +5638,17 @@ const file_hearth_v1_admin_proto_rawDesc = "" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
 	"\x06stance\x18\x02 \x01(\tR\x06stance\x12\x12\n" +
 	"\x04note\x18\x03 \x01(\tR\x04note\x12*\n" +
-	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"q\n" +
-	"\rImportRequest\x12C\n" +
-	"\x05lines\x18\x01 \x01(\tB-\x92A*x\xa0\xf76\x80\x01\x01\xd2\x01\x05lines\x82\x03\x18\n" +
-	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00@w+AR\x05lines\x12\x1b\n" +
-	"\tas_active\x18\x02 \x01(\bR\basActive\"|\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\x8c\x01\n" +
+	"\rImportRequest\x12^\n" +
+	"\x05lines\x18\x01 \x01(\tBH\x92AEx\xa0\xf76\x80\x01\x01\xd2\x01\x05lines\x82\x03\x18\n" +
+	"\vx-max-bytes\x12\t\x11\x00\x00\x00\x00@w+A\x82\x03\x18\n" +
+	"\vx-max-lines\x12\t\x11\x00\x00\x00\x00\x00\x88\xb3@R\x05lines\x12\x1b\n" +
+	"\tas_active\x18\x02 \x01(\bR\basActive\"\xa7\x01\n" +
 	"\x0eImportResponse\x12\x1a\n" +
 	"\bimported\x18\x01 \x01(\rR\bimported\x12\x1c\n" +
-	"\tunchanged\x18\x02 \x01(\rR\tunchanged\x120\n" +
-	"\x06failed\x18\x03 \x03(\v2\x18.hearth.v1.ImportFailureR\x06failed\"m\n" +
+	"\tunchanged\x18\x02 \x01(\rR\tunchanged\x128\n" +
+	"\x06failed\x18\x03 \x03(\v2\x18.hearth.v1.ImportFailureB\x06\x92A\x03\xa0\x01dR\x06failed\x12!\n" +
+	"\ffailed_count\x18\x04 \x01(\rR\vfailedCount\"m\n" +
 	"\rImportFailure\x12\x12\n" +
 	"\x04line\x18\x01 \x01(\rR\x04line\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x18\n" +
