@@ -69,6 +69,22 @@ func importLine(rec map[string]any) string {
 	return string(b) + "\n"
 }
 
+// captureEvent is one clean captured command event for memory_capture,
+// with the fields of set replaced (a nil value removes the field).
+func captureEvent(ns string, set map[string]any) map[string]any {
+	ev := map[string]any{"id": "screen-event-1", "session_id": "s-screen", "harness": "claude-code", "namespace": ns,
+		"kind": "command", "command": "go test ./screen/...", "ok": false, "exit_code": 1,
+		"tests": []string{"TestScreen"}, "errors": []string{"--- FAIL: TestScreen"}, "at": "2026-12-07T01:00:00Z"}
+	for k, v := range set {
+		if v == nil || v == "" {
+			delete(ev, k)
+			continue
+		}
+		ev[k] = v
+	}
+	return ev
+}
+
 // setField sets a dotted path (a.b) in args.
 func setField(args map[string]any, path string, v any) {
 	parts := strings.Split(path, ".")
@@ -219,6 +235,26 @@ func TestScreen_EveryWritePath(t *testing.T) {
 				{field: "topics[0]", value: importLine(map[string]any{"namespace": ns, "type": "note", "title": "t", "content": "c", "topics": []any{secretMarker}}), secret: secretMarker, line: true},
 				{field: "namespace", value: importLine(map[string]any{"namespace": "projects/" + secretMarker, "type": "note", "title": "t", "content": "c"}), secret: secretMarker, line: true},
 				{field: "writer", value: importLine(map[string]any{"namespace": ns, "type": "note", "title": "t", "content": "c", "writer": secretMarker}), secret: secretMarker, line: true},
+			},
+		},
+		// Captured events: the hook screens them before they are spooled,
+		// and the server screens every field once more, refusing the whole
+		// batch (docs/capture.md).
+		"memory_capture": {
+			args: func(t *testing.T) map[string]any {
+				return map[string]any{"events": []any{captureEvent(ns, nil)}}
+			},
+			inject: []injection{
+				{field: "events[0].command", value: []any{captureEvent(ns, map[string]any{"command": "deploy --token " + secretGitHub})}, secret: secretGitHub, pattern: true},
+				{field: "events[0].command", value: []any{captureEvent(ns, map[string]any{"command": "curl https://deploy:" + secretURLPass + "@ci.example.com/hook"})}, secret: secretURLPass, pattern: true},
+				{field: "events[0].path", value: []any{captureEvent(ns, map[string]any{"kind": "edit", "command": "", "ok": true, "exit_code": nil, "tests": nil, "errors": nil,
+					"path": "keys/" + secretAWS + ".txt"})}, secret: secretAWS, pattern: true},
+				{field: "events[0].tests[0]", value: []any{captureEvent(ns, map[string]any{"tests": []string{"TestKey " + secretAWS}})}, secret: secretAWS, pattern: true},
+				{field: "events[0].errors[0]", value: []any{captureEvent(ns, map[string]any{"errors": []string{"auth failed for " + secretGitHub}})}, secret: secretGitHub, pattern: true},
+				{field: "events[0].summary", value: []any{captureEvent(ns, map[string]any{"kind": "compact", "command": "", "ok": true, "exit_code": nil, "tests": nil, "errors": nil,
+					"summary": "we set access_token=" + secretParam})}, secret: secretParam, pattern: true},
+				{field: "events[0].session_id", value: []any{captureEvent(ns, map[string]any{"session_id": "s " + secretMarker + " this"})}, secret: secretMarker + " this", pattern: true},
+				{field: "events[0].namespace", value: []any{captureEvent(ns, map[string]any{"namespace": "projects/" + secretMarker})}, secret: secretMarker, pattern: true},
 			},
 		},
 		"memory_session_close": {
