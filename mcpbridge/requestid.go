@@ -16,7 +16,7 @@ const maxSafeID = 1<<53 - 1
 
 // invalidIDReply is the JSON-RPC error for a request whose id is neither a
 // string nor an integer. Its id is null: the request's cannot be echoed.
-const invalidIDReply = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer (not null, a fraction, a boolean, an object or an array)"}}`
+const invalidIDReply = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer of at most 2^53-1 either way (not null, a fraction, a boolean, an object or an array)"}}`
 
 // validIDs refuses a request whose JSON-RPC id the specifications forbid,
 // with HTTP 400 and the JSON-RPC error -32600 Invalid Request, before

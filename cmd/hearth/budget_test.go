@@ -277,7 +277,9 @@ func TestBudget_Bootstrap(t *testing.T) {
 		{"github/acme/web", longTopics},
 		{"github/acme/" + strings.Repeat("r", 160-len("github/acme/")), longTopics}, // the widest base
 	}
-	ids := []any{1, 0, int64(1) << 53, "a", "req-<&>\"\\\u2028-" + strings.Repeat("é", 20), strings.Repeat("x", 400)}
+	// The widest integer id MCP accepts, 2^53-1 (docs/running.md), is as
+	// wide as any: 16 digits.
+	ids := []any{1, 0, int64(1)<<53 - 1, "a", "req-<&>\"\\\u2028-" + strings.Repeat("é", 20), strings.Repeat("x", 400)}
 	for _, c := range cases {
 		args := map[string]any{"namespace": c.ns, "topics": c.topics}
 		chain := chainOf(t, td, c.ns, c.topics)
