@@ -533,7 +533,7 @@ func netLogRequests(tb testing.TB, path string) []netRequest {
 
 // TestPage_TokensOnlyThroughIngress runs the daemon with the production
 // page rules: a loopback visitor is served the page but sees no generated
-// token, only commands that read it from its file.
+// token, only commands that copy it from its file.
 func TestPage_TokensOnlyThroughIngress(t *testing.T) {
 	td := openDaemon(t, &Daemon{Config: Config{DataDir: t.TempDir(), IngressListen: "127.0.0.1:0", Options: testOptions()}}, true)
 	code, body := getPage(t, http.DefaultClient, "http://"+td.IngressAddr()+"/", nil)
@@ -545,7 +545,12 @@ func TestPage_TokensOnlyThroughIngress(t *testing.T) {
 			t.Errorf("the page shows %s's token to a loopback visitor", name)
 		}
 	}
-	if !strings.Contains(body, "$(cat "+filepath.Join(td.TokensDir(), "codex")+")") {
+	// The token is copied from its file into the one the connect command
+	// reads (README.md's recommended path).
+	if !strings.Contains(body, "install -m 600 "+filepath.Join(td.TokensDir(), "codex")+" ~/.config/hearth/codex.token") {
 		t.Errorf("the page does not tell a loopback visitor where codex's token is")
+	}
+	if !strings.Contains(body, "hearth connect codex --url ") || !strings.Contains(body, " --token-file ~/.config/hearth/codex.token --apply") {
+		t.Errorf("the page does not tell a loopback visitor how codex reads its token")
 	}
 }
