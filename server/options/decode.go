@@ -80,7 +80,14 @@ var keys = []key{
 		reset: func(o, d *Options) { o.EmbedURL = d.EmbedURL }},
 	{name: "embed_model", str: true, decode: stringOpt(func(o *Options) *string { return &o.EmbedModel }, nil),
 		reset: func(o, d *Options) { o.EmbedModel = d.EmbedModel }},
-	{name: "embed_timeout_s", decode: decodeEmbedTimeout, reset: func(o, d *Options) { o.EmbedTimeout = d.EmbedTimeout }},
+	{name: "embed_timeout_s", decode: decodeSeconds(func(o *Options) *time.Duration { return &o.EmbedTimeout }),
+		reset: func(o, d *Options) { o.EmbedTimeout = d.EmbedTimeout }},
+	{name: "rerank_url", str: true, decode: stringOpt(func(o *Options) *string { return &o.RerankURL }, trimURL),
+		reset: func(o, d *Options) { o.RerankURL = d.RerankURL }},
+	{name: "rerank_model", str: true, decode: stringOpt(func(o *Options) *string { return &o.RerankModel }, nil),
+		reset: func(o, d *Options) { o.RerankModel = d.RerankModel }},
+	{name: "rerank_timeout_s", decode: decodeSeconds(func(o *Options) *time.Duration { return &o.RerankTimeout }),
+		reset: func(o, d *Options) { o.RerankTimeout = d.RerankTimeout }},
 	{name: "model_daily_calls", decode: intOpt(func(o *Options) *int { return &o.ModelDailyCalls }),
 		reset: func(o, d *Options) { o.ModelDailyCalls = d.ModelDailyCalls }},
 	{name: "model_daily_tokens", decode: intOpt(func(o *Options) *int { return &o.ModelDailyTokens }),
@@ -531,17 +538,21 @@ func decodeOllamaTimeout(o *Options, raw []byte, path string) error {
 	return nil
 }
 
-func decodeEmbedTimeout(o *Options, raw []byte, path string) error {
-	f, err := decFloat(raw, path)
-	if err != nil {
-		return err
+// decodeSeconds decodes a model call's timeout (embed_timeout_s,
+// rerank_timeout_s): fractional seconds within the encoder's bounds.
+func decodeSeconds(field func(*Options) *time.Duration) func(*Options, []byte, string) error {
+	return func(o *Options, raw []byte, path string) error {
+		f, err := decFloat(raw, path)
+		if err != nil {
+			return err
+		}
+		if f < minEmbedTimeout.Seconds() || f > maxEmbedTimeout.Seconds() {
+			return errorf(path, "must be %g to %g seconds, got %s", minEmbedTimeout.Seconds(), maxEmbedTimeout.Seconds(),
+				strconv.FormatFloat(f, 'g', -1, 64))
+		}
+		*field(o) = time.Duration(math.Round(f * float64(time.Second)))
+		return nil
 	}
-	if f < minEmbedTimeout.Seconds() || f > maxEmbedTimeout.Seconds() {
-		return errorf(path, "must be %g to %g seconds, got %s", minEmbedTimeout.Seconds(), maxEmbedTimeout.Seconds(),
-			strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	o.EmbedTimeout = time.Duration(math.Round(f * float64(time.Second)))
-	return nil
 }
 
 func decodeMinCoverage(o *Options, raw []byte, path string) error {

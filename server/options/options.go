@@ -164,6 +164,12 @@ type Options struct {
 	// no user info, no trailing '/'. One ending in /v1 is OpenAI-style.
 	OllamaURL, OllamaFallbackURL, EmbedURL string
 
+	// RerankURL is the rerank server's base URL (rerank_url), as the others;
+	// "" means no rerank stage. RerankModel is its model (rerank_model) and
+	// RerankTimeout bounds one rerank call (rerank_timeout_s, fractional).
+	RerankURL, RerankModel string
+	RerankTimeout          time.Duration
+
 	// OllamaModel is the default model; EmbedModel the encoder's model.
 	OllamaModel, EmbedModel string
 
@@ -210,6 +216,8 @@ func Default() Options {
 		EmbedModel:             "qwen3-emb-0.6b",
 		OllamaTimeout:          120 * time.Second,
 		EmbedTimeout:           2 * time.Second,
+		RerankModel:            "qwen3-reranker-0.6b",
+		RerankTimeout:          time.Second,
 		ModelDailyCalls:        DefaultModelDailyCalls,
 		ModelDailyTokens:       DefaultModelDailyTokens,
 		MinCoverage:            DefaultMinCoverage,
@@ -383,6 +391,9 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		EmbedURL:               o.EmbedURL,
 		EmbedModel:             o.EmbedModel,
 		EmbedTimeoutS:          o.EmbedTimeout.Seconds(),
+		RerankURL:              o.RerankURL,
+		RerankModel:            o.RerankModel,
+		RerankTimeoutS:         o.RerankTimeout.Seconds(),
 		ModelDailyCalls:        o.ModelDailyCalls,
 		ModelDailyTokens:       o.ModelDailyTokens,
 		MinCoverage:            o.MinCoverage,
@@ -455,6 +466,9 @@ type file struct {
 	EmbedURL               string       `json:"embed_url,omitempty"`
 	EmbedModel             string       `json:"embed_model"`
 	EmbedTimeoutS          float64      `json:"embed_timeout_s"`
+	RerankURL              string       `json:"rerank_url,omitempty"`
+	RerankModel            string       `json:"rerank_model"`
+	RerankTimeoutS         float64      `json:"rerank_timeout_s"`
 	ModelDailyCalls        int          `json:"model_daily_calls"`
 	ModelDailyTokens       int          `json:"model_daily_tokens"`
 	MinCoverage            float64      `json:"min_coverage"`

@@ -110,6 +110,9 @@ func TestDefault(t *testing.T) {
 		{"embed_url", d.EmbedURL, ""},
 		{"embed_model", d.EmbedModel, "qwen3-emb-0.6b"},
 		{"embed_timeout_s", d.EmbedTimeout, 2 * time.Second},
+		{"rerank_url", d.RerankURL, ""},
+		{"rerank_model", d.RerankModel, "qwen3-reranker-0.6b"},
+		{"rerank_timeout_s", d.RerankTimeout, time.Second},
 		{"model_daily_calls", d.ModelDailyCalls, 2000},
 		{"model_daily_tokens", d.ModelDailyTokens, 4000000},
 		{"min_coverage", d.MinCoverage, 0.35},
@@ -140,7 +143,7 @@ func TestDefault(t *testing.T) {
 			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days",
 			"audit_retention_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
-			"embed_url", "embed_model", "embed_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage", "page_token_required",
+			"embed_url", "embed_model", "embed_timeout_s", "rerank_url", "rerank_model", "rerank_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage", "page_token_required",
 			"ssl", "certfile", "keyfile"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
@@ -159,7 +162,7 @@ func TestParse_Defaults(t *testing.T) {
 			"anchor_sweep_hours":null,"context_budget_tokens":null,"hard_context_limit_tokens":null,
 			"retention_deleted_days":null,"audit_retention_days":null,"ollama_url":null,"ollama_fallback_url":null,"ollama_direct_urls":null,
 			"ollama_model":null,"ollama_models":null,"ollama_timeout_s":null,"embed_url":null,"embed_model":null,
-			"embed_timeout_s":null,"model_daily_calls":null,"model_daily_tokens":null,"page_token_required":null}`},
+			"embed_timeout_s":null,"rerank_url":null,"rerank_model":null,"rerank_timeout_s":null,"model_daily_calls":null,"model_daily_tokens":null,"page_token_required":null}`},
 		{"OKEmptyOptionalStrings", `{"github_owner":"","forge_owner":"","ollama_url":"","ollama_fallback_url":"","embed_url":""}`},
 		{"OKNullChains", `{"ollama_models":{"extraction":null,"review":null,"answer":null}}`},
 	} {
@@ -213,6 +216,9 @@ func TestParse_Full(t *testing.T) {
 			EmbedURL:      "http://llm.lan:8080/v1",
 			EmbedModel:    "qwen3-emb-4b",
 			EmbedTimeout:  500 * time.Millisecond,
+			RerankURL:     "http://llm.lan:8081/v1",
+			RerankModel:   "bge-reranker-v2-m3",
+			RerankTimeout: 250 * time.Millisecond,
 
 			ModelDailyCalls:  0,
 			ModelDailyTokens: 250000,
@@ -241,6 +247,8 @@ func TestParse_Values(t *testing.T) {
 		{"OKMinCoverage", `{"min_coverage":0.5}`, func(o *Options) { o.MinCoverage = 0.5 }},
 		{"OKEmbedTimeoutInt", `{"embed_timeout_s":60}`, func(o *Options) { o.EmbedTimeout = time.Minute }},
 		{"OKEmbedTimeoutMin", `{"embed_timeout_s":1e-3}`, func(o *Options) { o.EmbedTimeout = time.Millisecond }},
+		{"OKRerankTimeoutFraction", `{"rerank_timeout_s":0.25}`, func(o *Options) { o.RerankTimeout = 250 * time.Millisecond }},
+		{"OKRerankURL", `{"rerank_url":"http://llm.lan:8081/v1/"}`, func(o *Options) { o.RerankURL = "http://llm.lan:8081/v1" }},
 		{"OKOllamaTimeoutMax", `{"ollama_timeout_s":3600}`, func(o *Options) { o.OllamaTimeout = time.Hour }},
 		{"OKExpiryOff", `{"candidate_expiry_days":0}`, func(o *Options) { o.CandidateExpiryDays = 0 }},
 		{"OKSweepBounds", `{"anchor_sweep_hours":168}`, func(o *Options) { o.AnchorSweepHours = 168 }},
@@ -431,6 +439,9 @@ func TestParse_Invalid(t *testing.T) {
 		{"ErrEmbedTimeoutTiny", `{"embed_timeout_s":0.0001}`, "embed_timeout_s", "got 0.0001"},
 		{"ErrEmbedTimeoutHuge", `{"embed_timeout_s":1e400}`, "embed_timeout_s", "out of range"},
 		{"ErrEmbedTimeoutString", `{"embed_timeout_s":"2"}`, "embed_timeout_s", "must be a number, got a string"},
+		{"ErrRerankTimeoutZero", `{"rerank_timeout_s":0}`, "rerank_timeout_s", "must be 0.001 to 60 seconds, got 0"},
+		{"ErrRerankURLPassword", `{"rerank_url":"https://u:p@h"}`, "rerank_url", "user name or password"},
+		{"ErrRerankModelEmpty", `{"rerank_model":""}`, "rerank_model", "must name a model"},
 		// the file
 		{"ErrUnknownKey", `{"review_at":"03:00","sumary_candidates":true}`, "sumary_candidates", `unknown option; did you mean "summary_candidates"?`},
 		{"ErrUnknownKeyCase", `{"Review_At":"03:00"}`, "Review_At", `did you mean "review_at"`},
@@ -724,6 +735,7 @@ func TestOptions_Validate(t *testing.T) {
 		{"ErrReviewAtOffWithTime", func(o *Options) { o.ReviewAt = ReviewAt{Off: true, Hour: 3} }, "review_at"},
 		{"ErrOllamaTimeoutFraction", func(o *Options) { o.OllamaTimeout = 1500 * time.Millisecond }, "ollama_timeout_s"},
 		{"ErrEmbedTimeoutZero", func(o *Options) { o.EmbedTimeout = 0 }, "embed_timeout_s"},
+		{"ErrRerankTimeoutZero", func(o *Options) { o.RerankTimeout = 0 }, "rerank_timeout_s"},
 		{"ErrURLTrailingSlash", func(o *Options) { o.EmbedURL = "http://h/" }, "embed_url"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -132,6 +132,11 @@ func (o Options) Validate() error {
 	if t := o.EmbedTimeout; t < minEmbedTimeout || t > maxEmbedTimeout {
 		list.add(errorf("embed_timeout_s", "must be %g to %g seconds, got %g", minEmbedTimeout.Seconds(), maxEmbedTimeout.Seconds(), t.Seconds()))
 	}
+	checkOptionalURL(&list, "rerank_url", o.RerankURL)
+	checkModel(&list, "rerank_model", o.RerankModel)
+	if t := o.RerankTimeout; t < minEmbedTimeout || t > maxEmbedTimeout {
+		list.add(errorf("rerank_timeout_s", "must be %g to %g seconds, got %g", minEmbedTimeout.Seconds(), maxEmbedTimeout.Seconds(), t.Seconds()))
+	}
 	if c := o.MinCoverage; !(c >= 0 && c <= 1) {
 		list.add(errorf("min_coverage", "must be 0 to 1, got %g", c))
 	}
