@@ -24,6 +24,7 @@ func TestDoc_Ranges(t *testing.T) {
 		fmt.Sprintf("context_budget_tokens %d up to hard_context_limit_tokens", minContextTokens),
 		fmt.Sprintf("ollama_timeout_s %d–%d", minOllamaTimeoutS, maxOllamaTimeoutS),
 		fmt.Sprintf("embed_timeout_s %g–%g", minEmbedTimeout.Seconds(), maxEmbedTimeout.Seconds()),
+		fmt.Sprintf("rerank_timeout_s %g–%g", minEmbedTimeout.Seconds(), maxEmbedTimeout.Seconds()),
 		fmt.Sprintf("Model names are 1–%d bytes", maxModelNameLen),
 		fmt.Sprintf("model_daily_calls 0–%d (0 = no cap)", maxModelDailyCalls),
 		fmt.Sprintf("model_daily_tokens 0–%d (0 = no cap)", maxModelDailyTokens),
