@@ -477,12 +477,20 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
+	// The rerank stage reorders every candidate for the relevance bar when
+	// the caller asks to abstain under the best available ranking
+	// (relevance.go): the candidates it may bring up need their snippets.
+	rerank := r.GetAbstain() && r.GetRanking() == "" && m.reranker.Configured()
+	snippets := limit
+	if rerank {
+		snippets = max(limit, minPool)
+	}
 	res, scopes, err := m.retrieveWithin(ctx, retrieval.Query{
 		Text:      r.GetQuery(),
 		Types:     r.GetTypes(),
 		Exclude:   r.GetExclude(),
 		Depth:     max(limit, minPool),
-		Snippets:  limit,
+		Snippets:  snippets,
 		Mode:      r.GetRanking(),
 		MinCosine: r.MinCosine,
 		Feedback:  true,
@@ -490,9 +498,13 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
 	}
-	ranked, err := m.relevant(ctx, r.GetQuery(), res.Hits[:min(limit, len(res.Hits))], r.GetAbstain())
+	ranked, reranked, err := m.relevant(ctx, r.GetQuery(), res.Hits, limit, r.GetAbstain(), rerank)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)
+	}
+	mode := res.Mode
+	if reranked {
+		mode += rerankSuffix
 	}
 	out := make([]*hearthv1.SearchHit, len(ranked))
 	for i, h := range ranked {
@@ -506,7 +518,7 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 			out[i].Cosine = &c
 		}
 	}
-	resp := &hearthv1.SearchResponse{Ranking: res.Mode, Scopes: scopes}
+	resp := &hearthv1.SearchResponse{Ranking: mode, Scopes: scopes}
 	kept, err := budget.Fit(m.size, resp, resp.SetHits, out, budget.Search, true)
 	if err != nil {
 		return nil, toStatus(ctx, m.log, err)

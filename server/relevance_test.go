@@ -13,6 +13,37 @@ import (
 	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
+// abstainNS is the namespace of abstainStore's decisions.
+const abstainNS = "github/acme/api"
+
+// abstainRecords are abstainStore's decisions, title then content.
+var abstainRecords = [][2]string{
+	{"Retry policy for outbound calls", "Retry idempotent outbound calls three times with exponential backoff."},
+	{"Postgres connection pool", "At most 20 connections per pod; the pool waits instead of opening more."},
+	{"Deploys on Fridays", "No deploys on Friday afternoons; the freeze is in the deploy calendar."},
+	{"Logging format", "JSON logs in production with a request id on every line."},
+	{"Invoice numbers", "Invoice numbers are gapless per legal entity and year."},
+	{"Local database port", "The local Postgres listens on port 5433, not 5432."},
+}
+
+// abstainStore is a store of abstainRecords in abstainNS and, in global,
+// enough unrelated notes that word weights mean something
+// (storage.MinCoverageRecords).
+func abstainStore(t *testing.T) *storage.DB {
+	t.Helper()
+	db := storagetest.Open(t)
+	for _, r := range abstainRecords {
+		storagetest.Store(t, db, storage.NewRecord{Namespace: abstainNS, Type: storage.TypeDecision,
+			Title: storagetest.Text(t, r[0]), Content: storagetest.Text(t, r[1]), Status: storage.StatusActive})
+	}
+	for i := range storage.MinCoverageRecords {
+		storagetest.Store(t, db, storage.NewRecord{Namespace: "global", Type: storage.TypeNote,
+			Title: storagetest.Text(t, fmt.Sprintf("Lunch rota week %d", i)), Content: storagetest.Text(t, fmt.Sprintf("Team lunch rota, week %d: order from the usual place.", i)),
+			Status: storage.StatusActive})
+	}
+	return db
+}
+
 // TestSearch_Abstain holds the relevance bar (docs/abstention.md) on a
 // built set: a prompt whose answer is stored gets its hits with abstain;
 // one whose rare words no record holds gets none with abstain, though
@@ -22,25 +53,7 @@ import (
 func TestSearch_Abstain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storagetest.Open(t)
-	const ns = "github/acme/api"
-	for _, r := range [][2]string{
-		{"Retry policy for outbound calls", "Retry idempotent outbound calls three times with exponential backoff."},
-		{"Postgres connection pool", "At most 20 connections per pod; the pool waits instead of opening more."},
-		{"Deploys on Fridays", "No deploys on Friday afternoons; the freeze is in the deploy calendar."},
-		{"Logging format", "JSON logs in production with a request id on every line."},
-		{"Invoice numbers", "Invoice numbers are gapless per legal entity and year."},
-		{"Local database port", "The local Postgres listens on port 5433, not 5432."},
-	} {
-		storagetest.Store(t, db, storage.NewRecord{Namespace: ns, Type: storage.TypeDecision,
-			Title: storagetest.Text(t, r[0]), Content: storagetest.Text(t, r[1]), Status: storage.StatusActive})
-	}
-	// Word weights mean something from storage.MinCoverageRecords records.
-	for i := range storage.MinCoverageRecords {
-		storagetest.Store(t, db, storage.NewRecord{Namespace: "global", Type: storage.TypeNote,
-			Title: storagetest.Text(t, fmt.Sprintf("Lunch rota week %d", i)), Content: storagetest.Text(t, fmt.Sprintf("Team lunch rota, week %d: order from the usual place.", i)),
-			Status: storage.StatusActive})
-	}
+	db := abstainStore(t)
 	search := func(t *testing.T, bar float64, query string, abstain bool) []*hearthv1.SearchHit {
 		t.Helper()
 		opts := options.Default()
@@ -49,7 +62,7 @@ func TestSearch_Abstain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := (&memoryService{Server: srv}).Search(ctx, &hearthv1.SearchRequest{Query: query, Namespace: ns, Limit: 3, Abstain: abstain})
+		got, err := (&memoryService{Server: srv}).Search(ctx, &hearthv1.SearchRequest{Query: query, Namespace: abstainNS, Limit: 3, Abstain: abstain})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,13 +94,13 @@ func TestSearch_Abstain(t *testing.T) {
 	t.Run("SmallStore", func(t *testing.T) {
 		t.Parallel()
 		small := storagetest.Open(t)
-		storagetest.Store(t, small, storage.NewRecord{Namespace: ns, Type: storage.TypeDecision,
+		storagetest.Store(t, small, storage.NewRecord{Namespace: abstainNS, Type: storage.TypeDecision,
 			Title: storagetest.Text(t, "Logging format"), Content: storagetest.Text(t, "JSON logs in production."), Status: storage.StatusActive})
 		srv, err := New(small, Config{Marshal: gateway.MarshalResult, Options: options.Default()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := (&memoryService{Server: srv}).Search(ctx, &hearthv1.SearchRequest{Query: "which graphql gateway fronts the logs", Namespace: ns, Abstain: true})
+		got, err := (&memoryService{Server: srv}).Search(ctx, &hearthv1.SearchRequest{Query: "which graphql gateway fronts the logs", Namespace: abstainNS, Abstain: true})
 		if err != nil || len(got.GetHits()) != 1 {
 			t.Errorf("a one-record store abstained (%v, %v): its word weights tell nothing", got, err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/hearth-memory/hearth/server/inproc"
 	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/rerank"
 	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/server/scope"
 	"github.com/hearth-memory/hearth/server/sweep"
@@ -90,6 +91,9 @@ type Server struct {
 	// encoder and vectors are nil without an encoder.
 	encoder *encoder.Encoder
 	vectors *retrieval.Index
+	// reranker is the rerank stage of abstaining searches (relevance.go);
+	// not Configured without rerank_url.
+	reranker *rerank.Reranker
 	// ops: token rotation, backups, coalesced refusals and metrics
 	// (ops.go).
 	ops ops
@@ -120,6 +124,9 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 	if cfg.Encoder != nil && cfg.Encoder.Configured() && cfg.Vectors != nil {
 		s.encoder, s.vectors = cfg.Encoder, cfg.Vectors
 		s.pipeline = retrieval.New(db, retrieval.Cosine{DB: db, Encoder: cfg.Encoder, Index: cfg.Vectors})
+	}
+	if s.reranker, err = rerank.New(rerank.FromOptions(cfg.Options)); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if err := s.initOps(cfg); err != nil {
 		return nil, fmt.Errorf("server: %w", err)

@@ -64,6 +64,8 @@ func (s *Server) routeOpenAI(w http.ResponseWriter, r *http.Request, req Request
 			}
 		}
 		openAIEmbed(w, req, act, m)
+	case path == "/rerank" && r.Method == http.MethodPost:
+		openAIRerank(w, req)
 	default:
 		llamaError(w, http.StatusNotFound, "File Not Found")
 	}
