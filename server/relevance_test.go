@@ -29,7 +29,7 @@ var abstainRecords = [][2]string{
 // abstainStore is a store of abstainRecords in abstainNS and, in global,
 // enough unrelated notes that word weights mean something
 // (storage.MinCoverageRecords).
-func abstainStore(t *testing.T) *storage.DB {
+func abstainStore(t testing.TB) *storage.DB {
 	t.Helper()
 	db := storagetest.Open(t)
 	for _, r := range abstainRecords {
