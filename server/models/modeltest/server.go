@@ -2,10 +2,12 @@
 // llama-swap and a vLLM-style server, each speaking its real wire format
 // over TCP on 127.0.0.1:0 with the shapes, statuses and error bodies of
 // shared/MODELS.md, so the real chat and embedding clients run against
-// them. A test scripts faults per path and model (slow, hang, error
-// status, malformed or schema-violating body, a chosen reply), takes the
-// server down (connection refused) and up again, and asserts on the log of
-// every request the server received.
+// them. llama-server (and vLLM) also serve /v1/rerank, scoring each
+// document by its share of the query's words (OverlapScore). A test
+// scripts faults per path and model (slow, hang, error status, malformed or
+// schema-violating body, a chosen reply), takes the server down (connection
+// refused) and up again, and asserts on the log of every request the server
+// received.
 package modeltest
 
 import (
