@@ -36,6 +36,11 @@ const (
 	ScopeAdmin  Scope = "admin"
 )
 
+// DefaultRerankTimeout is rerank_timeout_s's default: the prompt hook
+// gives its search 300 ms from its own start (docs/claude-code.md), so a
+// slower rerank would only lose the search.
+const DefaultRerankTimeout = 150 * time.Millisecond
+
 // DefaultMinCoverage is min_coverage's default, chosen on the eval
 // (docs/abstention.md).
 const DefaultMinCoverage = 0.35
@@ -217,7 +222,7 @@ func Default() Options {
 		OllamaTimeout:          120 * time.Second,
 		EmbedTimeout:           2 * time.Second,
 		RerankModel:            "qwen3-reranker-0.6b",
-		RerankTimeout:          time.Second,
+		RerankTimeout:          DefaultRerankTimeout,
 		ModelDailyCalls:        DefaultModelDailyCalls,
 		ModelDailyTokens:       DefaultModelDailyTokens,
 		MinCoverage:            DefaultMinCoverage,

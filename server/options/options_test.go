@@ -112,7 +112,7 @@ func TestDefault(t *testing.T) {
 		{"embed_timeout_s", d.EmbedTimeout, 2 * time.Second},
 		{"rerank_url", d.RerankURL, ""},
 		{"rerank_model", d.RerankModel, "qwen3-reranker-0.6b"},
-		{"rerank_timeout_s", d.RerankTimeout, time.Second},
+		{"rerank_timeout_s", d.RerankTimeout, 150 * time.Millisecond},
 		{"model_daily_calls", d.ModelDailyCalls, 2000},
 		{"model_daily_tokens", d.ModelDailyTokens, 4000000},
 		{"min_coverage", d.MinCoverage, 0.35},

@@ -26,7 +26,7 @@ import (
 
 // Defaults for Config.
 const (
-	DefaultTimeout = time.Second
+	DefaultTimeout = options.DefaultRerankTimeout
 	DefaultDownFor = 30 * time.Second
 )
 
