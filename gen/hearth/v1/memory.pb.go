@@ -1667,7 +1667,8 @@ type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
 	Hits  []*SearchHit           `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
 	// fts (full text) or rrf (full text fused with embeddings); cosine when
-	// asked for.
+	// asked for. "+rerank" follows when a rerank server ordered the hits of
+	// an abstaining search (docs/abstention.md).
 	Ranking         string `protobuf:"bytes,2,opt,name=ranking,proto3" json:"ranking,omitempty"`
 	EstimatedTokens uint32 `protobuf:"varint,3,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
 	Truncated       bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
@@ -1777,7 +1778,8 @@ type SearchResponse_builder struct {
 
 	Hits []*SearchHit
 	// fts (full text) or rrf (full text fused with embeddings); cosine when
-	// asked for.
+	// asked for. "+rerank" follows when a rerank server ordered the hits of
+	// an abstaining search (docs/abstention.md).
 	Ranking         string
 	EstimatedTokens uint32
 	Truncated       bool

@@ -1769,7 +1769,8 @@ type SearchResponse_builder struct {
 
 	Hits []*SearchHit
 	// fts (full text) or rrf (full text fused with embeddings); cosine when
-	// asked for.
+	// asked for. "+rerank" follows when a rerank server ordered the hits of
+	// an abstaining search (docs/abstention.md).
 	Ranking         string
 	EstimatedTokens uint32
 	Truncated       bool
