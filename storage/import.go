@@ -71,7 +71,8 @@ type ImportOptions struct {
 	// candidate or superseded), revision, writer, source, times, anchor
 	// checks and supersession links. Otherwise every record is written as
 	// a candidate at revision 1 with source import, the importing client
-	// as writer, its anchors unchecked and no links, and a superseded
+	// as writer, its anchors unchecked, no links and no evidence (a line's
+	// stances are dropped: they claim other clients), and a superseded
 	// record is refused.
 	AsActive bool
 }
@@ -300,7 +301,11 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 	if err := insertAnchorsTx(ctx, tx, id, anchors); err != nil {
 		return ImportResult{}, err
 	}
-	if len(it.Evidence) > 0 {
+	// Evidence is kept only as exported (AsActive, admin scope): a line's
+	// stances claim other clients and times, which a writer importing
+	// candidates must not be able to forge (issue #41). Without AsActive
+	// they are dropped, and the audit row says how many.
+	if opt.AsActive && len(it.Evidence) > 0 {
 		for _, s := range it.Evidence {
 			at := s.At
 			if at.IsZero() {
@@ -337,6 +342,8 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 	mode := "as candidate"
 	if opt.AsActive {
 		mode = "as exported"
+	} else if len(it.Evidence) > 0 {
+		mode += fmt.Sprintf(", %d evidence stances dropped (kept only as exported)", len(it.Evidence))
 	}
 	if err := insertAuditTx(ctx, tx, AuditEntry{
 		Client: opt.Client, Action: ActionImport, Namespace: it.Namespace, RecordID: id,

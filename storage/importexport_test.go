@@ -222,6 +222,12 @@ func TestDB_Import(t *testing.T) {
 					t.Errorf("anchor %+v: want unchecked", a)
 				}
 			}
+			// Stances claimed by the lines are not the importer's to
+			// give: none is kept, and confidence does not move.
+			if got.ProofCount+got.RefutationCount != 0 || got.EffectiveConfidence != got.Confidence {
+				t.Errorf("candidate %s: %d proofs, %d refutations, effective confidence %v of %v; want no evidence and no change",
+					want.ID, got.ProofCount, got.RefutationCount, got.EffectiveConfidence, got.Confidence)
+			}
 		}
 	})
 
