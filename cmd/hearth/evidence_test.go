@@ -250,8 +250,8 @@ func TestDaemon_EvidenceRanking(t *testing.T) {
 				if got := []string{str(se.body, "hits", 0, "id"), str(se.body, "hits", 1, "id")}; got[0] != ids[0] || got[1] != ids[1] {
 					t.Fatalf("before evidence: got %v, want %v", got, ids)
 				}
-				if w := str(se.body, "hits", 0, "why"); w != "fts #1" {
-					t.Errorf("before evidence: why = %q, want %q", w, "fts #1")
+				if w := str(se.body, "hits", 0, "why"); w != "fts #1, covers 1.00" {
+					t.Errorf("before evidence: why = %q, want %q", w, "fts #1, covers 1.00")
 				}
 				return ids[0], ids[1]
 			}
@@ -274,8 +274,8 @@ func TestDaemon_EvidenceRanking(t *testing.T) {
 				if str(se.body, "hits", 0, "id") != b || str(se.body, "hits", 1, "id") != a {
 					t.Errorf("order: got %s, %s, want the contradicted record last", str(se.body, "hits", 0, "id"), str(se.body, "hits", 1, "id"))
 				}
-				if w := str(se.body, "hits", 1, "why"); w != "fts #1, evidence x0.50" {
-					t.Errorf("why = %q, want %q", w, "fts #1, evidence x0.50")
+				if w := str(se.body, "hits", 1, "why"); w != "fts #1, evidence x0.50, covers 1.00" {
+					t.Errorf("why = %q, want %q", w, "fts #1, evidence x0.50, covers 1.00")
 				}
 				if w := str(se.body, "hits", 0, "why"); strings.Contains(w, "evidence") {
 					t.Errorf("unwitnessed hit: why = %q, want no evidence factor", w)
@@ -296,8 +296,8 @@ func TestDaemon_EvidenceRanking(t *testing.T) {
 					t.Errorf("order: got %s, %s, want the corroborated record first", str(se.body, "hits", 0, "id"), str(se.body, "hits", 1, "id"))
 				}
 				// 0.8 → 0.8667: factor 1.0833.
-				if w := str(se.body, "hits", 0, "why"); w != "fts #2, evidence x1.08" {
-					t.Errorf("why = %q, want %q", w, "fts #2, evidence x1.08")
+				if w := str(se.body, "hits", 0, "why"); w != "fts #2, evidence x1.08, covers 1.00" {
+					t.Errorf("why = %q, want %q", w, "fts #2, evidence x1.08, covers 1.00")
 				}
 			})
 		})
