@@ -34,8 +34,8 @@ type ImportItem struct {
 	Evidence   []ImportStance
 	// Status is active, candidate or superseded.
 	Status string
-	// Revision, Writer, Source and UpdatedAt are kept with AsActive only;
-	// Revision 0 means 1.
+	// Revision, Writer, Source, CreatedAt and UpdatedAt are kept with
+	// AsActive only; Revision 0 means 1.
 	Revision  int
 	Writer    string
 	Source    string
@@ -270,8 +270,10 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 		}
 	}
 
+	// Without AsActive a line's claimed creation time is not kept either:
+	// the candidate is the importer's, made now (issue #41).
 	status, revision, writer, source := StatusCandidate, 1, opt.Client, SourceImport
-	created, updated := it.CreatedAt, tx.now
+	created, updated := tx.now, tx.now
 	anchors := make([]Anchor, len(anchorNames))
 	for i, a := range it.Anchors {
 		anchors[i] = Anchor{Anchor: a.Anchor.String(), State: AnchorUnknown}
@@ -281,9 +283,9 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 	}
 	if opt.AsActive {
 		status, revision, writer, source, updated = it.Status, max(1, it.Revision), it.Writer, it.Source, it.UpdatedAt
-	}
-	if created.IsZero() {
-		created = tx.now
+		if !it.CreatedAt.IsZero() {
+			created = it.CreatedAt
+		}
 	}
 	if updated.IsZero() {
 		updated = created
