@@ -97,8 +97,11 @@ type ImportResult struct {
 // title, content, confidence, topics and anchor names) is kept in the
 // imports table, and an item whose digest is there, or whose id names a
 // record with that very content, is Unchanged and writes nothing (not even
-// an audit row). An item whose id names a record with other content is
-// refused (Exists, Field "id"). Each imported record gets its evidence
+// an audit row). With AsActive the digest also covers the line's status,
+// writer and evidence, and an untouched candidate that an import without
+// AsActive made of the same line is replaced by the record as exported, so
+// the earlier import never shadows it. An item whose id names a record with
+// other content is refused (Exists, Field "id"). Each imported record gets its evidence
 // (in the order given; the counts and effective confidence follow from
 // it), its anchors and an audit row "import".
 //
@@ -233,6 +236,30 @@ func contentDigest(id, ns, typ, title, content string, confidence float64, topic
 	return hex.EncodeToString(sum[:])
 }
 
+// importDigest is the imports table's key for an item of the given
+// content digest: the content alone for an import as candidates (as it has
+// always been), and with AsActive the content with the status, writer and
+// evidence the line carries, so an import as exported is never taken for
+// an earlier import of the same content as a candidate.
+func importDigest(content string, it *ImportItem, opt ImportOptions) string {
+	if !opt.AsActive {
+		return content
+	}
+	stances := make([]string, 0, 4*len(it.Evidence))
+	for _, s := range it.Evidence {
+		stances = append(stances, s.Client, s.Stance, s.Note.String(), strconv.FormatInt(s.At.UnixMilli(), 10))
+	}
+	b, _ := json.Marshal([]any{"hearth-import-as-exported-v1", content, it.Status, it.Writer, stances}) // strings always marshal
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// untouchedImport reports whether r is a candidate an import without
+// as_active wrote and nothing has changed since (revision 1).
+func untouchedImport(r *Record) bool {
+	return r.Status == StatusCandidate && r.Source == SourceImport && r.Revision == 1
+}
+
 func (it *ImportItem) names() (topics, anchors []string) {
 	topics, _ = texts("topics", it.Topics)
 	for _, a := range it.Anchors {
@@ -243,7 +270,8 @@ func (it *ImportItem) names() (topics, anchors []string) {
 
 func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportOptions) (ImportResult, error) {
 	topics, anchorNames := it.names()
-	digest := contentDigest(it.ID, it.Namespace, it.Type, it.Title.String(), it.Content.String(), it.Confidence, topics, anchorNames)
+	content := contentDigest(it.ID, it.Namespace, it.Type, it.Title.String(), it.Content.String(), it.Confidence, topics, anchorNames)
+	digest := importDigest(content, it, opt)
 	var was string
 	switch err := tx.QueryRowContext(ctx, `SELECT record_id FROM imports WHERE digest = ?`, digest).Scan(&was); {
 	case err == nil:
@@ -256,10 +284,18 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 		cur, err := findRecordTx(ctx, tx, id)
 		switch {
 		case err == nil:
-			if contentDigest(id, cur.Namespace, cur.Type, cur.Title, cur.Content, cur.Confidence, cur.Topics, anchorNamesOf(cur.Anchors)) == digest {
+			if contentDigest(id, cur.Namespace, cur.Type, cur.Title, cur.Content, cur.Confidence, cur.Topics, anchorNamesOf(cur.Anchors)) != content {
+				return ImportResult{}, errorf(Exists, "id", "a record with this id exists with other content (revision %d)", cur.Revision)
+			}
+			if !opt.AsActive || !untouchedImport(cur) || it.Status == StatusCandidate && it.Writer == cur.Writer && len(it.Evidence) == 0 {
 				return ImportResult{Outcome: Unchanged, ID: id}, nil
 			}
-			return ImportResult{}, errorf(Exists, "id", "a record with this id exists with other content (revision %d)", cur.Revision)
+			// The candidate an earlier import without as_active made of
+			// this very line, untouched since: the import as exported
+			// replaces it, so that import does not shadow this one.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM records WHERE id = ?`, id); err != nil {
+				return ImportResult{}, classify("import", err)
+			}
 		case ErrorCode(err) != NotFound:
 			return ImportResult{}, err
 		}

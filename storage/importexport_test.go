@@ -234,6 +234,40 @@ func TestDB_Import(t *testing.T) {
 		}
 	})
 
+	// An import as candidates does not shadow a later import of the same
+	// lines as exported (issue 41 item 4): the admin's import replaces the
+	// untouched candidates with the records as exported, evidence and all;
+	// run again, it changes nothing.
+	t.Run("OKAsActiveAfterCandidates", func(t *testing.T) {
+		dst := storagetest.Open(t)
+		var live []storage.ImportItem
+		for _, it := range items(t, exported) {
+			if it.Status != storage.StatusSuperseded && it.Supersedes == "" && it.SupersededBy == "" {
+				live = append(live, it)
+			}
+		}
+		if _, err := dst.Import(ctx, live, storage.ImportOptions{Client: "codex"}); err != nil {
+			t.Fatal(err)
+		}
+		for pass, want := range []int{len(live), 0} {
+			res, err := dst.Import(ctx, live, storage.ImportOptions{Client: "admin", AsActive: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomes(res); got[storage.Imported] != want || got[storage.Unchanged] != len(live)-want {
+				t.Fatalf("pass %d: outcomes %v (%v), want %d imported", pass, got, res, want)
+			}
+		}
+		for _, it := range live {
+			got := get(t, dst, it.ID)
+			if got.Status != it.Status || got.Writer != it.Writer || got.Source != it.Source ||
+				got.ProofCount+got.RefutationCount != len(it.Evidence) {
+				t.Errorf("%s after the import as exported = %+v, want status %s by %s with %d stances",
+					it.ID, got, it.Status, it.Writer, len(it.Evidence))
+			}
+		}
+	})
+
 	t.Run("ErrOtherContent", func(t *testing.T) {
 		dst := storagetest.Open(t)
 		its := items(t, exported[:2])
