@@ -133,10 +133,21 @@ func TestIngress_Sources(t *testing.T) {
 // TestAdmin_Audit holds memory_audit over every transport: admin scope,
 // newest first, the limit.
 func TestAdmin_Audit(t *testing.T) {
-	td := startPageDaemon(t, t.TempDir(), pageOptions(), nil)
-	tok := td.tokens["claude-code"]
+	// A scope refusal is written once per client, method and minute, later
+	// ones counted (docs/operations.md): each transport calls as a client
+	// of its own, so that each writes its refusal.
+	o := pageOptions()
+	for _, name := range []string{"rest", "mcp", "grpc"} {
+		o.Clients = append(o.Clients, options.Client{Name: "audit-" + name, Scopes: []options.Scope{options.ScopeRead, options.ScopeWrite}})
+	}
+	td := startPageDaemon(t, t.TempDir(), o, nil)
 	for _, tr := range transports(td) {
 		t.Run(tr.name(), func(t *testing.T) {
+			client := "audit-" + tr.name()
+			tok := td.tokens[client]
+			if tok == "" {
+				t.Fatalf("no token for %s", client)
+			}
 			if r := tr.call(t, tok, "memory_store", storeArgs("github/acme/audit", "Audited "+tr.name(), "A row for the audit.")); !r.ok {
 				t.Fatalf("store: %v", r)
 			}
@@ -153,7 +164,7 @@ func TestAdmin_Audit(t *testing.T) {
 				t.Fatalf("%d rows, want 2", len(rows))
 			}
 			// The refusal just above is the newest row, the store before it.
-			if str(rows[0], "action") != "refuse.auth" || str(rows[0], "client") != "claude-code" ||
+			if str(rows[0], "action") != "refuse.auth" || str(rows[0], "client") != client ||
 				str(rows[1], "action") != "store" || str(rows[1], "namespace") != "github/acme/audit" {
 				t.Errorf("rows %v, want the refusal then the store", rows)
 			}
