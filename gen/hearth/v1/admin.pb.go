@@ -3698,7 +3698,7 @@ func (b0 ExportedStance_builder) Build() *ExportedStance {
 
 type ImportRequest struct {
 	state protoimpl.MessageState `protogen:"hybrid.v1"`
-	// JSON Lines as memory_export writes them.
+	// memory_export's JSON Lines.
 	//
 	// JSON Lines as memory_export writes them (id optional: a line without one
 	// gets a new id). Blank lines are skipped, but count towards the lines a
@@ -3763,7 +3763,7 @@ func (x *ImportRequest) SetAsActive(v bool) {
 type ImportRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// JSON Lines as memory_export writes them.
+	// memory_export's JSON Lines.
 	//
 	// JSON Lines as memory_export writes them (id optional: a line without one
 	// gets a new id). Blank lines are skipped, but count towards the lines a

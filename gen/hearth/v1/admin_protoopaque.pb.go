@@ -3692,7 +3692,7 @@ func (x *ImportRequest) SetAsActive(v bool) {
 type ImportRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// JSON Lines as memory_export writes them.
+	// memory_export's JSON Lines.
 	//
 	// JSON Lines as memory_export writes them (id optional: a line without one
 	// gets a new id). Blank lines are skipped, but count towards the lines a

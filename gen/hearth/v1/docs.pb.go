@@ -207,7 +207,7 @@ var Docs = map[string]string{
 	"hearth.v1.ImportFailure.line":                    "The line's number in the request's lines, from 1.",
 	"hearth.v1.ImportFailure.pattern":                 "The screen pattern a value matched, when the screen refused it.",
 	"hearth.v1.ImportRequest.as_active":               "Write records as exported, not as candidates (admin scope).\n\nWrite records as exported (status, revision, writer, anchor checks, supersession links) instead of as candidates. Needs admin scope.",
-	"hearth.v1.ImportRequest.lines":                   "JSON Lines as memory_export writes them.\n\nJSON Lines as memory_export writes them (id optional: a line without one gets a new id). Blank lines are skipped, but count towards the lines a call may carry.",
+	"hearth.v1.ImportRequest.lines":                   "memory_export's JSON Lines.\n\nJSON Lines as memory_export writes them (id optional: a line without one gets a new id). Blank lines are skipped, but count towards the lines a call may carry.",
 	"hearth.v1.ImportResponse.failed":                 "The first lines refused, by line number; nothing of them was written. failed_count says how many were refused in all.",
 	"hearth.v1.ImportResponse.failed_count":           "How many lines were refused in all, listed in failed or not.",
 	"hearth.v1.ImportResponse.imported":               "Lines written as new records.",
