@@ -65,7 +65,7 @@ func (s *Server) resolve(nsField, ns, remote string, topics []string) (home stri
 // retrieve resolves a search's or a context packet's namespace (or remote)
 // and topics into its scope chain and runs the retrieval pipeline over it:
 // the one path both take from request to ranking. A hub's chain reaches
-// every repository namespace (SPEC R-N5). It returns the chain too, home
+// every repository namespace (R-N5; hubs in docs/options.md). It returns the chain too, home
 // first.
 func (s *Server) retrieve(ctx context.Context, q retrieval.Query, ns, remote string, topics []string) (retrieval.Result, []string, error) {
 	home, chain, err := s.resolve("namespace", ns, remote, topics)
