@@ -860,20 +860,31 @@ func TestMakefile_Help(t *testing.T) {
 }
 
 // TestMakefile_Install: make install puts hearth in GOBIN when Go names
-// one, else in ~/.local/bin (from a dry run).
+// one (go env GOBIN), else in ~/.local/bin (from a dry run).
 func TestMakefile_Install(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// GOTOOLCHAIN=local: no toolchain download into the made-up HOME.
+	env := append(withoutMake(os.Environ()), "HOME=/home/someone", "GOTOOLCHAIN=local")
+	// With GOBIN unset, Go 1.26 names no GOBIN and Go 1.27 names
+	// $GOPATH/bin: where go install puts commands, which make install follows.
+	unset := "/home/someone/.local/bin/hearth"
+	goenv := exec.Command("go", "env", "GOBIN")
+	goenv.Env = append(env, "GOBIN=")
+	if out, err := goenv.Output(); err != nil {
+		t.Fatalf("go env GOBIN: %v", err)
+	} else if dir := strings.TrimSpace(string(out)); dir != "" {
+		unset = dir + "/hearth"
+	}
 	for _, c := range []struct{ gobin, want string }{
-		{"", "/home/someone/.local/bin/hearth"},
+		{"", unset},
 		{"/opt/gobin", "/opt/gobin/hearth"},
 	} {
 		cmd := exec.Command("make", "-C", root, "--no-print-directory", "-n", "install")
-		// GOTOOLCHAIN=local: no toolchain download into the made-up HOME.
-		cmd.Env = append(withoutMake(os.Environ()), "HOME=/home/someone", "GOBIN="+c.gobin, "GOTOOLCHAIN=local")
+		cmd.Env = append(env, "GOBIN="+c.gobin)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("make -n install: %v\n%s", err, out)
