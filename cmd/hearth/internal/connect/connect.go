@@ -64,9 +64,11 @@ type Options struct {
 }
 
 // hookEvents are the hooks in the order they first fire, with each one's
-// `hearth hook` event and timeout. Capture hooks run async in Claude Code
-// (the session does not wait on them); Codex skips async command hooks, so
-// there they run in step and return within their 80 ms deadline. Codex has
+// `hearth hook` event and timeout. The tool hooks run in step in both
+// harnesses and return within their 80 ms deadline: Claude Code's -p mode
+// exits without waiting for an async hook, which lost a session's last
+// tool event (docs/capture.md). PreCompact stays async in Claude Code;
+// Codex skips async command hooks, so there it runs in step. Codex has
 // no PostToolUseFailure: its PostToolUse carries a failed command too.
 var hookEvents = []struct {
 	Name, Event string
@@ -79,8 +81,8 @@ var hookEvents = []struct {
 }{
 	{Name: "SessionStart", Event: "session-start", Timeout: SessionStartTimeout},
 	{Name: "UserPromptSubmit", Event: "prompt", Timeout: PromptTimeout},
-	{Name: "PostToolUse", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher, Async: true},
-	{Name: "PostToolUseFailure", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher, Async: true, ClaudeOnly: true},
+	{Name: "PostToolUse", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher},
+	{Name: "PostToolUseFailure", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher, ClaudeOnly: true},
 	{Name: "PreCompact", Event: "compact", Timeout: CaptureTimeout, Async: true},
 	{Name: "SessionEnd", Event: "session-end", Timeout: SessionEndTimeout},
 }
