@@ -129,17 +129,7 @@ func TestRefusals_Coalesced(t *testing.T) {
 	for b := range bad {
 		t.Fatalf("a call was not refused as UNAUTHENTICATED: %s", b)
 	}
-	closeDaemon(t, td) // writes the counts still held
-
-	db, err := storage.Open(context.Background(), filepath.Join(dir, "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	entries, err := db.AuditLog(context.Background(), 100000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := auditAfterClose(t, td, dir)
 	var rows, counted int
 	minutes := map[string]int{}
 	for _, e := range entries {
@@ -248,17 +238,7 @@ func TestRefusals_ScopeCoalesced(t *testing.T) {
 	for b := range bad {
 		t.Fatalf("a store was not refused as out of scope: %s", b)
 	}
-	closeDaemon(t, td) // writes the counts still held
-
-	db, err := storage.Open(context.Background(), filepath.Join(dir, "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	entries, err := db.AuditLog(context.Background(), 100000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := auditAfterClose(t, td, dir)
 	rows := map[string]int{}    // by client
 	counted := map[string]int{} // refusals the rows account for, by client and method
 	for _, e := range entries {
@@ -287,4 +267,21 @@ func TestRefusals_ScopeCoalesced(t *testing.T) {
 	if fmt.Sprint(counted) != fmt.Sprint(want) {
 		t.Errorf("the rows account for %v, want %v", counted, want)
 	}
+}
+
+// auditAfterClose stops the daemon td, whose data is in dir (its close
+// writes the refusal counts still held), and reads every audit row.
+func auditAfterClose(t *testing.T, td *testDaemon, dir string) []storage.AuditEntry {
+	t.Helper()
+	closeDaemon(t, td)
+	db, err := storage.Open(context.Background(), filepath.Join(dir, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entries, err := db.AuditLog(context.Background(), 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
 }
