@@ -25,7 +25,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.33.0
 # google/api/{annotations,http}.proto ship in no v2-era Go module; this one
-# has them under third_party/googleapis (see ../shared/STACK.md).
+# has them under third_party/googleapis.
 GOOGLEAPIS_MODULE := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 PROTODEPS := $(TMP)/protodeps
 MCP_SDK_VERSION := 1.32.2

@@ -31,7 +31,7 @@ const (
 // sharedSchema is the linter's schema in shared/ beside the repository.
 var sharedSchema = filepath.Join(repoRoot, "..", "shared", "addon-lint", "config.schema.json")
 
-// optionKeys are the options of SPEC §17, in its order.
+// optionKeys are the options of docs/design.md §17, in its order.
 var optionKeys = []string{
 	"clients", "github_owner", "forge_hosts", "forge_owner", "project_links", "hubs",
 	"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates",
@@ -46,7 +46,7 @@ var optionKeys = []string{
 }
 
 // nestedKeys are the members of the options that are objects or lists of
-// objects (SPEC §17 shapes).
+// objects (docs/design.md §17 shapes).
 var nestedKeys = map[string][]string{
 	"clients":           {"name", "scopes", "ip", "token_sha256"},
 	"project_links":     {"name", "namespaces"},
@@ -219,7 +219,7 @@ func TestConfigLinterRules(t *testing.T) {
 			t.Errorf("ports %v and ports_description %v name different ports", sortedKeys(ports), sortedKeys(desc))
 		}
 		if got := asJSON(t, ports); !reflect.DeepEqual(got, map[string]any{"8765/tcp": 8765.0}) {
-			t.Errorf("ports = %v, want 8765/tcp on 8765 (SPEC R-T7)", got)
+			t.Errorf("ports = %v, want 8765/tcp on 8765 (docs/design.md R-T7)", got)
 		}
 	})
 	// What the Supervisor itself checks when it reads the repository.
@@ -239,7 +239,7 @@ func TestConfigLinterRules(t *testing.T) {
 
 func TestConfigVersion(t *testing.T) {
 	if got := config(t)["version"]; got != version.Version {
-		t.Errorf("config.yaml version = %v, want version.Version %q (SPEC R-T8)", got, version.Version)
+		t.Errorf("config.yaml version = %v, want version.Version %q (docs/design.md R-T8)", got, version.Version)
 	}
 	if !strings.Contains(string(readFile(t, filepath.Join(addonDir, "CHANGELOG.md"))), "\n## "+version.Version+"\n") {
 		t.Errorf("CHANGELOG.md has no section ## %s", version.Version)

@@ -15,13 +15,13 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
-// MaxBodyBytes is the largest request body accepted (SPEC R-Q2), 1 MiB.
+// MaxBodyBytes is the largest request body accepted (docs/design.md R-Q2), 1 MiB.
 const MaxBodyBytes = 1 << 20
 
 // BodyReadTimeout bounds how long a POST body may take to arrive.
 const BodyReadTimeout = 30 * time.Second
 
-// Boundary applies the request rules of SPEC §3 before next runs, without
+// Boundary applies the request rules of docs/design.md §3 before next runs, without
 // reading the body:
 //
 //   - any request with an Origin header gets 403 PERMISSION_DENIED (R-Q1):

@@ -21,7 +21,7 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
-// specStatus is the table of SPEC R-T10 and R-A2 as literals: every gRPC code
+// specStatus is the table of docs/design.md R-T10 and R-A2 as literals: every gRPC code
 // and the HTTP status a REST caller sees.
 var specStatus = map[codes.Code]int{
 	codes.OK:                 200,

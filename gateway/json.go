@@ -19,7 +19,7 @@ import (
 )
 
 // marshalOptions is the one JSON form of results and errors. Proto field
-// names (snake_case) are part of the API (SPEC §18b). EmitDefaultValues
+// names (snake_case) are part of the API (docs/design.md §18b). EmitDefaultValues
 // writes zero scalars and empty lists, so a script always finds a key, but
 // unlike EmitUnpopulated it leaves unset proto3 `optional` fields (such as a
 // hit's cosine) and unset messages absent, so absence keeps its meaning.

@@ -26,7 +26,7 @@ import (
 const ServerName = "hearth"
 
 // MaxDescription is the longest tool description or instructions text, in
-// bytes: Claude Code cuts at 2,048 characters (SPEC R-T11), and a byte count
+// bytes: Claude Code cuts at 2,048 characters (docs/design.md R-T11), and a byte count
 // is never below the character count.
 const MaxDescription = 2048
 

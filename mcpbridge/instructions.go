@@ -1,7 +1,7 @@
 package mcpbridge
 
 // Instructions are the MCP server instructions, sent in the initialize
-// result. Clients cut them at 2,048 characters (SPEC R-T11), so the
+// result. Clients cut them at 2,048 characters (docs/design.md R-T11), so the
 // essentials come first; a test holds the length.
 const Instructions = `Hearth is the long-term memory shared by every coding agent on this network: decisions, constraints, requirements, procedures and preferences that must outlive a session. What one agent stores, all agents can find.
 

@@ -10,7 +10,7 @@ import (
 )
 
 // anchorService implements memory_anchor_report and memory_anchor_sweep
-// (SPEC R-H1..R-H3).
+// (docs/design.md R-H1..R-H3).
 type anchorService struct {
 	hearthv1.UnimplementedAnchorServiceServer
 	*Server

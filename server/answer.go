@@ -12,7 +12,7 @@ import (
 )
 
 // answerService serves the questions sessions ask and their standing
-// answers (SPEC R-W). Recording what was asked happens on the search and get
+// answers (docs/design.md R-W). Recording what was asked happens on the search and get
 // paths (recordAsk, recordUse); answers are written by the worker
 // (server/answers, server/workers).
 type answerService struct {
@@ -44,7 +44,7 @@ func checkSessionID(field, id string, max int) error {
 	return checkText(field, id, false)
 }
 
-// recordAsk records a search for the demand signal (SPEC R-W1, R-W2) with
+// recordAsk records a search for the demand signal (docs/design.md R-W1, R-W2) with
 // its full-text hits, at most limit of them: never a recall search, never a
 // query that screens as a secret. It only queues; the writer records it
 // later, so the search does not wait.
@@ -85,7 +85,7 @@ func checkQuestionsRequest(r *hearthv1.QuestionsRequest) error {
 }
 
 // Questions ranks the questions of a scope chain (or of every namespace) by
-// demand, with the figures the demand is made of (SPEC R-W1, R-W2).
+// demand, with the figures the demand is made of (docs/design.md R-W1, R-W2).
 func (a *answerService) Questions(ctx context.Context, r *hearthv1.QuestionsRequest) (*hearthv1.QuestionsResponse, error) {
 	if err := checkQuestionsRequest(r); err != nil {
 		return nil, toStatus(ctx, a.log, err)
@@ -171,7 +171,7 @@ func checkAnswerRequest(r *hearthv1.AnswerRequest) error {
 }
 
 // Answer returns a question's standing answer: one database read, no
-// retrieval and no model call (SPEC R-W4); stale compares the stored basis
+// retrieval and no model call (docs/design.md R-W4); stale compares the stored basis
 // with the cited records as they are now (R-W5).
 func (a *answerService) Answer(ctx context.Context, r *hearthv1.AnswerRequest) (*hearthv1.AnswerResponse, error) {
 	if err := checkAnswerRequest(r); err != nil {

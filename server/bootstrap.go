@@ -23,7 +23,7 @@ func checkBootstrapRequest(r *hearthv1.BootstrapRequest) error {
 	return checkSessionID("session_id", r.GetSessionId(), maxBootstrapSessID)
 }
 
-// Bootstrap returns the session-start packet of a scope chain (SPEC R-B1,
+// Bootstrap returns the session-start packet of a scope chain (docs/design.md R-B1,
 // R-B5, R-B6): candidates awaiting review, the chain's durable records and
 // records whose anchors are unavailable, as compact items, in the order
 // storage.DB.Bootstrap gives, within 2,000 bytes on the wire for the

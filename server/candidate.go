@@ -7,7 +7,7 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 )
 
-// CheckCandidate validates a memory a model proposed (extraction, SPEC
+// CheckCandidate validates a memory a model proposed (extraction, docs/design.md
 // R-Z4) by the rules memory_store applies to a record: its type, a title
 // of at most the title limit, content within the content limit, a
 // confidence above 0 and at most 1, and a record that fits the records

@@ -38,7 +38,7 @@ func checkContextRequest(r *hearthv1.ContextRequest) error {
 
 // contextBudget returns the packet budget for a request that asked for
 // asked tokens (nil: the default), and whether the ask was lowered to
-// hard_context_limit_tokens (SPEC R-B4).
+// hard_context_limit_tokens (docs/design.md R-B4).
 func (s *Server) contextBudget(asked *uint32) (tokens int, clamped bool) {
 	def, limit := s.opts.ContextBudgetTokens, s.opts.HardContextLimitTokens
 	if limit <= 0 {
@@ -57,7 +57,7 @@ func (s *Server) contextBudget(asked *uint32) (tokens int, clamped bool) {
 	return int(*asked), false
 }
 
-// Context returns the context packet for a task (SPEC R-B4, R-B7): the
+// Context returns the context packet for a task (docs/design.md R-B4, R-B7): the
 // records of the scope chain (and a hub's reach) that best match the task,
 // ranked as search ranks them, whole, most relevant first, within the
 // budget. A record that does not fit is passed over (a later, smaller one

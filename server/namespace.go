@@ -15,7 +15,7 @@ func checkNamespaceRequest(r *hearthv1.NamespaceRequest) error {
 }
 
 // Namespace resolves a git remote, or checks a namespace name, and returns
-// the namespace with the scope chain reads use (SPEC R-N2, R-N4).
+// the namespace with the scope chain reads use (docs/design.md R-N2, R-N4).
 func (m *memoryService) Namespace(ctx context.Context, r *hearthv1.NamespaceRequest) (*hearthv1.NamespaceResponse, error) {
 	if err := checkNamespaceRequest(r); err != nil {
 		return nil, toStatus(ctx, m.log, err)

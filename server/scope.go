@@ -19,7 +19,7 @@ import (
 // A remote stands in for the namespace; given both, they must name the same
 // repository. With neither, home is global. The home namespace has
 // namespace_renames applied and meets github_owner / forge_owner; the chain
-// is home, its linked projects, the topics, then global (SPEC R-N1..R-N4).
+// is home, its linked projects, the topics, then global (docs/design.md R-N1..R-N4).
 // Writes go to home alone. A hub's wider reach for search and task match is
 // hubReach(home).
 func (s *Server) resolve(nsField, ns, remote string, topics []string) (home string, scopes []string, err error) {
@@ -78,7 +78,7 @@ func (s *Server) retrieve(ctx context.Context, q retrieval.Query, ns, remote str
 }
 
 // ApplyRenames applies the namespace_renames option at start, all renames
-// in one transaction, and logs what each moved (SPEC R-N6). It is safe at
+// in one transaction, and logs what each moved (docs/design.md R-N6). It is safe at
 // every start: once a rename ran nothing is left under its from prefix, so
 // it moves nothing more and audits nothing more (and requests naming the
 // old prefix resolve to the new one, so none lands there again).

@@ -89,7 +89,7 @@ func summaryTitle(summary string) string {
 	return string(r) + "…"
 }
 
-// extraction is the payload of a session close's extraction job (SPEC R-Z4).
+// extraction is the payload of a session close's extraction job (docs/design.md R-Z4).
 type extraction struct {
 	OpID      string `json:"op_id"`
 	SessionID string `json:"session_id"`
@@ -122,7 +122,7 @@ func (e extraction) payload() (p screen.Text, notesRefused string, err error) {
 	}
 }
 
-// Close ends a session exactly once per op_id (SPEC R-Z1..R-Z3, R-S4).
+// Close ends a session exactly once per op_id (docs/design.md R-Z1..R-Z3, R-S4).
 func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*hearthv1.CloseResponse, error) {
 	who, err := writer(ctx)
 	if err != nil {

@@ -43,7 +43,7 @@ type anchorKey struct{ id, anchor string }
 
 // ReportAnchors applies client's reports, in order, in one transaction, and
 // returns a result per report and the record the first report names as it
-// then stands (SPEC R-H1, R-R6). An anchor whose state the reports leave as
+// then stands (docs/design.md R-H1, R-R6). An anchor whose state the reports leave as
 // it was is not touched: no revision, no audit row, its checked_at kept.
 // Each record whose anchors changed advances its revision once and gets one
 // audit row (ActionAnchor) naming every change; the anchors take the time,
@@ -258,7 +258,7 @@ func anchorIndex(as []Anchor, name string) int {
 	return -1
 }
 
-// AnchorFlag marks a record with an unavailable anchor (SPEC R-H2): the
+// AnchorFlag marks a record with an unavailable anchor (docs/design.md R-H2): the
 // first such anchor in the record's order, since when it is unavailable
 // (zero if that was never recorded), and how many of its anchors are.
 type AnchorFlag struct {

@@ -15,7 +15,7 @@ import (
 )
 
 // KindAnswer is the job that refreshes one question's standing answer
-// (SPEC R-W3); its payload is {"question_id": "<id>"}.
+// (docs/design.md R-W3); its payload is {"question_id": "<id>"}.
 const KindAnswer = "answer"
 
 // Answer kinds.
@@ -30,7 +30,7 @@ const (
 	AnswerNone = "none"
 )
 
-// NoAnswer is the text of an answer of kind AnswerNone (SPEC R-W6).
+// NoAnswer is the text of an answer of kind AnswerNone (docs/design.md R-W6).
 const NoAnswer = "No record in scope answers this."
 
 // Sentence is one sentence of an answer and the records it stands on.
@@ -55,7 +55,7 @@ type Answer struct {
 	JobID       string
 	GeneratedAt time.Time
 	// Stale is set when the cited records as they are now digest to
-	// another basis (one changed, or is gone) (SPEC R-W5).
+	// another basis (one changed, or is gone) (docs/design.md R-W5).
 	Stale bool
 }
 
@@ -69,7 +69,7 @@ type BasisRecord struct {
 // Basis digests the records cited, in the order of ids: for each id its
 // updated_at (unix milliseconds), title and content, or a mark when no
 // record has the id any more. It is a lower-case hex SHA-256, so staleness
-// is a string comparison (SPEC R-W5). recs may be in any order and hold
+// is a string comparison (docs/design.md R-W5). recs may be in any order and hold
 // others.
 func Basis(ids []string, recs []BasisRecord) string {
 	byID := make(map[string]BasisRecord, len(recs))
@@ -130,7 +130,7 @@ type NewAnswer struct {
 }
 
 // StoreAnswer stores a question's answer, replacing the one before, inside
-// the job's completion transaction (SPEC R-R6): the answer and the job's
+// the job's completion transaction (docs/design.md R-R6): the answer and the job's
 // done state commit together. It returns NotFound (Field "question_id")
 // when the question is gone (purged) and Invalid for an answer that breaks
 // NewAnswer's rules or whose joined text screens as a secret.
@@ -281,7 +281,7 @@ func basisRecordsTx(ctx context.Context, tx *txn, ids []string) ([]BasisRecord, 
 }
 
 // AnswerRefresh says which questions deserve a standing answer and when
-// one is due again (SPEC R-W3).
+// one is due again (docs/design.md R-W3).
 type AnswerRefresh struct {
 	// MinSessions is how many distinct sessions must have asked a question
 	// (with demand above 0) for it to be answered; a declared question is
@@ -361,7 +361,7 @@ func (db *DB) QueueAnswer(ctx context.Context, r AnswerRefresh) (*Job, error) {
 const AnswerAttempts = 3
 
 // purgeAskedTx deletes recorded queries asked at or before cutoff, then the
-// questions nobody asked any more and nobody declared (SPEC R-J4); their
+// questions nobody asked any more and nobody declared (docs/design.md R-J4); their
 // answers go with them.
 func purgeAskedTx(ctx context.Context, tx *txn, cutoff int64) (asks, questions int, err error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM asked WHERE at <= ?`, cutoff)

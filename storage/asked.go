@@ -9,7 +9,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// Recorded queries (SPEC R-W1) are written off the search path: RecordAsk
+// Recorded queries (docs/design.md R-W1) are written off the search path: RecordAsk
 // and RecordUse only queue, and the single writer applies the queue in
 // arrival order, in one transaction per batch, at most AskFlushDelay after
 // the first entry waiting (at once when AskBatch wait). A search therefore
@@ -27,7 +27,7 @@ const (
 // its scope chain), by whom (client and session), the query as screened,
 // and the ids of its full-text hits, best first. The session is kept as a
 // keyed digest (sessionDigest), never as given. Only full-text hits are
-// kept, so the demand signal does not move with the encoder (SPEC R-W2).
+// kept, so the demand signal does not move with the encoder (docs/design.md R-W2).
 type Ask struct {
 	Namespace string
 	Client    string

@@ -40,7 +40,7 @@ const (
 	ActionMaintenance Action = "maintenance"
 	// ActionRename: namespaces were renamed at start.
 	ActionRename Action = "rename"
-	// ActionUsageStart marks when usage counting began (SPEC R-K6).
+	// ActionUsageStart marks when usage counting began (docs/design.md R-K6).
 	ActionUsageStart Action = "usage-start"
 	// ActionAnchor: anchors of a record changed state, by a client's
 	// report or a sweep; the detail names each as "<anchor> <old>→<new>"
@@ -71,7 +71,7 @@ const (
 	// ActionRefuseAuth: a call without a valid token, or without the scope
 	// its method needs.
 	ActionRefuseAuth Action = "refuse.auth"
-	// ActionRefuseScreen: a value that looked like a secret (SPEC R-S2).
+	// ActionRefuseScreen: a value that looked like a secret (docs/design.md R-S2).
 	ActionRefuseScreen Action = "refuse.screen"
 	// ActionRefuseConflict: a stale revision, or an op_id taken by another
 	// close.
@@ -93,7 +93,7 @@ func (a Action) refusal() bool {
 	return false
 }
 
-// AuditEntry is one row of the append-only audit log (SPEC R-R7).
+// AuditEntry is one row of the append-only audit log (docs/design.md R-R7).
 // Namespace and RecordID may be empty.
 type AuditEntry struct {
 	At        time.Time
@@ -119,7 +119,7 @@ func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
 	})
 }
 
-// Refusal is a request Hearth refused, as the audit records it (SPEC R-R7,
+// Refusal is a request Hearth refused, as the audit records it (docs/design.md R-R7,
 // R-S2): who was refused, by which rule and why, never the refused value.
 // Every refusal row is written through Refuse or refuseTx.
 type Refusal struct {

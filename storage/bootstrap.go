@@ -7,7 +7,7 @@ import (
 	"slices"
 )
 
-// Reasons a record is listed in the session-start packet (SPEC R-B6).
+// Reasons a record is listed in the session-start packet (docs/design.md R-B6).
 const (
 	// ReasonCandidate: a candidate awaiting review.
 	ReasonCandidate = "candidate"

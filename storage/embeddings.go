@@ -7,7 +7,7 @@ import (
 	"math"
 )
 
-// Embedding is a record's stored vector (SPEC R-M9). Digest keys it to the
+// Embedding is a record's stored vector (docs/design.md R-M9). Digest keys it to the
 // model, the model snapshot and the text it was made from; the caller
 // computes it, storage only keeps it.
 type Embedding struct {

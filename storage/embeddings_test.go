@@ -92,7 +92,7 @@ func TestDB_PutEmbeddings(t *testing.T) {
 }
 
 // TestDB_Embeddings_Dropped checks that forget and purge drop the vector
-// (SPEC R-M10), whichever path forgets.
+// (docs/design.md R-M10), whichever path forgets.
 func TestDB_Embeddings_Dropped(t *testing.T) {
 	t.Run("Forget", func(t *testing.T) {
 		db := storagetest.Open(t)

@@ -7,7 +7,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// Evidence stances (SPEC R-E1).
+// Evidence stances (docs/design.md R-E1).
 const (
 	StanceCorroborates = "corroborates"
 	StanceContradicts  = "contradicts"
@@ -19,7 +19,7 @@ func ValidStance(s string) bool { return s == StanceCorroborates || s == StanceC
 // Evidence records client's stance on the record id, corroborates or
 // contradicts, with an optional note, and returns the record with its
 // evidence counts and effective confidence recomputed, its revision advanced
-// and an audit row "evidence" written, all in one transaction (SPEC R-E1,
+// and an audit row "evidence" written, all in one transaction (docs/design.md R-E1,
 // R-E2).
 //
 // A client holds one stance per record: a later call replaces its earlier
@@ -120,7 +120,7 @@ type witness struct {
 // witnessTx derives the evidence counts and effective confidence of record
 // id from its evidence rows, starting from the asserted confidence and
 // applying each stance in arrival order: a corroboration closes a third of
-// the remaining distance to 1, a contradiction halves what is left (SPEC
+// the remaining distance to 1, a contradiction halves what is left (docs/design.md
 // R-E2). The writer's own corroboration is skipped: it already asserted its
 // confidence, and counting it would let a client inflate its own record. Its
 // contradiction counts, since retracting is honest. It is the one place the

@@ -17,7 +17,7 @@ type HistoryEntry struct {
 	Revision int
 }
 
-// Stance is one client's evidence about a record (SPEC R-E1): its stance,
+// Stance is one client's evidence about a record (docs/design.md R-E1): its stance,
 // its note and when it gave them.
 type Stance struct {
 	Client string

@@ -8,7 +8,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
-// TestDB_Search_AllRepositories holds the storage half of SPEC R-N5: a hub's
+// TestDB_Search_AllRepositories holds the storage half of docs/design.md R-N5: a hub's
 // search admits every repository namespace besides its own chain, and
 // nothing else.
 func TestDB_Search_AllRepositories(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// Job states (SPEC R-J1). Queued jobs wait for run_after; a leased job is
+// Job states (docs/design.md R-J1). Queued jobs wait for run_after; a leased job is
 // being worked on until its lease expires; done and failed are final.
 const (
 	JobQueued = "queued"
@@ -25,13 +25,13 @@ const (
 // Job kinds the server queues.
 const (
 	// KindExtraction reads a session close's summary and notes for
-	// candidate memories (SPEC R-Z4).
+	// candidate memories (docs/design.md R-Z4).
 	KindExtraction = "extraction"
 	// KindMaintenance is the run at review_at: candidate expiry and purge
-	// (SPEC R-J3, R-J4).
+	// (docs/design.md R-J3, R-J4).
 	KindMaintenance = "maintenance"
 	// KindReview is the nightly review of candidates by a model, queued by
-	// the maintenance run when a model server is configured (SPEC R-J2).
+	// the maintenance run when a model server is configured (docs/design.md R-J2).
 	KindReview = "review"
 )
 
@@ -97,7 +97,7 @@ func (nj *NewJob) validate() error {
 // Tx is a write transaction in which a job's effects run: CompleteJob hands
 // one to the effects and commits it together with the job's completion, so
 // the effects and the job's done state are written together or not at all
-// (SPEC R-R6). A Tx is valid only until the function it was given to returns.
+// (docs/design.md R-R6). A Tx is valid only until the function it was given to returns.
 type Tx struct {
 	db *DB
 	tx *txn

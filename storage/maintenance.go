@@ -8,7 +8,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// Maintenance is what one maintenance run does (SPEC R-J3, R-J4).
+// Maintenance is what one maintenance run does (docs/design.md R-J3, R-J4).
 type Maintenance struct {
 	// CandidateExpiry forgets candidates created at least this long ago;
 	// 0 turns expiry off (candidate_expiry_days 0).

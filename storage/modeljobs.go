@@ -6,8 +6,8 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// Audit actions of the model jobs: extraction (SPEC R-Z4) and the nightly
-// review (SPEC R-J2). Like the actions in audit.go, their strings never
+// Audit actions of the model jobs: extraction (docs/design.md R-Z4) and the nightly
+// review (docs/design.md R-J2). Like the actions in audit.go, their strings never
 // change. A memory the model proposed that screens as a secret is audited as
 // ActionRefuseScreen, by field and pattern.
 const (

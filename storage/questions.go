@@ -22,7 +22,7 @@ const ActionQuestionAdd Action = "question-add"
 const MaxQuestionChars = 1000
 
 // QuestionKey returns the normalised form that groups recorded queries into
-// questions (SPEC R-W1). It is deterministic and made only from the text:
+// questions (docs/design.md R-W1). It is deterministic and made only from the text:
 //
 //  1. words are the runs of letters and digits, as full-text search splits
 //     a query, lower-cased (case and punctuation aside);
@@ -82,7 +82,7 @@ const (
 )
 
 // Question is a group of recorded queries sharing a key within a namespace,
-// or a declared question, with its figures (SPEC R-W1, R-W2).
+// or a declared question, with its figures (docs/design.md R-W1, R-W2).
 type Question struct {
 	ID        string
 	Namespace string
@@ -145,7 +145,7 @@ func SessionWeight(n int) float64 {
 	return 2 - math.Ldexp(1, 1-min(n, MaxClientSessions))
 }
 
-// Demand is the documented demand formula (SPEC R-W2), the one the
+// Demand is the documented demand formula (docs/design.md R-W2), the one the
 // questions table computes in its demand column: the question's weight
 // (SessionWeight summed over the clients that asked) × (1 − share of asks
 // whose hits were used). 0 with no asks.

@@ -261,7 +261,7 @@ func TestDB_RecordAsk(t *testing.T) {
 	})
 }
 
-// TestDemand holds the documented formula (SPEC R-W2) on constructed
+// TestDemand holds the documented formula (docs/design.md R-W2) on constructed
 // histories, as stored and as storage.Demand computes it.
 func TestDemand(t *testing.T) {
 	const ns = "global"

@@ -8,7 +8,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// Record types (SPEC R-R2). The first five are durable.
+// Record types (docs/design.md R-R2). The first five are durable.
 const (
 	TypeDecision    = "decision"
 	TypeConstraint  = "constraint"
@@ -38,7 +38,7 @@ func IsDurable(t string) bool {
 	return false
 }
 
-// Record statuses (SPEC R-R3). Active and candidate records are live.
+// Record statuses (docs/design.md R-R3). Active and candidate records are live.
 const (
 	StatusActive     = "active"
 	StatusCandidate  = "candidate"
@@ -55,7 +55,7 @@ func ValidStatus(s string) bool {
 	return false
 }
 
-// Record sources (SPEC R-R1): how a record came to be.
+// Record sources (docs/design.md R-R1): how a record came to be.
 const (
 	SourceStore      = "store"
 	SourceExtraction = "extraction"
@@ -71,7 +71,7 @@ var Sources = []string{SourceStore, SourceExtraction, SourceImport, SourceSessio
 // ValidSource reports whether s is a record source.
 func ValidSource(s string) bool { return slices.Contains(Sources, s) }
 
-// Anchor states (SPEC R-H1). New anchors are unknown until checked.
+// Anchor states (docs/design.md R-H1). New anchors are unknown until checked.
 const (
 	AnchorUnknown     = "unknown"
 	AnchorAvailable   = "available"

@@ -12,7 +12,7 @@ import (
 
 // Rename moves every namespace under the owner prefix From to the owner
 // prefix To: with From "github/old" and To "github/new", github/old/api
-// becomes github/new/api (SPEC R-N6). Both are github/<owner> or
+// becomes github/new/api (docs/design.md R-N6). Both are github/<owner> or
 // gitea/<owner>; the forge may change.
 type Rename struct {
 	From, To string

@@ -21,7 +21,7 @@ const (
 )
 
 // MinExcludePrefix is the shortest id prefix SearchQuery.Exclude honours;
-// shorter entries are ignored (SPEC R-K4).
+// shorter entries are ignored (docs/design.md R-K4).
 const MinExcludePrefix = 8
 
 // SearchQuery is a full-text search. Text is natural language, never FTS5
@@ -36,7 +36,7 @@ type SearchQuery struct {
 	Exclude    []string
 	Limit      int
 	// AllRepositories admits every repository namespace (github/…, gitea/…,
-	// local/…) besides Namespaces: a hub's reach (SPEC R-N5).
+	// local/…) besides Namespaces: a hub's reach (docs/design.md R-N5).
 	AllRepositories bool
 	// Literal searches the text's own words alone, without their synonyms
 	// (fulltext.Expand): for an answer, which must stand on what was asked.

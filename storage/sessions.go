@@ -15,7 +15,7 @@ import (
 
 var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 
-// ValidOpID reports whether s is an op_id: 8-64 of A-Za-z0-9_- (SPEC R-Z2).
+// ValidOpID reports whether s is an op_id: 8-64 of A-Za-z0-9_- (docs/design.md R-Z2).
 func ValidOpID(s string) bool { return opIDPattern.MatchString(s) }
 
 // CloseDigest binds a session close to its client and inputs: the SHA-256
@@ -77,7 +77,7 @@ type Receipt struct {
 	Tombstone           bool
 }
 
-// CloseSession records a session close exactly once per op_id (SPEC R-Z2):
+// CloseSession records a session close exactly once per op_id (docs/design.md R-Z2):
 // in one transaction it stores the summary candidate, queues the extraction
 // job, audits the close (and a refusal of the notes) and keeps the receipt.
 // When op_id already has a receipt from the same client with the same
@@ -156,7 +156,7 @@ func (db *DB) closeSessionTx(ctx context.Context, tx *txn, c SessionClose) (*Rec
 		r.JobID = j.ID
 	}
 	if r.NotesRefused {
-		// The notes' refusal is audited like any screen refusal (SPEC R-S2).
+		// The notes' refusal is audited like any screen refusal (docs/design.md R-S2).
 		if err := refuseTx(ctx, tx, Refusal{
 			Client: c.Client, Action: ActionRefuseScreen, Namespace: c.Namespace,
 			Field: "notes", Pattern: c.NotesRefusedPattern,

@@ -8,7 +8,7 @@ import (
 )
 
 // supersedeTx retires target in favour of repl inside the caller's
-// transaction: the one place the supersession rules (SPEC R-R5) live. repl
+// transaction: the one place the supersession rules (docs/design.md R-R5) live. repl
 // must already hold its new status. field names the request field for errors.
 // On success target becomes superseded (revision + 1, superseded_by = repl),
 // repl.supersedes = target, and an audit row "supersede" names the target.

@@ -9,7 +9,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// KindAnchorSweep is the scheduled entity sweep (SPEC R-H1): a durable job
+// KindAnchorSweep is the scheduled entity sweep (docs/design.md R-H1): a durable job
 // every anchor_sweep_hours.
 const KindAnchorSweep = "anchor-sweep"
 

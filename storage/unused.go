@@ -9,14 +9,14 @@ import (
 )
 
 // UnusedAge is how long a record must have gone without use, and how long
-// counting must have run, before Unused lists it (SPEC R-K6).
+// counting must have run, before Unused lists it (docs/design.md R-K6).
 const UnusedAge = 30 * 24 * time.Hour
 
 // DefaultUnusedLimit is how many records Unused returns when asked for none.
 const DefaultUnusedLimit = 20
 
 // UnusedRecord is a compact line about a record nothing used: no search,
-// recall or context packet returned it in UnusedAge (SPEC R-K6: fetching it
+// recall or context packet returned it in UnusedAge (docs/design.md R-K6: fetching it
 // by id does not count as use; LastFetchedAt is shown so a reader can tell).
 // The last times are zero when it never happened.
 type UnusedRecord struct {
@@ -65,7 +65,7 @@ func usageStartTx(ctx context.Context, tx *txn) (time.Time, error) {
 
 // Unused lists active records created more than UnusedAge before now that no
 // search, recall or context packet returned in that time (memory_get
-// fetches do not count, as SPEC R-K6 defines it), oldest first (then by id), at most limit (<= 0 means
+// fetches do not count, as docs/design.md R-K6 defines it), oldest first (then by id), at most limit (<= 0 means
 // DefaultUnusedLimit). namespace filters when not empty. A zero now means
 // the clock's time.
 //

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Usage is how often a record was handed out (SPEC R-K5): Returned counts
+// Usage is how often a record was handed out (docs/design.md R-K5): Returned counts
 // search, recall and context hits, Fetched counts memory_get results. The
 // times are zero when it never happened.
 type Usage struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // UsageFlushInterval is the longest a counted use waits in memory before
-// the single writer stores it (SPEC R-K5 counters, issue #16): a kill of
+// the single writer stores it (docs/design.md R-K5 counters, issue #16): a kill of
 // the process (SIGKILL) loses at most the uses counted in the last
 // interval; a clean Close stores them all. A power loss also loses what the
 // operating system had not yet written back: commits do not wait for the

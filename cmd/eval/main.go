@@ -1,4 +1,4 @@
-// Command eval measures Hearth's retrieval on a committed eval set (SPEC
+// Command eval measures Hearth's retrieval on a committed eval set (docs/design.md
 // R-K7), and serves the real test encoder the measurement uses for
 // embedding ranking.
 //

@@ -1,6 +1,6 @@
 package main
 
-// Anchors end to end (SPEC §11, R-H1..R-H3, R-S3, R-B6): reports and sweeps
+// Anchors end to end (docs/design.md §11, R-H1..R-H3, R-S3, R-B6): reports and sweeps
 // through every transport of a real daemon, the sweep reading a test
 // Supervisor over TCP, and the flags in hits, records, context packets,
 // bootstrap and memory_status.

@@ -7,7 +7,7 @@ import (
 
 // sweeper returns what the entity sweep reads Home Assistant with: the
 // Supervisor's API when SUPERVISOR_TOKEN was set (inside Home Assistant),
-// and nothing otherwise, where entity anchors stay unknown (SPEC R-H3). It
+// and nothing otherwise, where entity anchors stay unknown (docs/design.md R-H3). It
 // logs which, never the token.
 func (d *Daemon) sweeper() (*sweep.Sweeper, error) {
 	if d.Config.SupervisorToken == "" {

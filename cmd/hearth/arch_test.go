@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"go/parser"
 	"go/token"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -126,5 +129,65 @@ func TestPackageDocs(t *testing.T) {
 		default:
 			t.Errorf("%s: package doc comments in %v; keep exactly one", pkg, docs)
 		}
+	}
+}
+
+// TestCitations_InRepository fails when a Go file (generated code aside)
+// cites what a clean clone does not hold: the author's spec, the shared
+// notes beside the repository or their seed files, anywhere in the file;
+// or, in a comment, a docs/ page that does not exist. The behaviour such
+// citations meant is in docs/design.md.
+func TestCitations_InRepository(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	// Spelled so that this file does not match itself.
+	outside := regexp.MustCompile(`\bSPEC\b|\.\./shared|/work[/]shared|\bseeds[/]`)
+	docPage := regexp.MustCompile(`(?:^|[^A-Za-z0-9_./-])(docs/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md)`)
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == "gen" || strings.HasPrefix(d.Name(), ".") && rel != "." || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		files++
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if m := outside.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q, outside the repository; cite docs/design.md (requirement ids like R-S1 may stay)", rel, i+1, m)
+			}
+		}
+		if !strings.Contains(string(src), "docs/") {
+			return nil
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), path, src, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, group := range file.Comments {
+			for _, m := range docPage.FindAllStringSubmatch(group.Text(), -1) {
+				if _, err := os.Stat(filepath.Join(root, m[1])); err != nil {
+					t.Errorf("%s: a comment cites %s, which does not exist", rel, m[1])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("read %d Go files under %s; expected the whole repository", files, root)
 	}
 }

@@ -723,7 +723,7 @@ func snapshotDB(path, to string) error {
 
 // BenchmarkReads measures the reads an agent makes besides search, over
 // gRPC on the prefilled store: memory_whoami (the floor), memory_status, memory_timeline of one
-// namespace and memory_bootstrap of one namespace (SPEC targets at 100k:
+// namespace and memory_bootstrap of one namespace (targets at 100k records:
 // timeline and status p50 ≤ 1 ms, bootstrap ≤ 2 ms). Each call is timed
 // as a gRPC client makes it, its request built before the clock starts
 // (grpcCall), not as the tests' harness turns replies into JSON.

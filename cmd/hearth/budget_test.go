@@ -1,6 +1,6 @@
 package main
 
-// End-to-end budgets (SPEC §9, R-B1..R-B7): a real daemon with thousands of
+// End-to-end budgets (docs/design.md §9, R-B1..R-B7): a real daemon with thousands of
 // records of mixed sizes, the bytes each HTTP client actually receives.
 
 import (

@@ -75,7 +75,7 @@ type Daemon struct {
 	http   *http.Server
 	ln     net.Listener
 	tokens *server.Provisioned
-	// workers run the job queue and scheduled maintenance (SPEC R-J).
+	// workers run the job queue and scheduled maintenance (docs/design.md R-J).
 	workers *workers.Workers
 	// embedder keeps record vectors current; nil without embed_url.
 	embedder *workers.Embedder
@@ -272,7 +272,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}); err != nil {
 		return err
 	}
-	// Standing answers are refreshed one per idle poll (SPEC R-W3), with
+	// Standing answers are refreshed one per idle poll (docs/design.md R-W3), with
 	// the same model router as the other model jobs.
 	d.workers.HandleAnswers(&answers.Composer{DB: d.db, Scopes: scope.New(d.Config.Options), Models: router}, answers.DefaultRefresh)
 	d.startEmbedder(ctx, enc, vectors)
@@ -341,7 +341,7 @@ func (d *Daemon) Scheme() string {
 	return "http"
 }
 
-// openIngress starts the page's own listener (SPEC R-T6, R-P). It serves
+// openIngress starts the page's own listener (docs/design.md R-T6, R-P). It serves
 // only the Supervisor's ingress proxy and loopback, judged by TCP peer.
 func (d *Daemon) openIngress(token string) (err error) {
 	allow := d.IngressAllow

@@ -23,7 +23,7 @@ func (d *Daemon) openEncoder() (*encoder.Encoder, *retrieval.Index, error) {
 }
 
 // startEmbedder starts the worker that keeps vectors current, kicked by the
-// job runner's poll (SPEC R-M10); call it before the runner starts.
+// job runner's poll (docs/design.md R-M10); call it before the runner starts.
 // Nothing without an encoder.
 func (d *Daemon) startEmbedder(ctx context.Context, enc *encoder.Encoder, index *retrieval.Index) {
 	if enc == nil {

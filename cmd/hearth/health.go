@@ -7,7 +7,7 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 )
 
-// health is the body of GET /health (SPEC R-T4). status and version are
+// health is the body of GET /health (docs/design.md R-T4). status and version are
 // what clients have always read: status stays "ok" while the daemon
 // serves. The rest says whether writes work (issue #21): store is ok,
 // disk_full or read_only, degraded is true unless it is ok, problems says

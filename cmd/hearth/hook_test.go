@@ -596,7 +596,7 @@ func TestRunConnect_CLI(t *testing.T) {
 // changed, of the records it showed from the repository's own namespace.
 // memory_anchor_report does not exist on the server yet (issue 17): a proxy
 // in front of the real daemon answers that one route with the contract of
-// SPEC 18b (id, anchor, state → record) and records the calls; every other
+// docs/design.md §18b (id, anchor, state → record) and records the calls; every other
 // call reaches the daemon.
 func TestHook_AnchorReport(t *testing.T) {
 	td := startDaemon(t, testOptions())

@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type Config struct {
 	DataDir string
 	Listen  string
-	// IngressListen is the page's own listener (SPEC R-T6); "" turns the
+	// IngressListen is the page's own listener (docs/design.md R-T6); "" turns the
 	// page off. It serves the Supervisor's ingress proxy and loopback only.
 	IngressListen string
 	Options       options.Options

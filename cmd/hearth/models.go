@@ -8,7 +8,7 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 )
 
-// modelRouter returns the router of the configured model servers (SPEC
+// modelRouter returns the router of the configured model servers (docs/design.md
 // R-M1..R-M7); with none configured its calls fail and the model jobs wait.
 // Probes are due every 15 s less the runner's poll, so that with the poll's
 // granularity no server goes longer than 15 s unprobed (R-M3). The router

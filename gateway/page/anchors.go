@@ -9,7 +9,7 @@ import (
 )
 
 // The anchors panel: the entity sweep's line in the jobs section and the
-// records flagged by an unavailable anchor (SPEC §16, R-H2), both from
+// records flagged by an unavailable anchor (docs/design.md §16, R-H2), both from
 // memory_status.
 
 //go:embed anchors.html

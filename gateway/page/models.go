@@ -10,7 +10,7 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
 
-// The model servers panel (SPEC R-P, R-M3..R-M5): each server as
+// The model servers panel (docs/design.md R-P, R-M3..R-M5): each server as
 // memory_status reports it — its option, wire format, live or down, last
 // probe, calls in flight and failures by model, what it spent of its daily
 // budget — the model chains, the budget (paused, or spent: model work

@@ -1,5 +1,5 @@
 // Package page is Hearth's dashboard, served on the ingress listener only
-// (SPEC §16, R-P): status tiles, records by type and status, namespaces,
+// (docs/design.md §16, R-P): status tiles, records by type and status, namespaces,
 // audit rows per hour, model servers and encoder, the nightly review and
 // anchor sweep, unused records, the latest audit rows, and each client with
 // the ready commands to connect Claude Code and Codex.
@@ -345,7 +345,7 @@ func (h *Handler) encoder() modelLine {
 		State: "configured, not probed (no encoder client in this version)"}
 }
 
-// serverKind tells the two wire formats apart, as SPEC R-M2 does.
+// serverKind tells the two wire formats apart, as docs/design.md R-M2 does.
 func serverKind(url string) string {
 	if strings.HasSuffix(url, "/v1") {
 		return "OpenAI-style"

@@ -14,7 +14,7 @@ import (
 // questionsLimit is how many questions the page ranks.
 const questionsLimit = 10
 
-// questionsView is the panel of the questions sessions keep asking (SPEC
+// questionsView is the panel of the questions sessions keep asking (docs/design.md
 // R-W1, R-W2): the top questions of every namespace by demand, each with
 // its answer state, drawn as bars.
 type questionsView struct {

@@ -1,4 +1,4 @@
-// Package answers writes standing answers (SPEC R-W3, R-W6, R-W7). A
+// Package answers writes standing answers (docs/design.md R-W3, R-W6, R-W7). A
 // Composer takes a question, reads its sources — the full-text hits of the
 // question's words in its scope chain — and makes at most four sentences,
 // each grounded in the sources it cites: written by a model of the answer

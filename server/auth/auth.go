@@ -59,7 +59,7 @@ type Client struct {
 type Caller struct {
 	Name string
 	// ByToken is true for a token client, false for an address client. Only
-	// token clients write (SPEC R-A5).
+	// token clients write (docs/design.md R-A5).
 	ByToken bool
 	Scopes  []Scope
 	// Addr is the caller's source address, when known.
@@ -290,7 +290,7 @@ const InProcessNetwork = inproc.Network
 // SourceAddr returns the address of the original caller. For calls over the
 // in-process channel (REST and MCP) it is the last x-forwarded-for entry
 // that the gateway or bridge set; for every other peer forwarded metadata is
-// ignored and the peer's own address is used (SPEC R-A6).
+// ignored and the peer's own address is used (docs/design.md R-A6).
 func SourceAddr(ctx context.Context) netip.Addr {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {

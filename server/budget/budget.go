@@ -1,4 +1,4 @@
-// Package budget keeps responses within their token budgets (SPEC §9). A
+// Package budget keeps responses within their token budgets (docs/design.md §9). A
 // token is estimated as 4 bytes of the JSON the caller receives, so sizes
 // are measured on the response as the transports marshal it — a Sizer holds
 // that marshal function, handed in by whoever wires the transports — never
@@ -30,7 +30,7 @@ import (
 // BytesPerToken is the size of one estimated token.
 const BytesPerToken = 4
 
-// Budgets in tokens (SPEC §9). The context packet's budget is an option
+// Budgets in tokens (docs/design.md §9). The context packet's budget is an option
 // (context_budget_tokens, at most hard_context_limit_tokens).
 const (
 	// Bootstrap is the session-start packet's budget, on the wire (R-B1).

@@ -1,5 +1,5 @@
 // Package encoder turns text into unit vectors with the embedding server of
-// embed_url (SPEC R-M8–R-M10): OpenAI-style POST /v1/embeddings when the
+// embed_url (docs/design.md R-M8–R-M10): OpenAI-style POST /v1/embeddings when the
 // URL ends in /v1 (llama-server, llama-swap), Ollama's POST /api/embed
 // otherwise. Queries carry Qwen3-Embedding's instruction, records are
 // title and content; vectors are L2-normalised on arrival and a reply with

@@ -1,5 +1,5 @@
 // Package models routes Hearth's chat calls to the model servers on the
-// LAN (SPEC R-M1–R-M7): Ollama's native API, or the OpenAI-style API of
+// LAN (docs/design.md R-M1–R-M7): Ollama's native API, or the OpenAI-style API of
 // llama-server and llama-swap when the URL ends in /v1, each with thinking
 // off and the reply held to a JSON schema, checked again on arrival.
 //
@@ -38,7 +38,7 @@ const (
 	Answer     Kind = "answer"
 )
 
-// Tier is a server's place in the order of SPEC R-M5.
+// Tier is a server's place in the order of docs/design.md R-M5.
 type Tier string
 
 // Primary is ollama_url, Fallback ollama_fallback_url (same tier, after

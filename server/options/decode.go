@@ -36,7 +36,7 @@ func (k *key) apply(o *Options, raw []byte) error {
 	return k.decode(o, raw, k.name)
 }
 
-// keys lists the options in SPEC §17 order.
+// keys lists the options in docs/design.md §17 order.
 var keys = []key{
 	{name: "clients", decode: decodeClients, reset: func(o, d *Options) { o.Clients = d.Clients }},
 	{name: "github_owner", str: true, decode: stringOpt(func(o *Options) *string { return &o.GithubOwner }, namespace.ASCIILower),

@@ -24,7 +24,7 @@ const AddonDataDir = "/data"
 // MaxFileSize bounds the options file; a larger one is refused unread.
 const MaxFileSize = 1 << 20
 
-// Scope is a permission a client holds (SPEC R-A2).
+// Scope is a permission a client holds (docs/design.md R-A2).
 type Scope string
 
 // The five scopes. Each RPC needs exactly one of them.
@@ -59,7 +59,7 @@ func (s Scope) Valid() bool {
 	return false
 }
 
-// Client is one entry of the clients option (SPEC R-A1).
+// Client is one entry of the clients option (docs/design.md R-A1).
 type Client struct {
 	Name   string
 	Scopes []Scope
@@ -72,7 +72,7 @@ type Client struct {
 }
 
 // HasScope reports whether c was configured with scope s. It does not apply
-// the address-client limit of SPEC R-A4; the interceptor does.
+// the address-client limit of docs/design.md R-A4; the interceptor does.
 func (c Client) HasScope(s Scope) bool {
 	for _, have := range c.Scopes {
 		if have == s {
@@ -83,7 +83,7 @@ func (c Client) HasScope(s Scope) bool {
 }
 
 // ProjectLink is one entry of project_links: repository namespaces that
-// share the scope projects/<Name> (SPEC R-N3).
+// share the scope projects/<Name> (docs/design.md R-N3).
 type ProjectLink struct {
 	Name       string
 	Namespaces []string
@@ -93,7 +93,7 @@ type ProjectLink struct {
 func (p ProjectLink) Namespace() string { return "projects/" + p.Name }
 
 // Rename is one entry of namespace_renames: the owner prefix From
-// (github/<owner> or gitea/<owner>) becomes To at start (SPEC R-N6).
+// (github/<owner> or gitea/<owner>) becomes To at start (docs/design.md R-N6).
 type Rename struct {
 	From, To string
 }
@@ -118,7 +118,7 @@ type ModelChains struct {
 	Extraction, Review, Answer []string
 }
 
-// Options are Hearth's start-up options (SPEC §17), one field per key of
+// Options are Hearth's start-up options (docs/design.md §17), one field per key of
 // options.json. Empty lists and strings mean unset; Default gives the
 // defaults. Values are normalised as Parse leaves them (see the package
 // documentation).
@@ -369,7 +369,7 @@ func quoteJSON(s string) []byte {
 	return b
 }
 
-// MarshalJSON encodes o in the shape of options.json: every key of SPEC
+// MarshalJSON encodes o in the shape of options.json: every key of docs/design.md
 // §17, in its order, with unset optional keys (empty strings, lists and
 // chains) left out, as the Supervisor leaves them out. Parse reads the
 // result back to an equal Options when o is valid.
@@ -444,7 +444,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// file is the JSON shape of options.json, in SPEC §17 order.
+// file is the JSON shape of options.json, in docs/design.md §17 order.
 type file struct {
 	Clients                []fileClient `json:"clients"`
 	GithubOwner            string       `json:"github_owner,omitempty"`

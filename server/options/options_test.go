@@ -137,7 +137,7 @@ func TestDefault(t *testing.T) {
 		}
 	})
 	t.Run("EveryKey", func(t *testing.T) {
-		// Every option of SPEC §17 has a key, and only those.
+		// Every option of docs/design.md §17 has a key, and only those.
 		want := []string{"clients", "github_owner", "forge_hosts", "forge_owner", "project_links", "hubs",
 			"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates", "anchor_sweep_hours",
 			"context_budget_tokens", "hard_context_limit_tokens", "retention_deleted_days", "capture_retention_days",

@@ -3,7 +3,7 @@
 // with full text alone that is one list. The sum is then multiplied by the
 // record's evidence factor, its effective confidence over the confidence its
 // writer asserted (1 while unwitnessed), so corroborated records rise and
-// contradicted ones sink (SPEC R-K3, R-E3).
+// contradicted ones sink (docs/design.md R-K3, R-E3).
 package ranking
 
 import (

@@ -23,7 +23,7 @@ var (
 )
 
 // Cosine is the cosine list: the records in scope ranked by the cosine
-// similarity of their vectors to the query's (SPEC R-K3). It answers only
+// similarity of their vectors to the query's (docs/design.md R-K3). It answers only
 // when the encoder answered its last probe, every record the search could
 // return has a current vector, the query does not screen as a secret
 // (R-S5: it is then never sent) and the query vector arrives within the

@@ -1,6 +1,6 @@
 // Package retrieval is the one pipeline behind memory_search and context
 // packets: it reads every ranked list for a query within a scope chain and
-// fuses them into one ranking (SPEC R-K2, R-K3). Full text is always a list;
+// fuses them into one ranking (docs/design.md R-K2, R-K3). Full text is always a list;
 // other lists (the encoder's cosine list, over the in-memory vector Index)
 // join through List, and a list that cannot answer a query steps aside with
 // ErrUnavailable, so the ranking falls back to full text alone and says so

@@ -1,4 +1,4 @@
-// Package scope decides where a request writes and what it reads (SPEC
+// Package scope decides where a request writes and what it reads (docs/design.md
 // R-N1..R-N6). A Resolver, built once from the start-up options, turns a git
 // remote into a repository namespace (GitHub remotes become github/…, remotes
 // on a forge_hosts host gitea/…), applies namespace_renames and the owner
@@ -171,7 +171,7 @@ func (r *Resolver) Home(ns string) (string, error) {
 
 // Chain returns the scopes a read in home covers, first to last, each once:
 // home, the projects/<name> scopes project_links give it (in option order),
-// topics/<t> for each topic, then global (SPEC R-N4). Equal scores rank the
+// topics/<t> for each topic, then global (docs/design.md R-N4). Equal scores rank the
 // earlier scope first.
 func (r *Resolver) Chain(home string, topics []string) []string {
 	out := make([]string, 0, 2+len(topics)+len(r.links[home]))
@@ -192,7 +192,7 @@ func (r *Resolver) Chain(home string, topics []string) []string {
 }
 
 // IsHub reports whether home is one of hubs: its search and task match reach
-// every repository namespace as well as its chain (SPEC R-N5).
+// every repository namespace as well as its chain (docs/design.md R-N5).
 func (r *Resolver) IsHub(home string) bool { return r.hubs[home] }
 
 // IsRepository reports whether ns is a repository namespace: github/…,

@@ -1,4 +1,4 @@
-// Package sweep checks entity: anchors against Home Assistant (SPEC R-H1,
+// Package sweep checks entity: anchors against Home Assistant (docs/design.md R-H1,
 // R-H3). A sweep reads every entity state with one request through the
 // Supervisor (package homeassistant) and then, in one transaction, gives
 // each entity anchor the state Home Assistant shows:

@@ -16,7 +16,7 @@ import (
 const sweepAttempts = 100
 
 // SweepSchedule keeps one entity sweep queued every anchor_sweep_hours
-// (SPEC R-H1), as Scheduler keeps maintenance at review_at. The job is
+// (docs/design.md R-H1), as Scheduler keeps maintenance at review_at. The job is
 // durable: a sweep that fell due while the process was down runs once at
 // the next start.
 type SweepSchedule struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 )
 
-// HandleAnswers makes w refresh standing answers (SPEC R-W3): it handles
+// HandleAnswers makes w refresh standing answers (docs/design.md R-W3): it handles
 // the answer jobs with c, and on each idle poll queues one, for the
 // question with the highest demand that r says deserves an answer and has
 // no fresh one, then runs it. So answers are made one per idle poll, never
@@ -29,7 +29,7 @@ func (w *Workers) HandleAnswers(c *answers.Composer, r storage.AnswerRefresh) {
 
 // Answer is the handler of answer jobs: it composes the answer of the
 // job's question outside any transaction (the model call is slow) and
-// stores it in the job's completion transaction (SPEC R-R6). A question
+// stores it in the job's completion transaction (docs/design.md R-R6). A question
 // purged meanwhile completes the job with nothing to store. On the job's
 // last attempt a failed or refused model call gives way to an extractive
 // answer.

@@ -26,7 +26,7 @@ type EmbedderConfig struct {
 	Log   *slog.Logger
 }
 
-// Embedder keeps record vectors current (SPEC R-M10). Each Kick (the
+// Embedder keeps record vectors current (docs/design.md R-M10). Each Kick (the
 // workers' poll calls it) lets the encoder probe when its last probe is 30 s
 // old (encoder.Poll), and when the encoder is live and something may need
 // embedding — at start, after any store or edit, when the encoder comes

@@ -97,7 +97,7 @@ type memory struct {
 // errPayload marks a job whose payload cannot be read: no retry helps.
 var errPayload = errors.New("extraction payload")
 
-// Extract is the handler of extraction jobs (SPEC R-Z4): it asks the
+// Extract is the handler of extraction jobs (docs/design.md R-Z4): it asks the
 // router's extraction chain for the memories in the job's summary and
 // notes, fenced as data, and stores each memory that passes Check and the
 // screen as a candidate with source extraction, written by the session's

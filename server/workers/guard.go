@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// The duplicate guard of the nightly review (SPEC R-J2): a candidate may be
+// The duplicate guard of the nightly review (docs/design.md R-J2): a candidate may be
 // forgotten as a duplicate only of a record that holds every number,
 // version, path, identifier and quoted phrase of it. facts reads them out of
 // text; missing lists those another text lacks. Both err on the side of

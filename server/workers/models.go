@@ -12,7 +12,7 @@ import (
 )
 
 // MaxProbeEvery is the longest the runner lets pass between two calls of
-// the router's Poll (SPEC R-M3: probes at least every 15 s).
+// the router's Poll (docs/design.md R-M3: probes at least every 15 s).
 const MaxProbeEvery = 15 * time.Second
 
 // handleModels registers the model jobs when cfg.Models has a server:
@@ -90,7 +90,7 @@ func queueReview(h Handler) Handler {
 // the function that waits for it to end (after ctx). The prober calls the
 // router's Poll at once and then every min(Poll, MaxProbeEvery), on its own
 // goroutine: a model call in flight on the runner never delays a probe, and
-// no call ever probes (SPEC R-M3). The router decides which servers are
+// no call ever probes (docs/design.md R-M3). The router decides which servers are
 // due.
 func (w *Workers) probe(ctx context.Context) (wait func()) {
 	if w.models == nil {

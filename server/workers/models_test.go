@@ -27,7 +27,7 @@ func waitCount(t *testing.T, srv *modeltest.Server, path string, n int) {
 	}
 }
 
-// TestWorkers_Probes holds SPEC R-M3 with an injected clock: the runner
+// TestWorkers_Probes holds docs/design.md R-M3 with an injected clock: the runner
 // probes each server at start and again each time 15 s of the clock pass,
 // also while a model call is in flight, and no call probes.
 func TestWorkers_Probes(t *testing.T) {

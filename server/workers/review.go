@@ -15,7 +15,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// Review verdicts a model may propose (SPEC R-J2).
+// Review verdicts a model may propose (docs/design.md R-J2).
 const (
 	VerdictDuplicate    = "duplicate"
 	VerdictSessionState = "session-state"
@@ -82,7 +82,7 @@ type reviewer struct {
 	scopes   *scope.Resolver
 }
 
-// Review is the handler of review jobs (SPEC R-J2, R-M4). It reads the
+// Review is the handler of review jobs (docs/design.md R-J2, R-M4). It reads the
 // candidates (at most MaxReviewed, oldest first) and shows each to the
 // router's review chain with its Neighbours nearest live records (the
 // retrieval pipeline over its scope chain), fenced as data, on

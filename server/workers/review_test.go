@@ -135,7 +135,7 @@ func wantOutcome(t *testing.T, db *storage.DB, c *storage.Record, status string,
 	}
 }
 
-// TestReview_Guards holds every guard of SPEC R-J2: a verdict is applied
+// TestReview_Guards holds every guard of docs/design.md R-J2: a verdict is applied
 // only when its guard holds, and every verdict, refusal and failed call is
 // audited with its reason.
 func TestReview_Guards(t *testing.T) {
@@ -317,7 +317,7 @@ func TestReview_MutualDuplicates(t *testing.T) {
 }
 
 // TestReview_Workers: the review runs one worker per live server and at
-// least two, and the router spreads them over the servers (SPEC R-M4).
+// least two, and the router spreads them over the servers (docs/design.md R-M4).
 func TestReview_Workers(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -1,5 +1,5 @@
 // Package workers runs Hearth's background work off the durable job queue in
-// storage (SPEC R-J). A Workers value leases due jobs one at a time and
+// storage (docs/design.md R-J). A Workers value leases due jobs one at a time and
 // completes each in the same transaction as its effects, so a job's effects
 // are applied exactly once even when the process dies between lease and
 // completion: the lease of a dead process is released at the next start and

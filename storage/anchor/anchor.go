@@ -1,4 +1,4 @@
-// Package anchor is Hearth's anchor vocabulary (SPEC §11): the one parser of
+// Package anchor is Hearth's anchor vocabulary (docs/design.md §11): the one parser of
 // the things a record depends on — entity:<entity_id>, path:<relative path>,
 // host:<name> and url:<url> — and their kinds.
 //
@@ -10,7 +10,7 @@
 // value may be a secret); callers prefix the field.
 //
 // Parse judges form only. Whether a url: anchor carries credentials is the
-// screen's call (screen.Anchor, SPEC R-S3), so that rule lives in one place.
+// screen's call (screen.Anchor, docs/design.md R-S3), so that rule lives in one place.
 package anchor
 
 import (

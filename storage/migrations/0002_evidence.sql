@@ -1,4 +1,4 @@
--- 0002_evidence: what clients said about records (SPEC R-E).
+-- 0002_evidence: what clients said about records (docs/design.md R-E).
 -- Times are INTEGER unix milliseconds (UTC).
 
 -- evidence keeps one stance per client per record: a client's later call

@@ -1,5 +1,5 @@
 -- 0003_sessions_jobs: session close receipts and the durable job queue
--- (SPEC R-Z2, R-J1). Times are INTEGER unix milliseconds (UTC).
+-- (docs/design.md R-Z2, R-J1). Times are INTEGER unix milliseconds (UTC).
 
 -- receipts keeps the result of each session close under its op_id, bound to
 -- the client that closed and a digest (SHA-256, hex) of every input. Past

@@ -1,5 +1,5 @@
 -- 0005_bootstrap: what the session-start packet lists, kept in packet order
--- (SPEC R-B6), so that memory_bootstrap reads a few index entries and two
+-- (docs/design.md R-B6), so that memory_bootstrap reads a few index entries and two
 -- counters instead of sorting and counting every durable record of a scope
 -- chain (at 100,000 records a COUNT over the durable rows alone takes ~6 ms).
 --

@@ -1,4 +1,4 @@
--- 0020_embeddings: record vectors for embedding retrieval (SPEC R-M9,
+-- 0020_embeddings: record vectors for embedding retrieval (docs/design.md R-M9,
 -- R-M10) and the change feed that keeps the in-memory vector index in step
 -- with the store.
 --

@@ -1,5 +1,5 @@
 -- 0030_anchor_state: what an anchor check found, and the entity sweeps
--- (SPEC R-H1..R-H3). Times are INTEGER unix milliseconds (UTC).
+-- (docs/design.md R-H1..R-H3). Times are INTEGER unix milliseconds (UTC).
 
 -- detail says briefly why an anchor is in its state ("state unavailable",
 -- "not in Home Assistant", a client's note); it passed the screen. An

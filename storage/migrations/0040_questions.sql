@@ -1,5 +1,5 @@
 -- 0040_questions: what sessions asked, the questions it groups into, and
--- the standing answer of each (SPEC R-W1..R-W7). Times are INTEGER unix
+-- the standing answer of each (docs/design.md R-W1..R-W7). Times are INTEGER unix
 -- milliseconds (UTC).
 
 -- questions groups recorded searches (and declared questions) by key, the

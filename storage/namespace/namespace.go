@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Limits from SPEC R-N7.
+// Limits from docs/design.md R-N7.
 const (
 	MaxLen      = 160 // characters in a whole namespace
 	MaxTopics   = 8   // topics per request or record

@@ -1,7 +1,7 @@
 // Package screen is the trust boundary for persisted text: every string
 // Hearth writes to disk is first turned into a Text by this package, and
 // storage's write functions accept only Text, so a new write path cannot
-// skip the screen (SPEC R-S1..R-S6).
+// skip the screen (docs/design.md R-S1..R-S6).
 //
 // A value that looks like a secret is refused with a *Refusal that names the
 // field and a stable pattern name (Patterns), never the secret. The

@@ -10,7 +10,7 @@ import (
 
 // queryMarker ends the instruction of an instructed query. Hearth sends
 // queries as "Instruct: <task>\nQuery:<query>" (Qwen3-Embedding's form,
-// SPEC R-M8); a model reads the instruction as an instruction, while a mean
+// docs/design.md R-M8); a model reads the instruction as an instruction, while a mean
 // of word vectors would mix its words into every query alike. So the
 // encoder embeds only what follows the marker.
 const (

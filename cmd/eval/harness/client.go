@@ -132,7 +132,7 @@ type searchReply struct {
 
 func (c *client) searchRaw(ctx context.Context, q Query, m Mode) (searchReply, error) {
 	args := map[string]any{"query": q.Query, "namespace": q.Namespace, "limit": DefaultLimit,
-		// A measurement is not a question anyone asked (SPEC R-K4, R-W2).
+		// A measurement is not a question anyone asked (docs/design.md R-K4, R-W2).
 		"recall": true}
 	maps.Copy(args, m.Args)
 	var out searchReply

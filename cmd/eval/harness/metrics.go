@@ -10,7 +10,7 @@ type QueryResult struct {
 	// position among the hits, or 0 when it was not returned.
 	Ranks []int `json:"ranks"`
 	// Hits is how many hits came back; LeftOut how many the search budget
-	// dropped (SPEC R-B2).
+	// dropped (docs/design.md R-B2).
 	Hits    int `json:"hits"`
 	LeftOut int `json:"left_out,omitempty"`
 	// Top lists the hits in order by set key (a record id the set does

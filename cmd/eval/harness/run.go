@@ -34,7 +34,7 @@ type Mode struct {
 
 // Modes are the modes the harness knows, in report order. A plain search
 // of a daemon without an encoder is full text; of a daemon with an
-// encoder whose vectors are current, fusion (SPEC R-K3). Cosine alone is
+// encoder whose vectors are current, fusion (docs/design.md R-K3). Cosine alone is
 // asked for with memory_search's ranking argument, which the server
 // refuses (FAILED_PRECONDITION) rather than answer by full text when the
 // encoder cannot answer.

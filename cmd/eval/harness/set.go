@@ -1,4 +1,4 @@
-// Package harness measures Hearth's retrieval (SPEC R-K7): it loads an
+// Package harness measures Hearth's retrieval (docs/design.md R-K7): it loads an
 // eval set into a real hearth daemon through the public REST API, runs the
 // set's queries under each ranking mode, and reports recall@5, recall@10
 // and MRR per mode and per query kind, with wins and losses against

@@ -40,7 +40,7 @@ func (f Format) String() string {
 }
 
 // FormatOf returns the wire format of a base URL: OpenAI when its path
-// ends in /v1 (trailing slashes ignored), Ollama otherwise (SPEC R-M2).
+// ends in /v1 (trailing slashes ignored), Ollama otherwise (docs/design.md R-M2).
 func FormatOf(baseURL string) Format {
 	u, err := url.Parse(baseURL)
 	if err == nil && strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {

@@ -28,7 +28,7 @@ const anchorRouteRecheck = 24 * time.Hour
 
 // checkAnchors resolves the path: anchors of the records session-start
 // showed that live in the repository's own namespace against the checkout,
-// and reports each whose state changed through memory_anchor_report (SPEC
+// and reports each whose state changed through memory_anchor_report (docs/design.md
 // R-H). A path that exists under the checkout's root is available; one
 // that does not, or any path when the session has no checkout, is
 // unavailable. A server without memory_anchor_report is remembered for a
