@@ -13,32 +13,18 @@ import (
 )
 
 // The WAL's size (issue #21). A PASSIVE checkpoint (checkpointLoop's, every
-// walAutoPages pages) copies pages back into the database; SQLite starts
-// the WAL over, writing its frames again from the file's start, when the
-// writer begins a transaction and finds every frame copied and no reader
-// using one. Under steady writes the background checkpoint alone never
-// gets there: commits come while it copies. So the writer loop, between
-// two groups, copies what came meanwhile (catchUp): the WAL then starts
-// over at the next group, and journal_size_limit trims a file that grew
-// past walLimit when it does. Writing over the file's blocks costs a
-// commit less than writing past its end: measured with 8 MCP clients
-// storing, a commit's write to the WAL took about a fifth of the CPU it
-// had taken, and the WAL, which had reached 100 MB between two of the
-// checks below, stayed under 11 MB through a minute of such stores over
-// 100,000 records.
+// walAutoPages pages) copies pages back; SQLite starts the WAL over only
+// when a transaction begins with every frame copied and no reader on one.
+// Commits arriving during the copy would keep it from ever doing so, so
+// the writer loop copies what came meanwhile between two groups (catchUp),
+// and journal_size_limit trims a file grown past walLimit.
 //
-// A reader of an older snapshot stops the WAL from starting over, and under
-// steady searches one nearly always is: measured with 8 writers and 8
-// readers, the WAL passed 120 MB in 90 s beside a 23 MB database. So the
-// writer loop also looks at the frames in the WAL between groups, at most
-// every walCheckEvery, and once they pass walLimit runs a TRUNCATE
-// checkpoint: it holds new reads back, waits for those in progress to
-// finish, copies what is left and truncates the file to zero (see
-// checkpoint for why the reads must wait). Writes and new reads wait
-// meanwhile, at most walBusy for the reads in progress plus the copy. A
-// checkpoint that cannot finish (a long read held on, such as an
-// integrity check, or the disk is full) is tried again only after
-// walRetry.
+// A reader of an older snapshot also keeps the WAL from starting over, so
+// the writer loop checks the WAL's frames at most every walCheckEvery and,
+// past walLimit, runs a TRUNCATE checkpoint (checkpoint): new reads wait
+// and writes wait meanwhile, at most walBusy plus the copy. One that cannot
+// finish (a long read, a full disk) is tried again after walRetry. The
+// figures behind this are in docs/measurements.md.
 const (
 	walLimit      = 16 << 20
 	walCheckEvery = time.Second
@@ -47,16 +33,10 @@ const (
 )
 
 // walAutoPages is how many pages a commit may leave in the WAL before the
-// checkpointer copies them back into the database: SQLite's own automatic
-// checkpoint does so at the same count, but on the connection that
-// committed, so the single writer stopped for the copy and its two fsyncs
-// (of the WAL, then of the database) every thousand pages. Measured with 8
-// writers on a small disk, those stops took a third of the store rate.
-// The writer's WAL hook (initWriter) now only wakes checkpointLoop, which
-// runs a PASSIVE checkpoint on a connection of its own while the writer
-// goes on: a PASSIVE checkpoint never waits for writers or readers. The
-// writer copies only what came while it ran (catchUp), with the same two
-// fsyncs.
+// checkpointer copies them back. SQLite's own automatic checkpoint would
+// stop the single writer for the copy and its two fsyncs; the writer's WAL
+// hook (initWriter) only wakes checkpointLoop, which runs a PASSIVE
+// checkpoint on a connection of its own (docs/measurements.md).
 const walAutoPages = 1000
 
 // checkpointer is the background checkpoint: its connection, the wake-up
@@ -283,12 +263,10 @@ func (db *DB) catchUp() {
 // finished (readGate), at most walBusy, then runs a TRUNCATE checkpoint on
 // the writer's connection, and reports whether it could not finish.
 //
-// Without the gate it rarely could under steady searches: SQLite waits
-// for one reader of an older snapshot at most and then gives up, and with
-// 8 clients searching there nearly always was a second. Measured over
-// 100,000 records, attempts for 1 s at a time let the WAL reach 215 MB.
-// With no read in progress the checkpoint finishes at once; reads wait
-// for it, as writes do.
+// Without the gate it rarely could under steady searches: SQLite waits for
+// one reader of an older snapshot at most and then gives up, and with
+// several clients searching there nearly always is a second
+// (docs/measurements.md). Reads wait for it, as writes do.
 func (db *DB) checkpoint() (busy bool, err error) {
 	// A background checkpoint in progress finishes first.
 	db.ckpt.mu.Lock()

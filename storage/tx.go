@@ -47,12 +47,9 @@ const maxGroup = 64
 
 // groupLinger is how long an idle writer keeps a group open for one more
 // write, while the groups of late have been larger than this one (see
-// gather); groupLingerMax bounds the group's waiting in all. Under
-// concurrent writers the group that follows a large one found one write
-// waiting, ran alone and paid a commit for it, while the others were still
-// on their way back from answering their callers: with 8 clients two
-// groups in three held a single write. Waiting a moment for them costs the
-// first caller at most groupLingerMax, and a lone writer nothing.
+// gather); groupLingerMax bounds the group's waiting in all. Otherwise the
+// group after a large one often ran a single write while the others were
+// on their way back (docs/measurements.md). A lone writer never waits.
 const (
 	groupLinger    = 2 * time.Millisecond
 	groupLingerMax = 4 * groupLinger
@@ -115,15 +112,10 @@ func (db *DB) write(ctx context.Context, op string, fn func(tx *txn) error) erro
 }
 
 // writeSolo is write for a fn that changes many pages (a batch of the
-// background workers): fn runs in a transaction of its own, never with
-// other callers' writes and so never under a savepoint. Under a savepoint
-// SQLite copies each page a fn changes into the subjournal before changing
-// it, and the subjournal is held in memory (MemorySubjournals) until the
-// transaction ends: a usage flush touching a thousand records' pages held
-// megabytes of heap for it, every second, under concurrent writers. Alone,
-// each of fn's statements is undone by its own statement journal, which
-// holds only what that statement changed. The writes waiting behind it
-// wait one commit longer.
+// background workers): fn runs in a transaction of its own, never under a
+// savepoint, whose in-memory subjournal would hold a copy of every page fn
+// changes until the commit (docs/measurements.md); alone, each statement's
+// own journal holds only what it changed. Writes behind it wait one commit.
 func (db *DB) writeSolo(ctx context.Context, op string, fn func(tx *txn) error) error {
 	return db.send(&writeRequest{ctx: ctx, op: op, fn: fn, solo: true, done: make(chan writeResult, 1)})
 }
