@@ -2,7 +2,9 @@ package addon
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,8 +30,12 @@ const (
 	optionsTestd = "../server/options/testdata"
 )
 
-// sharedSchema is the linter's schema in shared/ beside the repository.
-var sharedSchema = filepath.Join(repoRoot, "..", "shared", "addon-lint", "config.schema.json")
+// schemaSource records where the schema copy came from, its sha256 and its
+// licence; schemaLicence is the licence's notice, kept with the copy.
+const (
+	schemaSource  = "testdata/addon-lint.md"
+	schemaLicence = "testdata/addon-lint.LICENSE.md"
+)
 
 // optionKeys are the options of docs/design.md §17, in its order.
 var optionKeys = []string{
@@ -167,16 +173,22 @@ func TestConfigValidatesAgainstLinterSchema(t *testing.T) {
 	}
 }
 
-func TestLinterSchemaCopyMatchesShared(t *testing.T) {
-	shared, err := os.ReadFile(sharedSchema)
-	if os.IsNotExist(err) {
-		t.Skipf("%s is absent: the test of config.yaml uses the copy in %s", sharedSchema, schemaCopy)
+// TestLinterSchemaCopy holds the copy of the linter's schema to what its
+// source note records: the digest of the file as it was copied, and the
+// licence notice the copy must be kept with.
+func TestLinterSchemaCopy(t *testing.T) {
+	t.Parallel()
+	note := string(readFile(t, schemaSource))
+	m := regexp.MustCompile(`(?m)^- sha256: ([0-9a-f]{64})$`).FindStringSubmatch(note)
+	if m == nil {
+		t.Fatalf("%s records no sha256 line", schemaSource)
 	}
-	if err != nil {
-		t.Fatal(err)
+	if got := fmt.Sprintf("%x", sha256.Sum256(readFile(t, schemaCopy))); got != m[1] {
+		t.Fatalf("%s has sha256 %s, %s records %s: copy the schema unchanged and record its source and digest", schemaCopy, got, schemaSource, m[1])
 	}
-	if !bytes.Equal(shared, readFile(t, schemaCopy)) {
-		t.Fatalf("%s differs from %s: copy the linter's schema again", schemaCopy, sharedSchema)
+	licence := string(readFile(t, schemaLicence))
+	if !strings.HasPrefix(licence, "# MIT License") || !strings.Contains(licence, "Copyright (c)") {
+		t.Fatalf("%s is not the MIT notice the copy came with", schemaLicence)
 	}
 }
 

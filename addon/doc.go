@@ -9,9 +9,9 @@
 // repository, so this directory is published as its own repository; the
 // image is built from the root of this one (see hearth/Dockerfile).
 //
-// testdata/addon-lint.schema.json is a copy of the linter's published
-// schema (shared/addon-lint/config.schema.json beside the repository); a test
-// compares the two when the original is present. The copy's name must not
-// start with "config.": the Supervisor reads every config.* file in the
+// testdata/addon-lint.schema.json is an unchanged copy of the linter's
+// published schema; testdata/addon-lint.md records its source, digest and
+// licence, and a test holds the copy to that digest. The copy's name must
+// not start with "config.": the Supervisor reads every config.* file in the
 // repository as an add-on.
 package addon
