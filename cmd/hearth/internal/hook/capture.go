@@ -97,6 +97,10 @@ func ParseToolInput(data []byte) (ToolInput, error) {
 	var probe map[string]json.RawMessage
 	_ = json.Unmarshal(data, &probe)
 	t := ToolInput{Input: in, ToolInputRaw: probe["tool_input"], ToolResponse: probe["tool_response"]}
+	if t.ToolResponse == nil {
+		// Copilot: {"result_type", "text_result_for_llm"} (docs/copilot.md).
+		t.ToolResponse = probe["tool_result"]
+	}
 	for name, dst := range map[string]*string{
 		"tool_name": &t.ToolName, "error": &t.Error, "tool_use_id": &t.ToolUseID, "trigger": &t.Trigger,
 	} {
@@ -134,15 +138,19 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 	switch name := in.ToolName; {
 	case name == "Edit" || name == "MultiEdit" || name == "Write" || name == "NotebookEdit":
 		p := str("file_path")
-		if p == "" {
-			p = str("notebook_path")
+		for _, alt := range []string{"notebook_path", "path"} {
+			if p == "" {
+				p = str(alt) // path: Copilot's edit and create tools
+			}
 		}
 		rel, ok := relPath(repo.Root, in.Cwd, p)
 		if !ok || failed || ig.Path(rel) {
 			return nil, scr
 		}
 		ev.Kind, ev.Path = KindEdit, rel
-		ev.Created = name == "Write" && createdFile(in.ToolResponse)
+		// Copilot names its create tool Write in these payloads; that tool
+		// refuses a file that exists.
+		ev.Created = name == "Write" && (h == Copilot || createdFile(in.ToolResponse))
 	case name == "apply_patch" || name == "ApplyPatch":
 		// Codex: the patch text names each file it adds or updates.
 		patch := str("command")
@@ -266,11 +274,7 @@ func eventID(h Harness, sessionID, hookEvent, useID string, ev *Event) string {
 		b, _ := json.Marshal(ev)
 		sum.Write(b)
 	}
-	prefix := "cc-"
-	if h == Codex {
-		prefix = "cx-"
-	}
-	return prefix + base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:24])
+	return h.idPrefix() + base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:24])
 }
 
 // relPath makes p (absolute, or relative to cwd) relative to the
@@ -344,8 +348,9 @@ func commandText(args map[string]json.RawMessage) string {
 }
 
 // exitLine finds "Exit code N" or "Exit code: N" (how Claude Code's Bash
-// error and Codex's shell output name a command's status).
-var exitLine = regexp.MustCompile(`(?m)^\s*(?:Process exited with code|Exit code:?)\s*(-?\d+)`)
+// error and Codex's shell output name a command's status) or Copilot's
+// "<shellId: 0 completed with exit code N>".
+var exitLine = regexp.MustCompile(`(?m)^\s*(?:Process exited with code|Exit code:?)\s*(-?\d+)|<shellId: [^>\n]* completed with exit code (-?\d+)>`)
 
 // toolOutput returns a shell tool's output text and exit code (-1 when the
 // input does not say): from tool_response (an object with stdout, stderr,
@@ -359,7 +364,7 @@ func toolOutput(resp json.RawMessage, errText string) (string, int) {
 	case json.Unmarshal(resp, &s) == nil:
 		b.WriteString(s)
 	case json.Unmarshal(resp, &obj) == nil:
-		for _, k := range []string{"stdout", "stderr", "output", "aggregated_output", "formatted_output"} {
+		for _, k := range []string{"stdout", "stderr", "output", "aggregated_output", "formatted_output", "text_result_for_llm"} {
 			var v string
 			if json.Unmarshal(obj[k], &v) == nil && v != "" {
 				b.WriteString(v)
@@ -380,7 +385,7 @@ func toolOutput(resp json.RawMessage, errText string) (string, int) {
 	out := b.String()
 	if code == -1 {
 		if m := exitLine.FindStringSubmatch(out); m != nil {
-			code, _ = strconv.Atoi(m[1])
+			code, _ = strconv.Atoi(m[1] + m[2]) // one of the two is empty
 		}
 	}
 	return out, code

@@ -393,11 +393,7 @@ func closeOpID(h Harness, sessionID string, args map[string]any) string {
 		v, _ := args[k].(string)
 		fmt.Fprintf(sum, "\x00%d:%s", len(v), v)
 	}
-	prefix := "cc-"
-	if h == Codex {
-		prefix = "cx-"
-	}
-	return prefix + base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:24])
+	return h.idPrefix() + base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:24])
 }
 
 // drain is the detached drainer: it delivers the spool and the captured

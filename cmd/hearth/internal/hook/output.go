@@ -18,15 +18,28 @@ type Harness string
 const (
 	ClaudeCode Harness = "claude-code"
 	Codex      Harness = "codex"
+	Copilot    Harness = "copilot"
 )
 
 // ParseHarness checks a --harness value.
 func ParseHarness(s string) (Harness, error) {
 	switch h := Harness(s); h {
-	case ClaudeCode, Codex:
+	case ClaudeCode, Codex, Copilot:
 		return h, nil
 	}
-	return "", fmt.Errorf("harness %q: want claude-code or codex", s)
+	return "", fmt.Errorf("harness %q: want claude-code, codex or copilot", s)
+}
+
+// idPrefix starts the ids a harness's hooks derive (session closes,
+// captured events), so two harnesses never share one.
+func (h Harness) idPrefix() string {
+	switch h {
+	case Codex:
+		return "cx-"
+	case Copilot:
+		return "cp-"
+	}
+	return "cc-"
 }
 
 // Hook event names as the harnesses spell them.
@@ -50,6 +63,8 @@ const cutNote = "(cut to fit the hook's 10,000-character limit)"
 // injects as a developer message. Codex refuses JSON with keys it does not
 // know and fails output that looks like JSON but is not its schema, so plain
 // text (never starting with '{' or '[') is the shape that cannot break.
+// GitHub Copilot CLI reads a top-level {"additionalContext"} and ignores
+// both Claude Code's nested form and plain text (docs/copilot.md).
 // Empty text renders as nothing: the hook prints nothing at all. Control
 // characters (but tab and line breaks) and bidirectional overrides are
 // folded to U+FFFD first (textcheck.Fold): records stored before the server
@@ -61,6 +76,12 @@ func Render(h Harness, event, text string) []byte {
 	}
 	if h == Codex {
 		return []byte(text + "\n")
+	}
+	if h == Copilot {
+		b, _ := json.Marshal(struct {
+			AdditionalContext string `json:"additionalContext"`
+		}{text})
+		return append(b, '\n')
 	}
 	var out struct {
 		HookSpecificOutput struct {
