@@ -175,7 +175,7 @@ func TestCLI_Completion(t *testing.T) {
 	}{
 		{"hearth to", []string{"token"}},
 		{"hearth token r", []string{"rotate"}},
-		{"hearth connect c", []string{"claude-code", "codex"}},
+		{"hearth connect c", []string{"claude-code", "codex", "copilot"}},
 		{"hearth backup --o", []string{"--out"}},
 		{"hearth token rotate --cl", []string{"--client"}},
 		{"hearth token show --re", []string{"--reveal"}},

@@ -11,16 +11,16 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/connect"
 )
 
-var connectSpec = spec{name: "connect", args: "claude-code|codex [--url URL] [--token-file FILE] [--ca-file FILE] [--apply]",
-	about: `Prints the MCP registration and the hooks that connect Claude Code or Codex
-to Hearth; with --apply, merges them into your settings instead (every other
-entry is kept, and each changed file is backed up first, never overwriting
-an earlier backup). The token never appears in either: the hooks read
---token-file or HEARTH_TOKEN, the MCP registration reads HEARTH_TOKEN (or,
-for Claude Code with --token-file, the file through "hearth hook
-mcp-headers"). With --ca-file the hooks trust that CA for an https URL;
-the harness's own MCP client needs it too (for Claude Code,
-NODE_EXTRA_CA_CERTS).`}
+var connectSpec = spec{name: "connect", args: "claude-code|codex|copilot [--url URL] [--token-file FILE] [--ca-file FILE] [--apply]",
+	about: `Prints the MCP registration and the hooks that connect Claude Code,
+Codex or GitHub Copilot CLI to Hearth; with --apply, merges them into your
+settings instead (every other entry is kept, and each changed file is
+backed up first, never overwriting an earlier backup). The token never
+appears in either: the hooks read --token-file or HEARTH_TOKEN, the MCP
+registration reads HEARTH_TOKEN (or, for Claude Code with --token-file,
+the file through "hearth hook mcp-headers"). With --ca-file the hooks
+trust that CA for an https URL; the harness's own MCP client needs it too
+(for Claude Code, NODE_EXTRA_CA_CERTS).`}
 
 // connectFlags defines connect's flags on fs.
 func connectFlags(fs *flag.FlagSet) (url, tokenFile, caFile *string, apply *bool) {
@@ -77,7 +77,7 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 	if harness == connect.Codex {
 		fmt.Fprintln(stdout, "Codex runs new hooks only once you trust them: open codex and run /hooks.")
 	}
-	if o.TokenFile == "" || harness == connect.Codex {
+	if o.TokenFile == "" || harness == connect.Codex || harness == connect.Copilot {
 		fmt.Fprintf(stdout, "The MCP server reads the token from $%s: set it where you start %s.\n", connect.TokenEnv, harness)
 	}
 	return 0
@@ -87,8 +87,8 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 // HEARTH_URL, default), an absolute token file, and this binary's absolute
 // path for the hook commands.
 func connectOptions(harness, url, tokenFile, caFile string, env func(string) string) (connect.Options, error) {
-	if harness != connect.ClaudeCode && harness != connect.Codex {
-		return connect.Options{}, fmt.Errorf("harness %q: want claude-code or codex", harness)
+	if harness != connect.ClaudeCode && harness != connect.Codex && harness != connect.Copilot {
+		return connect.Options{}, fmt.Errorf("harness %q: want claude-code, codex or copilot", harness)
 	}
 	o := connect.Options{Harness: harness, URL: url}
 	if o.URL == "" {

@@ -42,7 +42,7 @@ var commands = []struct {
 	{&serveSpec, "run the server"},
 	{&versionSpec, "print the version (also hearth --version)"},
 	{&healthSpec, "exit 0 when the server answers GET /healthz"},
-	{&connectSpec, "connect Claude Code or Codex: MCP server and hooks"},
+	{&connectSpec, "connect Claude Code, Codex or Copilot: MCP server and hooks"},
 	{&hookSpec, "run one Claude Code, Codex or Copilot hook (their settings call it)"},
 	{&backupSpec, "copy the database, verified"},
 	{&restoreSpec, "replace the database with a backup (server stopped)"},

@@ -13,9 +13,11 @@ import (
 
 // Paths are the settings files --apply changes.
 type Paths struct {
-	// MCP is ~/.claude.json (Claude Code) or ~/.codex/config.toml (Codex).
+	// MCP is ~/.claude.json (Claude Code), ~/.codex/config.toml (Codex) or
+	// ~/.copilot/mcp-config.json (Copilot).
 	MCP string
-	// Hooks is ~/.claude/settings.json (Claude Code) or ~/.codex/hooks.json.
+	// Hooks is ~/.claude/settings.json (Claude Code), ~/.codex/hooks.json
+	// or ~/.copilot/hooks/hearth.json.
 	Hooks string
 }
 
@@ -33,6 +35,8 @@ func SettingsPaths(harness string, env func(string) string) (Paths, error) {
 			return Paths{}, errors.New("HOME is not set")
 		}
 		return Paths{MCP: filepath.Join(home, ".claude.json"), Hooks: filepath.Join(home, ".claude", "settings.json")}, nil
+	case Copilot:
+		return copilotPaths(env)
 	case Codex:
 		d := env("CODEX_HOME")
 		if d == "" {
@@ -43,7 +47,7 @@ func SettingsPaths(harness string, env func(string) string) (Paths, error) {
 		}
 		return Paths{MCP: filepath.Join(d, "config.toml"), Hooks: filepath.Join(d, "hooks.json")}, nil
 	}
-	return Paths{}, fmt.Errorf("harness %q: want claude-code or codex", harness)
+	return Paths{}, fmt.Errorf("harness %q: want claude-code, codex or copilot", harness)
 }
 
 // Change is one file --apply wrote, with the backup of what it held.
@@ -64,8 +68,10 @@ func Apply(o Options, p Paths, now time.Time) ([]Change, error) {
 		mcp = func(old []byte) ([]byte, error) { return mergeClaudeMCP(old, ClaudeMCPServer(o)) }
 	case Codex:
 		mcp = func(old []byte) ([]byte, error) { return mergeCodexMCP(old, CodexMCPTOML(o)), nil }
+	case Copilot:
+		mcp = func(old []byte) ([]byte, error) { return mergeClaudeMCP(old, CopilotMCPServer(o)) }
 	default:
-		return nil, fmt.Errorf("harness %q: want claude-code or codex", o.Harness)
+		return nil, fmt.Errorf("harness %q: want claude-code, codex or copilot", o.Harness)
 	}
 	for _, f := range []struct {
 		path  string
@@ -173,7 +179,8 @@ func backup(path string, content []byte, now time.Time) (string, error) {
 	return "", fmt.Errorf("backup of %s: %d backups of this second exist; left unchanged", path, maxBackups)
 }
 
-// mergeClaudeMCP sets mcpServers.hearth in ~/.claude.json.
+// mergeClaudeMCP sets mcpServers.hearth in ~/.claude.json (and in
+// Copilot's mcp-config.json, which has the same shape).
 func mergeClaudeMCP(old []byte, server *Object) ([]byte, error) {
 	root, err := ParseObject(old)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 const (
 	ClaudeCode = "claude-code"
 	Codex      = "codex"
+	Copilot    = "copilot"
 )
 
 // ServerName is the name Hearth's MCP server is registered under; its tools
@@ -70,19 +71,21 @@ type Options struct {
 // tool event (docs/capture.md). PreCompact stays async in Claude Code;
 // Codex skips async command hooks, so there it runs in step. Codex has
 // no PostToolUseFailure: its PostToolUse carries a failed command too.
+// GitHub Copilot CLI takes Claude Code's event names and nesting
+// (docs/copilot.md); its hooks run in step, without matchers.
 var hookEvents = []struct {
 	Name, Event string
 	Timeout     int
 	// Matcher selects tools (Claude Code); Async runs the hook in the
-	// background (Claude Code); ClaudeOnly leaves the event out for Codex.
-	Matcher    string
-	Async      bool
-	ClaudeOnly bool
+	// background (Claude Code); NotCodex leaves the event out for Codex.
+	Matcher  string
+	Async    bool
+	NotCodex bool
 }{
 	{Name: "SessionStart", Event: "session-start", Timeout: SessionStartTimeout},
 	{Name: "UserPromptSubmit", Event: "prompt", Timeout: PromptTimeout},
 	{Name: "PostToolUse", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher},
-	{Name: "PostToolUseFailure", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher, ClaudeOnly: true},
+	{Name: "PostToolUseFailure", Event: "tool", Timeout: CaptureTimeout, Matcher: captureMatcher, NotCodex: true},
 	{Name: "PreCompact", Event: "compact", Timeout: CaptureTimeout, Async: true},
 	{Name: "SessionEnd", Event: "session-end", Timeout: SessionEndTimeout},
 }
@@ -129,13 +132,14 @@ type group struct {
 }
 
 // Hooks returns the hooks object ({"SessionStart": [...], ...}) for o,
-// events in firing order: the same shape for both harnesses, but Codex
-// gets no PostToolUseFailure, no matchers and no async flags.
+// events in firing order: the same shape for every harness, but Codex
+// gets no PostToolUseFailure, and only Claude Code gets matchers and async
+// flags.
 func Hooks(o Options) *Object {
 	obj := &Object{}
 	claude := o.Harness == ClaudeCode
 	for _, e := range hookEvents {
-		if e.ClaudeOnly && !claude {
+		if e.NotCodex && o.Harness == Codex {
 			continue
 		}
 		g := group{Hooks: []handler{{Type: "command", Command: HookCommand(o, e.Event), Timeout: e.Timeout}}}
@@ -197,6 +201,8 @@ func Text(o Options) string {
 		fmt.Fprintf(&b, "#    Codex reads the token from $%s only: export %s=\"$(cat <token file>)\" where you start codex.\n#\n", TokenEnv, TokenEnv)
 		fmt.Fprintf(&b, "# 2. Hooks (session-start bootstrap, prompt recall, session close), merged into\n")
 		fmt.Fprintf(&b, "#    ~/.codex/hooks.json; then trust them once with /hooks in codex:\n%s\n#\n", hooks.Indent())
+	case Copilot:
+		copilotText(&b, o, hooks)
 	}
 	fmt.Fprintf(&b, "# `hearth connect %s --apply` merges both into your settings, keeping every other entry,\n# with a backup of each file it changes.\n", o.Harness)
 	return b.String()
