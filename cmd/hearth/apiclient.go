@@ -10,8 +10,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -112,6 +115,12 @@ func addAPIFlags(fs *flag.FlagSet, need string) apiFlags {
 	}
 }
 
+// callTimeout bounds one call of the CLI: long enough for a backup of a
+// large store; the server bounds the rest.
+const callTimeout = 30 * time.Minute
+
+// client is a client of the server at --url, as the client whose token
+// --token-file holds.
 func (f apiFlags) client() (*apiClient, error) {
 	if *f.tokenFile == "" {
 		return nil, errors.New("--token-file is required")
@@ -124,26 +133,78 @@ func (f apiFlags) client() (*apiClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Long enough for a backup of a large store; the server bounds the rest.
-	hc.Timeout = 30 * time.Minute
+	hc.Timeout = callTimeout
 	return &apiClient{base: base, token: tok, http: hc}, nil
+}
+
+// localClient is a client of the server holding the data directory data,
+// over its admin socket, as the local admin: no token (adminsock.go,
+// docs/operations.md).
+func localClient(data string) (*apiClient, error) {
+	path := filepath.Join(data, AdminSocket)
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Type() != fs.ModeSocket {
+		return nil, fmt.Errorf("no admin socket %s: is a server of %s running? (its log says why it has none)", path, data)
+	}
+	var dialer net.Dialer
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return dialer.DialContext(ctx, "unix", path)
+	}}
+	return &apiClient{base: "http://localhost", http: &http.Client{Transport: tr, Timeout: callTimeout}}, nil
+}
+
+// clientFor is the client of a command that takes --data and the server
+// flags: with --token-file, the server at --url as that token's client;
+// without, given --data (data), the server holding it over its admin
+// socket. code is the exit status when err is not nil: 2 for bad flags, 1
+// when there is no admin socket.
+func (f apiFlags) clientFor(data string) (c *apiClient, code int, err error) {
+	if *f.tokenFile == "" && data != "" {
+		c, err = localClient(data)
+		return c, 1, err
+	}
+	if *f.tokenFile == "" {
+		return nil, 2, errors.New("--data DIR (on the server's machine) or --token-file FILE is required")
+	}
+	c, err = f.client()
+	return c, 2, err
+}
+
+// connect returns the client of command s (clientFor), or says on stderr
+// why there is none and returns the exit status.
+func (f apiFlags) connect(s spec, data string, stderr io.Writer) (*apiClient, int) {
+	c, code, err := f.clientFor(data)
+	switch {
+	case err == nil:
+		return c, 0
+	case code == 2:
+		return nil, s.fail(stderr, "%v", err)
+	}
+	fmt.Fprintf(stderr, "hearth %s: %v\n", s.name, err)
+	return nil, code
+}
+
+// addDataFlag adds --data, for commands that need a server: on the
+// server's machine, the server running on DIR is asked over DIR's admin
+// socket.
+func addDataFlag(fs *flag.FlagSet) *string {
+	return fs.String("data", "", "the data directory of a server running on this machine: ask it over DIR's admin socket, with no token")
 }
 
 // ask calls tool on the server for subcommand cmd ("hearth backup") and
 // decodes the reply into resp. It prints why it failed and returns the
 // exit status: 0 when the call succeeded, 2 for bad flags, 1 otherwise.
-// heldErr, when not nil, is why the subcommand could not work on the data
-// directory itself (a server holds it): without --token-file it says how to
-// ask that server instead.
+// Without --token-file it asks the server holding data over its admin
+// socket; heldErr, when not nil, is why the subcommand could not work on
+// the data directory itself (that server holds it).
 func (f apiFlags) ask(ctx context.Context, stderr io.Writer, cmd, data string, heldErr error, tool string, req any, resp proto.Message) int {
-	if heldErr != nil && *f.tokenFile == "" {
-		fmt.Fprintf(stderr, "%s: a server holds %s (%v);\nask it with --token-file FILE (a client with admin scope) and --url (or HEARTH_URL) if it does not listen on %s\n", cmd, data, heldErr, defaultURL)
+	c, code, err := f.clientFor(data)
+	if err != nil && heldErr != nil {
+		fmt.Fprintf(stderr, "%s: a server holds %s (%v), and %v;\nask it with --token-file FILE (a client with admin scope) and --url (or HEARTH_URL) if it does not listen on %s\n", cmd, data, heldErr, err, defaultURL)
 		return 1
 	}
-	c, err := f.client()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return 2
+		return code
 	}
 	if err := c.call(ctx, tool, req, resp); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
@@ -168,20 +229,34 @@ func (c *apiClient) call(ctx context.Context, tool string, req any, resp proto.M
 	if err != nil {
 		return err
 	}
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/"+tool, bytes.NewReader(body))
+	raw, err := c.do(ctx, http.MethodPost, "/api/"+tool, tool, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Authorization", "Bearer "+c.token)
+	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(raw, resp)
+}
+
+// do sends one request to path (what names it in errors) and returns
+// the body of a 200 reply; any other is an *apiError, from the error body.
+func (c *apiClient) do(ctx context.Context, method, path, what string, body io.Reader) ([]byte, error) {
+	r, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		r.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	res, err := c.http.Do(r)
 	if err != nil {
-		return fmt.Errorf("%s: %w", tool, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("%s: %w", tool, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if res.StatusCode != http.StatusOK {
 		var e struct {
@@ -190,9 +265,9 @@ func (c *apiClient) call(ctx context.Context, tool string, req any, resp proto.M
 			} `json:"error"`
 		}
 		if json.Unmarshal(raw, &e) != nil || e.Error.Code == "" {
-			return &apiError{Tool: tool, Code: "UNKNOWN", Message: http.StatusText(res.StatusCode), Status: res.StatusCode}
+			return nil, &apiError{Tool: what, Code: "UNKNOWN", Message: http.StatusText(res.StatusCode), Status: res.StatusCode}
 		}
-		return &apiError{Tool: tool, Code: e.Error.Code, Field: e.Error.Field, Message: e.Error.Message, Status: res.StatusCode}
+		return nil, &apiError{Tool: what, Code: e.Error.Code, Field: e.Error.Field, Message: e.Error.Message, Status: res.StatusCode}
 	}
-	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(raw, resp)
+	return raw, nil
 }

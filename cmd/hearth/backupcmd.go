@@ -18,12 +18,14 @@ const dbFile = "hearth.db"
 
 // backupCmd runs `hearth backup --data DIR --out FILE`: a verified copy of
 // DIR's database. With no server holding DIR it copies the file itself;
-// while a server holds DIR it asks that server (memory_backup, admin
-// scope, with --token-file) and moves the copy to FILE.
+// while a server holds DIR it asks that server (memory_backup) over DIR's
+// admin socket, or at --url with --token-file (admin scope), and moves the
+// copy to FILE.
 var backupSpec = spec{name: "backup", args: "--data DIR --out FILE [--url URL --token-file FILE]",
 	about: `Writes a verified copy of DIR's database to FILE. With no server holding
 DIR it copies the file itself; while a server holds DIR it asks that server
-(memory_backup, a client with admin scope) and moves the copy to FILE.`}
+(memory_backup) and moves the copy to FILE: over DIR's admin socket as the
+local admin, or with --token-file at --url as a client with admin scope.`}
 
 func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := backupSpec.newFlags(stderr)

@@ -36,6 +36,7 @@ var helpCommands = []struct {
 	{[]string{"token"}, []string{"rotate|show"}},
 	{[]string{"token", "rotate"}, nil},
 	{[]string{"token", "show"}, nil},
+	{[]string{"metrics"}, nil},
 	{[]string{"completion"}, []string{"bash"}},
 }
 

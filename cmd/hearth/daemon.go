@@ -82,6 +82,10 @@ type Daemon struct {
 
 	ingress   *http.Server
 	ingressLn net.Listener
+	// admin serves the local admin on the data directory's admin socket
+	// (adminsock.go); nil when the socket could not be made.
+	admin   *http.Server
+	adminLn net.Listener
 	// split hands the port's connections to gRPC or HTTP.
 	split cmux.CMux
 }
@@ -190,6 +194,13 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		sum := sha256.Sum256([]byte(pageToken))
 		clients = append(slices.Clip(clients), auth.Client{Name: page.ClientName, Scopes: []auth.Scope{auth.Read, auth.Admin}, TokenSHA256: sum[:]})
 	}
+	// Calls over the admin socket are the local admin's, by a token that
+	// exists only in this process (adminsock.go).
+	local, localToken, err := localAdminClient()
+	if err != nil {
+		return err
+	}
+	clients = append(slices.Clip(clients), local)
 	in := auth.New(clients, methods)
 	in.OnRefuse = srv.AuditRefusal
 	logCall, err := accessLog(d.Log)
@@ -241,8 +252,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.ln, err = net.Listen("tcp", d.Config.Listen); err != nil {
 		return err
 	}
+	served := stamped(gateway.Boundary(mux))
 	d.http = &http.Server{
-		Handler: stamped(gateway.Boundary(mux)),
+		Handler: served,
 		// A client that never finishes its headers, or an idle keep-alive
 		// connection, must not hold a connection (and a goroutine) forever.
 		// Bodies have their own deadline (gateway.Boundary).
@@ -263,6 +275,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	} else {
 		d.servePlain()
 	}
+	d.openAdminSocket(localToken, served)
 	// Background work starts once the server serves. The failpoint is
 	// for the crash test alone and read only in binaries built with the
 	// failpoint tag (see package workers and failpoint_on.go).
@@ -494,7 +507,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 		}
 	}
 	// Past ctx's deadline, connections still open are closed outright.
-	for name, srv := range map[string]*http.Server{"ingress": d.ingress, "http": d.http} {
+	for name, srv := range map[string]*http.Server{"ingress": d.ingress, "http": d.http, "admin socket": d.admin} {
 		if srv == nil {
 			continue
 		}

@@ -49,6 +49,7 @@ var commands = []struct {
 	{&exportSpec, "write records as JSON Lines"},
 	{&importSpec, "read records from JSON Lines"},
 	{&tokenSpec, "rotate a client's generated token, or show where it is"},
+	{&metricsSpec, "print the server's metrics (Prometheus text)"},
 	{&completionSpec, "print a shell completion script"},
 }
 
@@ -113,6 +114,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return importCmd(ctx, args[1:], stdout, stderr)
 	case "token":
 		return tokenCmd(ctx, args[1:], stdout, stderr)
+	case "metrics":
+		return metricsCmd(ctx, args[1:], stdout, stderr)
 	case "completion":
 		return completionCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
@@ -264,6 +267,9 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	}
 	if a := d.IngressAddr(); a != "" {
 		fmt.Fprintf(stdout, "dashboard page on %s (ingress proxy and loopback only)\n", a)
+	}
+	if p := d.AdminSocketPath(); p != "" {
+		fmt.Fprintf(stdout, "admin socket %s: hearth backup, export, import, token rotate and metrics with --data need no token on this machine\n", p)
 	}
 	<-ctx.Done()
 	log.Info("shutting down: finishing calls in flight", "deadline_s", shutdownDeadline.Seconds())

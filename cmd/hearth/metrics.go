@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -66,4 +68,34 @@ func printable(v string) bool {
 		}
 	}
 	return true
+}
+
+var metricsSpec = spec{name: "metrics", args: "(--data DIR | [--url URL] --token-file FILE)",
+	about: `Prints the server's metrics (GET /metrics: the Prometheus text format).
+With --data it asks the server running on DIR over DIR's admin socket, as
+the local admin; otherwise the server at --url, as the token's client
+(admin scope).`}
+
+// metricsCmd runs `hearth metrics`.
+func metricsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := metricsSpec.newFlags(stderr)
+	data := addDataFlag(fs)
+	api := addAPIFlags(fs, "admin")
+	if code, ok := metricsSpec.parse(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return metricsSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
+	}
+	c, code := api.connect(metricsSpec, *data, stderr)
+	if c == nil {
+		return code
+	}
+	text, err := c.do(ctx, http.MethodGet, "/metrics", "metrics", nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth metrics:", err)
+		return 1
+	}
+	stdout.Write(text)
+	return 0
 }

@@ -112,11 +112,12 @@ func TestBackup_DuringWrites(t *testing.T) {
 	before := append([]string(nil), acked...)
 	mu.Unlock()
 	out := filepath.Join(t.TempDir(), "hearth-backup.db")
-	// Without a token, the CLI cannot ask the server that holds the data
-	// directory, and says how to.
-	if code, _, stderr := cli(t, "backup", "--data", td.Config.DataDir, "--out", out); code != 1 ||
-		!strings.Contains(stderr, "a server holds") || !strings.Contains(stderr, "--token-file FILE") {
-		t.Errorf("backup of a held directory without a token: exit %d, %s", code, stderr)
+	// Without a token, the CLI asks the server that holds the data
+	// directory over its admin socket (TestLocalAdmin_Socket).
+	local := filepath.Join(t.TempDir(), "hearth-local.db")
+	if code, stdout, stderr := cli(t, "backup", "--data", td.Config.DataDir, "--out", local); code != 0 ||
+		!strings.Contains(stdout, "backup by the running server written to "+local) {
+		t.Errorf("backup of a held directory without a token: exit %d, %s%s", code, stdout, stderr)
 	}
 	backing.Store(true)
 	code, stdout, stderr := cli(t, "backup", "--data", td.Config.DataDir, "--out", out, "--url", td.url, "--token-file", tokenFile(td, "claude-code"))

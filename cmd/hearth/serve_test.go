@@ -89,13 +89,25 @@ func TestServe_Output(t *testing.T) {
 				}
 				resp.Body.Close()
 			}
+			// The local admin, over the admin socket.
+			if code, client := whoami(t, socketClient(t, filepath.Join(dir, AdminSocket)), "http://localhost", ""); code != http.StatusOK || client != LocalAdminName {
+				t.Errorf("whoami over the admin socket: %d %q", code, client)
+			}
 		})
 		if !strings.Contains(stdout, "client tokens are in "+filepath.Join(dir, "tokens")) {
 			t.Errorf("stdout %q: want where the tokens are", stdout)
 		}
+		sock := filepath.Join(dir, AdminSocket)
+		if !strings.Contains(stdout, "admin socket "+sock+": ") {
+			t.Errorf("stdout %q: want where the admin socket is", stdout)
+		}
+		if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+			t.Errorf("the admin socket outlives the server: %v", err)
+		}
 		for _, want := range []*regexp.Regexp{
 			regexp.MustCompile(`msg=call tool=memory_store client=claude-code via=rest code=OK ms=\d`),
 			regexp.MustCompile(`msg=call tool=memory_store client=- via=rest code=UNAUTHENTICATED ms=\d`),
+			regexp.MustCompile(`msg=call tool=memory_whoami client=hearth:local-admin via=rest code=OK ms=\d`),
 			regexp.MustCompile(`msg="shutting down`),
 			regexp.MustCompile(`msg=stopped ms=\d`),
 		} {

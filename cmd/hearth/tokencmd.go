@@ -26,9 +26,10 @@ var (
 Run 'hearth token rotate --help' or 'hearth token show --help' for each.`}
 	tokenRotateSpec = spec{name: "token rotate", args: "--client NAME [--data DIR] [--url URL --token-file FILE]",
 		about: `Replaces NAME's generated token; the old one is refused at once. With
---data and no server holding DIR, the rotation happens in DIR itself;
-otherwise the server is asked (memory_token_rotate, a client with admin
-scope).`}
+--data and no server holding DIR, the rotation happens in DIR itself; while
+a server holds DIR, it is asked (memory_token_rotate) over DIR's admin
+socket as the local admin. With --token-file instead, the server at --url
+is asked, as a client with admin scope.`}
 	tokenShowSpec = spec{name: "token show", args: "--client NAME --data DIR [--reveal]",
 		about: `Prints the file that holds NAME's generated token; with --reveal, the
 token too, and only to a terminal.`}
@@ -54,11 +55,12 @@ func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // tokenRotate replaces a generated token. With --data and no server
 // holding DIR it rotates in DIR itself; otherwise it asks the server
-// (memory_token_rotate, admin scope), which refuses the old token at once.
+// (memory_token_rotate: over DIR's admin socket, or with --token-file,
+// admin scope), which refuses the old token at once.
 func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := tokenRotateSpec.newFlags(stderr)
 	name := fs.String("client", "", "the client whose generated token to replace")
-	data := fs.String("data", "", "the data directory; with no server running, the rotation happens there")
+	data := fs.String("data", "", "the data directory; with no server running, the rotation happens there, else its server is asked over DIR's admin socket")
 	api := addAPIFlags(fs, "admin")
 	if code, ok := tokenRotateSpec.parse(fs, args, stdout, stderr); !ok {
 		return code

@@ -14,10 +14,11 @@ import (
 	"github.com/hearth-memory/hearth/server"
 )
 
-var exportSpec = spec{name: "export", args: "[--url URL] --token-file FILE [--prefix NS] [--out FILE]",
+var exportSpec = spec{name: "export", args: "(--data DIR | [--url URL] --token-file FILE) [--prefix NS] [--out FILE]",
 	about: `Writes every record (or those under --prefix) as JSON Lines, every page of
-memory_export, to --out (created 0600) or standard output. The token's
-client needs export scope.`}
+memory_export, to --out (created 0600) or standard output. With --data it
+asks the server running on DIR over DIR's admin socket, as the local admin;
+otherwise the server at --url, as the token's client (export scope).`}
 
 // exportCmd runs `hearth export`: every page of memory_export into one
 // JSON Lines file (0600: it holds all that memory says), or stdout.
@@ -25,6 +26,7 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := exportSpec.newFlags(stderr)
 	prefix := fs.String("prefix", "", "only namespaces equal to this or below it, e.g. github/acme (default: all)")
 	out := fs.String("out", "", "the JSON Lines file to write; it must not exist (default: standard output)")
+	data := addDataFlag(fs)
 	api := addAPIFlags(fs, "export")
 	if code, ok := exportSpec.parse(fs, args, stdout, stderr); !ok {
 		return code
@@ -32,13 +34,14 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		return exportSpec.fail(stderr, "unexpected argument %q", fs.Arg(0))
 	}
-	c, err := api.client()
-	if err != nil {
-		return exportSpec.fail(stderr, "%v", err)
+	c, code := api.connect(exportSpec, *data, stderr)
+	if c == nil {
+		return code
 	}
 	w := stdout
 	var f *os.File
 	if *out != "" {
+		var err error
 		if f, err = os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
 			fmt.Fprintln(stderr, "hearth export:", err)
 			return 1
@@ -104,15 +107,18 @@ const importChunkBytes = 800_000
 // importCmd runs `hearth import FILE`: the file's lines through
 // memory_import, a chunk at a time; failures are reported by the file's
 // line numbers. It exits 1 when any line failed.
-var importSpec = spec{name: "import", args: "[--url URL] --token-file FILE [--as-active] FILE",
+var importSpec = spec{name: "import", args: "(--data DIR | [--url URL] --token-file FILE) [--as-active] FILE",
 	about: `Reads the JSON Lines FILE (what hearth export writes) through memory_import,
 a chunk at a time. Without --as-active every record arrives as a candidate
 for review (a client with write scope); with it, as exported (admin scope).
-Failures are listed by FILE's line numbers, and the exit status is 1.`}
+With --data it asks the server running on DIR over DIR's admin socket, as
+the local admin. Failures are listed by FILE's line numbers, and the exit
+status is 1.`}
 
 func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := importSpec.newFlags(stderr)
 	asActive := fs.Bool("as-active", false, "write records as exported (status, revision, writer, links) instead of as candidates; needs admin scope")
+	data := addDataFlag(fs)
 	api := addAPIFlags(fs, "write")
 	if code, ok := importSpec.parse(fs, args, stdout, stderr); !ok {
 		return code
@@ -120,9 +126,9 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() != 1 {
 		return importSpec.fail(stderr, "want one FILE, the JSON Lines to import")
 	}
-	c, err := api.client()
-	if err != nil {
-		return importSpec.fail(stderr, "%v", err)
+	c, code := api.connect(importSpec, *data, stderr)
+	if c == nil {
+		return code
 	}
 	in, err := os.Open(fs.Arg(0))
 	if err != nil {
