@@ -57,6 +57,8 @@ CLAUDE_CODE_VERSION := 2.1.328
 CODEX_VERSION := 0.169.0
 CLAUDE_CLI := $(TMP)/clients/claude-code-$(CLAUDE_CODE_VERSION)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 CODEX_CLI := $(TMP)/clients/codex-$(CODEX_VERSION)/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
+COPILOT_VERSION := 1.0.102
+COPILOT_CLI := $(TMP)/clients/copilot-$(COPILOT_VERSION)/node_modules/@github/copilot-linux-x64/copilot
 
 # The variables the targets' descriptions name, shown with their values.
 HELP_VARS := LISTEN DATA INGRESS GRPCURL_VERSION INSTALL_DIR FUZZ_TIME SOAK_TIME STORE_LOAD
@@ -95,11 +97,11 @@ test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips th
 # the CLIs wait 300 ms for prompt recall, so the daemon must answer at the
 # speed it ships at, not ten times slower.
 .PHONY: e2e
-e2e: $(CLAUDE_CLI) $(CODEX_CLI) ## Prove the hooks and MCP registration with the real Claude Code and Codex CLIs (offline)
-	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) go test -tags e2e -timeout 15m -run '^TestE2E' -count 1 -v ./cmd/hearth/
+e2e: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) ## Prove the hooks and MCP registration with the real Claude Code, Codex and Copilot CLIs (offline)
+	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) HEARTH_COPILOT_CLI=$(COPILOT_CLI) go test -tags e2e -timeout 15m -run '^TestE2E' -count 1 -v ./cmd/hearth/
 
 .PHONY: clients
-clients: $(CLAUDE_CLI) $(CODEX_CLI) ## Install the pinned Claude Code and Codex CLIs into .tmp/clients
+clients: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) ## Install the pinned Claude Code, Codex and Copilot CLIs into .tmp/clients
 
 .PHONY: shorttest
 shorttest: ## Run the tests without the Node MCP client
@@ -231,6 +233,12 @@ $(CODEX_CLI):
 	@command -v npm >/dev/null || (echo "npm is needed for the client e2e test: apt-get install -y nodejs npm"; exit 1)
 	mkdir -p $(TMP)/clients/codex-$(CODEX_VERSION)
 	cd $(TMP)/clients/codex-$(CODEX_VERSION) && npm install --no-audit --no-fund --silent --ignore-scripts @openai/codex@$(CODEX_VERSION)
+	test -x $@
+
+$(COPILOT_CLI):
+	@command -v npm >/dev/null || (echo "npm is needed for the client e2e test: apt-get install -y nodejs npm"; exit 1)
+	mkdir -p $(TMP)/clients/copilot-$(COPILOT_VERSION)
+	cd $(TMP)/clients/copilot-$(COPILOT_VERSION) && npm install --no-audit --no-fund --silent --ignore-scripts @github/copilot@$(COPILOT_VERSION)
 	test -x $@
 
 # Installed only when missing, and only where apt-get exists (Debian, CI).

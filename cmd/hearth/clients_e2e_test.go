@@ -222,7 +222,7 @@ func anthropicServer(t *testing.T, storeInput map[string]any) *modelServer {
 		}
 		storeTool := ""
 		for _, tl := range req.Tools {
-			if strings.HasSuffix(tl.Name, "__memory_store") {
+			if strings.HasSuffix(tl.Name, "__memory_store") || tl.Name == "hearth-memory_store" { // Copilot: hearth-<tool>
 				storeTool = tl.Name
 			}
 		}
