@@ -19,7 +19,8 @@ import (
 
 // Integrity (issue #21). SD cards and power cuts damage files; SQLite
 // notices only the pages a query happens to read. So the store checks the
-// whole file when it opens and again in the nightly maintenance
+// whole file when it opens (or, opened with CheckLater, once the server
+// serves: CheckDeferred) and again in the nightly maintenance
 // (CheckIntegrity): PRAGMA quick_check for the structure of every table
 // and index, then FTS5's integrity-check, which compares the full-text
 // index with the records it was built from.
@@ -153,6 +154,23 @@ func (db *DB) LastIntegrityCheck() (c IntegrityCheck, ok bool) {
 // is written to a damaged file. Once the store is read-only it returns the
 // damage found before without checking again.
 func (db *DB) CheckIntegrity(ctx context.Context) (*IntegrityCheck, error) {
+	return db.checkWhole(ctx, true)
+}
+
+// CheckDeferred runs the check Open left for later (CheckLater) as
+// CheckIntegrity does, but audits only a repair, as the check while
+// opening does, not the outcome. When Open checked the file itself, it
+// returns that check and checks nothing.
+func (db *DB) CheckDeferred(ctx context.Context) (*IntegrityCheck, error) {
+	if c, ok := db.LastIntegrityCheck(); ok {
+		return &c, nil
+	}
+	return db.checkWhole(ctx, false)
+}
+
+// checkWhole is CheckIntegrity; auditSound says whether the outcome is
+// audited besides a repair.
+func (db *DB) checkWhole(ctx context.Context, auditSound bool) (*IntegrityCheck, error) {
 	if d := db.damaged.Load(); d != nil {
 		return &IntegrityCheck{At: d.At, Damage: d}, nil
 	}
@@ -189,6 +207,9 @@ func (db *DB) CheckIntegrity(ctx context.Context) (*IntegrityCheck, error) {
 			return chk, err
 		}
 	}
+	if !auditSound {
+		return chk, nil
+	}
 	return chk, db.Audit(ctx, AuditEntry{Client: SystemClient, Action: ActionIntegrity, Detail: screen.Redact(chk.String())})
 }
 
@@ -204,11 +225,21 @@ func (db *DB) recordCheck(chk *IntegrityCheck) {
 }
 
 // openChecked checks the file before anything writes to it, applies the
-// pending migrations to a sound file, then checks the full-text index.
+// pending migrations to a sound file, then checks the full-text index;
+// with CheckLater, a file that needs no migration has its schema checked
+// alone.
 // A damaged file opens read-only, but only when it needs no migration: an
 // older schema cannot be served, nor changed. Any repair is audited by
 // auditOpenRepairs once the writer loop runs.
 func (db *DB) openChecked(ctx context.Context) error {
+	if db.checkLater {
+		// A file that needs no migration is not read whole here: its
+		// schema is checked against the migrations (checkSchemaAround),
+		// and CheckIntegrity checks the rest once the server serves.
+		if pending, err := db.pendingMigrations(ctx); err == nil && len(pending) == 0 {
+			return db.checkSchemaAround(ctx, db.migrate)
+		}
+	}
 	// Duration counts the checks alone, not the migrations between them.
 	chk := &IntegrityCheck{At: db.now()}
 	start := time.Now()

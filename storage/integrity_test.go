@@ -323,3 +323,141 @@ func TestDB_CheckIntegrity(t *testing.T) {
 		}
 	})
 }
+
+// TestDB_CheckLater: opened with CheckLater, a file that needs no
+// migration is served before it is read whole; CheckDeferred then finds
+// its damage and makes the store read-only exactly as a check at open
+// does (TestDB_Open_Damaged/ReadOnly).
+func TestDB_CheckLater(t *testing.T) {
+	t.Parallel()
+	t.Run("DamageFoundAfterOpen", func(t *testing.T) {
+		t.Parallel()
+		path, ids := filledFile(t, 600)
+		ps, _, leaves := storagetest.Pages(t, path, "records")
+		_, _, audit := storagetest.Pages(t, path, "audit")
+		storagetest.Overwrite(t, path, ps, leaves[len(leaves)/2], audit[len(audit)-1])
+		before := fileDigest(t, path)
+
+		db, err := storage.Open(ctx, path, storage.CheckLater())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if d := db.Damage(); d != nil {
+			t.Fatalf("Damage() = %v right after Open: the file was read whole", d.Message())
+		}
+		if chk, ok := db.LastIntegrityCheck(); ok {
+			t.Fatalf("LastIntegrityCheck() = %+v right after Open, want none", chk)
+		}
+		chk, err := db.CheckDeferred(ctx)
+		if err != nil || chk.Damage == nil {
+			t.Fatalf("CheckDeferred = %+v, %v; want the damage", chk, err)
+		}
+		if d := db.Damage(); d != chk.Damage || !strings.Contains(strings.Join(d.Tables, ","), "records") {
+			t.Errorf("Damage() = %+v, want %+v naming records", d, chk.Damage)
+		}
+		if last, ok := db.LastIntegrityCheck(); !ok || last.Damage != chk.Damage {
+			t.Errorf("LastIntegrityCheck() = %+v, %v; want the damage", last, ok)
+		}
+		_, err = db.Store(ctx, rec(t, "global", "Refused", "The file is damaged."))
+		if e := wantErr(t, err, storage.ReadOnly, ""); !strings.Contains(e.Message, "hearth restore") {
+			t.Errorf("refusal %q does not say how to restore", e.Message)
+		}
+		if got := get(t, db, ids[0]); !strings.HasPrefix(got.Title, "Decision 0 ") {
+			t.Errorf("read the first record: %q", got.Title)
+		}
+		// A second call checks nothing again.
+		if again, err := db.CheckDeferred(ctx); err != nil || again.Damage != chk.Damage {
+			t.Errorf("CheckDeferred again = %+v, %v", again, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if fileDigest(t, path) != before {
+			t.Error("the damaged file changed")
+		}
+	})
+
+	t.Run("SoundNotAudited", func(t *testing.T) {
+		t.Parallel()
+		path, _ := filledFile(t, 50)
+		db, err := storage.Open(ctx, path, storage.CheckLater())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		chk, err := db.CheckDeferred(ctx)
+		if err != nil || chk.Damage != nil || chk.Repaired != "" {
+			t.Fatalf("CheckDeferred = %+v, %v", chk, err)
+		}
+		if last, ok := db.LastIntegrityCheck(); !ok || last.Damage != nil {
+			t.Errorf("LastIntegrityCheck() = %+v, %v", last, ok)
+		}
+		// As the check at open: a sound file leaves no audit row.
+		if rows := auditRows(t, db, storage.ActionIntegrity); len(rows) != 0 {
+			t.Errorf("integrity audit rows = %+v, want none", rows)
+		}
+	})
+
+	t.Run("IndexRepaired", func(t *testing.T) {
+		t.Parallel()
+		// Bytes inside an index page change: found after the open, the
+		// index is rebuilt and the repair audited, as at open.
+		path, _ := filledFile(t, 600)
+		ps, _, fts := storagetest.Pages(t, path, "records_fts_data")
+		storagetest.OverwriteAt(t, path, int64(fts[len(fts)/2]-1)*int64(ps)+int64(ps)-600, 300)
+		db, err := storage.Open(ctx, path, storage.CheckLater())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		chk, err := db.CheckDeferred(ctx)
+		if err != nil || chk.Damage != nil || !strings.Contains(chk.Repaired, "it was rebuilt from the records") {
+			t.Fatalf("CheckDeferred = %+v, %v; want the index rebuilt", chk, err)
+		}
+		if rows := auditRows(t, db, storage.ActionRepair); len(rows) != 1 || rows[0].Detail.String() != chk.Repaired {
+			t.Errorf("repair audit rows = %+v, want one with %q", rows, chk.Repaired)
+		}
+		if got := searchCount(t, db, "caching"); got != 100 {
+			t.Errorf("search after the rebuild: %d hits, want 100", got)
+		}
+	})
+
+	t.Run("CheckedAtOpen", func(t *testing.T) {
+		t.Parallel()
+		// What CheckLater does not defer: a file that needs a migration
+		// is checked before it runs, and one whose opening meets damage
+		// (here its schema page) is checked then, as without the option.
+		path, _ := filledFile(t, 600)
+		raw, err := driver.Open("file:"+path, fts5.Register)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(`DELETE FROM migrations WHERE name = '0006_fts_scope.sql'`); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		ps, _, leaves := storagetest.Pages(t, path, "records")
+		storagetest.Overwrite(t, path, ps, leaves[len(leaves)/2])
+		if db, err := storage.Open(ctx, path, storage.CheckLater()); err == nil {
+			db.Close()
+			t.Error("Open with CheckLater served a damaged file that needs a migration")
+		} else if !strings.Contains(err.Error(), "0006_fts_scope.sql") {
+			t.Errorf("error %q does not name the migration", err)
+		}
+
+		path, _ = filledFile(t, 10)
+		storagetest.OverwriteAt(t, path, 100, 3000)
+		var errs [2]error
+		for i, opts := range [][]storage.Option{nil, {storage.CheckLater()}} {
+			var db *storage.DB
+			if db, errs[i] = storage.Open(ctx, path, opts...); db != nil {
+				db.Close()
+			}
+		}
+		plain, later := errs[0], errs[1]
+		if plain == nil || later == nil || plain.Error() != later.Error() {
+			t.Errorf("a damaged schema page: Open = %v, with CheckLater %v; want the same refusal", plain, later)
+		}
+	})
+}

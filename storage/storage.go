@@ -25,6 +25,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -135,6 +136,9 @@ type DB struct {
 	wal     walPolicy
 	readers readGate
 	ckpt    checkpointer
+	// checkLater leaves the whole-file check to CheckIntegrity after
+	// the start (CheckLater).
+	checkLater bool
 }
 
 // Option changes how Open opens the store.
@@ -143,6 +147,15 @@ type Option func(*DB)
 // WithVFS opens the database through the SQLite VFS registered as name
 // instead of the operating system's: a test seam (package faultvfs).
 func WithVFS(name string) Option { return func(db *DB) { db.vfs = name } }
+
+// CheckLater opens a file that needs no migration without checking it
+// whole: its header, schema and migrations are checked as always, but
+// PRAGMA quick_check and the full-text index's check, which read every
+// page, are left to the caller, who runs CheckIntegrity once it serves
+// (docs/operations.md, "Start-up"). A new file, one that needs a
+// migration, or one whose opening meets a damaged page is checked whole
+// before Open returns, as without the option.
+func CheckLater() Option { return func(db *DB) { db.checkLater = true } }
 
 // Open opens (creating if needed) the database at path, with its parent
 // directory, checks that it runs in WAL mode and applies pending migrations.
@@ -188,10 +201,18 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	}
 	if err := db.open(ctx); err != nil {
 		db.Close()
+		if db.checkLater && corrupt(err) {
+			// The start met a damaged page: the whole file is checked
+			// now, so that it opens read-only as it would have.
+			return Open(ctx, path, append(slices.Clip(opts), checkNow)...)
+		}
 		return nil, err
 	}
 	return db, nil
 }
+
+// checkNow undoes CheckLater.
+func checkNow(db *DB) { db.checkLater = false }
 
 func (db *DB) open(ctx context.Context) (err error) {
 	if db.vfs, err = storeVFS(db.vfs); err != nil {

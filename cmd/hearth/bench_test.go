@@ -82,15 +82,21 @@ func (c *corpus) sentence(n int) string {
 }
 
 // fill stores n records directly through storage from eight goroutines, so
-// the single writer commits them in groups.
+// the single writer commits them in groups: notes of 20 to 140 words (about
+// 700 bytes).
 func fill(tb testing.TB, db *storage.DB, n int, c *corpus) {
+	fillWords(tb, db, n, c, 20, 120)
+}
+
+// fillWords is fill with contents of words to words+spread-1 words.
+func fillWords(tb testing.TB, db *storage.DB, n int, c *corpus, words, spread int) {
 	tb.Helper()
 	ctx := context.Background()
 	types := storage.Types
 	recs := make([]storage.NewRecord, n)
 	for i := range recs {
 		title, _ := screen.Check("title", c.sentence(4+c.rng.IntN(6)))
-		content, _ := screen.Check("content", c.sentence(20+c.rng.IntN(120)))
+		content, _ := screen.Check("content", c.sentence(words+c.rng.IntN(spread)))
 		recs[i] = storage.NewRecord{
 			Namespace: fmt.Sprintf("github/acme/repo%d", i%50), Type: types[i%len(types)],
 			Title: title, Content: content, Confidence: 0.8,
@@ -607,35 +613,70 @@ func BenchmarkSearch(b *testing.B) {
 
 // BenchmarkBinary builds the hearth binary, prefills a data dir, then
 // measures binary size, time from start to a healthy /healthz, and the
-// resident memory of the idle process (targets: ≤ 30 MB, ≤ 30 MB RSS at
-// 100k records).
+// resident memory of the idle process (targets: ≤ 30 MB binary, start
+// within 500 ms and ≤ 30 MB RSS at 100k records). Records are short notes
+// (about 700 bytes) or conversation-length ones (600 to 1,200 words, about
+// 5 KB). With HEARTH_BENCH_CACHE set the filled data dirs are kept there
+// (binary-<n>-<length>) and reused.
 func BenchmarkBinary(b *testing.B) {
 	bin, size := buildBinary(b)
 	for _, n := range benchRecords() {
-		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			data := filepath.Join(b.TempDir(), "data")
-			db, err := storage.Open(context.Background(), filepath.Join(data, "hearth.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			fill(b, db, n, newCorpus(3))
-			db.Close()
-			var startup, rss float64
-			// A start checks the whole file (about 43 s at 1,000,000
-			// records on the 2-core machine measured): the wait for
-			// health grows with the store.
-			healthy := 30*time.Second + time.Duration(n/10_000)*time.Second
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				s, r := startOnce(b, bin, data, healthy)
-				startup += s
-				rss += r
-			}
-			b.ReportMetric(float64(size)/(1<<20), "binary-MB")
-			b.ReportMetric(startup/float64(b.N), "start-ms")
-			b.ReportMetric(rss/float64(b.N), "idle-RSS-MB")
-		})
+		for _, l := range []struct {
+			name          string
+			words, spread int
+		}{{"short", 20, 120}, {"long", 600, 600}} {
+			b.Run(fmt.Sprintf("records=%d/length=%s", n, l.name), func(b *testing.B) {
+				data := binaryData(b, n, l.name, func(db *storage.DB) {
+					fillWords(b, db, n, newCorpus(3), l.words, l.spread)
+				})
+				var startup, rss float64
+				// The wait for health grows with the store, in case a
+				// start comes to read it whole again.
+				healthy := 30*time.Second + time.Duration(n/10_000)*time.Second
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					s, r := startOnce(b, bin, data, healthy)
+					startup += s
+					rss += r
+				}
+				b.ReportMetric(float64(size)/(1<<20), "binary-MB")
+				b.ReportMetric(startup/float64(b.N), "start-ms")
+				b.ReportMetric(rss/float64(b.N), "idle-RSS-MB")
+			})
+		}
 	}
+}
+
+// binaryData returns a data dir whose store fill filled: made in a temp
+// dir, or copied from HEARTH_BENCH_CACHE's binary-<n>-<length> (made there
+// first when absent; a changed schema needs it emptied by hand).
+func binaryData(b *testing.B, n int, length string, fill func(*storage.DB)) string {
+	data := filepath.Join(b.TempDir(), "data")
+	cache := os.Getenv("HEARTH_BENCH_CACHE")
+	cached := filepath.Join(cache, fmt.Sprintf("binary-%d-%s", n, length))
+	if _, err := os.Stat(cached); cache != "" && err == nil {
+		if err := os.CopyFS(data, os.DirFS(cached)); err != nil {
+			b.Fatal(err)
+		}
+		return data
+	}
+	db, err := storage.Open(context.Background(), filepath.Join(data, "hearth.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill(db)
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if cache != "" {
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.CopyFS(cached, os.DirFS(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return data
 }
 
 // buildBinary builds the hearth binary as it ships (no symbol table, no

@@ -65,6 +65,10 @@ type Daemon struct {
 	// HeaderTimeout, when set, replaces headerTimeout: tests shorten it to
 	// see a silent connection closed. No flag or option sets it.
 	HeaderTimeout time.Duration
+	// CheckHold, when set, holds the whole-file check after the start
+	// (checkStore) until it is closed: tests see the daemon serve before
+	// the check ends. No flag or option sets it.
+	CheckHold chan struct{}
 
 	db   *storage.DB
 	srv  *server.Server
@@ -88,6 +92,10 @@ type Daemon struct {
 	adminLn net.Listener
 	// split hands the port's connections to gRPC or HTTP.
 	split cmux.CMux
+	// checkStop ends the whole-file check begun after the start
+	// (checkStore); checked is closed once it has ended.
+	checkStop context.CancelFunc
+	checked   chan struct{}
 }
 
 // How long a connection may take to send its first bytes (the gRPC or
@@ -114,7 +122,8 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	var opts []storage.Option
+	// The whole-file check runs once the daemon serves (checkStore).
+	opts := []storage.Option{storage.CheckLater()}
 	if d.StoreVFS != "" {
 		opts = append(opts, storage.WithVFS(d.StoreVFS))
 	}
@@ -292,6 +301,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err = d.workers.Start(ctx); err != nil {
 		return err
 	}
+	d.checkStore()
 	if d.Config.IngressListen != "" {
 		return d.openIngress(pageToken)
 	}
@@ -531,6 +541,10 @@ func (d *Daemon) Close(ctx context.Context) error {
 			d.grpc.Stop()
 			<-stopped
 		}
+	}
+	if d.checkStop != nil {
+		d.checkStop()
+		<-d.checked
 	}
 	if d.workers != nil {
 		d.workers.Stop()

@@ -296,47 +296,72 @@ func damagedDataDir(t *testing.T, n int) (dir, path, first string) {
 	return dir, filepath.Join(dir, "hearth.db"), first
 }
 
+// readOnlyServed holds td, whose store at path found its damage, to serve
+// reads and refuse writes over every transport, and to say so in
+// memory_status, /health and the page.
+func readOnlyServed(t *testing.T, td *testDaemon, path, first string) {
+	t.Helper()
+	tok := td.tokens["claude-code"]
+	for _, tr := range transports(td) {
+		r := tr.call(t, tok, "memory_store", storeArgs("global", "Refused over "+tr.name(), "The file is damaged."))
+		if r.ok || r.code != "FAILED_PRECONDITION" || r.http != http.StatusServiceUnavailable || str(r.body, "error", "reason") != "read_only" {
+			t.Fatalf("%s: store on a damaged file: %v, want FAILED_PRECONDITION 503 read_only", tr.name(), r)
+		}
+		msg := str(r.body, "error", "message")
+		for _, want := range []string{path, "damaged", "read-only", "reads still work", "hearth restore", "hearth backup"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: message %q lacks %q", tr.name(), msg, want)
+			}
+		}
+		if r := tr.call(t, tok, "memory_get", map[string]any{"ids": []string{first}}); !r.ok || str(r.body, "records", 0, "id") != first {
+			t.Errorf("%s: read an intact record: %v", tr.name(), r)
+		}
+	}
+	st := restTransport{td}.call(t, tok, "memory_status", map[string]any{})
+	if !st.ok || str(st.body, "store", "state") != storage.StateReadOnly ||
+		!strings.Contains(fmt.Sprint(list(st.body, "store", "damaged_tables")), "records") ||
+		len(list(st.body, "store", "damage")) == 0 || !strings.Contains(str(st.body, "store", "problems", 0), "hearth restore") {
+		t.Errorf("memory_status on a damaged file: %s", st.raw)
+	}
+	h := healthOf(t, td)
+	if h["status"] != "ok" || h["store"] != storage.StateReadOnly || h["degraded"] != true ||
+		!strings.Contains(str(h, "problems", 0), "hearth restore") {
+		t.Errorf("/health on a damaged file: %v", h)
+	}
+	html := pageOf(t, td)
+	for _, want := range []string{`data-state="read_only"`, "damaged: read-only", "hearth restore --data DIR FILE", `id="store-damage"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
 func TestDaemon_Damaged(t *testing.T) {
 	t.Run("ReadOnly", func(t *testing.T) {
+		// The daemon serves before it reads the file whole (the start
+		// reads no damaged page here); the check after the start finds
+		// the damage and makes the store read-only.
 		dir, path, first := damagedDataDir(t, 600)
 		ps, _, records := storagetest.Pages(t, path, "records")
 		_, _, fts := storagetest.Pages(t, path, "records_fts_data")
 		storagetest.Overwrite(t, path, ps, records[len(records)/2], records[len(records)-1], fts[len(fts)/2])
 
-		td := startFaultDaemon(t, dir, "")
-		tok := td.tokens["claude-code"]
-		for _, tr := range transports(td) {
-			r := tr.call(t, tok, "memory_store", storeArgs("global", "Refused over "+tr.name(), "The file is damaged."))
-			if r.ok || r.code != "FAILED_PRECONDITION" || r.http != http.StatusServiceUnavailable || str(r.body, "error", "reason") != "read_only" {
-				t.Fatalf("%s: store on a damaged file: %v, want FAILED_PRECONDITION 503 read_only", tr.name(), r)
-			}
-			msg := str(r.body, "error", "message")
-			for _, want := range []string{path, "damaged", "read-only", "reads still work", "hearth restore", "hearth backup"} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("%s: message %q lacks %q", tr.name(), msg, want)
-				}
-			}
-			if r := tr.call(t, tok, "memory_get", map[string]any{"ids": []string{first}}); !r.ok || str(r.body, "records", 0, "id") != first {
-				t.Errorf("%s: read an intact record: %v", tr.name(), r)
-			}
+		var logs syncBuffer
+		hold := make(chan struct{})
+		td := openDaemon(t, &Daemon{
+			Config:         Config{DataDir: dir, IngressListen: "127.0.0.1:0", Options: pageOptions()},
+			PageShowTokens: func(netip.Addr) bool { return true },
+			Log:            newTextLog(&logs), CheckHold: hold,
+		}, true)
+		if h := healthOf(t, td); h["store"] != storage.StateOK {
+			t.Fatalf("/health before the check after the start: %v; the start read the file whole", h)
 		}
-		st := restTransport{td}.call(t, tok, "memory_status", map[string]any{})
-		if !st.ok || str(st.body, "store", "state") != storage.StateReadOnly ||
-			!strings.Contains(fmt.Sprint(list(st.body, "store", "damaged_tables")), "records") ||
-			len(list(st.body, "store", "damage")) == 0 || !strings.Contains(str(st.body, "store", "problems", 0), "hearth restore") {
-			t.Errorf("memory_status on a damaged file: %s", st.raw)
+		close(hold)
+		<-td.checked
+		if !strings.Contains(logs.String(), "database damaged: serving read-only") {
+			t.Errorf("no log line of the damage:\n%s", logs.String())
 		}
-		h := healthOf(t, td)
-		if h["status"] != "ok" || h["store"] != storage.StateReadOnly || h["degraded"] != true ||
-			!strings.Contains(str(h, "problems", 0), "hearth restore") {
-			t.Errorf("/health on a damaged file: %v", h)
-		}
-		html := pageOf(t, td)
-		for _, want := range []string{`data-state="read_only"`, "damaged: read-only", "hearth restore --data DIR FILE", `id="store-damage"`} {
-			if !strings.Contains(html, want) {
-				t.Errorf("page lacks %q", want)
-			}
-		}
+		readOnlyServed(t, td, path, first)
 	})
 
 	t.Run("IndexHealed", func(t *testing.T) {
@@ -352,6 +377,7 @@ func TestDaemon_Damaged(t *testing.T) {
 		var logs syncBuffer
 		td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: pageOptions()},
 			Log: newTextLog(&logs)}, true)
+		<-td.checked // the whole-file check after the start (checkStore)
 		tok := td.tokens["claude-code"]
 		if h := healthOf(t, td); h["store"] != storage.StateOK || h["degraded"] != false {
 			t.Errorf("/health after the index was healed: %v", h)

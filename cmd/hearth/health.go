@@ -45,9 +45,15 @@ func healthBody(h storage.Health) health {
 // logStore logs the integrity check the store made when it opened, and
 // the damage that keeps it read-only, where the admin reads the log.
 func (d *Daemon) logStore(ctx context.Context) {
-	chk, ok := d.db.LastIntegrityCheck()
+	if chk, ok := d.db.LastIntegrityCheck(); ok {
+		d.logCheck(ctx, &chk)
+	}
+}
+
+// logCheck logs a check made at the start, while opening or just after
+// (checkStore).
+func (d *Daemon) logCheck(ctx context.Context, chk *storage.IntegrityCheck) {
 	switch {
-	case !ok:
 	case chk.Damage != nil:
 		d.Log.ErrorContext(ctx, "database damaged: serving read-only", "problem", chk.Damage.Message(),
 			"findings", chk.Damage.Problems)
@@ -56,4 +62,35 @@ func (d *Daemon) logStore(ctx context.Context) {
 	default:
 		d.Log.InfoContext(ctx, "database checked at start", "result", "ok", "ms", chk.Duration.Milliseconds())
 	}
+}
+
+// checkStore checks the whole database file in the background once the
+// daemon serves, unless the store checked it while opening (the store is
+// opened with storage.CheckLater: docs/operations.md, "Start-up"). Damage
+// makes the store read-only, as a check at open or at night does; Close
+// stops a check still running.
+func (d *Daemon) checkStore() {
+	ctx, cancel := context.WithCancel(context.Background())
+	d.checkStop, d.checked = cancel, make(chan struct{})
+	if _, ok := d.db.LastIntegrityCheck(); ok {
+		close(d.checked)
+		return
+	}
+	go func() {
+		defer close(d.checked)
+		if d.CheckHold != nil {
+			select {
+			case <-d.CheckHold:
+			case <-ctx.Done():
+				return
+			}
+		}
+		chk, err := d.db.CheckDeferred(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			d.Log.ErrorContext(ctx, "integrity check after start", "err", err)
+		case err == nil:
+			d.logCheck(ctx, chk)
+		}
+	}()
 }
