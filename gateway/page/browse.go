@@ -40,11 +40,16 @@ const (
 // servedPaths are the paths Guard lets through.
 var servedPaths = map[string]bool{"/": true, recordsPath: true, recordPath: true}
 
+// listRows is how many records a page of the list shows. One
+// memory_timeline reply holds what fits its records budget, about 14
+// records (issue 42); the list asks again after the last one until it
+// has listRows, or the records end.
+const listRows = 50
+
 // The browser asks for as much as the services allow and lets their
-// budgets decide how much a page shows: the limits are the requests'
+// budgets decide how much a reply holds: the limits are the requests'
 // maxima, read from the same proto options the server enforces.
 var (
-	listLimit     = uint32(fieldLimit(&hearthv1.TimelineRequest{}, "limit", func(o *options.JSONSchema) float64 { return o.GetMaximum() }))
 	searchLimit   = uint32(fieldLimit(&hearthv1.SearchRequest{}, "limit", func(o *options.JSONSchema) float64 { return o.GetMaximum() }))
 	historyLimit  = uint32(fieldLimit(&hearthv1.HistoryRequest{}, "limit", func(o *options.JSONSchema) float64 { return o.GetMaximum() }))
 	maxExcludeIDs = int(fieldLimit(&hearthv1.SearchRequest{}, "exclude", func(o *options.JSONSchema) float64 { return float64(o.GetMaxItems()) }))
@@ -273,8 +278,11 @@ func (f filter) within() (within, ns string) {
 	return "namespace", f.NS
 }
 
+// list shows listRows records from f.After on: memory_timeline's replies,
+// each asked from the last record of the one before, until there are
+// listRows or a reply says the records end.
 func (h *Handler) list(ctx context.Context, mem hearthv1.MemoryServiceClient, f filter, v *browseView, loc *time.Location) {
-	req := &hearthv1.TimelineRequest{Limit: listLimit, AfterId: f.After}
+	req := &hearthv1.TimelineRequest{AfterId: f.After}
 	req.Within, req.Namespace = f.within()
 	if f.Type != "" {
 		req.Types = []string{f.Type}
@@ -282,29 +290,36 @@ func (h *Handler) list(ctx context.Context, mem hearthv1.MemoryServiceClient, f 
 	if f.Status != "" {
 		req.Statuses = []string{f.Status}
 	}
-	resp, err := mem.Timeline(ctx, req)
-	if err != nil {
-		v.Err = callError("memory_timeline", err)
-		return
+	more := false
+	// Every reply that says more follow holds a record: its budget keeps
+	// the first whatever its size.
+	for len(v.Rows) < listRows {
+		req.Limit = uint32(listRows - len(v.Rows))
+		resp, err := mem.Timeline(ctx, req)
+		if err != nil {
+			v.Err = callError("memory_timeline", err)
+			return
+		}
+		recs := resp.GetRecords()
+		for _, r := range recs {
+			v.Rows = append(v.Rows, recordRow{
+				ID: r.GetId(), Href: recordHref(r.GetId()), Title: r.GetTitle(),
+				Namespace: r.GetNamespace(), NSHref: filter{NS: r.GetNamespace()}.href(),
+				Type: r.GetType(), Status: r.GetStatus(), Color: statusColor(r.GetStatus()),
+				Created: r.GetCreatedAt().AsTime().In(loc).Format(dayLayout), Revision: itoa(r.GetRevision()), Writer: r.GetWriter(),
+				Snippet: shorten(oneLine(r.GetContent()), 160),
+			})
+		}
+		more = len(recs) > 0 && (resp.GetTruncated() || uint32(len(recs)) == req.Limit)
+		if !more {
+			break
+		}
+		req.AfterId = recs[len(recs)-1].GetId()
 	}
-	for _, r := range resp.GetRecords() {
-		v.Rows = append(v.Rows, recordRow{
-			ID: r.GetId(), Href: recordHref(r.GetId()), Title: r.GetTitle(),
-			Namespace: r.GetNamespace(), NSHref: filter{NS: r.GetNamespace()}.href(),
-			Type: r.GetType(), Status: r.GetStatus(), Color: statusColor(r.GetStatus()),
-			Created: r.GetCreatedAt().AsTime().In(loc).Format(dayLayout), Revision: itoa(r.GetRevision()), Writer: r.GetWriter(),
-			Snippet: shorten(oneLine(r.GetContent()), 160),
-		})
-	}
-	n := len(resp.GetRecords())
-	if n > 0 && (resp.GetTruncated() || uint32(n) == listLimit) {
+	if more {
 		next := f
-		next.After = resp.GetRecords()[n-1].GetId()
+		next.After = v.Rows[len(v.Rows)-1].ID
 		v.Next = next.href()
-	}
-	if resp.GetTruncated() {
-		v.Notes = append(v.Notes, "This page holds what fits memory_timeline's 2,000-token records budget; "+
-			itoa(resp.GetLeftOut())+" more of the "+itoa(listLimit)+" asked for continue on the next page.")
 	}
 }
 

@@ -1,6 +1,7 @@
 package page
 
 import (
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	"github.com/hearth-memory/hearth/gateway/gatewaytest"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	xhtml "golang.org/x/net/html"
@@ -36,6 +38,29 @@ type browseAnswers struct {
 	history  *hearthv1.HistoryResponse
 	titles   map[string]string // linked records' titles, by id
 	errs     map[string]error
+	// perReply, when not 0, makes memory_timeline page timeline's records
+	// as the server does (timelineReply); 0 answers timeline itself.
+	perReply int
+}
+
+// timelineReply answers memory_timeline from a.timeline's records as the
+// server pages them: those after after_id (every one when it names none),
+// at most limit, and at most perReply, as the records budget cuts a reply,
+// with truncated and left_out saying so.
+func (a *browseAnswers) timelineReply(req *hearthv1.TimelineRequest) *hearthv1.TimelineResponse {
+	if a.perReply == 0 {
+		return a.timeline
+	}
+	recs := a.timeline.GetRecords()
+	for i, r := range recs {
+		if r.GetId() == req.GetAfterId() {
+			recs = recs[i+1:]
+			break
+		}
+	}
+	asked := min(len(recs), int(req.GetLimit()))
+	n := min(asked, a.perReply)
+	return &hearthv1.TimelineResponse{Records: recs[:n], Truncated: n < asked, LeftOut: uint32(asked - n)}
 }
 
 func (a *browseAnswers) respond(method string, req proto.Message) (proto.Message, error) {
@@ -47,7 +72,7 @@ func (a *browseAnswers) respond(method string, req proto.Message) (proto.Message
 	case "Status":
 		return a.status, nil
 	case "Timeline":
-		return a.timeline, nil
+		return a.timelineReply(req.(*hearthv1.TimelineRequest)), nil
 	case "Search":
 		return a.search, nil
 	case "History":
@@ -164,11 +189,11 @@ func TestBrowser_List(t *testing.T) {
 			t.Fatalf("status %d: %s", r.code, r.html)
 		}
 		req := callOf[*hearthv1.TimelineRequest](t, b, "Timeline")
-		if req.GetWithin() != "all" || req.GetNamespace() != "" || req.GetLimit() != listLimit || req.GetTypes() != nil || req.GetStatuses() != nil || req.GetAfterId() != "" {
-			t.Errorf("timeline request %v, want every namespace, limit %d, no filters", req, listLimit)
+		if req.GetWithin() != "all" || req.GetNamespace() != "" || req.GetLimit() != listRows || req.GetTypes() != nil || req.GetStatuses() != nil || req.GetAfterId() != "" {
+			t.Errorf("timeline request %v, want every namespace, limit %d, no filters", req, listRows)
 		}
-		if listLimit != 100 {
-			t.Errorf("list limit %d, want memory_timeline's maximum 100", listLimit)
+		if max := fieldLimit(&hearthv1.TimelineRequest{}, "limit", func(o *options.JSONSchema) float64 { return o.GetMaximum() }); listRows > max {
+			t.Errorf("a page of %d records, more than memory_timeline's limit %v", listRows, max)
 		}
 		calledNot(t, b, "Search")
 		wantContains(t, r.html,
@@ -221,13 +246,57 @@ func TestBrowser_List(t *testing.T) {
 		}
 		wantContains(t, r.html, "in github/acme/api and its scope chain: github/acme/api → projects/acme → global", `name="chain" value="1" checked`)
 	})
-	t.Run("OKNextPage", func(t *testing.T) {
+	t.Run("OKPages", func(t *testing.T) {
+		// 120 records, 14 a reply (what the records budget holds of
+		// short ones): pages of 50, 50 and 20, each from the replies asked
+		// one after the other.
 		a := baseBrowse()
-		a.timeline.Truncated, a.timeline.LeftOut = true, 98
-		r, _ := browse(t, a, "/records?type=decision")
-		wantContains(t, r.html, `<a href="records?after=`+id2+`&amp;type=decision" id="next">next page »</a>`,
-			"98 more of the 100 asked for continue on the next page.")
-		checkSelfContained(t, r.html)
+		a.timeline, a.perReply = &hearthv1.TimelineResponse{}, 14
+		var ids []string
+		for i := range 120 {
+			id := fmt.Sprintf("01JD3M5ZK9Q8W7E6R5T4Y3%04d", i)
+			ids = append(ids, id)
+			a.timeline.Records = append(a.timeline.Records, rec(id, "global", "decision", "active", "Record "+itoa(i), testNow.Add(-time.Duration(i)*time.Minute)))
+		}
+		rowRE := regexp.MustCompile(`<tr class="rec" data-id="([^"]*)"`)
+		after := ""
+		for _, want := range [][]string{ids[:50], ids[50:100], ids[100:]} {
+			target := "/records?type=decision"
+			if after != "" {
+				target = "/records?after=" + after + "&type=decision"
+			}
+			r, b := browse(t, a, target)
+			var rows []string
+			for _, m := range rowRE.FindAllStringSubmatch(r.html, -1) {
+				rows = append(rows, m[1])
+			}
+			if !slices.Equal(rows, want) {
+				t.Errorf("%s: rows %v,\nwant %v", target, rows, want)
+			}
+			// Each reply is asked from the last record of the one before,
+			// for what the page still lacks.
+			from, have := after, 0
+			for _, c := range b.Calls() {
+				req, ok := c.Request.(*hearthv1.TimelineRequest)
+				if !ok {
+					continue
+				}
+				if req.GetAfterId() != from || req.GetLimit() != uint32(listRows-have) || !slices.Equal(req.GetTypes(), []string{"decision"}) {
+					t.Errorf("%s: timeline request %v, want after %s, limit %d", target, req, from, listRows-have)
+				}
+				have = min(have+a.perReply, len(want))
+				from = want[have-1]
+			}
+			wantContains(t, r.html, `id="tile-shown"><b>`+itoa(len(want))+`</b>`)
+			next := `<a href="records?after=` + want[len(want)-1] + `&amp;type=decision" id="next">next page »</a>`
+			if len(want) == listRows {
+				wantContains(t, r.html, next)
+			} else if strings.Contains(r.html, `id="next"`) {
+				t.Errorf("%s: a next page link on the last page", target)
+			}
+			checkSelfContained(t, r.html)
+			after = want[len(want)-1]
+		}
 	})
 	t.Run("OKNone", func(t *testing.T) {
 		a := baseBrowse()
