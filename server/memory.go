@@ -477,12 +477,12 @@ func (m *memoryService) Search(ctx context.Context, r *hearthv1.SearchRequest) (
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	// The rerank stage reorders every candidate for the relevance bar when
-	// the caller asks to abstain under the best available ranking
+	// A search that asks to abstain reorders every candidate for the
+	// relevance bar, by the rerank server's scores or by coverage
 	// (relevance.go): the candidates it may bring up need their snippets.
 	rerank := r.GetAbstain() && r.GetRanking() == "" && m.reranker.Configured()
 	snippets := limit
-	if rerank {
+	if r.GetAbstain() {
 		snippets = max(limit, minPool)
 	}
 	res, scopes, err := m.retrieveWithin(ctx, retrieval.Query{

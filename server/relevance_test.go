@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hearth-memory/hearth/gateway"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/ranking"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
 )
@@ -48,7 +50,8 @@ func abstainStore(t testing.TB) *storage.DB {
 // built set: a prompt whose answer is stored gets its hits with abstain;
 // one whose rare words no record holds gets none with abstain, though
 // without it the shared common words still find hits (the hook injected
-// those before). Every hit's why says its coverage. min_coverage 0 never
+// those before), as does one that names a thing no hit holds or shares a
+// single word with a record. Every hit's why says its coverage. min_coverage 0 never
 // abstains, nor does a store too small for word weights to mean anything.
 func TestSearch_Abstain(t *testing.T) {
 	t.Parallel()
@@ -74,21 +77,33 @@ func TestSearch_Abstain(t *testing.T) {
 		return got.GetHits()
 	}
 	answerable := []string{"how many times do we retry outbound calls", "which port does the local postgres use"}
-	unanswerable := []string{"how do we shard the kafka topics per pod", "which graphql gateway fronts the calls"}
+	unanswerable := []struct {
+		query string
+		bar   float64
+	}{
+		// Under the default bar one record holds two of its words ("per
+		// pod") and covers 0.32 of it: a higher bar abstains.
+		{"how do we shard the kafka topics per pod", 0.35},
+		{"which graphql gateway fronts the calls", options.DefaultMinCoverage},
+		// Memory knows the retry policy, not Kafka: a named thing no hit holds.
+		{"retry policy for outbound calls through Kafka", options.DefaultMinCoverage},
+		// One word shared, however rare: not enough.
+		{"summarize the freeze", options.DefaultMinCoverage},
+	}
 	for _, q := range answerable {
 		if hits := search(t, options.DefaultMinCoverage, q, true); len(hits) == 0 {
 			t.Errorf("%q: abstained, want its answer", q)
 		}
 	}
-	for _, q := range unanswerable {
-		if hits := search(t, options.DefaultMinCoverage, q, false); len(hits) == 0 {
-			t.Fatalf("%q: no hit without abstain: the case tests nothing", q)
+	for _, c := range unanswerable {
+		if hits := search(t, c.bar, c.query, false); len(hits) == 0 {
+			t.Fatalf("%q: no hit without abstain: the case tests nothing", c.query)
 		}
-		if hits := search(t, options.DefaultMinCoverage, q, true); len(hits) != 0 {
-			t.Errorf("%q: %d hits with abstain (first %q, %s), want none", q, len(hits), hits[0].GetTitle(), hits[0].GetWhy())
+		if hits := search(t, c.bar, c.query, true); len(hits) != 0 {
+			t.Errorf("%q: %d hits with abstain at %v (first %q, %s), want none", c.query, len(hits), c.bar, hits[0].GetTitle(), hits[0].GetWhy())
 		}
-		if hits := search(t, 0, q, true); len(hits) == 0 {
-			t.Errorf("%q: min_coverage 0 abstained", q)
+		if hits := search(t, 0, c.query, true); len(hits) == 0 {
+			t.Errorf("%q: min_coverage 0 abstained", c.query)
 		}
 	}
 	t.Run("SmallStore", func(t *testing.T) {
@@ -105,4 +120,34 @@ func TestSearch_Abstain(t *testing.T) {
 			t.Errorf("a one-record store abstained (%v, %v): its word weights tell nothing", got, err)
 		}
 	})
+}
+
+// TestByCoverage: under abstain, hits are ordered by reciprocal rank fusion
+// of their ranking's order and their order by coverage (ties sharing the
+// better rank), an equal fusion keeping the ranking's order; coverage and
+// held words move with their hit.
+func TestByCoverage(t *testing.T) {
+	t.Parallel()
+	hits := make([]ranking.Hit, 4)
+	held := make([][]string, 4)
+	for i, id := range []string{"a", "b", "c", "d"} {
+		hits[i] = ranking.Hit{Record: &storage.Record{ID: id}}
+		held[i] = []string{id}
+	}
+	// d covers most: fused 1/64 + 1/61 passes c (1/63 + 1/62, tied for
+	// second by coverage with a and b) but not b (1/62 + 1/62).
+	hits, covers, held := byCoverage(hits, []float64{0.1, 0.1, 0.1, 0.9}, held)
+	var got []string
+	for i, h := range hits {
+		got = append(got, h.Record.ID)
+		if held[i][0] != h.Record.ID {
+			t.Errorf("hit %s carries %s's held words", h.Record.ID, held[i][0])
+		}
+	}
+	if want := []string{"a", "b", "d", "c"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if want := []float64{0.1, 0.1, 0.9, 0.1}; !slices.Equal(covers, want) {
+		t.Errorf("coverage %v, want %v", covers, want)
+	}
 }

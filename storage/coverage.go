@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hearth-memory/hearth/storage/fulltext"
 )
@@ -27,6 +29,8 @@ type Coverage struct {
 	idf   []float64
 	stems []string // every stem alts names, once
 	total float64
+	// named[i] says the text names word i (NamedWords).
+	named []bool
 }
 
 // QueryCoverage returns the weights of text's words. Call it after a
@@ -37,6 +41,7 @@ func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) 
 	x := fulltext.Expand(words)
 	rows := db.dfs.rowsSeen.Load()
 	c := Coverage{rows: rows}
+	names := namedForms(text)
 	seen := map[string]bool{}
 	for i, w := range words {
 		stem := fulltext.Stem(w)
@@ -48,9 +53,10 @@ func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) 
 		if t, ok := db.stems.Get(w); ok {
 			token = t
 		}
-		idf := 1.0
+		idf, df := 1.0, int64(0)
 		if rows > 0 {
-			df, err := db.dfs.get(db, token, rows)
+			var err error
+			df, err = db.dfs.get(db, token, rows)
 			if err != nil {
 				return Coverage{}, err
 			}
@@ -79,8 +85,65 @@ func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) 
 		c.alts = append(c.alts, alts)
 		c.idf = append(c.idf, idf)
 		c.total += idf
+		c.named = append(c.named, names[w] == nameInner || names[w] == nameCapital && rows > 0 && df == 0)
 	}
 	return c, ctx.Err()
+}
+
+// How a prompt writes a word (namedForms): with a capital letter after its
+// first (GraphQL, IPv6, HSM), or capitalised where no sentence starts
+// (Kafka in "shard the Kafka topics").
+const (
+	nameInner = 1 + iota
+	nameCapital
+)
+
+// namedForms returns, by lower-case word, how text writes the words it
+// writes as names (nameInner over nameCapital), split as
+// fulltext.QueryWords splits them.
+func namedForms(text string) map[string]int {
+	out := map[string]int{}
+	start := true // a sentence starts here
+	word := -1    // byte offset of the word being read, or -1
+	for i, r := range text + " " {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if word < 0 {
+				word = i
+			}
+			continue
+		}
+		if word >= 0 {
+			w := text[word:i]
+			lw := strings.ToLower(w)
+			first, size := utf8.DecodeRuneInString(w)
+			switch {
+			case strings.ContainsFunc(w[size:], unicode.IsUpper):
+				out[lw] = nameInner
+			case unicode.IsUpper(first) && !start && out[lw] == 0:
+				out[lw] = nameCapital
+			}
+			word, start = -1, false
+		}
+		if strings.ContainsRune(".!?:\n", r) {
+			start = true
+		}
+	}
+	return out
+}
+
+// NamedWords returns the query's words the text writes as names that
+// memory may not know: a capital after a word's first letter anywhere
+// (GraphQL, IPv6, HSM), or a capitalised word where no sentence starts
+// that no record holds (Kafka, when no record mentions it). A prompt about
+// a named thing is answered only by a record that names it.
+func (c Coverage) NamedWords() []string {
+	var out []string
+	for i, n := range c.named {
+		if n {
+			out = append(out, c.words[i])
+		}
+	}
+	return out
 }
 
 // MinCoverageRecords is the smallest store whose document frequencies
@@ -118,3 +181,6 @@ func (c Coverage) Of(r *Record) (float64, []string) {
 	}
 	return sum / c.total, words
 }
+
+// Words returns how many words the query has, counted once per stem.
+func (c Coverage) Words() int { return len(c.words) }

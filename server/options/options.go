@@ -43,7 +43,7 @@ const DefaultRerankTimeout = 150 * time.Millisecond
 
 // DefaultMinCoverage is min_coverage's default, chosen on the eval
 // (docs/abstention.md).
-const DefaultMinCoverage = 0.35
+const DefaultMinCoverage = 0.2
 
 // Scopes lists every scope, in the order the documentation gives them.
 func Scopes() []Scope {

@@ -115,7 +115,7 @@ func TestDefault(t *testing.T) {
 		{"rerank_timeout_s", d.RerankTimeout, 150 * time.Millisecond},
 		{"model_daily_calls", d.ModelDailyCalls, 2000},
 		{"model_daily_tokens", d.ModelDailyTokens, 4000000},
-		{"min_coverage", d.MinCoverage, 0.35},
+		{"min_coverage", d.MinCoverage, 0.2},
 		{"page_token_required", d.PageTokenRequired, false},
 	} {
 		t.Run(tt.option, func(t *testing.T) {
