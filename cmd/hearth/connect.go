@@ -11,16 +11,17 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/connect"
 )
 
-var connectSpec = spec{name: "connect", args: "claude-code|codex|copilot [--url URL] [--token-file FILE] [--ca-file FILE] [--apply]",
+var connectSpec = spec{name: "connect", args: "claude-code|codex|copilot|opencode [--url URL] [--token-file FILE] [--ca-file FILE] [--apply]",
 	about: `Prints the MCP registration and the hooks that connect Claude Code,
-Codex or GitHub Copilot CLI to Hearth; with --apply, merges them into your
-settings instead (every other entry is kept, and each changed file is
-backed up first, never overwriting an earlier backup). The token never
-appears in either: the hooks read --token-file or HEARTH_TOKEN, the MCP
-registration reads HEARTH_TOKEN (or, for Claude Code with --token-file,
-the file through "hearth hook mcp-headers"). With --ca-file the hooks
-trust that CA for an https URL; the harness's own MCP client needs it too
-(for Claude Code, NODE_EXTRA_CA_CERTS).`}
+Codex, GitHub Copilot CLI or OpenCode to Hearth (OpenCode's hooks are a
+plugin module); with --apply, merges them into your settings instead
+(every other entry is kept, and each changed file is backed up first,
+never overwriting an earlier backup). The token never appears in either:
+the hooks read --token-file or HEARTH_TOKEN, the MCP registration reads
+HEARTH_TOKEN (or, with --token-file, the file: Claude Code through "hearth
+hook mcp-headers", OpenCode through its {file:…} substitution). With
+--ca-file the hooks trust that CA for an https URL; the harness's own MCP
+client needs it too (for Claude Code and OpenCode, NODE_EXTRA_CA_CERTS).`}
 
 // connectFlags defines connect's flags on fs.
 func connectFlags(fs *flag.FlagSet) (url, tokenFile, caFile *string, apply *bool) {
@@ -77,6 +78,9 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 	if harness == connect.Codex {
 		fmt.Fprintln(stdout, "Codex runs new hooks only once you trust them: open codex and run /hooks.")
 	}
+	if harness == connect.OpenCode {
+		fmt.Fprintln(stdout, "OpenCode loads the plugin at start: restart opencode.")
+	}
 	if o.TokenFile == "" || harness == connect.Codex || harness == connect.Copilot {
 		fmt.Fprintf(stdout, "The MCP server reads the token from $%s: set it where you start %s.\n", connect.TokenEnv, harness)
 	}
@@ -87,8 +91,8 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 // HEARTH_URL, default), an absolute token file, and this binary's absolute
 // path for the hook commands.
 func connectOptions(harness, url, tokenFile, caFile string, env func(string) string) (connect.Options, error) {
-	if harness != connect.ClaudeCode && harness != connect.Codex && harness != connect.Copilot {
-		return connect.Options{}, fmt.Errorf("harness %q: want claude-code, codex or copilot", harness)
+	if harness != connect.ClaudeCode && harness != connect.Codex && harness != connect.Copilot && harness != connect.OpenCode {
+		return connect.Options{}, fmt.Errorf("harness %q: want claude-code, codex, copilot or opencode", harness)
 	}
 	o := connect.Options{Harness: harness, URL: url}
 	if o.URL == "" {

@@ -46,8 +46,11 @@ func SettingsPaths(harness string, env func(string) string) (Paths, error) {
 			d = filepath.Join(home, ".codex")
 		}
 		return Paths{MCP: filepath.Join(d, "config.toml"), Hooks: filepath.Join(d, "hooks.json")}, nil
+	case OpenCode:
+		d, err := openCodeConfigDir(env)
+		return Paths{MCP: filepath.Join(d, "opencode.json"), Hooks: filepath.Join(d, "plugins", OpenCodePluginName)}, err
 	}
-	return Paths{}, fmt.Errorf("harness %q: want claude-code, codex or copilot", harness)
+	return Paths{}, fmt.Errorf("harness %q: want claude-code, codex, copilot or opencode", harness)
 }
 
 // Change is one file --apply wrote, with the backup of what it held.
@@ -63,22 +66,26 @@ type Change struct {
 func Apply(o Options, p Paths, now time.Time) ([]Change, error) {
 	var changes []Change
 	var mcp func([]byte) ([]byte, error)
+	hooks := func(old []byte) ([]byte, error) { return mergeHooksFile(old, Hooks(o)) }
 	switch o.Harness {
 	case ClaudeCode:
-		mcp = func(old []byte) ([]byte, error) { return mergeClaudeMCP(old, ClaudeMCPServer(o)) }
+		mcp = func(old []byte) ([]byte, error) { return mergeServer(old, "mcpServers", ClaudeMCPServer(o)) }
 	case Codex:
 		mcp = func(old []byte) ([]byte, error) { return mergeCodexMCP(old, CodexMCPTOML(o)), nil }
 	case Copilot:
-		mcp = func(old []byte) ([]byte, error) { return mergeClaudeMCP(old, CopilotMCPServer(o)) }
+		mcp = func(old []byte) ([]byte, error) { return mergeServer(old, "mcpServers", CopilotMCPServer(o)) }
+	case OpenCode:
+		mcp = func(old []byte) ([]byte, error) { return mergeServer(old, "mcp", OpenCodeMCPServer(o)) }
+		hooks = func(old []byte) ([]byte, error) { return mergeOpenCodePlugin(old, o) }
 	default:
-		return nil, fmt.Errorf("harness %q: want claude-code, codex or copilot", o.Harness)
+		return nil, fmt.Errorf("harness %q: want claude-code, codex, copilot or opencode", o.Harness)
 	}
 	for _, f := range []struct {
 		path  string
 		merge func([]byte) ([]byte, error)
 	}{
 		{p.MCP, mcp},
-		{p.Hooks, func(old []byte) ([]byte, error) { return mergeHooksFile(old, Hooks(o)) }},
+		{p.Hooks, hooks},
 	} {
 		c, err := rewrite(f.path, f.merge, now)
 		if err != nil {
@@ -179,19 +186,20 @@ func backup(path string, content []byte, now time.Time) (string, error) {
 	return "", fmt.Errorf("backup of %s: %d backups of this second exist; left unchanged", path, maxBackups)
 }
 
-// mergeClaudeMCP sets mcpServers.hearth in ~/.claude.json (and in
-// Copilot's mcp-config.json, which has the same shape).
-func mergeClaudeMCP(old []byte, server *Object) ([]byte, error) {
+// mergeServer sets <key>.hearth to server in a JSON settings file:
+// mcpServers in ~/.claude.json (and in Copilot's mcp-config.json, which
+// has the same shape), mcp in opencode.json.
+func mergeServer(old []byte, key string, server *Object) ([]byte, error) {
 	root, err := ParseObject(old)
 	if err != nil {
 		return nil, err
 	}
-	servers, err := ParseObject(root.Get("mcpServers"))
+	servers, err := ParseObject(root.Get(key))
 	if err != nil {
-		return nil, fmt.Errorf("mcpServers: %w", err)
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	servers.Set(ServerName, server.Compact())
-	root.Set("mcpServers", servers.Compact())
+	root.Set(key, servers.Compact())
 	return []byte(root.Indent() + "\n"), nil
 }
 

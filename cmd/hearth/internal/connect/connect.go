@@ -92,17 +92,27 @@ var hookEvents = []struct {
 
 // HookCommand is the shell command of one hook.
 func HookCommand(o Options, event string) string {
-	parts := []string{shellQuote(o.Exe), "hook", event, "--harness", o.Harness}
+	argv := hookArgv(o, event)
+	for i, a := range argv {
+		argv[i] = shellQuote(a)
+	}
+	return strings.Join(argv, " ")
+}
+
+// hookArgv is the command line of one hook, unquoted: the hearth command,
+// hook, the event, then the harness and connection flags.
+func hookArgv(o Options, event string) []string {
+	argv := []string{o.Exe, "hook", event, "--harness", o.Harness}
 	if o.PassURL {
-		parts = append(parts, "--url", shellQuote(o.URL))
+		argv = append(argv, "--url", o.URL)
 	}
 	if o.TokenFile != "" {
-		parts = append(parts, "--token-file", shellQuote(o.TokenFile))
+		argv = append(argv, "--token-file", o.TokenFile)
 	}
 	if o.CAFile != "" {
-		parts = append(parts, "--ca-file", shellQuote(o.CAFile))
+		argv = append(argv, "--ca-file", o.CAFile)
 	}
-	return strings.Join(parts, " ")
+	return argv
 }
 
 // ownHook reports whether a hook command is one of Hearth's: `… hook
@@ -203,6 +213,8 @@ func Text(o Options) string {
 		fmt.Fprintf(&b, "#    ~/.codex/hooks.json; then trust them once with /hooks in codex:\n%s\n#\n", hooks.Indent())
 	case Copilot:
 		copilotText(&b, o, hooks)
+	case OpenCode:
+		openCodeText(&b, o)
 	}
 	fmt.Fprintf(&b, "# `hearth connect %s --apply` merges both into your settings, keeping every other entry,\n# with a backup of each file it changes.\n", o.Harness)
 	return b.String()

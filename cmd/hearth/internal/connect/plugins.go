@@ -11,6 +11,9 @@ import (
 const (
 	ClaudePluginDir = "cmd/hearth/plugins/claude-code"
 	CodexPluginDir  = "cmd/hearth/plugins/codex"
+	// OpenCodePluginDir holds opencode's plugin module, to copy into
+	// ~/.config/opencode/plugins/ (docs/opencode.md).
+	OpenCodePluginDir = "cmd/hearth/plugins/opencode"
 )
 
 // pluginDescription is the plugins' one-line description.
@@ -83,6 +86,7 @@ func PluginFiles(version string) map[string][]byte {
 			"bearer_token_env_var", TokenEnv,
 		)),
 	))
+	files[path.Join(OpenCodePluginDir, OpenCodePluginName)] = OpenCodePlugin(Options{Harness: OpenCode, Exe: "hearth"})
 	return files
 }
 

@@ -136,12 +136,15 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 		return s
 	}
 	switch name := in.ToolName; {
-	case name == "Edit" || name == "MultiEdit" || name == "Write" || name == "NotebookEdit":
+	case name == "Edit" || name == "MultiEdit" || name == "Write" || name == "NotebookEdit" || name == "edit" || name == "write":
 		p := str("file_path")
 		for _, alt := range []string{"notebook_path", "path"} {
 			if p == "" {
 				p = str(alt) // path: Copilot's edit and create tools
 			}
+		}
+		if p == "" {
+			p = str("filePath") // OpenCode
 		}
 		rel, ok := relPath(repo.Root, in.Cwd, p)
 		if !ok || failed || ig.Path(rel) {
@@ -150,12 +153,15 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 		ev.Kind, ev.Path = KindEdit, rel
 		// Copilot names its create tool Write in these payloads; that tool
 		// refuses a file that exists.
-		ev.Created = name == "Write" && (h == Copilot || createdFile(in.ToolResponse))
+		ev.Created = name == "Write" && (h == Copilot || createdFile(in.ToolResponse)) || name == "write" && openCodeCreated(in.ToolResponse)
 	case name == "apply_patch" || name == "ApplyPatch":
 		// Codex: the patch text names each file it adds or updates.
 		patch := str("command")
 		if patch == "" {
 			patch = str("input")
+		}
+		if patch == "" {
+			patch = str("patchText") // OpenCode
 		}
 		rel, created := patchFile(patch)
 		rel, ok := relPath(repo.Root, in.Cwd, rel)
@@ -163,7 +169,7 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 			return nil, scr
 		}
 		ev.Kind, ev.Path, ev.Created = KindEdit, rel, created
-	case name == "Bash" || name == "shell" || name == "exec_command" || name == "local_shell":
+	case name == "Bash" || name == "shell" || name == "exec_command" || name == "local_shell" || name == "bash":
 		cmd := commandText(args)
 		cmd = StripPrivate(cmd)
 		if cmd == "" || ig.Command(cmd) || ReadOnlyCommand(cmd) {
@@ -213,13 +219,14 @@ func CompactEvent(h Harness, in ToolInput, sc Scope, now time.Time) (*Event, Scr
 	var scr Screened
 	ev := &Event{SessionID: in.SessionID, Harness: string(h), Kind: KindCompact, At: now.UTC().Truncate(time.Millisecond)}
 	setScope(ev, sc)
-	if in.TranscriptPath != "" {
-		if turns, _, err := ReadTranscriptTail(in.TranscriptPath); err == nil {
-			summary, _ := SummaryAndNotes(turns)
-			ev.Summary = cutText(cleanLine(StripPrivate(summary)), maxEventSummaryChars)
-			if ev.Summary != "" {
-				screenOut(&scr, "summary", &ev.Summary)
-			}
+	turns := in.Messages
+	if len(turns) == 0 && in.TranscriptPath != "" {
+		turns, _, _ = ReadTranscriptTail(in.TranscriptPath) // unreadable: no summary
+	}
+	if summary, _ := SummaryAndNotes(turns); summary != "" {
+		ev.Summary = cutText(cleanLine(StripPrivate(summary)), maxEventSummaryChars)
+		if ev.Summary != "" {
+			screenOut(&scr, "summary", &ev.Summary)
 		}
 	}
 	ev.ID = eventID(h, in.SessionID, "PreCompact", in.Trigger+"\x00"+ev.At.Format(time.RFC3339Nano), ev)
@@ -377,6 +384,9 @@ func toolOutput(resp json.RawMessage, errText string) (string, int) {
 				code = n
 				break
 			}
+		}
+		if n, ok := openCodeExit(obj); ok && code == -1 {
+			code = n
 		}
 	}
 	if errText != "" {

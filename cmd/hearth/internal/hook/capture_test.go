@@ -294,6 +294,10 @@ func FuzzBuildEvent(f *testing.F) {
 	f.Add([]byte(`{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"go test <private>x</private>"},"error":"Exit code 1\n--- FAIL: TestX"}`), true)
 	f.Add([]byte(`{"session_id":"s","tool_name":"Bash","tool_input":{"command":["bash","-lc","make"]},"tool_response":"Exit code: 2\nerror: x"}`), false)
 	f.Add([]byte(`{"session_id":"s","tool_name":"apply_patch","tool_input":{"command":"*** Update File: ../x"}}`), false)
+	// OpenCode's shapes, as Hearth's plugin passes them.
+	f.Add([]byte(`{"session_id":"s","tool_name":"bash","tool_input":{"command":"go test"},"tool_response":{"output":"--- FAIL: TestX","metadata":{"exit":1}}}`), false)
+	f.Add([]byte(`{"session_id":"s","tool_name":"write","tool_input":{"filePath":"/repo/a.go"},"tool_response":{"metadata":{"exists":false}}}`), false)
+	f.Add([]byte(`{"session_id":"s","tool_name":"apply_patch","tool_input":{"patchText":"*** Add File: /repo/b.go"}}`), false)
 	f.Fuzz(func(t *testing.T, data []byte, failed bool) {
 		in, err := ParseToolInput(data)
 		if err != nil {

@@ -314,8 +314,11 @@ func shownPrefix(shown []string, id string) bool {
 func (r *run) sessionEnd(ctx context.Context, in Input) {
 	sc := r.repo(in).Scope()
 	args := map[string]any{"session_id": in.SessionID}
-	if in.TranscriptPath != "" {
-		turns, whole, err := ReadTranscriptTail(in.TranscriptPath)
+	if in.TranscriptPath != "" || len(in.Messages) > 0 {
+		turns, whole, err := in.Messages, true, error(nil)
+		if len(turns) == 0 {
+			turns, whole, err = ReadTranscriptTail(in.TranscriptPath)
+		}
 		switch {
 		case errors.Is(err, os.ErrNotExist), err == nil && whole && len(turns) == 0:
 			// A session without a single prompt has nothing to close:

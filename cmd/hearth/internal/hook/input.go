@@ -27,6 +27,9 @@ type Input struct {
 	Prompt string `json:"prompt"`
 	// Reason is SessionEnd's reason.
 	Reason string `json:"reason"`
+	// Messages are the session's last turns where the harness has no
+	// transcript file to read (OpenCode's plugin sends them).
+	Messages []Turn `json:"-"`
 }
 
 // ReadInput reads and decodes a hook's stdin. transcript_path may be null
@@ -59,6 +62,9 @@ func ParseInput(data []byte) (Input, error) {
 		if raw, ok := probe[name]; ok {
 			_ = json.Unmarshal(raw, dst)
 		}
+	}
+	if raw, ok := probe["messages"]; ok {
+		in.Messages = parseMessages(raw)
 	}
 	switch sid := in.SessionID; {
 	case strings.TrimSpace(sid) == "":

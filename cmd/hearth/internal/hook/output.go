@@ -24,10 +24,10 @@ const (
 // ParseHarness checks a --harness value.
 func ParseHarness(s string) (Harness, error) {
 	switch h := Harness(s); h {
-	case ClaudeCode, Codex, Copilot:
+	case ClaudeCode, Codex, Copilot, OpenCode:
 		return h, nil
 	}
-	return "", fmt.Errorf("harness %q: want claude-code, codex or copilot", s)
+	return "", fmt.Errorf("harness %q: want claude-code, codex, copilot or opencode", s)
 }
 
 // idPrefix starts the ids a harness's hooks derive (session closes,
@@ -38,6 +38,8 @@ func (h Harness) idPrefix() string {
 		return "cx-"
 	case Copilot:
 		return "cp-"
+	case OpenCode:
+		return "oc-"
 	}
 	return "cc-"
 }
@@ -60,7 +62,8 @@ const cutNote = "(cut to fit the hook's 10,000-character limit)"
 // Render returns what a hook prints to give a harness context: for Claude
 // Code the JSON form {"hookSpecificOutput":{"hookEventName", "additionalContext"}},
 // which it injects as a system reminder; for Codex plain text, which it
-// injects as a developer message. Codex refuses JSON with keys it does not
+// injects as a developer message (and for OpenCode plain text, which
+// Hearth's plugin adds to the user's message). Codex refuses JSON with keys it does not
 // know and fails output that looks like JSON but is not its schema, so plain
 // text (never starting with '{' or '[') is the shape that cannot break.
 // GitHub Copilot CLI reads a top-level {"additionalContext"} and ignores
@@ -74,7 +77,7 @@ func Render(h Harness, event, text string) []byte {
 	if text == "" {
 		return nil
 	}
-	if h == Codex {
+	if h == Codex || h == OpenCode {
 		return []byte(text + "\n")
 	}
 	if h == Copilot {

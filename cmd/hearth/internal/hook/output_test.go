@@ -166,7 +166,7 @@ func TestParseInput_Err(t *testing.T) {
 // FuzzParseInput: any stdin parses or fails without panicking, and what it
 // accepts has a session id the server can keep.
 func FuzzParseInput(f *testing.F) {
-	for _, name := range []string{"claude-code-prompt.json", "codex-session-end.json"} {
+	for _, name := range []string{"claude-code-prompt.json", "codex-session-end.json", "opencode-prompt.json", "opencode-session-end.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "input", name))
 		if err != nil {
 			f.Fatal(err)
