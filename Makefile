@@ -59,6 +59,8 @@ CLAUDE_CLI := $(TMP)/clients/claude-code-$(CLAUDE_CODE_VERSION)/node_modules/@an
 CODEX_CLI := $(TMP)/clients/codex-$(CODEX_VERSION)/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
 COPILOT_VERSION := 1.0.102
 COPILOT_CLI := $(TMP)/clients/copilot-$(COPILOT_VERSION)/node_modules/@github/copilot-linux-x64/copilot
+OPENCODE_VERSION := 1.18.33
+OPENCODE_CLI := $(TMP)/clients/opencode-$(OPENCODE_VERSION)/node_modules/opencode-linux-x64/bin/opencode
 
 # The variables the targets' descriptions name, shown with their values.
 HELP_VARS := LISTEN DATA INGRESS GRPCURL_VERSION INSTALL_DIR FUZZ_TIME SOAK_TIME STORE_LOAD
@@ -97,11 +99,11 @@ test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips th
 # the CLIs wait 300 ms for prompt recall, so the daemon must answer at the
 # speed it ships at, not ten times slower.
 .PHONY: e2e
-e2e: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) ## Prove the hooks and MCP registration with the real Claude Code, Codex and Copilot CLIs (offline)
-	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) HEARTH_COPILOT_CLI=$(COPILOT_CLI) go test -tags e2e -timeout 15m -run '^TestE2E' -count 1 -v ./cmd/hearth/
+e2e: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) $(OPENCODE_CLI) ## Prove the hooks and MCP registration with the real Claude Code, Codex, Copilot and OpenCode CLIs (offline)
+	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) HEARTH_COPILOT_CLI=$(COPILOT_CLI) HEARTH_OPENCODE_CLI=$(OPENCODE_CLI) go test -tags e2e -timeout 15m -run '^TestE2E' -count 1 -v ./cmd/hearth/
 
 .PHONY: clients
-clients: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) ## Install the pinned Claude Code, Codex and Copilot CLIs into .tmp/clients
+clients: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) $(OPENCODE_CLI) ## Install the pinned Claude Code, Codex, Copilot and OpenCode CLIs into .tmp/clients
 
 .PHONY: shorttest
 shorttest: ## Run the tests without the Node MCP client
@@ -239,6 +241,13 @@ $(COPILOT_CLI):
 	@command -v npm >/dev/null || (echo "npm is needed for the client e2e test: apt-get install -y nodejs npm"; exit 1)
 	mkdir -p $(TMP)/clients/copilot-$(COPILOT_VERSION)
 	cd $(TMP)/clients/copilot-$(COPILOT_VERSION) && npm install --no-audit --no-fund --silent --ignore-scripts @github/copilot@$(COPILOT_VERSION)
+	test -x $@
+
+$(OPENCODE_CLI):
+	@command -v npm >/dev/null || (echo "npm is needed for the client e2e test: apt-get install -y nodejs npm"; exit 1)
+	mkdir -p $(TMP)/clients/opencode-$(OPENCODE_VERSION)
+	cd $(TMP)/clients/opencode-$(OPENCODE_VERSION) && npm install --no-audit --no-fund --silent --ignore-scripts \
+	  opencode-ai@$(OPENCODE_VERSION) opencode-linux-x64@$(OPENCODE_VERSION)
 	test -x $@
 
 # Installed only when missing, and only where apt-get exists (Debian, CI).
