@@ -30,6 +30,10 @@ GOOGLEAPIS_MODULE := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 PROTODEPS := $(TMP)/protodeps
 MCP_SDK_VERSION := 1.32.2
 GRPCURL_VERSION := v1.9.3
+STATICCHECK_VERSION := v0.8.2
+# Build tools in modules of their own, outside ./... (make test never builds
+# them): tools/gitleaksgen writes storage/screen/upstream_rules.go.
+TOOL_MODULES := tools/gitleaksgen
 NODE_SDK := $(TMP)/node/node_modules/@modelcontextprotocol/sdk/package.json
 # Headless Chromium for the page test (Debian's chromium package).
 CHROMIUM ?= $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
@@ -165,25 +169,32 @@ generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/proto
 	buf generate
 
 .PHONY: checkgenerate
-checkgenerate: generate ## Fail when gen/ differs from what proto/ generates
-	@git diff --exit-code -- gen/ || (echo "gen/ is stale: run make generate"; exit 1)
+checkgenerate: generate ## Fail when gen/ or storage/screen's gitleaks table differs from what generates it
+	go generate ./storage/screen
+	go -C tools/gitleaksgen test ./...
+	@git diff --exit-code -- gen/ storage/screen/upstream_rules.go || (echo "generated code is stale: run make generate and go generate ./storage/screen"; exit 1)
 	@test -z "$$(git status --porcelain -- gen/)" || (git status --porcelain -- gen/; echo "gen/ has untracked files"; exit 1)
 
 .PHONY: lint
-lint: $(BIN)/buf $(PROTODEPS)/.stamp ## gofmt, go vet, buf lint and buf format
+lint: $(BIN)/buf $(BIN)/staticcheck $(PROTODEPS)/.stamp ## gofmt, go vet, staticcheck, buf lint and buf format
 	@gofmt=$$(go env GOROOT)/bin/gofmt; test -z "$$($$gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'))" || ($$gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'); echo "gofmt needed"; exit 1)
 	go vet ./...
+	staticcheck ./...
+	@for m in $(TOOL_MODULES); do (set -x; cd $$m && go vet ./... && staticcheck ./...); done
 	buf lint
 	buf format -d --exit-code proto
 
 .PHONY: tools
-tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(BIN)/grpcurl $(NODE_SDK) ## Install pinned tools into .tmp
+tools: $(BIN)/buf $(BIN)/staticcheck $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(BIN)/grpcurl $(NODE_SDK) ## Install pinned tools into .tmp
 
 .PHONY: grpcurl
 grpcurl: $(BIN)/grpcurl ## Install grpcurl $(GRPCURL_VERSION) into .tmp/bin (for the README's gRPC example)
 
 $(BIN)/buf:
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+
+$(BIN)/staticcheck:
+	GOBIN=$(BIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 $(BIN)/protoc-gen-go:
 	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)

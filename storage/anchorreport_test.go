@@ -122,7 +122,7 @@ func TestDB_ReportAnchors(t *testing.T) {
 		fixedClock(db)
 		a := anchored(t, db, "a", "path:a.go", "host:nas", "url:https://ci.example.com/a")
 		b := anchored(t, db, "b", "path:b.go")
-		results, rec, err := db.ReportAnchors(ctx, "claude-code", []storage.AnchorReport{
+		results, _, err := db.ReportAnchors(ctx, "claude-code", []storage.AnchorReport{
 			{ID: a.ID, Anchor: "url:https://ci.example.com/a", State: storage.AnchorUnavailable, Field: "reports[0]."},
 			{ID: b.ID, Anchor: "path:b.go", State: storage.AnchorAvailable, Field: "reports[1]."},
 			{ID: a.ID, Anchor: "path:a.go", State: storage.AnchorAvailable, Field: "reports[2]."},
@@ -135,7 +135,7 @@ func TestDB_ReportAnchors(t *testing.T) {
 		}
 		wantErr(t, err, storage.Invalid, "reports[4].state")
 
-		results, rec, err = db.ReportAnchors(ctx, "claude-code", []storage.AnchorReport{
+		results, rec, err := db.ReportAnchors(ctx, "claude-code", []storage.AnchorReport{
 			{ID: a.ID, Anchor: "url:https://ci.example.com/a", State: storage.AnchorUnavailable},
 			{ID: b.ID, Anchor: "path:b.go", State: storage.AnchorAvailable},
 			{ID: a.ID, Anchor: "path:a.go", State: storage.AnchorAvailable},

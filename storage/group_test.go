@@ -292,10 +292,9 @@ func TestWrite_GroupCachedSavepoints(t *testing.T) {
 				}
 			}
 		}
-		got := keys(t, db)
 		for i, err := range group(round, false) {
 			k := fmt.Sprint(round, "k", i)
-			if got = keys(t, db); (i == 2) != (err != nil) || (i == 2) == got[k] {
+			if got := keys(t, db); (i == 2) != (err != nil) || (i == 2) == got[k] {
 				t.Errorf("round %d, write %d: err %v, stored %v; want only write 2 refused and undone", round, i, err, got[k])
 			}
 		}

@@ -64,11 +64,10 @@ func (db *DB) registerFTS(c *sqlite3.Conn) error {
 // inverse document frequency (0 for the scope phrases) and the average row
 // size in tokens.
 type rankData struct {
-	nScope  int
-	idf     []float64
-	avgdl   float64
-	freq    []float64 // scratch, one per phrase
-	colSize []int     // one per column
+	nScope int
+	idf    []float64
+	avgdl  float64
+	freq   []float64 // scratch, one per phrase
 }
 
 // rank is hearth_rank(records_fts, nSkip, docsize, words, w0, w1, ...):

@@ -21,8 +21,6 @@ import (
 
 var ctx = context.Background()
 
-const day = 24 * time.Hour
-
 // clock is a settable clock, safe for concurrent reads.
 type clock struct {
 	mu sync.Mutex

