@@ -175,6 +175,27 @@ checkgenerate: generate ## Fail when gen/ or storage/screen's gitleaks table dif
 	@git diff --exit-code -- gen/ storage/screen/upstream_rules.go || (echo "generated code is stale: run make generate and go generate ./storage/screen"; exit 1)
 	@test -z "$$(git status --porcelain -- gen/)" || (git status --porcelain -- gen/; echo "gen/ has untracked files"; exit 1)
 
+# The commit buf breaking compares proto/ with: main's last commit in
+# common with HEAD, or on main the commit before HEAD.
+BREAKING_AGAINST ?=
+
+.PHONY: breaking
+breaking: $(BIN)/buf $(PROTODEPS)/.stamp ## Fail when proto/ breaks the wire or JSON form of main's (on main, the previous commit's)
+	@base="$(BREAKING_AGAINST)"; \
+	if [ -z "$$base" ]; then \
+	  main=$$(git rev-parse -q --verify main || git rev-parse -q --verify origin/main) || \
+	    { echo "breaking: no main or origin/main to compare with: set BREAKING_AGAINST to a commit"; exit 1; }; \
+	  base=$$(git merge-base HEAD $$main); \
+	  if [ "$$base" = "$$(git rev-parse HEAD)" ]; then \
+	    base=$$(git rev-parse -q --verify 'HEAD~1') || { echo "breaking: HEAD has no parent, nothing to compare"; exit 0; }; \
+	  fi; \
+	fi; \
+	dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+	git archive "$$base" buf.yaml proto | tar -x -C "$$dir"; \
+	mkdir -p "$$dir/.tmp" && cp -R $(PROTODEPS) "$$dir/.tmp/protodeps"; \
+	echo "buf breaking against $$(git log -1 --format='%h %s' "$$base" | cut -c1-80)"; \
+	buf breaking --against "$$dir"
+
 .PHONY: lint
 lint: $(BIN)/buf $(BIN)/staticcheck $(PROTODEPS)/.stamp ## gofmt, go vet, staticcheck, buf lint and buf format
 	@gofmt=$$(go env GOROOT)/bin/gofmt; test -z "$$($$gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'))" || ($$gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'); echo "gofmt needed"; exit 1)
