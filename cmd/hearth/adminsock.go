@@ -64,11 +64,11 @@ func asLocalAdmin(token string, h http.Handler) http.Handler {
 
 // listenAdmin listens on dir's admin socket, mode 0600, accepting only
 // connections of this process's user or root (checked by peer credentials
-// where the system tells them, peerUID). A socket file left by a server
-// that died is removed first: the caller holds the database's lock, so no
-// live server owns it. Anything else at the path is left alone, and an
-// error returned.
-func listenAdmin(dir string) (net.Listener, error) {
+// where the system tells them, peerUID); a connection refused so is logged
+// to log. A socket file left by a server that died is removed first: the
+// caller holds the database's lock, so no live server owns it. Anything
+// else at the path is left alone, and an error returned.
+func listenAdmin(dir string, log *slog.Logger) (net.Listener, error) {
 	path := filepath.Join(dir, AdminSocket)
 	if len(path) > maxSocketPath {
 		return nil, fmt.Errorf("%s is longer than a Unix socket's %d bytes", path, maxSocketPath)
@@ -91,13 +91,14 @@ func listenAdmin(dir string) (net.Listener, error) {
 		ln.Close()
 		return nil, err
 	}
-	return &ownerListener{UnixListener: ln, uid: os.Getuid()}, nil
+	return &ownerListener{UnixListener: ln, uid: os.Getuid(), log: log}, nil
 }
 
 // ownerListener accepts the connections of uid and root only.
 type ownerListener struct {
 	*net.UnixListener
 	uid int
+	log *slog.Logger
 }
 
 func (l *ownerListener) Accept() (net.Conn, error) {
@@ -111,6 +112,11 @@ func (l *ownerListener) Accept() (net.Conn, error) {
 			return c, nil
 		}
 		c.Close()
+		if err != nil {
+			l.log.Warn("admin socket: refused a connection whose user is unknown", "err", err)
+		} else {
+			l.log.Warn("admin socket: refused another user's connection", "uid", uid)
+		}
 	}
 }
 
@@ -118,7 +124,7 @@ func (l *ownerListener) Accept() (net.Conn, error) {
 // admin socket. When the socket cannot be made (a read-only data
 // directory, a path too long) the server runs without it, and says so.
 func (d *Daemon) openAdminSocket(token string, h http.Handler) {
-	ln, err := listenAdmin(d.Config.DataDir)
+	ln, err := listenAdmin(d.Config.DataDir, d.Log)
 	if err != nil {
 		d.Log.Warn("no admin socket: the CLI's --data commands need --url and --token-file while this server runs", "err", err)
 		return

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -84,7 +85,7 @@ func TestLocalAdmin_Socket(t *testing.T) {
 	if td.AdminSocketPath() != sock {
 		t.Errorf("AdminSocketPath %q, want %q", td.AdminSocketPath(), sock)
 	}
-	bulk(t, td.db, "github/acme/api", 5)
+	bulk(t, td.db, "github/acme/api", 5) // and Identity stores one more
 
 	t.Run("Identity", func(t *testing.T) {
 		hc := socketClient(t, sock)
@@ -92,6 +93,22 @@ func TestLocalAdmin_Socket(t *testing.T) {
 			if code, client := whoami(t, hc, "http://localhost", auth); code != http.StatusOK || client != LocalAdminName {
 				t.Errorf("over the socket with Authorization %q: %d %q, want 200 %s", auth[:min(len(auth), 7)], code, client, LocalAdminName)
 			}
+		}
+		// The local admin writes as itself.
+		req, _ := http.NewRequest(http.MethodPost, "http://localhost/api/memory_store",
+			strings.NewReader(`{"namespace":"global","type":"note","title":"Stored locally","content":"Stored over the admin socket."}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored struct {
+			Record struct{ Writer string } `json:"record"`
+		}
+		json.NewDecoder(resp.Body).Decode(&stored)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || stored.Record.Writer != LocalAdminName {
+			t.Errorf("memory_store over the socket: %d, writer %q, want 200 by %s", resp.StatusCode, stored.Record.Writer, LocalAdminName)
 		}
 		// Over TCP the socket's identity is nobody's: no token is no
 		// caller, and a token is its own client.
@@ -112,16 +129,16 @@ func TestLocalAdmin_Socket(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "backup by the running server written to "+out) {
 			t.Fatalf("backup: exit %d %q %q", code, stdout, stderr)
 		}
-		if n, err := storage.Verify(context.Background(), out); err != nil || n != 5 {
-			t.Errorf("the backup: %d records, %v; want 5", n, err)
+		if n, err := storage.Verify(context.Background(), out); err != nil || n != 6 {
+			t.Errorf("the backup: %d records, %v; want 6", n, err)
 		}
 		lines := filepath.Join(t.TempDir(), "export.jsonl")
 		code, stdout, stderr = cli(t, "export", "--data", dir, "--out", lines)
-		if code != 0 || !strings.Contains(stderr, "exported 5 records to "+lines) {
+		if code != 0 || !strings.Contains(stderr, "exported 6 records to "+lines) {
 			t.Fatalf("export: exit %d %q %q", code, stdout, stderr)
 		}
 		code, stdout, stderr = cli(t, "import", "--data", dir, "--as-active", lines)
-		if code != 0 || !strings.Contains(stdout, "imported 0, unchanged 5, failed 0") {
+		if code != 0 || !strings.Contains(stdout, "imported 0, unchanged 6, failed 0") {
 			t.Errorf("import: exit %d %q %q", code, stdout, stderr)
 		}
 		old := td.tokens["codex"]
@@ -137,8 +154,8 @@ func TestLocalAdmin_Socket(t *testing.T) {
 			t.Fatalf("metrics: exit %d %q", code, stderr)
 		}
 		fams := parseMetrics(t, stdout)
-		if v, ok := sample(fams, "hearth_records", map[string]string{"status": "active", "type": "note"}); !ok || v != 5 {
-			t.Errorf("metrics: hearth_records{status=active,type=note} %v %v, want 5", v, ok)
+		if v, ok := sample(fams, "hearth_records", map[string]string{"status": "active", "type": "note"}); !ok || v != 6 {
+			t.Errorf("metrics: hearth_records{status=active,type=note} %v %v, want 6", v, ok)
 		}
 		for _, a := range []storage.Action{storage.ActionBackup, storage.ActionTokenRotate} {
 			rows := auditEntries(t, td.db, a)
@@ -327,7 +344,8 @@ func TestLocalAdmin_OtherUsers(t *testing.T) {
 		t.Skip("only root can run a process as another user: run as root to see another user refused")
 	}
 	dir := openDir(t)
-	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: testOptions()}}, true)
+	var log lockedBuffer
+	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: testOptions()}, Log: slog.New(slog.NewTextHandler(&log, nil))}, true)
 	sock := td.AdminSocketPath()
 	if sock == "" {
 		t.Fatal("no admin socket")
@@ -344,6 +362,9 @@ func TestLocalAdmin_OtherUsers(t *testing.T) {
 	t.Logf("mode 0666: %s", out)
 	if !strings.Contains(out, "refused: ") {
 		t.Errorf("another user, socket mode 0666: %q, want refused by its peer credentials", out)
+	}
+	if !strings.Contains(log.String(), `msg="admin socket: refused another user's connection" uid=65534`) {
+		t.Errorf("the log does not name the refused user:\n%s", log.String())
 	}
 	// This process (root) is served: the refusal above is by user.
 	if resp, err := socketClient(t, sock).Get("http://localhost/healthz"); err != nil || resp.StatusCode != http.StatusOK {
