@@ -40,7 +40,11 @@ const MaxDescription = 2048
 // without it. It fails when the descriptors do not make valid tools: an RPC
 // without a tool option, a duplicate name, a description over
 // MaxDescription.
-func New(conn grpc.ClientConnInterface, version string) (http.Handler, error) {
+func New(conn grpc.ClientConnInterface, version string, opts ...Option) (http.Handler, error) {
+	var o settings
+	for _, opt := range opts {
+		opt(&o)
+	}
 	routes, err := gateway.Routes()
 	if err != nil {
 		return nil, err
@@ -84,7 +88,28 @@ func New(conn grpc.ClientConnInterface, version string) (http.Handler, error) {
 		server.WithDisableLocalhostProtection(true),
 		server.WithDisableStreaming(true),
 	)
-	return gateway.Boundary(postOnly(validIDs(identified(conn, streamable)))), nil
+	return gateway.Boundary(postOnly(validIDs(identified(conn, o.check, streamable)))), nil
+}
+
+// Option changes what New makes.
+type Option func(*settings)
+
+type settings struct {
+	check CallerCheck
+}
+
+// CallerCheck decides whether a request with these Authorization values
+// from addr (the host of its remote address) has a known caller, as the
+// server would answer a call of memory_whoami: nil, or the error such a
+// call would get (UNAUTHENTICATED for an unknown caller). It must refuse a rotated
+// token from the moment of the rotation, as the interceptor does.
+type CallerCheck func(ctx context.Context, authorization []string, addr string) error
+
+// WithCallerCheck has the bridge ask check, instead of memory_whoami over
+// conn, about a request no tool call has vouched for (see identified):
+// the same verdict without an RPC.
+func WithCallerCheck(check CallerCheck) Option {
+	return func(o *settings) { o.check = check }
 }
 
 // identified answers 401 UNAUTHENTICATED, with a bearer challenge and no
@@ -97,15 +122,20 @@ func New(conn grpc.ClientConnInterface, version string) (http.Handler, error) {
 // of the interceptor's public methods, so a success means a known caller,
 // and a tool call that succeeds costs no second call); any other
 // request, or a tool call that failed otherwise, is checked by
-// memory_whoami over conn as its answer is about to be written. Only an
+// memory_whoami over conn (or by ask, when set: the interceptor's own
+// decision, without an RPC) as its answer is about to be written. Only an
 // UNAUTHENTICATED verdict replaces the answer (a known caller lacking a
 // tool's scope learns so from that tool); any other failure to ask is
 // answered with its own code.
-func identified(conn grpc.ClientConnInterface, next http.Handler) http.Handler {
+func identified(conn grpc.ClientConnInterface, ask CallerCheck, next http.Handler) http.Handler {
 	admin := hearthv1.NewAdminServiceClient(conn)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chk := &check{}
 		cw := &checkedWriter{w: w, chk: chk, verify: func() error {
+			if ask != nil {
+				c := callerOf(r)
+				return ask(r.Context(), c.authorization, c.addr)
+			}
 			_, err := whoami(r.Context(), admin, callerOf(r))
 			if status.Code(err) == codes.PermissionDenied {
 				return nil

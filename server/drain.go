@@ -81,3 +81,13 @@ func (g *gate) drain(ctx context.Context) error {
 // returned). The daemon drains before it stops listening and closes the
 // store, so every write a caller was told succeeded has been committed.
 func (s *Server) Drain(ctx context.Context) error { return s.gate.drain(ctx) }
+
+// Draining returns the UNAVAILABLE error a call gets once the server
+// drains, and nil before: what the gate would answer a call now, for a
+// check made without one (the MCP bridge's identity check).
+func (s *Server) Draining() error {
+	if s.gate.closed.Load() {
+		return errDraining
+	}
+	return nil
+}

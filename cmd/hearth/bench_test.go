@@ -218,7 +218,9 @@ func parallel(n, k int, f func()) time.Duration {
 // next to the raw single-row insert rate of the same driver in the same
 // run. Each transport's run also reports its rate as a share of the raw
 // FTS-indexed insert rate measured between the parts of that run
-// (%raw-fts; the target: ≥ 50 with 8 clients).
+// (%raw-fts; the target: ≥ 50 with 8 clients over REST and over gRPC, which
+// are its measure; MCP's share is reported, not held to it: see
+// docs/operations.md, "How far one box goes").
 func BenchmarkStore(b *testing.B) {
 	// Two baselines through the same driver: a bare three-column table, and
 	// the same table with an external-content FTS5 index kept by a trigger

@@ -228,7 +228,16 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	mcp, err := mcpbridge.New(d.conn, version.Version)
+	// The bridge's identity check of a request no tool call vouched for
+	// is what a memory_whoami call would meet, the interceptor's decision
+	// then the drain's, made without the call (docs/operations.md).
+	mcp, err := mcpbridge.New(d.conn, version.Version, mcpbridge.WithCallerCheck(
+		func(ctx context.Context, authorization []string, addr string) error {
+			if err := in.Authenticate(ctx, hearthv1.AdminService_Whoami_FullMethodName, authorization, addr); err != nil {
+				return err
+			}
+			return srv.Draining()
+		}))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,4 +206,49 @@ func TestToken_Show(t *testing.T) {
 			t.Errorf("terminal got %q, want the token", got.String())
 		}
 	})
+}
+
+// TestToken_MCPCheckedInPlace: over MCP, a request no tool call vouches
+// for (initialize, a tool call refused for its arguments) is checked by
+// the interceptor in place, with no memory_whoami call: a known token is
+// served, and a token rotated a moment ago gets the 401 and is audited as
+// any refused call is (issue #44).
+func TestToken_MCPCheckedInPlace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	opts := pageOptions()
+	grantAdmin(&opts, "claude-code")
+	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: opts}}, true)
+	admin, old := td.tokens["claude-code"], td.tokens["codex"]
+	mcp := mcpTransport{td: td}
+	initialize := map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "test", "version": "1"}}
+	for range 3 {
+		if code, raw := mcp.rpc(t, old, "initialize", initialize); code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", code, raw)
+		}
+	}
+	if code, raw := mcp.rpc(t, old, "tools/call", map[string]any{"name": "memory_store", "arguments": map[string]any{"namespace": 7}}); code != http.StatusOK || !strings.Contains(string(raw), `"isError":true`) {
+		t.Fatalf("a tool call refused for its arguments: %d %s", code, raw)
+	}
+	if code, stdout, stderr := cli(t, "token", "rotate", "--client", "codex", "--data", dir, "--url", td.url, "--token-file", tokenFile(td, "claude-code")); code != 0 {
+		t.Fatalf("rotate: exit %d %q %q", code, stdout, stderr)
+	}
+	fresh := tokenFileText(t, tokenFile(td, "codex"))
+	before := len(auditOf(t, td, string(storage.ActionRefuseAuth)))
+	for _, method := range []string{"initialize", "ping"} {
+		if code, raw := mcp.rpc(t, old, method, initialize); code != http.StatusUnauthorized || !strings.Contains(string(raw), "UNAUTHENTICATED") {
+			t.Errorf("%s with the rotated token: %d %s, want 401 UNAUTHENTICATED", method, code, raw)
+		}
+	}
+	if code, raw := mcp.rpc(t, fresh, "initialize", initialize); code != http.StatusOK {
+		t.Errorf("initialize with the new token: %d %s", code, raw)
+	}
+	pollUntil(t, "the refusal's audit row", func() bool {
+		return len(auditOf(t, td, string(storage.ActionRefuseAuth))) > before
+	})
+	_, _, body := scrape(t, td, admin)
+	if n, ok := sample(parseMetrics(t, body), "hearth_calls_total", map[string]string{"tool": "memory_whoami"}); ok {
+		t.Errorf("hearth_calls_total{tool=memory_whoami} = %v: the bridge called memory_whoami", n)
+	}
 }

@@ -202,7 +202,7 @@ func (in *Interceptor) authorize(ctx context.Context, method string) (context.Co
 	if need == Public {
 		return ctx, "", nil
 	}
-	caller, err := in.identify(ctx, addr)
+	caller, err := in.identify(metadata.ValueFromIncomingContext(ctx, "authorization"), addr)
 	if err != nil {
 		return nil, "", in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: addr})
 	}
@@ -227,9 +227,25 @@ type authError string
 
 func (e authError) Error() string { return string(e) }
 
-func (in *Interceptor) identify(ctx context.Context, addr netip.Addr) (Caller, error) {
-	// Only the header read, not a copy of all the call's metadata.
-	if vals := metadata.ValueFromIncomingContext(ctx, "authorization"); len(vals) > 0 {
+// Authenticate decides, without a call, whether a request with these
+// authorization values from addr (the caller's address as text) has a
+// known caller: nil, or the UNAUTHENTICATED error a call of method would
+// get, refused (and reported to OnRefuse) as that call would be. A known
+// caller is not checked for method's scope. The MCP bridge asks it about
+// a request no tool call has vouched for (docs/operations.md, "How far
+// one box goes").
+func (in *Interceptor) Authenticate(ctx context.Context, method string, authorization []string, addr string) error {
+	a := parseAddr(addr)
+	if _, err := in.identify(authorization, a); err != nil {
+		return in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: a})
+	}
+	return nil
+}
+
+// identify finds the caller of the authorization values (the header
+// alone, not a copy of all the call's metadata) from addr.
+func (in *Interceptor) identify(vals []string, addr netip.Addr) (Caller, error) {
+	if len(vals) > 0 {
 		token, ok := bearer(vals[0])
 		if !ok || len(vals) > 1 {
 			return Caller{}, authError("malformed authorization")

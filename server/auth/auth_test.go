@@ -163,3 +163,52 @@ func TestInterceptor_OnDone(t *testing.T) {
 		}
 	}
 }
+
+// TestInterceptor_Authenticate: the decision without a call, as the MCP
+// bridge asks it (issue #44): a token or address client is known (its
+// scopes are not checked), anything else is refused UNAUTHENTICATED and
+// reported with the method named and the address; a token replaced by
+// SetToken is refused from that moment.
+func TestInterceptor_Authenticate(t *testing.T) {
+	t.Parallel()
+	sum := sha256.Sum256([]byte("hearth_old"))
+	in := auth.New([]auth.Client{
+		{Name: "agent", Scopes: []auth.Scope{auth.Write}, TokenSHA256: sum[:]},
+		{Name: "lan", Scopes: []auth.Scope{auth.Write}, IP: netip.MustParseAddr("192.168.1.50")},
+	}, map[string]auth.Scope{"/x/Whoami": auth.Read})
+	var refused []auth.Refusal
+	in.OnRefuse = func(_ context.Context, r auth.Refusal) { refused = append(refused, r) }
+	ctx := context.Background()
+	for _, c := range []struct {
+		name          string
+		authorization []string
+		addr          string
+		want          codes.Code
+	}{
+		{"OKToken", []string{"Bearer hearth_old"}, "10.0.0.9", codes.OK},
+		{"OKAddress", nil, "192.168.1.50", codes.OK},
+		{"ErrUnknownToken", []string{"Bearer nope"}, "192.168.1.50", codes.Unauthenticated},
+		{"ErrTwoHeaders", []string{"Bearer hearth_old", "Bearer hearth_old"}, "10.0.0.9", codes.Unauthenticated},
+		{"ErrNoCredentials", nil, "10.0.0.9", codes.Unauthenticated},
+		{"ErrNoAddress", nil, "", codes.Unauthenticated},
+	} {
+		refused = nil
+		err := in.Authenticate(ctx, "/x/Whoami", c.authorization, c.addr)
+		if got := status.Code(err); got != c.want {
+			t.Errorf("%s: code %v (%v), want %v", c.name, got, err, c.want)
+		}
+		if wantRefused := c.want != codes.OK; (len(refused) == 1) != wantRefused {
+			t.Errorf("%s: refusals reported %+v", c.name, refused)
+		} else if wantRefused && (refused[0].Method != "/x/Whoami" || refused[0].Code != codes.Unauthenticated || c.addr != "" && refused[0].Addr.String() != c.addr) {
+			t.Errorf("%s: refusal %+v", c.name, refused[0])
+		}
+	}
+	fresh := sha256.Sum256([]byte("hearth_new"))
+	in.SetToken("agent", fresh[:])
+	if err := in.Authenticate(ctx, "/x/Whoami", []string{"Bearer hearth_old"}, "10.0.0.9"); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("the replaced token: %v, want UNAUTHENTICATED", err)
+	}
+	if err := in.Authenticate(ctx, "/x/Whoami", []string{"Bearer hearth_new"}, "10.0.0.9"); err != nil {
+		t.Errorf("the new token: %v", err)
+	}
+}

@@ -34,3 +34,21 @@ func BenchmarkInterceptor_Unary(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInterceptor_Authenticate is the MCP bridge's identity check of
+// a request no tool call vouched for (issue #44): the caller found by its
+// token among eight clients, without a call.
+func BenchmarkInterceptor_Authenticate(b *testing.B) {
+	var clients []auth.Client
+	for i := range 8 {
+		sum := sha256.Sum256(fmt.Appendf(nil, "token-%d", i))
+		clients = append(clients, auth.Client{Name: fmt.Sprint("c", i), Scopes: []auth.Scope{auth.Read}, TokenSHA256: sum[:]})
+	}
+	in := auth.New(clients, map[string]auth.Scope{"/x.S/R": auth.Read})
+	authorization := []string{"Bearer token-5"}
+	for b.Loop() {
+		if err := in.Authenticate(context.Background(), "/x.S/R", authorization, "127.0.0.1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
