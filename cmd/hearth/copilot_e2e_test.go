@@ -9,6 +9,7 @@ package main
 // so Copilot itself runs the hooks and makes the MCP tool call.
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -54,7 +55,8 @@ func copilotHookContexts(t *testing.T, copilotHome, sessionID, hookType string) 
 // client; a wrong token offers the model no Hearth tool; `copilot -p` runs
 // the hooks, and the session-start bootstrap and the recalled record are
 // in the model's request; a resumed session is not shown the same record
-// twice; the session closes once.
+// twice; each run of the session closes it once, with its summary; and
+// /compact is captured.
 func TestE2E_CopilotCLI(t *testing.T) {
 	cli := os.Getenv("HEARTH_COPILOT_CLI")
 	if cli == "" {
@@ -151,10 +153,27 @@ func TestE2E_CopilotCLI(t *testing.T) {
 		if n := len(copilotHookContexts(t, copilotHome, sid, "sessionStart")); n < 2 {
 			t.Errorf("%d session-start contexts after resume, want the bootstrap again", n)
 		}
-		// Every turn ends the session in -p mode: still one close.
-		if n := closesFor(t, td, sid); n != 1 {
-			t.Errorf("closes of the session = %d, want 1", n)
+		// Every -p turn ends the session; the resumed one ends with more
+		// transcript, so it closes again under a new op_id, with the
+		// summary read from events.jsonl.
+		waitFor(t, "the resumed session is closed again", func() bool { return closesFor(t, td, sid) == 2 })
+		for _, op := range closes(t, td) {
+			if rc, err := td.db.Receipt(context.Background(), op); err == nil && rc.SessionID == sid && !rc.SummaryKept {
+				t.Errorf("close %s of the session has no summary", op)
+			}
 		}
+	})
+
+	t.Run("CompactCaptured", func(t *testing.T) {
+		if lo, err := td.db.LeftOff(context.Background(), "github/acme/e2e", ""); err != nil || lo != nil {
+			t.Fatalf("before /compact: left off %+v, %v; want nothing captured", lo, err)
+		}
+		// In -p mode the slash command compacts the resumed conversation.
+		prompt(t, env, "-p", "/compact", "--resume="+sid)
+		waitFor(t, "the compaction is captured", func() bool {
+			lo, err := td.db.LeftOff(context.Background(), "github/acme/e2e", "")
+			return err == nil && lo != nil && lo.SessionID == sid && lo.Harness == "copilot"
+		})
 	})
 
 	t.Run("MCPRefusesWrongToken", func(t *testing.T) {

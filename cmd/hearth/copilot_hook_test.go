@@ -85,8 +85,29 @@ func TestHook_Copilot(t *testing.T) {
 	if len(ops) != before+1 || !strings.HasPrefix(ops[0], "cp-") {
 		t.Fatalf("closes %v, want exactly one more, with a cp- op", ops)
 	}
-	if rc, err := td.db.Receipt(context.Background(), ops[0]); err != nil || rc.SessionID != sid["session_id"] || rc.Namespace != "github/acme/api" {
-		t.Errorf("receipt = %+v, %v; want the session in github/acme/api", rc, err)
+	if rc, err := td.db.Receipt(context.Background(), ops[0]); err != nil || rc.SessionID != sid["session_id"] || rc.Namespace != "github/acme/api" || rc.SummaryKept {
+		t.Errorf("receipt = %+v, %v; want the session in github/acme/api, without a summary (no events.jsonl)", rc, err)
+	}
+
+	// With the session's events.jsonl where Copilot keeps it, the close
+	// carries the last answer as its summary.
+	copilotHome := t.TempDir()
+	events := filepath.Join(copilotHome, "session-state", "sess-cp-2", "events.jsonl")
+	transcript, err := os.ReadFile(filepath.Join("internal", "hook", "testdata", "transcript", "copilot.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(events), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(events, transcript, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Env = func(k string) string { return map[string]string{"COPILOT_HOME": copilotHome}[k] }
+	e.run(t, "session-end", map[string]any{"session_id": "sess-cp-2", "hook_event_name": "SessionEnd", "reason": "complete"})
+	ops = closes(t, td)
+	if rc, err := td.db.Receipt(context.Background(), ops[0]); err != nil || rc.SessionID != "sess-cp-2" || !rc.SummaryKept {
+		t.Errorf("receipt = %+v, %v; want session sess-cp-2 with its summary kept", rc, err)
 	}
 }
 

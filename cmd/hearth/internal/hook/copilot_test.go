@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,73 @@ func TestCloseOpID_Copilot(t *testing.T) {
 	cp, cc := closeOpID(Copilot, "s", args), closeOpID(ClaudeCode, "s", args)
 	if !strings.HasPrefix(cp, "cp-") || cp[3:] == cc[3:] {
 		t.Errorf("copilot op_id %q, claude-code %q", cp, cc)
+	}
+}
+
+// TestReadTranscriptTail_Copilot reads Copilot's events.jsonl: the prompt
+// as typed and the answers with text, not the hook output, the system
+// message, tool requests or results.
+func TestReadTranscriptTail_Copilot(t *testing.T) {
+	t.Parallel()
+	turns, whole, err := ReadTranscriptTail(filepath.Join("testdata", "transcript", "copilot.jsonl"))
+	if err != nil || !whole {
+		t.Fatalf("ReadTranscriptTail: %v, whole %v", err, whole)
+	}
+	want := []Turn{
+		{"user", "Move the job queue to SQLite"},
+		{"assistant", "Moved the job queue to SQLite: leases survive restarts."},
+	}
+	if !slices.Equal(turns, want) {
+		t.Errorf("got %q\nwant %q", turns, want)
+	}
+}
+
+// TestCopilotTranscript finds a session's events.jsonl under $COPILOT_HOME,
+// else ~/.copilot, and nothing for a missing file or a session id that is
+// not one plain path element.
+func TestCopilotTranscript(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	sid := "4f0b7a52-2c4e-4d7e-9a51-6a1d2b8f3c11"
+	p := filepath.Join(home, ".copilot", "session-state", sid, "events.jsonl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if got := CopilotTranscript(env(map[string]string{"HOME": home}), sid); got != p {
+		t.Errorf("under HOME: %q, want %q", got, p)
+	}
+	if got := CopilotTranscript(env(map[string]string{"HOME": "/nowhere", "COPILOT_HOME": filepath.Join(home, ".copilot")}), sid); got != p {
+		t.Errorf("under COPILOT_HOME: %q, want %q", got, p)
+	}
+	for _, bad := range []string{"other-session", "../" + sid, sid + "/..", ".", "..", "a b", ""} {
+		if got := CopilotTranscript(env(map[string]string{"HOME": home}), bad); got != "" {
+			t.Errorf("session id %q gave %q", bad, got)
+		}
+	}
+	if got := CopilotTranscript(env(nil), sid); got != "" {
+		t.Errorf("no HOME gave %q", got)
+	}
+}
+
+// TestCompactEvent_Copilot reads Copilot's PreCompact payload: its
+// transcript_path names the session's events.jsonl, whose last answer
+// becomes the event's summary.
+func TestCompactEvent_Copilot(t *testing.T) {
+	t.Parallel()
+	in, err := ParseToolInput(readCopilotInput(t, "precompact"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Trigger != "manual" || !strings.HasSuffix(in.TranscriptPath, "/events.jsonl") {
+		t.Fatalf("input = %+v", in)
+	}
+	in.TranscriptPath = filepath.Join("testdata", "transcript", "copilot.jsonl")
+	ev, _ := CompactEvent(Copilot, in, Scope{Namespace: "github/ann/api"}, captureNow)
+	if ev.Kind != KindCompact || ev.Summary != "Moved the job queue to SQLite: leases survive restarts." || !strings.HasPrefix(ev.ID, "cp-") {
+		t.Errorf("event = %+v", ev)
 	}
 }

@@ -314,6 +314,9 @@ func shownPrefix(shown []string, id string) bool {
 func (r *run) sessionEnd(ctx context.Context, in Input) {
 	sc := r.repo(in).Scope()
 	args := map[string]any{"session_id": in.SessionID}
+	if in.TranscriptPath == "" && len(in.Messages) == 0 && r.cfg.Harness == Copilot {
+		in.TranscriptPath = CopilotTranscript(r.cfg.Env, in.SessionID)
+	}
 	if in.TranscriptPath != "" || len(in.Messages) > 0 {
 		turns, whole, err := in.Messages, true, error(nil)
 		if len(turns) == 0 {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,6 +23,34 @@ const (
 	maxTurnChars = 1000
 )
 
+// CopilotTranscript is where Copilot keeps a session's events.jsonl
+// ($COPILOT_HOME, else ~/.copilot, then session-state/<id>/events.jsonl):
+// its SessionEnd payload names no transcript (docs/copilot.md). It is ""
+// for a session id that is not one plain path element, or when the file
+// does not exist.
+func CopilotTranscript(env func(string) string, sessionID string) string {
+	dir := env("COPILOT_HOME")
+	if dir == "" {
+		home := env("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".copilot")
+	}
+	if !copilotSessionID.MatchString(sessionID) {
+		return ""
+	}
+	p := filepath.Join(dir, "session-state", sessionID, "events.jsonl")
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return p
+}
+
+// copilotSessionID is what a Copilot session id may be to name a folder:
+// letters, digits, '-' and '_' (Copilot's are UUIDs).
+var copilotSessionID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
 // Turn is one user prompt or assistant answer of a transcript.
 type Turn struct {
 	Role string // user or assistant
@@ -28,7 +58,7 @@ type Turn struct {
 }
 
 // ReadTranscriptTail returns the conversation turns found in the last
-// transcriptTailBytes of a Claude Code or Codex transcript (JSON lines),
+// transcriptTailBytes of a Claude Code, Codex or Copilot transcript (JSON lines),
 // and whether that was the whole file. Tool calls, tool results, hook
 // output and harness notes are skipped.
 func ReadTranscriptTail(path string) (turns []Turn, whole bool, err error) {
@@ -63,14 +93,17 @@ func ReadTranscriptTail(path string) (turns []Turn, whole bool, err error) {
 	return parseTranscript(data), off == 0, nil
 }
 
-// transcriptLine holds the fields of both harnesses' transcript lines that
-// carry conversation: Claude Code's {type, isMeta, message{role, content}}
-// and Codex's {type:"response_item", payload{type:"message", role, content}}.
+// transcriptLine holds the fields of the harnesses' transcript lines that
+// carry conversation: Claude Code's {type, isMeta, message{role, content}},
+// Codex's {type:"response_item", payload{type:"message", role, content}}
+// and Copilot's events.jsonl {type:"user.message"|"assistant.message",
+// data{content}}.
 type transcriptLine struct {
 	Type    string          `json:"type"`
 	IsMeta  bool            `json:"isMeta"`
 	Message *transcriptMsg  `json:"message"`
 	Payload json.RawMessage `json:"payload"`
+	Data    json.RawMessage `json:"data"`
 }
 
 type transcriptMsg struct {
@@ -97,6 +130,14 @@ func parseTranscript(data []byte) []Turn {
 			var p transcriptMsg
 			if json.Unmarshal(tl.Payload, &p) == nil && p.Type == "message" {
 				m = &p // Codex
+			}
+		case (tl.Type == "user.message" || tl.Type == "assistant.message") && len(tl.Data) > 0:
+			// Copilot: data.content is the prompt as typed (hook context
+			// rides apart, in transformedContent) or the answer's text.
+			var p transcriptMsg
+			if json.Unmarshal(tl.Data, &p) == nil {
+				p.Role = strings.TrimSuffix(tl.Type, ".message")
+				m = &p
 			}
 		}
 		if m == nil || (m.Role != "user" && m.Role != "assistant") {
