@@ -23,11 +23,34 @@ import (
 	"time"
 )
 
+// openCodeCaptureStep is the scripted model's tool call after n tool
+// results of a capture prompt about file, with opencode's tool names: run
+// the check (it fails), read the file (opencode edits only a file it has
+// read), edit it, run it again (it passes), run another check (it fails).
+func openCodeCaptureStep(n int, file string) (string, map[string]any) {
+	steps := []struct {
+		name string
+		args map[string]any
+	}{
+		{"bash", map[string]any{"command": "sh check.sh", "description": "Run the check"}},
+		{"read", map[string]any{"filePath": file}},
+		{"edit", map[string]any{"filePath": file, "oldString": "--- FAIL: TestCheck'\nexit 1", "newString": "ok'\nexit 0"}},
+		{"bash", map[string]any{"command": "sh check.sh", "description": "Run the check"}},
+		{"bash", map[string]any{"command": "sh other.sh", "description": "Run the other check"}},
+	}
+	if n >= len(steps) {
+		return "", nil
+	}
+	return steps[n].name, steps[n].args
+}
+
 // chatServer speaks the OpenAI Chat Completions API as opencode's
 // openai-compatible provider calls it (POST /v1/chat/completions, streamed
-// as server-sent data lines). Its script: a turn that ends in a tool result
-// is answered "Stored."; a user turn that asks for storeTrigger gets a
-// hearth_memory_store tool call; anything else gets "ok".
+// as server-sent data lines). Its script: a user turn with captureTrigger
+// runs openCodeCaptureStep and then answers "Captured."; a turn that ends
+// in a tool result is answered "Stored."; a user turn that asks for
+// storeTrigger gets a hearth_memory_store tool call; anything else gets
+// "ok".
 func chatServer(t *testing.T, storeInput map[string]any) *modelServer {
 	m := &modelServer{}
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,6 +81,15 @@ func chatServer(t *testing.T, storeInput map[string]any) *modelServer {
 		if n := len(req.Messages); n > 0 {
 			last.Role, last.Content = req.Messages[n-1].Role, req.Messages[n-1].Content
 		}
+		// The capture prompt's file, and the tool results since it.
+		captureFile, results := "", 0
+		for _, msg := range req.Messages {
+			if m := capturePath.FindSubmatch(msg.Content); msg.Role == "user" && m != nil {
+				captureFile, results = string(m[1]), 0
+			} else if msg.Role == "tool" {
+				results++
+			}
+		}
 		storeTool := ""
 		for _, tl := range req.Tools {
 			if strings.HasSuffix(tl.Function.Name, "_memory_store") {
@@ -74,21 +106,30 @@ func chatServer(t *testing.T, storeInput map[string]any) *modelServer {
 			fmt.Fprintf(w, "data: %s\n\n", b)
 			w.(http.Flusher).Flush()
 		}
-		switch {
-		case last.Role == "user" && strings.Contains(string(last.Content), storeTrigger) && storeTool != "":
-			args, _ := json.Marshal(storeInput)
-			data(chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": "call_e2e", "type": "function",
-				"function": map[string]any{"name": storeTool, "arguments": string(args)}}}}, nil))
+		toolCall := func(name string, args any) {
+			b, _ := json.Marshal(args)
+			data(chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_e2e_%d", len(req.Messages)), "type": "function",
+				"function": map[string]any{"name": name, "arguments": string(b)}}}}, nil))
 			data(chunk(map[string]any{}, "tool_calls"))
-		default:
-			text := "ok"
-			if last.Role == "tool" {
-				text = "Stored."
-			}
+		}
+		reply := func(text string) {
 			data(chunk(map[string]any{"role": "assistant", "content": text}, nil))
 			done := chunk(map[string]any{}, "stop")
 			done["usage"] = map[string]int{"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
 			data(done)
+		}
+		step, args := openCodeCaptureStep(results, captureFile)
+		switch {
+		case captureFile != "" && args != nil:
+			toolCall(step, args)
+		case captureFile != "":
+			reply("Captured.")
+		case last.Role == "user" && strings.Contains(string(last.Content), storeTrigger) && storeTool != "":
+			toolCall(storeTool, storeInput)
+		case last.Role == "tool":
+			reply("Stored.")
+		default:
+			reply("ok")
 		}
 		io.WriteString(w, "data: [DONE]\n\n")
 	}))
@@ -148,7 +189,8 @@ var openCodeSessionID = regexp.MustCompile(`"sessionID":"(ses_[A-Za-z0-9]+)"`)
 // recall reach the model in the user's message; a memory_store call
 // opencode makes lands in Hearth as the opencode client; the session closes
 // once at exit with a summary; a resumed session gets the bootstrap again
-// (listing the stored record) and not the same recall twice.
+// (listing the stored record) and not the same recall twice; the commands
+// and the edit it runs are captured.
 func TestE2E_OpenCode(t *testing.T) {
 	cli := os.Getenv("HEARTH_OPENCODE_CLI")
 	if cli == "" {
@@ -253,14 +295,27 @@ func TestE2E_OpenCode(t *testing.T) {
 		}
 	})
 
-	t.Run("ResumeOnce", func(t *testing.T) {
+	// The resumed session also runs a check that fails, edits it, runs it
+	// again and runs another failing check: the plugin's tool hook captures
+	// the commands and the edit, and the server makes observations of them.
+	t.Run("ResumeOnceAndCapture", func(t *testing.T) {
 		if sid == "" {
 			t.Skip("no session to resume")
 		}
+		for name, body := range map[string]string{"check.sh": "echo '--- FAIL: TestCheck'\nexit 1\n", "other.sh": "echo '--- FAIL: TestOther'\nexit 1\n"} {
+			if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check := filepath.Join(repo, "check.sh")
 		from := model.count()
-		r := runCLI(t, repo, env, cli, "run", "--format", "json", "--session", sid, "--auto", "And how do we deploy billing again?")
-		if r.err != nil {
-			t.Fatalf("opencode run --session: %v\n%s%s", r.err, r.stdout, r.stderr)
+		r := runCLI(t, repo, env, cli, "run", "--format", "json", "--session", sid, "--auto",
+			"And how do we deploy billing again? Make check.sh pass. "+captureTrigger+" path="+check)
+		if r.err != nil || !strings.Contains(r.stdout, "Captured.") {
+			t.Fatalf("opencode run --session: %v\n%s%s\nhook log: %s", r.err, r.stdout, r.stderr, hookLogIn(cache))
+		}
+		if b, _ := os.ReadFile(check); !strings.Contains(string(b), "exit 0") {
+			t.Fatalf("the scripted edit did not run: check.sh is %q", b)
 		}
 		reqs, _ := model.since(from)
 		if len(reqs) == 0 {
@@ -278,5 +333,8 @@ func TestE2E_OpenCode(t *testing.T) {
 			t.Errorf("the deploy record was recalled %d times in the session, want once", n)
 		}
 		waitFor(t, "the resumed session is closed again", func() bool { return closesFor(t, td, sid) == 2 })
+		for _, title := range []string{"`sh check.sh` failed, then passed", "`sh other.sh` fails: TestOther"} {
+			waitFor(t, "an observation "+title, func() bool { return observationsIn(t, td, "github/acme/e2e")[title] != nil })
+		}
 	})
 }
