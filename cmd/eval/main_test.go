@@ -94,16 +94,20 @@ func TestRunEval(t *testing.T) {
 	if !strings.Contains(stdout.String(), "20 records, 6 queries") {
 		t.Errorf("table:\n%s\nwant the slice's size in its header", stdout.String())
 	}
-	// FTS only without an encoder: no rows for the other modes.
+	// Without an encoder, fts and rerank (the stand-in rerank server, in
+	// this process): no rows for the encoder modes.
 	if strings.Contains(stdout.String(), "rrf") || strings.Contains(stdout.String(), "cosine") {
-		t.Errorf("table:\n%s\nwant only fts without an encoder", stdout.String())
+		t.Errorf("table:\n%s\nwant only fts and rerank without an encoder", stdout.String())
 	}
 	rep, err := harness.ReadReport(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Modes) != 1 || rep.Modes[0].Mode != harness.ModeFTS || len(rep.Modes[0].Results) != 6 {
-		t.Errorf("results file has modes %+v, want fts with 6 results", rep.Modes)
+	if len(rep.Modes) != 2 || rep.Modes[0].Mode != harness.ModeFTS || len(rep.Modes[0].Results) != 6 {
+		t.Fatalf("results file has modes %+v, want fts with 6 results, then rerank", rep.Modes)
+	}
+	if rr := rep.Modes[1]; rr.Mode != harness.ModeRerank || !rr.Ran || len(rr.HookServer) != 6 || rr.HookReranked != 6 {
+		t.Errorf("rerank mode %s ran %v, %d of %d hook searches reranked: want the stand-in to order all 6", rr.Mode, rr.Ran, rr.HookReranked, len(rr.HookServer))
 	}
 
 	// A second run compares itself with the first.

@@ -27,10 +27,12 @@ const hookHeader = "Hearth memory that may bear on this prompt (full records by 
 // answers' positions among the injected hits, how many characters it would
 // inject, and each hit's coverage as the server's why reports it.
 type HookResult struct {
-	ID    string `json:"id"`
-	Kind  string `json:"kind"`
-	Ranks []int  `json:"ranks"`
-	Chars int    `json:"chars"`
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Ranking is the ranking the search reply reported.
+	Ranking string `json:"ranking,omitempty"`
+	Ranks   []int  `json:"ranks"`
+	Chars   int    `json:"chars"`
 	// Coverage is each hit's "covers" figure, in hit order.
 	Coverage []float64 `json:"coverage"`
 	// Lines are the characters each hit's line adds.
@@ -39,8 +41,9 @@ type HookResult struct {
 
 // HookRow is one line of the hook table: a relevance bar (off: the search
 // without abstain, as the hook asked before it had one; server: with
-// abstain, the server's own bar; a number: the off run's hits, kept when
-// one covers that much) over the answerable and the unanswerable queries.
+// abstain, the server's own bar; a number: with abstain, on a daemon whose
+// min_coverage is that number) over the answerable and the unanswerable
+// queries.
 type HookRow struct {
 	Bar string `json:"bar"`
 	// Answerable queries: recall@3 of what is injected, and the share with
@@ -57,7 +60,8 @@ type HookRow struct {
 }
 
 type hookReply struct {
-	Hits []struct {
+	Ranking string `json:"ranking"`
+	Hits    []struct {
 		ID      string `json:"id"`
 		Type    string `json:"type"`
 		Title   string `json:"title"`
@@ -78,7 +82,7 @@ func (c *client) hookSearch(ctx context.Context, q Query, m Mode, abstain bool, 
 	if err := c.call(ctx, "memory_search", args, &out); err != nil {
 		return HookResult{}, fmt.Errorf("query %s: %w", q.ID, err)
 	}
-	res := HookResult{ID: q.ID, Kind: q.Kind, Ranks: make([]int, len(q.Answers))}
+	res := HookResult{ID: q.ID, Kind: q.Kind, Ranking: out.Ranking, Ranks: make([]int, len(q.Answers))}
 	pos := map[string]int{}
 	for i, h := range out.Hits {
 		pos[h.ID] = i + 1
@@ -123,15 +127,6 @@ func coverageOf(why string) float64 {
 		return -1
 	}
 	return f
-}
-
-// atBar returns r as the hook would have seen it under a relevance bar of
-// bar: nothing unless a hit covers at least bar, as the server decides.
-func (r HookResult) atBar(bar float64) HookResult {
-	if slices.ContainsFunc(r.Coverage, func(c float64) bool { return c >= bar }) {
-		return r
-	}
-	return HookResult{ID: r.ID, Kind: r.Kind, Ranks: make([]int, len(r.Ranks))}
 }
 
 // hookRow aggregates results under one bar.
@@ -185,23 +180,15 @@ func median(xs []int) int {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// HookRows are the hook table's rows for a mode: without a bar, with the
-// server's, and at each of bars applied to the run without one.
-func HookRows(off, server []HookResult, bars []float64) []HookRow {
-	rows := []HookRow{hookRow("off", off), hookRow("server", server)}
-	for _, b := range bars {
-		at := make([]HookResult, len(off))
-		for i, r := range off {
-			at[i] = r.atBar(b)
-		}
-		rows = append(rows, hookRow(strconv.FormatFloat(b, 'f', 2, 64), at))
-	}
-	return rows
+// HookRows are the hook table's first rows for a mode: without a bar and
+// with the server's.
+func HookRows(off, server []HookResult) []HookRow {
+	return []HookRow{hookRow("off", off), hookRow("server", server)}
 }
 
 // printHook writes the hook table.
 func (r *Report) printHook(w io.Writer) error {
-	fmt.Fprintf(w, "\nPrompt hook view: what `hearth hook prompt` injects (at most %d hits, as the hook asks); bar off = no relevance bar, server = the server's min_coverage, a number = that bar applied to the hits without one\n", HookLimit)
+	fmt.Fprintf(w, "\nPrompt hook view: what `hearth hook prompt` injects (at most %d hits, as the hook asks); bar off = no relevance bar, server = the server's (default min_coverage), a number = the server's with min_coverage at that number\n", HookLimit)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mode\tbar\tanswerable\trecall@3\tevidence\tunanswerable\tabstained\tmedian chars (answerable)\tmedian chars (unanswerable)")
 	for _, m := range r.Modes {
@@ -218,5 +205,11 @@ func (r *Report) printHook(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "evidence: answerable queries with at least one answer injected; abstained: unanswerable queries with nothing injected")
+	for _, m := range r.Modes {
+		if m.Ran && slices.ContainsFunc(Modes, func(x Mode) bool { return x.Name == m.Mode && x.Rerank }) {
+			fmt.Fprintf(w, "%s: the rerank server ordered %d of %d searches with the bar (the others fell back to the order and bar without it)\n",
+				m.Mode, m.HookReranked, len(m.HookServer))
+		}
+	}
 	return nil
 }

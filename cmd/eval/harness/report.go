@@ -32,6 +32,10 @@ func (r *Report) Print(w io.Writer) error {
 			notes = append(notes, fmt.Sprintf("%s: not run: %s", m.Mode, m.Reason))
 			continue
 		}
+		if mode, _ := ModeNamed(m.Mode); mode.HookOnly {
+			notes = append(notes, fmt.Sprintf("%s: in the prompt hook table only (a search that does not abstain is not reranked)", m.Mode))
+			continue
+		}
 		for i, row := range m.Rows {
 			name := ""
 			if i == 0 {

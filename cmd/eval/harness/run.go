@@ -1,27 +1,39 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// Ranking mode names: full text alone, cosine alone, and their fusion.
+// Ranking mode names: full text alone, cosine alone, their fusion, and
+// full text with a rerank server judging the prompt hook's searches.
 const (
 	ModeFTS    = "fts"
 	ModeCosine = "cosine"
 	ModeRRF    = "rrf"
+	ModeRerank = "rerank"
 )
+
+// rerankSuffix ends the ranking of a reply the rerank server ordered.
+const rerankSuffix = "+rerank"
 
 // Mode says how to ask the server for one ranking mode.
 type Mode struct {
 	Name string
 	// Encoder: the daemon must run with embed_url set.
 	Encoder bool
+	// Rerank: the daemon must run with rerank_url set. Only a search that
+	// abstains is reranked, so such a mode is measured in the hook table
+	// alone (HookOnly).
+	Rerank   bool
+	HookOnly bool
 	// Args are memory_search arguments, besides query, namespace, limit
 	// and recall, that ask for this mode.
 	Args map[string]any
@@ -42,6 +54,7 @@ var Modes = []Mode{
 	{Name: ModeFTS, Want: ModeFTS},
 	{Name: ModeCosine, Encoder: true, Want: ModeCosine, Args: map[string]any{"ranking": "cosine"}},
 	{Name: ModeRRF, Encoder: true, Want: ModeRRF},
+	{Name: ModeRerank, Rerank: true, HookOnly: true, Want: ModeFTS},
 }
 
 // ModeNamed returns the mode called name.
@@ -77,11 +90,15 @@ type Config struct {
 	EmbedWait time.Duration
 	// WorkDir holds the daemons' data directories and logs.
 	WorkDir string
+	// RerankURL is the rerank server (POST {RerankURL}/rerank) the modes
+	// that need one get as rerank_url, with RerankModel as rerank_model;
+	// without it they are reported as not run.
+	RerankURL, RerankModel string
 	// Progress, when set, gets one line per step.
 	Progress io.Writer
-	// Bars are relevance bars (coverage floors) to show in the hook table
-	// besides off and the server's own, applied to the hits of the search
-	// without one: to choose min_coverage (docs/abstention.md).
+	// Bars are min_coverage values to show in the hook table besides off
+	// and the server's own: for each, a daemon started with that
+	// min_coverage answers the hook's searches (docs/abstention.md).
 	Bars []float64
 }
 
@@ -122,12 +139,17 @@ type ModeReport struct {
 	Truncated int           `json:"truncated"`
 	Rows      []Row         `json:"rows,omitempty"`
 	Results   []QueryResult `json:"results,omitempty"`
-	// Hook is the prompt hook's view (HookRows), over every query, the
-	// unanswerable ones (KindNone) included; HookOff and HookServer are
-	// its results without and with the server's relevance bar.
+	// Hook is the prompt hook's view (HookRows, then a row per bar), over
+	// every query, the unanswerable ones (KindNone) included; HookOff and
+	// HookServer are its results without and with the server's relevance
+	// bar.
 	Hook       []HookRow    `json:"hook,omitempty"`
 	HookOff    []HookResult `json:"hook_off,omitempty"`
 	HookServer []HookResult `json:"hook_server,omitempty"`
+	// HookReranked counts HookServer's searches the rerank server ordered
+	// (ranking ending "+rerank"); the others fell back to the order and
+	// the bar without rerank.
+	HookReranked int `json:"hook_reranked"`
 }
 
 // Row returns the mode's row for kind, if it has one.
@@ -185,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Set: SetInfo{Records: len(cfg.Set.Records), Queries: len(cfg.Set.Queries), Kinds: cfg.Set.Count(), Digest: cfg.Set.Digest()},
 	}
 	reports := make(map[string]*ModeReport, len(modes))
-	var plain, encoded []Mode
+	var plain, encoded, reranked []Mode
 	for _, m := range modes {
 		mr := &ModeReport{Mode: m.Name}
 		reports[m.Name] = mr
@@ -194,20 +216,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			mr.Reason = m.Unavailable
 		case m.Encoder && cfg.EmbedURL == "":
 			mr.Reason = "no encoder given (-embed-url or -wink)"
+		case m.Rerank && cfg.RerankURL == "":
+			mr.Reason = "no rerank server given"
 		case m.Encoder:
 			encoded = append(encoded, m)
+		case m.Rerank:
+			reranked = append(reranked, m)
 		default:
 			plain = append(plain, m)
 		}
 	}
 	for _, group := range []struct {
-		modes   []Mode
-		encoder bool
-	}{{plain, false}, {encoded, true}} {
+		modes []Mode
+		name  string
+		opts  []string
+	}{
+		{plain, "fts", nil},
+		{encoded, "encoder", []string{"embed_url=" + cfg.EmbedURL}},
+		// The eval measures what the rerank server's order and scores do,
+		// not how fast it answers: a generous timeout.
+		{reranked, "rerank", []string{"rerank_url=" + cfg.RerankURL, "rerank_model=" + cfg.RerankModel, "rerank_timeout_s=5"}},
+	} {
 		if len(group.modes) == 0 {
 			continue
 		}
-		version, err := runGroup(ctx, cfg, group.modes, group.encoder, reports)
+		version, err := runGroup(ctx, cfg, group.modes, group.name, group.opts, reports)
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +255,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	for _, m := range modes {
 		mr := reports[m.Name]
-		if mr.Ran {
+		if mr.Ran && !m.HookOnly {
 			b := base
 			if m.Name == ModeFTS {
 				b = nil
@@ -246,94 +279,161 @@ func modeIndex(name string) int {
 	return slices.IndexFunc(Modes, func(m Mode) bool { return m.Name == name })
 }
 
-// runGroup runs the modes that share one daemon and fills their reports.
-// It returns the server's version.
-func runGroup(ctx context.Context, cfg Config, modes []Mode, withEncoder bool, reports map[string]*ModeReport) (string, error) {
-	var opts []string
-	name := "fts"
-	if withEncoder {
-		opts = append(opts, "embed_url="+cfg.EmbedURL)
-		name = "encoder"
-	}
-	progress(cfg, "starting hearth (%s)", name)
-	d, err := startDaemon(ctx, cfg.Hearth, cfg.WorkDir, name, cfg.Set.Options, opts)
+// runGroup runs the modes that share one daemon, started with the
+// --option overrides opts (name names its log), and fills their reports;
+// then, for each of cfg.Bars, the hook's searches on a daemon whose
+// min_coverage is that bar. It returns the server's version.
+func runGroup(ctx context.Context, cfg Config, modes []Mode, name string, opts []string, reports map[string]*ModeReport) (string, error) {
+	d, ids, version, err := loaded(ctx, cfg, name, opts)
 	if err != nil {
 		return "", err
 	}
 	defer d.stop()
 	c := d.client
-	version, err := c.version(ctx)
-	if err != nil {
-		return "", err
-	}
-	progress(cfg, "hearth %s on %s: storing %d records", version, d.addr, len(cfg.Set.Records))
-	ids, err := c.load(ctx, cfg.Set.Records)
-	if err != nil {
-		return "", err
-	}
-	if err := c.checkScopes(ctx, cfg.Set); err != nil {
-		return "", err
-	}
 	keys := make(map[string]string, len(ids))
 	for k, id := range ids {
 		keys[id] = k
 	}
+	encoder := slices.ContainsFunc(modes, func(m Mode) bool { return m.Encoder })
 	for _, m := range modes {
 		mr := reports[m.Name]
-		if withEncoder {
-			// A plain search fuses once the encoder is live and every
-			// vector current; then every encoder mode can be asked for.
-			progress(cfg, "waiting for the server to rank %s", ModeRRF)
-			if reason, err := waitRanking(ctx, cfg, c, Mode{Name: ModeRRF, Want: ModeRRF}); err != nil {
-				return "", err
-			} else if reason != "" {
-				mr.Reason = reason
-				continue
-			}
+		if reason, err := ready(ctx, cfg, c, encoder); err != nil {
+			return "", err
+		} else if reason != "" {
+			mr.Reason = reason
+			continue
 		}
-		progress(cfg, "running %d queries (%s)", len(cfg.Set.Queries), m.Name)
-		for _, q := range cfg.Set.Queries {
-			if q.Kind == KindNone {
-				continue // no answer to rank: the hook view measures these
-			}
-			res, err := c.search(ctx, q, m, ids, keys)
-			if err != nil && len(m.Args) > 0 && strings.Contains(err.Error(), "FAILED_PRECONDITION") {
-				// The mode asked for by name could not be given for this
-				// query (the encoder too slow for it, say): no hits.
-				res, err = QueryResult{ID: q.ID, Kind: q.Kind, Ranking: "unavailable", Ranks: make([]int, len(q.Answers))}, nil
-			}
-			if err != nil {
-				return "", err
-			}
-			if res.Ranking != m.Want {
-				mr.Fallbacks++
-			}
-			if res.LeftOut > 0 {
-				mr.Truncated++
-			}
-			mr.Results = append(mr.Results, res)
-		}
-		progress(cfg, "running %d queries as the prompt hook (%s)", len(cfg.Set.Queries), m.Name)
-		for _, q := range cfg.Set.Queries {
-			for _, abstain := range []bool{false, true} {
-				res, err := c.hookSearch(ctx, q, m, abstain, ids)
+		if !m.HookOnly {
+			progress(cfg, "running %d queries (%s)", len(cfg.Set.Queries), m.Name)
+			for _, q := range cfg.Set.Queries {
+				if q.Kind == KindNone {
+					continue // no answer to rank: the hook view measures these
+				}
+				res, err := c.search(ctx, q, m, ids, keys)
 				if err != nil && len(m.Args) > 0 && strings.Contains(err.Error(), "FAILED_PRECONDITION") {
-					res, err = HookResult{ID: q.ID, Kind: q.Kind, Ranks: make([]int, len(q.Answers))}, nil
+					// The mode asked for by name could not be given for this
+					// query (the encoder too slow for it, say): no hits.
+					res, err = QueryResult{ID: q.ID, Kind: q.Kind, Ranking: "unavailable", Ranks: make([]int, len(q.Answers))}, nil
 				}
 				if err != nil {
 					return "", err
 				}
-				if abstain {
-					mr.HookServer = append(mr.HookServer, res)
-				} else {
-					mr.HookOff = append(mr.HookOff, res)
+				if res.Ranking != m.Want {
+					mr.Fallbacks++
 				}
+				if res.LeftOut > 0 {
+					mr.Truncated++
+				}
+				mr.Results = append(mr.Results, res)
 			}
 		}
-		mr.Hook = HookRows(mr.HookOff, mr.HookServer, cfg.Bars)
+		progress(cfg, "running %d queries as the prompt hook (%s)", len(cfg.Set.Queries), m.Name)
+		if mr.HookOff, err = hookRun(ctx, cfg, c, m, false, ids); err != nil {
+			return "", err
+		}
+		if mr.HookServer, err = hookRun(ctx, cfg, c, m, true, ids); err != nil {
+			return "", err
+		}
+		for _, r := range mr.HookServer {
+			if strings.HasSuffix(r.Ranking, rerankSuffix) {
+				mr.HookReranked++
+			}
+		}
+		mr.Hook = HookRows(mr.HookOff, mr.HookServer)
 		mr.Ran = true
 	}
+	for _, bar := range cfg.Bars {
+		if err := runBar(ctx, cfg, modes, name, opts, bar, reports); err != nil {
+			return "", err
+		}
+	}
 	return version, nil
+}
+
+// loaded starts a daemon with the --option overrides opts and stores the
+// set in it, checking every query's answers are in its scope chain. It
+// returns the daemon, the ids the server gave the set's keys, and its
+// version.
+func loaded(ctx context.Context, cfg Config, name string, opts []string) (*daemon, map[string]string, string, error) {
+	progress(cfg, "starting hearth (%s)", name)
+	d, err := startDaemon(ctx, cfg.Hearth, cfg.WorkDir, name, cfg.Set.Options, opts)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	fail := func(err error) (*daemon, map[string]string, string, error) {
+		d.stop()
+		return nil, nil, "", err
+	}
+	version, err := d.client.version(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	progress(cfg, "hearth %s on %s: storing %d records", version, d.addr, len(cfg.Set.Records))
+	ids, err := d.client.load(ctx, cfg.Set.Records)
+	if err != nil {
+		return fail(err)
+	}
+	if err := d.client.checkScopes(ctx, cfg.Set); err != nil {
+		return fail(err)
+	}
+	return d, ids, version, nil
+}
+
+// ready waits, on a daemon with an encoder, for a plain search to fuse:
+// the encoder is live and every vector current, so every encoder mode can
+// be asked for. It returns a reason when the wait ends without it.
+func ready(ctx context.Context, cfg Config, c *client, encoder bool) (string, error) {
+	if !encoder {
+		return "", nil
+	}
+	progress(cfg, "waiting for the server to rank %s", ModeRRF)
+	return waitRanking(ctx, cfg, c, Mode{Name: ModeRRF, Want: ModeRRF})
+}
+
+// hookRun runs every query of the set as the prompt hook does under m,
+// with or without abstain.
+func hookRun(ctx context.Context, cfg Config, c *client, m Mode, abstain bool, ids map[string]string) ([]HookResult, error) {
+	var out []HookResult
+	for _, q := range cfg.Set.Queries {
+		res, err := c.hookSearch(ctx, q, m, abstain, ids)
+		if err != nil && len(m.Args) > 0 && strings.Contains(err.Error(), "FAILED_PRECONDITION") {
+			res, err = HookResult{ID: q.ID, Kind: q.Kind, Ranks: make([]int, len(q.Answers))}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// runBar adds to each of modes' hook rows the row of a daemon started as
+// the group's with min_coverage at bar: the server's own decision at that
+// bar, to choose min_coverage.
+func runBar(ctx context.Context, cfg Config, modes []Mode, name string, opts []string, bar float64, reports map[string]*ModeReport) error {
+	b := strconv.FormatFloat(bar, 'f', -1, 64)
+	d, ids, _, err := loaded(ctx, cfg, name+"-bar-"+b, append(slices.Clone(opts), "min_coverage="+b))
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	encoder := slices.ContainsFunc(modes, func(m Mode) bool { return m.Encoder })
+	for _, m := range modes {
+		mr := reports[m.Name]
+		if !mr.Ran {
+			continue
+		}
+		if reason, err := ready(ctx, cfg, d.client, encoder); err != nil || reason != "" {
+			return cmp.Or(err, fmt.Errorf("bar %s: %s", b, reason))
+		}
+		progress(cfg, "running %d queries as the prompt hook (%s, min_coverage %s)", len(cfg.Set.Queries), m.Name, b)
+		res, err := hookRun(ctx, cfg, d.client, m, true, ids)
+		if err != nil {
+			return err
+		}
+		mr.Hook = append(mr.Hook, hookRow(strconv.FormatFloat(bar, 'f', 2, 64), res))
+	}
+	return nil
 }
 
 // waitRanking polls a search until the server reports m.Want. It returns a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hearth-memory/hearth/server/models/modeltest"
 )
 
 var (
@@ -141,6 +144,95 @@ func TestRun_Known(t *testing.T) {
 	}
 }
 
+// hookSet has two records that answer, enough others for word weights to
+// mean something (the relevance bar needs 50, docs/abstention.md), an
+// answerable prompt and two that nothing answers:
+//
+//	a1 "when are the zebras fed hay"     → zebra-food holds all its words
+//	n1 "how do we feed the Kafka zebras" → names Kafka, which no record holds
+//	n2 "summarize the penguin"           → shares one word with penguin-pool
+func hookSet() *Set {
+	s := &Set{
+		Records: []Record{
+			{Key: "zebra-food", Namespace: "global", Type: "procedure", Title: "Zebra feeding schedule", Content: "Zebras are fed hay at 7 and 17 daily."},
+			{Key: "penguin-pool", Namespace: "global", Type: "procedure", Title: "Penguin pool cleaning", Content: "The penguin pool is drained and scrubbed on Mondays."},
+		},
+		Queries: []Query{
+			{ID: "a1", Namespace: "global", Kind: KindKeywords, Query: "when are the zebras fed hay", Answers: []string{"zebra-food"}},
+			{ID: "n1", Namespace: "global", Kind: KindNone, Query: "how do we feed the Kafka zebras"},
+			{ID: "n2", Namespace: "global", Kind: KindNone, Query: "summarize the penguin"},
+		},
+	}
+	for i := range 50 {
+		s.Records = append(s.Records, Record{Key: fmt.Sprintf("lunch-%d", i), Namespace: "global", Type: "note",
+			Title: fmt.Sprintf("Lunch rota week %d", i), Content: "Order from the usual place."})
+	}
+	return s
+}
+
+// TestRun_Hook checks the prompt hook table exactly: without the bar every
+// prompt sharing a word with a record gets it; with the server's bar the
+// unanswerable ones get nothing and the answerable one keeps its answer; a
+// -bars row is the server's decision at that min_coverage (0 never
+// abstains); the rerank mode asks the stand-in rerank server, whose score
+// is a document's share of the query's words, and its bar is that score.
+func TestRun_Hook(t *testing.T) {
+	ms := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Name: "stand-in"})
+	rep := runSet(t, Config{Set: hookSet(), Modes: []string{ModeFTS, ModeRerank}, Bars: []float64{0, 1},
+		RerankURL: ms.URL, RerankModel: "stand-in"})
+	fts, _ := rep.Mode(ModeFTS)
+	rr, _ := rep.Mode(ModeRerank)
+	if !fts.Ran || !rr.Ran || len(rr.Results) != 0 || len(rr.Rows) != 0 {
+		t.Fatalf("fts ran %v, rerank ran %v with %d results: want both run, rerank in the hook table only", fts.Ran, rr.Ran, len(rr.Results))
+	}
+	row := func(bar string, ev, ab float64) HookRow {
+		return HookRow{Bar: bar, Answerable: 1, Recall3: ev, Evidence: ev, Unanswerable: 2, Abstained: ab}
+	}
+	check := func(mode string, got []HookRow, want []HookRow) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d hook rows %+v, want %d", mode, len(got), got, len(want))
+		}
+		for i, w := range want {
+			g := got[i]
+			g.MedianAnswerable, g.MedianUnanswerable = 0, 0
+			if g != w {
+				t.Errorf("%s row %d = %+v, want %+v", mode, i, got[i], w)
+			}
+		}
+	}
+	// Bar 1: only a hit holding every word of the prompt.
+	check(ModeFTS, fts.Hook, []HookRow{row("off", 1, 0), row("server", 1, 1), row("0.00", 1, 0), row("1.00", 1, 1)})
+	// The stand-in scores a1's answer 4/6 (when, the: not in it), n1's best
+	// 1/7 (zebras), n2's 2/3 (the, penguin): n2 passes its bar.
+	check(ModeRerank, rr.Hook, []HookRow{row("off", 1, 0), row("server", 1, 0.5), row("0.00", 1, 0), row("1.00", 0, 1)})
+	if rr.HookReranked != 3 {
+		t.Errorf("rerank ordered %d searches with the bar, want 3", rr.HookReranked)
+	}
+	for _, r := range rr.HookServer {
+		if r.Ranking != ModeFTS+rerankSuffix {
+			t.Errorf("rerank mode, %s: ranking %q, want fts+rerank", r.ID, r.Ranking)
+		}
+	}
+	if n := ms.Count(modeltest.RerankPath); n != 3*3 {
+		t.Errorf("the stand-in had %d rerank requests, want 9 (3 prompts: with the server's bar and each of 2 bars)", n)
+	}
+	for _, r := range fts.HookServer {
+		if r.Ranking != ModeFTS {
+			t.Errorf("fts mode, %s: ranking %q, want fts", r.ID, r.Ranking)
+		}
+	}
+	var out bytes.Buffer
+	if err := rep.Print(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rerank: in the prompt hook table only", "rerank: the rerank server ordered 3 of 3 searches"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the printed report does not say %q:\n%s", want, out.String())
+		}
+	}
+}
+
 func TestRun_Slice(t *testing.T) {
 	full := loadCommitted(t)
 	set, err := full.Slice(40, 15)
@@ -201,8 +293,9 @@ func TestRun_Slice(t *testing.T) {
 	if sum != 15 {
 		t.Errorf("kind rows add up to %d queries, want 15", sum)
 	}
-	// Without an encoder, the encoder modes say why they have no figures.
-	for _, name := range []string{ModeCosine, ModeRRF} {
+	// Without an encoder, the encoder modes say why they have no figures;
+	// without a rerank server, the rerank mode.
+	for _, name := range []string{ModeCosine, ModeRRF, ModeRerank} {
 		m, _ := rep.Mode(name)
 		if m.Ran || m.Reason == "" || len(m.Rows) != 0 {
 			t.Errorf("mode %s = %+v, want not run, with a reason", name, m)

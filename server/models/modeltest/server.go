@@ -171,12 +171,23 @@ type Server struct {
 // test ends. LlamaServer takes exactly one model.
 func New(tb testing.TB, f Flavor, models ...Model) *Server {
 	tb.Helper()
+	s, err := Start(f, models...)
+	if err != nil {
+		tb.Fatalf("modeltest: %v", err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server of flavor f offering models, as New does, for a
+// program outside a test (the eval's rerank stand-in); the caller closes it.
+func Start(f Flavor, models ...Model) (*Server, error) {
 	if f == LlamaServer && len(models) != 1 {
-		tb.Fatalf("modeltest: llama-server serves exactly one model, got %d", len(models))
+		return nil, fmt.Errorf("llama-server serves exactly one model, got %d", len(models))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatalf("modeltest: listen: %v", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	s := &Server{
 		Flavor:  f,
@@ -190,8 +201,7 @@ func New(tb testing.TB, f Flavor, models ...Model) *Server {
 		s.URL += "/v1"
 	}
 	s.serve(ln)
-	tb.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 func (s *Server) serve(ln net.Listener) {
