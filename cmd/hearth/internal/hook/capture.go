@@ -136,7 +136,8 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 		return s
 	}
 	switch name := in.ToolName; {
-	case name == "Edit" || name == "MultiEdit" || name == "Write" || name == "NotebookEdit" || name == "edit" || name == "write":
+	case name == "Edit" || name == "MultiEdit" || name == "Write" || name == "NotebookEdit" || name == "edit" || name == "write" ||
+		name == "replace" || name == "write_file": // the last two Gemini CLI's
 		p := str("file_path")
 		for _, alt := range []string{"notebook_path", "path"} {
 			if p == "" {
@@ -169,7 +170,7 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 			return nil, scr
 		}
 		ev.Kind, ev.Path, ev.Created = KindEdit, rel, created
-	case name == "Bash" || name == "shell" || name == "exec_command" || name == "local_shell" || name == "bash":
+	case name == "Bash" || name == "shell" || name == "exec_command" || name == "local_shell" || name == "bash" || name == "run_shell_command":
 		cmd := commandText(args)
 		cmd = StripPrivate(cmd)
 		if cmd == "" || ig.Command(cmd) || ReadOnlyCommand(cmd) {
@@ -355,9 +356,9 @@ func commandText(args map[string]json.RawMessage) string {
 }
 
 // exitLine finds "Exit code N" or "Exit code: N" (how Claude Code's Bash
-// error and Codex's shell output name a command's status) or Copilot's
-// "<shellId: 0 completed with exit code N>".
-var exitLine = regexp.MustCompile(`(?m)^\s*(?:Process exited with code|Exit code:?)\s*(-?\d+)|<shellId: [^>\n]* completed with exit code (-?\d+)>`)
+// error and Codex's shell output name a command's status), Gemini CLI's
+// "Exit Code: N" or Copilot's "<shellId: 0 completed with exit code N>".
+var exitLine = regexp.MustCompile(`(?m)^\s*(?:Process exited with code|Exit [cC]ode:?)\s*(-?\d+)|<shellId: [^>\n]* completed with exit code (-?\d+)>`)
 
 // toolOutput returns a shell tool's output text and exit code (-1 when the
 // input does not say): from tool_response (an object with stdout, stderr,
@@ -371,9 +372,12 @@ func toolOutput(resp json.RawMessage, errText string) (string, int) {
 	case json.Unmarshal(resp, &s) == nil:
 		b.WriteString(s)
 	case json.Unmarshal(resp, &obj) == nil:
-		for _, k := range []string{"stdout", "stderr", "output", "aggregated_output", "formatted_output", "text_result_for_llm"} {
+		for _, k := range []string{"stdout", "stderr", "output", "aggregated_output", "formatted_output", "text_result_for_llm", "llmContent"} {
 			var v string
 			if json.Unmarshal(obj[k], &v) == nil && v != "" {
+				if k == "llmContent" {
+					v = geminiShellOutput(v)
+				}
 				b.WriteString(v)
 				b.WriteByte('\n')
 			}
@@ -396,6 +400,8 @@ func toolOutput(resp json.RawMessage, errText string) (string, int) {
 	if code == -1 {
 		if m := exitLine.FindStringSubmatch(out); m != nil {
 			code, _ = strconv.Atoi(m[1] + m[2]) // one of the two is empty
+		} else if geminiSucceeded(obj) {
+			code = 0
 		}
 	}
 	return out, code

@@ -124,6 +124,9 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 			log.printf("%v", err)
 			return
 		}
+		if cfg.Harness == GeminiCLI {
+			in.Prompt = StripHookContext(in.Prompt)
+		}
 		switch event {
 		case "session-start":
 			r.sessionStart(ctx, in, stdout)

@@ -19,15 +19,16 @@ const (
 	ClaudeCode Harness = "claude-code"
 	Codex      Harness = "codex"
 	Copilot    Harness = "copilot"
+	GeminiCLI  Harness = "gemini-cli"
 )
 
 // ParseHarness checks a --harness value.
 func ParseHarness(s string) (Harness, error) {
 	switch h := Harness(s); h {
-	case ClaudeCode, Codex, Copilot, OpenCode:
+	case ClaudeCode, Codex, Copilot, OpenCode, GeminiCLI:
 		return h, nil
 	}
-	return "", fmt.Errorf("harness %q: want claude-code, codex, copilot or opencode", s)
+	return "", fmt.Errorf("harness %q: want claude-code, codex, copilot, opencode or gemini-cli", s)
 }
 
 // idPrefix starts the ids a harness's hooks derive (session closes,
@@ -40,6 +41,8 @@ func (h Harness) idPrefix() string {
 		return "cp-"
 	case OpenCode:
 		return "oc-"
+	case GeminiCLI:
+		return "gm-"
 	}
 	return "cc-"
 }
@@ -61,7 +64,9 @@ const cutNote = "(cut to fit the hook's 10,000-character limit)"
 
 // Render returns what a hook prints to give a harness context: for Claude
 // Code the JSON form {"hookSpecificOutput":{"hookEventName", "additionalContext"}},
-// which it injects as a system reminder; for Codex plain text, which it
+// which it injects as a system reminder; for Gemini CLI the same JSON with
+// its own event name (it shows plain text to the user, not the model, and
+// puts additionalContext beside the prompt); for Codex plain text, which it
 // injects as a developer message (and for OpenCode plain text, which
 // Hearth's plugin adds to the user's message). Codex refuses JSON with keys it does not
 // know and fails output that looks like JSON but is not its schema, so plain
@@ -91,6 +96,9 @@ func Render(h Harness, event, text string) []byte {
 			HookEventName     string `json:"hookEventName"`
 			AdditionalContext string `json:"additionalContext"`
 		} `json:"hookSpecificOutput"`
+	}
+	if h == GeminiCLI {
+		event = geminiEvent(event)
 	}
 	out.HookSpecificOutput.HookEventName = event
 	out.HookSpecificOutput.AdditionalContext = text

@@ -53,7 +53,7 @@ var (
 // TestRender_Golden holds each harness's output shape for each event:
 // Claude Code's hookSpecificOutput JSON, Codex's plain text.
 func TestRender_Golden(t *testing.T) {
-	for _, h := range []Harness{ClaudeCode, Codex} {
+	for _, h := range []Harness{ClaudeCode, Codex, GeminiCLI} {
 		golden(t, string(h)+"-session-start.out", Render(h, EventSessionStart, SessionStartText(goldenBootstrap)))
 		golden(t, string(h)+"-session-start-empty.out", Render(h, EventSessionStart, SessionStartText(&Bootstrap{Namespace: "local/notes"})))
 		golden(t, string(h)+"-prompt.out", Render(h, EventPrompt, RecallText(goldenHits)))
@@ -77,6 +77,18 @@ func TestRender_Shapes(t *testing.T) {
 	if len(cc) != 1 || len(cc["hookSpecificOutput"]) != 2 || cc["hookSpecificOutput"]["hookEventName"] != EventSessionStart ||
 		cc["hookSpecificOutput"]["additionalContext"] != strings.TrimSpace(text) {
 		t.Errorf("claude-code output = %v", cc)
+	}
+	// Gemini CLI: the same JSON, with its own event names (it shows plain
+	// text to the user only).
+	for event, want := range map[string]string{EventSessionStart: "SessionStart", EventPrompt: "BeforeAgent"} {
+		var gm map[string]map[string]string
+		if err := json.Unmarshal(Render(GeminiCLI, event, text), &gm); err != nil {
+			t.Fatal(err)
+		}
+		if len(gm) != 1 || len(gm["hookSpecificOutput"]) != 2 || gm["hookSpecificOutput"]["hookEventName"] != want ||
+			gm["hookSpecificOutput"]["additionalContext"] != strings.TrimSpace(text) {
+			t.Errorf("gemini-cli %s output = %v", event, gm)
+		}
 	}
 	cx := string(Render(Codex, EventSessionStart, text))
 	if t0 := strings.TrimLeft(cx, " \t\r\n"); strings.HasPrefix(t0, "{") || strings.HasPrefix(t0, "[") {
@@ -106,7 +118,7 @@ func TestFitContext_OK(t *testing.T) {
 }
 
 // TestParseInput_Harnesses reads the stdin each harness sends (captured from
-// Claude Code 2.1.328 and Codex 0.169.0).
+// Claude Code 2.1.328, Codex 0.169.0 and Gemini CLI 0.61.0).
 func TestParseInput_Harnesses(t *testing.T) {
 	for _, tc := range []struct {
 		file                      string
@@ -119,6 +131,9 @@ func TestParseInput_Harnesses(t *testing.T) {
 		{"codex-session-start.json", "01a231fd-9b18-75c3-9eff-6873c45b1763", "/home/ann/api", "startup", "", true},
 		{"codex-prompt.json", "01a231fd-9b18-75c3-9eff-6873c45b1763", "/home/ann/api", "", "how do we retry billing calls?", true},
 		{"codex-session-end.json", "01a231fd-9b18-75c3-9eff-6873c45b1763", "/home/ann/api", "", "", false},
+		{"gemini-cli-session-start.json", "4f0c2a8e-5d1b-4f7e-9a3c-2b6d8e1f0a97", "/home/ann/api", "startup", "", true},
+		{"gemini-cli-prompt.json", "4f0c2a8e-5d1b-4f7e-9a3c-2b6d8e1f0a97", "/home/ann/api", "", "<hook_context>Hearth memory for github/acme/api: nothing stored yet.</hook_context>\n\nhow do we retry billing calls?", true},
+		{"gemini-cli-session-end.json", "4f0c2a8e-5d1b-4f7e-9a3c-2b6d8e1f0a97", "/home/ann/api", "", "", true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			f, err := os.Open(filepath.Join("testdata", "input", tc.file))
@@ -166,7 +181,7 @@ func TestParseInput_Err(t *testing.T) {
 // FuzzParseInput: any stdin parses or fails without panicking, and what it
 // accepts has a session id the server can keep.
 func FuzzParseInput(f *testing.F) {
-	for _, name := range []string{"claude-code-prompt.json", "codex-session-end.json", "opencode-prompt.json", "opencode-session-end.json"} {
+	for _, name := range []string{"claude-code-prompt.json", "codex-session-end.json", "opencode-prompt.json", "opencode-session-end.json", "gemini-cli-prompt.json", "gemini-cli-after-tool.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "input", name))
 		if err != nil {
 			f.Fatal(err)

@@ -95,15 +95,16 @@ func ReadTranscriptTail(path string) (turns []Turn, whole bool, err error) {
 
 // transcriptLine holds the fields of the harnesses' transcript lines that
 // carry conversation: Claude Code's {type, isMeta, message{role, content}},
-// Codex's {type:"response_item", payload{type:"message", role, content}}
-// and Copilot's events.jsonl {type:"user.message"|"assistant.message",
-// data{content}}.
+// Codex's {type:"response_item", payload{type:"message", role, content}},
+// Copilot's events.jsonl {type:"user.message"|"assistant.message",
+// data{content}} and Gemini CLI's {type:"user"|"gemini", content}.
 type transcriptLine struct {
 	Type    string          `json:"type"`
 	IsMeta  bool            `json:"isMeta"`
 	Message *transcriptMsg  `json:"message"`
 	Payload json.RawMessage `json:"payload"`
 	Data    json.RawMessage `json:"data"`
+	Content json.RawMessage `json:"content"`
 }
 
 type transcriptMsg struct {
@@ -139,6 +140,13 @@ func parseTranscript(data []byte) []Turn {
 				p.Role = strings.TrimSuffix(tl.Type, ".message")
 				m = &p
 			}
+		case (tl.Type == "user" || tl.Type == "gemini") && tl.Message == nil && len(tl.Content) > 0:
+			// Gemini CLI: what its hooks injected rides in the user turn.
+			role := "user"
+			if tl.Type == "gemini" {
+				role = "assistant"
+			}
+			m = &transcriptMsg{Role: role, Content: mustText(StripHookContext(contentText(tl.Content)))}
 		}
 		if m == nil || (m.Role != "user" && m.Role != "assistant") {
 			continue
@@ -154,8 +162,15 @@ func parseTranscript(data []byte) []Turn {
 	return turns
 }
 
+// mustText is s as a JSON string.
+func mustText(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
 // contentText joins the text parts of a message's content: a string, or a
-// list of parts of type text, input_text or output_text.
+// list of parts of type text, input_text or output_text (Gemini CLI's
+// parts have a text and no type).
 func contentText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -171,7 +186,7 @@ func contentText(raw json.RawMessage) string {
 	var texts []string
 	for _, p := range parts {
 		switch p.Type {
-		case "text", "input_text", "output_text":
+		case "text", "input_text", "output_text", "":
 			if t := strings.TrimSpace(p.Text); t != "" {
 				texts = append(texts, t)
 			}

@@ -39,6 +39,21 @@ func TestReadTranscriptTail(t *testing.T) {
 			t.Errorf("got %q\nwant %q", turns, want)
 		}
 	})
+	t.Run("OKGeminiCLI", func(t *testing.T) {
+		// The injected <hook_context> blocks and the tool call's turns are
+		// not conversation.
+		turns, _, err := ReadTranscriptTail(filepath.Join("testdata", "transcript", "gemini-cli.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Turn{
+			{"user", "Move the job queue to SQLite"},
+			{"assistant", "Moved the job queue to SQLite: leases survive restarts."},
+		}
+		if !reflect.DeepEqual(turns, want) {
+			t.Errorf("got %q\nwant %q", turns, want)
+		}
+	})
 	t.Run("OKTail", func(t *testing.T) {
 		// A transcript larger than the tail: only its end is read, from the
 		// first whole line.
@@ -98,7 +113,7 @@ func TestSummaryAndNotes(t *testing.T) {
 // FuzzParseTranscript: any bytes parse without panicking, and turns carry
 // text and a known role.
 func FuzzParseTranscript(f *testing.F) {
-	for _, name := range []string{"claude-code.jsonl", "codex.jsonl"} {
+	for _, name := range []string{"claude-code.jsonl", "codex.jsonl", "gemini-cli.jsonl"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "transcript", name))
 		if err != nil {
 			f.Fatal(err)
