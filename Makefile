@@ -65,6 +65,9 @@ COPILOT_VERSION := 1.0.102
 COPILOT_CLI := $(TMP)/clients/copilot-$(COPILOT_VERSION)/node_modules/@github/copilot-linux-x64/copilot
 OPENCODE_VERSION := 1.18.33
 OPENCODE_CLI := $(TMP)/clients/opencode-$(OPENCODE_VERSION)/node_modules/opencode-linux-x64/bin/opencode
+# Gemini CLI is one JavaScript bundle, run with node.
+GEMINI_CLI_VERSION := 0.61.0
+GEMINI_CLI := $(TMP)/clients/gemini-cli-$(GEMINI_CLI_VERSION)/node_modules/@google/gemini-cli/bundle/gemini.js
 
 # The variables the targets' descriptions name, shown with their values.
 HELP_VARS := LISTEN DATA INGRESS GRPCURL_VERSION INSTALL_DIR FUZZ_TIME SOAK_TIME STORE_LOAD
@@ -103,11 +106,11 @@ test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips th
 # the CLIs wait 300 ms for prompt recall, so the daemon must answer at the
 # speed it ships at, not ten times slower.
 .PHONY: e2e
-e2e: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) $(OPENCODE_CLI) ## Prove the hooks and MCP registration with the real Claude Code, Codex, Copilot and OpenCode CLIs (offline)
-	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) HEARTH_COPILOT_CLI=$(COPILOT_CLI) HEARTH_OPENCODE_CLI=$(OPENCODE_CLI) go test -tags e2e -timeout 15m -run '^TestE2E' -count 1 -v ./cmd/hearth/
+e2e: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) $(OPENCODE_CLI) $(GEMINI_CLI) ## Prove the hooks and MCP registration with the real agent CLIs (offline)
+	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) HEARTH_COPILOT_CLI=$(COPILOT_CLI) HEARTH_OPENCODE_CLI=$(OPENCODE_CLI) HEARTH_GEMINI_CLI=$(GEMINI_CLI) go test -tags e2e -timeout 15m -run '^TestE2E' -count 1 -v ./cmd/hearth/
 
 .PHONY: clients
-clients: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) $(OPENCODE_CLI) ## Install the pinned Claude Code, Codex, Copilot and OpenCode CLIs into .tmp/clients
+clients: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) $(OPENCODE_CLI) $(GEMINI_CLI) ## Install the pinned agent CLIs into .tmp/clients
 
 .PHONY: shorttest
 shorttest: ## Run the tests without the Node MCP client
@@ -281,6 +284,12 @@ $(OPENCODE_CLI):
 	cd $(TMP)/clients/opencode-$(OPENCODE_VERSION) && npm install --no-audit --no-fund --silent --ignore-scripts \
 	  opencode-ai@$(OPENCODE_VERSION) opencode-linux-x64@$(OPENCODE_VERSION)
 	test -x $@
+
+$(GEMINI_CLI):
+	@command -v npm >/dev/null || (echo "npm is needed for the client e2e test: apt-get install -y nodejs npm"; exit 1)
+	mkdir -p $(TMP)/clients/gemini-cli-$(GEMINI_CLI_VERSION)
+	cd $(TMP)/clients/gemini-cli-$(GEMINI_CLI_VERSION) && npm install --no-audit --no-fund --silent --ignore-scripts @google/gemini-cli@$(GEMINI_CLI_VERSION)
+	test -f $@
 
 # Installed only when missing, and only where apt-get exists (Debian, CI).
 $(VALGRIND_STAMP):

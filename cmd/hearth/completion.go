@@ -23,7 +23,7 @@ or keep it where bash-completion finds it:
 var completionWords = map[string][]string{
 	"token":   {"rotate", "show"},
 	"hook":    {"session-start", "prompt", "session-end", "mcp-headers"},
-	"connect": {"claude-code", "codex", "copilot", "opencode"},
+	"connect": {"claude-code", "codex", "copilot", "opencode", "gemini-cli"},
 	"help":    nil, // filled with the commands
 }
 

@@ -11,17 +11,18 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/connect"
 )
 
-var connectSpec = spec{name: "connect", args: "claude-code|codex|copilot|opencode [--url URL] [--token-file FILE] [--ca-file FILE] [--apply]",
+var connectSpec = spec{name: "connect", args: "claude-code|codex|copilot|opencode|gemini-cli [--url URL] [--token-file FILE] [--ca-file FILE] [--apply]",
 	about: `Prints the MCP registration and the hooks that connect Claude Code,
-Codex, GitHub Copilot CLI or OpenCode to Hearth (OpenCode's hooks are a
-plugin module); with --apply, merges them into your settings instead
-(every other entry is kept, and each changed file is backed up first,
-never overwriting an earlier backup). The token never appears in either:
-the hooks read --token-file or HEARTH_TOKEN, the MCP registration reads
-HEARTH_TOKEN (or, with --token-file, the file: Claude Code through "hearth
-hook mcp-headers", OpenCode through its {file:…} substitution). With
---ca-file the hooks trust that CA for an https URL; the harness's own MCP
-client needs it too (for Claude Code and OpenCode, NODE_EXTRA_CA_CERTS).`}
+Codex, GitHub Copilot CLI, OpenCode or Gemini CLI to Hearth (OpenCode's
+hooks are a plugin module); with --apply, merges them into your settings
+instead (every other entry is kept, and each changed file is backed up
+first, never overwriting an earlier backup). The token never appears in
+either: the hooks read --token-file or HEARTH_TOKEN, the MCP registration
+reads HEARTH_TOKEN (or, with --token-file, the file: Claude Code through
+"hearth hook mcp-headers", OpenCode through its {file:…} substitution).
+With --ca-file the hooks trust that CA for an https URL; the harness's
+own MCP client needs it too (for Claude Code, OpenCode and Gemini CLI,
+NODE_EXTRA_CA_CERTS).`}
 
 // connectFlags defines connect's flags on fs.
 func connectFlags(fs *flag.FlagSet) (url, tokenFile, caFile *string, apply *bool) {
@@ -81,7 +82,7 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 	if harness == connect.OpenCode {
 		fmt.Fprintln(stdout, "OpenCode loads the plugin at start: restart opencode.")
 	}
-	if o.TokenFile == "" || harness == connect.Codex || harness == connect.Copilot {
+	if o.TokenFile == "" || harness == connect.Codex || harness == connect.Copilot || harness == connect.GeminiCLI {
 		fmt.Fprintf(stdout, "The MCP server reads the token from $%s: set it where you start %s.\n", connect.TokenEnv, harness)
 	}
 	return 0
@@ -91,8 +92,8 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 // HEARTH_URL, default), an absolute token file, and this binary's absolute
 // path for the hook commands.
 func connectOptions(harness, url, tokenFile, caFile string, env func(string) string) (connect.Options, error) {
-	if harness != connect.ClaudeCode && harness != connect.Codex && harness != connect.Copilot && harness != connect.OpenCode {
-		return connect.Options{}, fmt.Errorf("harness %q: want claude-code, codex, copilot or opencode", harness)
+	if harness != connect.ClaudeCode && harness != connect.Codex && harness != connect.Copilot && harness != connect.OpenCode && harness != connect.GeminiCLI {
+		return connect.Options{}, fmt.Errorf("harness %q: want claude-code, codex, copilot, opencode or gemini-cli", harness)
 	}
 	o := connect.Options{Harness: harness, URL: url}
 	if o.URL == "" {

@@ -17,16 +17,17 @@ import (
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/hook"
 )
 
-var hookSpec = spec{name: "hook", args: "EVENT --harness claude-code|codex|copilot|opencode [--url URL] [--token-file FILE] [--ca-file FILE]", about: hookAbout}
+var hookSpec = spec{name: "hook", args: "EVENT --harness claude-code|codex|copilot|opencode|gemini-cli [--url URL] [--token-file FILE] [--ca-file FILE]", about: hookAbout}
 
 // hookAbout is `hearth hook`'s help after its usage line.
 const hookAbout = `also:  hearth hook mcp-headers [--token-file FILE]
 
 EVENT is session-start, prompt, tool, compact or session-end. Runs one
-Claude Code, Codex, GitHub Copilot CLI or OpenCode hook (OpenCode's through
-Hearth's plugin): reads the harness's JSON on stdin and prints the
-context to inject. tool (PostToolUse, PostToolUseFailure) and compact
-(PreCompact) capture an edit, a command's outcome or a compaction:
+Claude Code, Codex, GitHub Copilot CLI, OpenCode or Gemini CLI hook
+(OpenCode's through Hearth's plugin): reads the harness's JSON on stdin
+and prints the context to inject. tool (PostToolUse, PostToolUseFailure;
+Gemini CLI's AfterTool) and compact (PreCompact; Gemini CLI's
+PreCompress) capture an edit, a command's outcome or a compaction:
 screened, spooled, and sent within 80 ms (see docs/capture.md; paths and
 commands named in the checkout's .hearthignore are never captured). Every
 failure exits 0 and prints nothing;
@@ -45,7 +46,7 @@ MCP headersHelper, so the token can stay in its file.`
 // itself: only a usage error of mcp-headers exits otherwise.
 func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, start time.Time) int {
 	fs := hookSpec.newFlags(io.Discard)
-	harness := fs.String("harness", "", "claude-code, codex, copilot or opencode")
+	harness := fs.String("harness", "", "claude-code, codex, copilot, opencode or gemini-cli")
 	url := fs.String("url", "", "Hearth's base URL (default $HEARTH_URL, else "+defaultURL+")")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token")
 	caFile := fs.String("ca-file", "", "a PEM file of CA certificates to trust for an https URL (default $HEARTH_CA_FILE)")

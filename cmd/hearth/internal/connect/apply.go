@@ -14,10 +14,11 @@ import (
 // Paths are the settings files --apply changes.
 type Paths struct {
 	// MCP is ~/.claude.json (Claude Code), ~/.codex/config.toml (Codex) or
-	// ~/.copilot/mcp-config.json (Copilot).
+	// ~/.copilot/mcp-config.json (Copilot) or ~/.gemini/settings.json
+	// (Gemini CLI).
 	MCP string
-	// Hooks is ~/.claude/settings.json (Claude Code), ~/.codex/hooks.json
-	// or ~/.copilot/hooks/hearth.json.
+	// Hooks is ~/.claude/settings.json (Claude Code), ~/.codex/hooks.json,
+	// ~/.copilot/hooks/hearth.json, or Gemini CLI's one settings.json again.
 	Hooks string
 }
 
@@ -49,8 +50,11 @@ func SettingsPaths(harness string, env func(string) string) (Paths, error) {
 	case OpenCode:
 		d, err := openCodeConfigDir(env)
 		return Paths{MCP: filepath.Join(d, "opencode.json"), Hooks: filepath.Join(d, "plugins", OpenCodePluginName)}, err
+	case GeminiCLI:
+		f, err := geminiSettingsPath(env)
+		return Paths{MCP: f, Hooks: f}, err
 	}
-	return Paths{}, fmt.Errorf("harness %q: want claude-code, codex, copilot or opencode", harness)
+	return Paths{}, fmt.Errorf("harness %q: want claude-code, codex, copilot, opencode or gemini-cli", harness)
 }
 
 // Change is one file --apply wrote, with the backup of what it held.
@@ -77,8 +81,10 @@ func Apply(o Options, p Paths, now time.Time) ([]Change, error) {
 	case OpenCode:
 		mcp = func(old []byte) ([]byte, error) { return mergeServer(old, "mcp", OpenCodeMCPServer(o)) }
 		hooks = func(old []byte) ([]byte, error) { return mergeOpenCodePlugin(old, o) }
+	case GeminiCLI:
+		return applyGemini(o, p, now)
 	default:
-		return nil, fmt.Errorf("harness %q: want claude-code, codex, copilot or opencode", o.Harness)
+		return nil, fmt.Errorf("harness %q: want claude-code, codex, copilot, opencode or gemini-cli", o.Harness)
 	}
 	for _, f := range []struct {
 		path  string

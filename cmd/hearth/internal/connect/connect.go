@@ -215,6 +215,8 @@ func Text(o Options) string {
 		copilotText(&b, o, hooks)
 	case OpenCode:
 		openCodeText(&b, o)
+	case GeminiCLI:
+		geminiText(&b, o)
 	}
 	fmt.Fprintf(&b, "# `hearth connect %s --apply` merges both into your settings, keeping every other entry,\n# with a backup of each file it changes.\n", o.Harness)
 	return b.String()
