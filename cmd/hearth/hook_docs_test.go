@@ -29,7 +29,7 @@ func TestHookDocs_Limits(t *testing.T) {
 		fmt.Sprintf("%s are removed", days(hook.StateMaxAge)),
 		fmt.Sprintf("up to %s or %d attempts", days(hook.SpoolMaxAge), hook.SpoolMaxAttempts),
 	)
-	for file, want := range map[string][]string{"claude-code.md": claude, "codex.md": common} {
+	for file, want := range map[string][]string{"claude-code.md": claude, "codex.md": common, "gemini-cli.md": common} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "docs", file))
 		if err != nil {
 			t.Fatal(err)
