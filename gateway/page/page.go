@@ -233,6 +233,7 @@ type clientView struct {
 	Claude    string // hearth connect claude-code …; "" when not for Claude Code
 	Codex     string // hearth connect codex …; "" when not for Codex
 	Export    string // where Codex starts: its MCP entry reads HEARTH_TOKEN
+	OpenCode  string // hearth connect opencode …; "" when not for OpenCode
 	Rotate    string
 	RotateCmd string
 }
@@ -474,14 +475,18 @@ func (h *Handler) client(c Client, ep endpoint, showToken bool) clientView {
 	}
 	// A client named for a harness is for that harness alone: each harness
 	// its own identity.
-	if c.Name != "codex" {
+	named := c.Name == "claude-code" || c.Name == "codex" || c.Name == "opencode"
+	if c.Name == "claude-code" || !named {
 		cv.Claude = connect("claude-code")
 	}
-	if c.Name != "claude-code" {
+	if c.Name == "codex" || !named {
 		cv.Codex = connect("codex")
 		if file != "" {
 			cv.Export = "export HEARTH_TOKEN=\"$(cat " + file + ")\""
 		}
+	}
+	if c.Name == "opencode" || !named {
+		cv.OpenCode = connect("opencode")
 	}
 	return cv
 }
