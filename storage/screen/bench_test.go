@@ -95,6 +95,7 @@ var hostile = []string{
 // assertion in a test would fail on a loaded machine, not on a quadratic
 // scan alone: this is measured, not asserted.)
 func BenchmarkCheck_Hostile(b *testing.B) {
+	prepare() // hints.words is built on first use
 	units := append(slices.Clone(hostile), strings.Join(hints.words, " ")+" ")
 	for i, unit := range units {
 		for _, size := range []int{128 << 10, 1 << 20} {

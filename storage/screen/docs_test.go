@@ -13,6 +13,7 @@ import (
 // pattern, the upstream mapping and exclusions, the commands and the
 // limits.
 func TestDocs(t *testing.T) {
+	prepare() // the rule table is built on first use
 	b, err := os.ReadFile("../../docs/screen.md")
 	if err != nil {
 		t.Fatal(err)

@@ -29,8 +29,8 @@ var hints struct {
 // netrcWords start a .netrc entry.
 var netrcWords = []string{"machine", "default"}
 
-// buildHints builds the automaton; upstream's init calls it once the rule
-// table is built.
+// buildHints builds the automaton; prepare calls it once the rule table
+// is built.
 func buildHints(ruleKeywords map[string][]int) {
 	ids := map[string]int{}
 	id := func(w string) int {

@@ -48,63 +48,71 @@ func newKeywordSet(keywords []string) *keywordSet {
 			}
 		}
 	}
-	// The trie: goto_[state][column], 0 meaning no edge (state 0 is the
-	// root, which no edge enters).
-	goto_ := [][]int{make([]int, k.ncols)}
-	k.output = [][]int{nil}
+	// The trie, one row of ncols entries a state: next[state*ncols+column]
+	// is the state an edge leads to, 0 meaning no edge (state 0 is the
+	// root, which no edge enters). One flat table keeps the build to a few
+	// allocations: it runs in every process that screens (a hook too).
+	most := 1 // states: at most one a byte of the prefixes, and the root
+	for _, w := range keywords {
+		most += len(w)
+	}
+	next := make([]uint16, k.ncols, most*k.ncols)
+	k.output = make([][]int, 1, most)
 	for id, w := range keywords {
 		if w == "" {
 			continue
 		}
 		st := 0
 		for i := 0; i < len(w); i++ {
-			c := k.class[w[i]]
-			if goto_[st][c] == 0 {
-				goto_ = append(goto_, make([]int, k.ncols))
+			e := st*k.ncols + int(k.class[w[i]])
+			if next[e] == 0 {
+				next[e] = uint16(len(k.output))
+				next = next[:len(next)+k.ncols] // zero: within most's capacity
 				k.output = append(k.output, nil)
-				goto_[st][c] = len(goto_) - 1
 			}
-			st = goto_[st][c]
+			st = int(next[e])
 		}
 		k.output[st] = append(k.output[st], id)
 	}
-	if len(goto_)*k.ncols > hasOutput {
+	states := len(k.output)
+	if states*k.ncols > hasOutput {
 		panic("screen: too many keyword states")
 	}
-	// Breadth first, each state's transitions are its trie edges, or else
-	// those of its failure state (the longest proper suffix in the trie),
-	// and its output adds its failure state's.
-	next := make([]int, len(goto_)*k.ncols)
-	fail := make([]int, len(goto_))
-	queue := []int{}
+	// Breadth first, each state's missing edges are those of its failure
+	// state (the longest proper suffix in the trie), and its output adds
+	// its failure state's.
+	fail := make([]int, states)
+	queue := make([]int, 0, states)
 	for c := 1; c < k.ncols; c++ {
-		if s := goto_[0][c]; s != 0 {
-			next[c] = s
-			queue = append(queue, s)
+		if s := next[c]; s != 0 {
+			queue = append(queue, int(s))
 		}
 	}
-	for len(queue) > 0 {
-		st := queue[0]
-		queue = queue[1:]
-		k.output[st] = append(k.output[st], k.output[fail[st]]...)
-		for c := 0; c < k.ncols; c++ {
-			s := goto_[st][c]
+	for h := 0; h < len(queue); h++ {
+		st := queue[h]
+		if f := k.output[fail[st]]; len(f) > 0 {
+			k.output[st] = append(k.output[st], f...)
+		}
+		row, frow := next[st*k.ncols:(st+1)*k.ncols], next[fail[st]*k.ncols:]
+		for c, s := range row {
 			if s == 0 {
-				next[st*k.ncols+c] = next[fail[st]*k.ncols+c]
+				row[c] = frow[c]
 				continue
 			}
-			fail[s] = next[fail[st]*k.ncols+c]
-			next[st*k.ncols+c] = s
-			queue = append(queue, s)
+			fail[s] = int(frow[c])
+			queue = append(queue, int(s))
 		}
 	}
-	k.next = make([]uint16, len(next))
+	// In place, a state becomes its row's offset, flagged when keywords
+	// end there.
 	for i, s := range next {
-		k.next[i] = uint16(s * k.ncols)
+		flag := uint16(0)
 		if len(k.output[s]) > 0 {
-			k.next[i] |= hasOutput
+			flag = hasOutput
 		}
+		next[i] = s*uint16(k.ncols) | flag
 	}
+	k.next = next
 	return k
 }
 

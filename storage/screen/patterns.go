@@ -64,10 +64,12 @@ type text struct {
 }
 
 // literals are the literal prefixes of every reFind expression; hints.go
-// finds which of them occur, ignoring case, in its one pass.
-var literals []string
+// finds which of them occur, ignoring case, in its one pass. literalExprs
+// are the expressions, in the same order.
+var literals, literalExprs []string
 
 func newText(s string) *text {
+	prepare()
 	t := &text{s: s}
 	t.scanHints()
 	return t
@@ -154,7 +156,7 @@ var patterns = []pattern{
 				return -1, -1 // no secret, Secret or SECRET: nothing to name
 			}
 			return eachAssignment(s, awsSecretName, func(v string, _ assignment) bool {
-				return awsSecretRE.MatchString(v) && notDummy(v)
+				return awsSecretRE().MatchString(v) && notDummy(v)
 			})
 		},
 	},
@@ -246,7 +248,7 @@ var patterns = []pattern{
 }
 
 // awsSecretRE is the whole value of an AWS secret access key.
-var awsSecretRE = regexp.MustCompile(`^[A-Za-z0-9/+]{40}$`)
+var awsSecretRE = lazyRegexp(`^[A-Za-z0-9/+]{40}$`)
 
 // awsSecretName accepts aws_secret_access_key, SecretAccessKey,
 // AWS_SECRET_KEY, aws_secret.
@@ -267,10 +269,10 @@ func awsSecretName(key string, _ bool) bool {
 	return secret && (aws || access)
 }
 
-// reFind compiles exprs (at package init) into one finder. Every expression
-// must start with a literal of two bytes or more, which newText looks for
-// and regexp uses to jump between candidates, so text without any hint
-// costs one pass. The secret span is submatch 1 when the expression has
+// reFind makes exprs into one finder. Every expression must start with a
+// literal of two bytes or more, which newText looks for and regexp uses to
+// jump between candidates, so text without any hint costs one pass; an
+// expression is compiled when its literal first occurs (lazyRegexp). The secret span is submatch 1 when the expression has
 // one, else the whole match. With boundary set, a match must not follow a
 // letter, digit or _ (a leading \b would cost the literal-prefix speed-up).
 // With real set, a match whose span it rejects (a placeholder) is skipped.
@@ -280,17 +282,17 @@ func reFind(boundary bool, real func(string) bool, exprs ...string) func(*text) 
 	type lit struct {
 		id     int
 		prefix string
-		re     *regexp.Regexp
+		re     func() *regexp.Regexp
 	}
 	var rs []lit
 	for _, e := range exprs {
-		re := regexp.MustCompile(e)
-		p, _ := re.LiteralPrefix()
+		p := literalPrefix(e)
 		if len(p) < 2 {
 			panic("screen: pattern without a literal prefix: " + e)
 		}
-		rs = append(rs, lit{len(literals), p, re})
+		rs = append(rs, lit{len(literals), p, lazyRegexp(e)})
 		literals = append(literals, p)
+		literalExprs = append(literalExprs, e)
 	}
 	return func(t *text) (int, int) {
 		s := t.s
@@ -300,7 +302,7 @@ func reFind(boundary bool, real func(string) bool, exprs ...string) func(*text) 
 			}
 			pos, retries := strings.Index(s, r.prefix), 0
 			for pos >= 0 && pos < len(s) {
-				m := r.re.FindStringSubmatchIndex(s[pos:])
+				m := r.re().FindStringSubmatchIndex(s[pos:])
 				if m == nil {
 					break
 				}

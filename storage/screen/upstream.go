@@ -77,12 +77,15 @@ func upstreamName(id string) string {
 	return patProvider
 }
 
-// upstream is the compiled table: the rules the screen runs (hints.go
-// finds their keywords) and the global allowlist.
+// upstream is the table of the rules the screen runs (hints.go finds their
+// keywords); prepare builds it.
 var upstream struct {
-	rules  []*liveRule
-	global []liveAllowlist
+	rules []*liveRule
 }
+
+// upstreamGlobalAllow is gitleaks' global allowlist, compiled when a rule
+// first finds a candidate.
+var upstreamGlobalAllow = sync.OnceValue(func() []liveAllowlist { return compileAllowlists(upstreamGlobal) })
 
 // A liveRule is an upstreamRule ready to run. Its expressions are compiled
 // on first use, so rules that never fire cost no memory.
@@ -103,7 +106,10 @@ type liveAllowlist struct {
 	re *regexp.Regexp // the regexes joined, or nil
 }
 
-func init() {
+// prepare builds the rule table and the keyword automaton (hints.go) on
+// the first screening, not at package init: a process that never screens
+// (hearth --version, most commands) never pays for them. newText calls it.
+var prepare = sync.OnceFunc(func() {
 	starts := map[string][]int{}
 	for _, r := range upstreamRules {
 		if _, skip := upstreamExcluded[r.id]; skip || r.path != "" || r.regex == "" {
@@ -120,9 +126,8 @@ func init() {
 	if len(upstream.rules) > len(text{}.fired)*64 {
 		panic("screen: too many upstream rules")
 	}
-	upstream.global = compileAllowlists(upstreamGlobal)
 	buildHints(starts)
-}
+})
 
 func (r *liveRule) compile() {
 	r.once.Do(func() {
@@ -271,7 +276,7 @@ func (r *liveRule) judge(s string, m []int) match {
 	ss, se := secretSpan(m, r.secretGroup)
 	secret := s[ss:se]
 	if ss < se && (r.entropy == 0 || shannon(secret) > r.entropy) &&
-		!allowed(upstream.global, s, secret, m[0], m[1]) && !allowed(r.allw, s, secret, m[0], m[1]) &&
+		!allowed(upstreamGlobalAllow(), s, secret, m[0], m[1]) && !allowed(r.allw, s, secret, m[0], m[1]) &&
 		notDummy(secret) {
 		return match{pattern: r.name, rule: r.id, start: ss, end: se}
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestUpstream_Table(t *testing.T) {
+	prepare() // the table is built on first use
 	ids := map[string]bool{}
 	for _, r := range upstreamRules {
 		ids[r.id] = true
@@ -130,6 +131,7 @@ func TestUpstream_AnchoredFindsWhatWholeFinds(t *testing.T) {
 
 // firedRules returns the upstream rules whose keywords occur in t.
 func firedRules(t *text) []*liveRule {
+	prepare()
 	var out []*liveRule
 	for i, r := range upstream.rules {
 		if t.fired[i/64]&(1<<(i%64)) != 0 {
@@ -163,6 +165,7 @@ func TestUpstream_Judge(t *testing.T) {
 }
 
 func TestKeywordSet_Scan(t *testing.T) {
+	prepare() // hints.words is built on first use
 	naive := func(s string, kws []string) map[[2]int]bool {
 		got := map[[2]int]bool{}
 		low := strings.ToLower(s)
@@ -320,6 +323,42 @@ func TestScanHints_Lower(t *testing.T) {
 		})
 		if got != want {
 			t.Errorf("%q: got fired %x, want %x", s, got, want)
+		}
+	}
+}
+
+// TestLazy_Expressions compiles every expression the screen compiles on
+// first use, so a broken one fails here rather than on the first value
+// that calls for it, and holds literalPrefix to what regexp finds: newText
+// looks for those literals before any expression is compiled.
+func TestLazy_Expressions(t *testing.T) {
+	t.Parallel()
+	if len(lazyExprs) < len(literalExprs)+8 {
+		t.Fatalf("got %d lazy expressions, want the %d of reFind and the value rules'", len(lazyExprs), len(literalExprs))
+	}
+	for _, e := range lazyExprs {
+		if _, err := regexp.Compile(e); err != nil {
+			t.Errorf("%s: %v", e, err)
+		}
+	}
+	for i, e := range literalExprs {
+		want, _ := regexp.MustCompile(e).LiteralPrefix()
+		if got := literals[i]; got != want {
+			t.Errorf("%s: got literal prefix %q, want %q", e, got, want)
+		}
+	}
+	for _, tc := range []struct{ expr, want string }{
+		{`https://hooks\.slack\.com/(?:a|b)`, "https://hooks.slack.com/"},
+		{`ab?c`, "a"},
+		{`ab*`, "a"},
+		{`ab{2}`, "a"},
+		{`sk\bx`, "sk"},
+		{`abc`, "abc"},
+		{`a\`, "a"},
+		{`[a]bc`, ""},
+	} {
+		if got := literalPrefix(tc.expr); got != tc.want {
+			t.Errorf("literalPrefix(%q): got %q, want %q", tc.expr, got, tc.want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package screen
 
 import (
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -29,13 +28,13 @@ func realValue(v string, code bool) bool {
 	if strings.IndexFunc(v, unicode.IsSpace) >= 0 {
 		return false // prose: "rotate it every 90 days", also with U+2028 or a no-break space
 	}
-	if reference(v) || embeddedRefRE.MatchString(v) || placeholder(v) {
+	if reference(v) || embeddedRefRE().MatchString(v) || placeholder(v) {
 		return false
 	}
 	if code && isCode(v, anyCode) {
 		return false
 	}
-	if nameRE.MatchString(v) {
+	if nameRE().MatchString(v) {
 		return false
 	}
 	var letter, digit, symbol bool
@@ -71,7 +70,7 @@ func strictValue(v string, code codeMode) bool {
 		return false
 	case strings.IndexFunc(v, unicode.IsSpace) >= 0:
 		return false // prose: "see the vault", "rotate it every 90 days"
-	case reference(v) || embeddedRefRE.MatchString(v) || placeholder(v) || nameRE.MatchString(v):
+	case reference(v) || embeddedRefRE().MatchString(v) || placeholder(v) || nameRE().MatchString(v):
 		return false
 	case code != noCode && isCode(v, code):
 		return false
@@ -102,10 +101,10 @@ const (
 // a name in code (identShapeRE), so NHFZxnwrngxqCx or a 25-letter
 // lower-case run is a password, not a variable.
 func isCode(v string, mode codeMode) bool {
-	if v[0] == '(' || numberRE.MatchString(v) {
+	if v[0] == '(' || numberRE().MatchString(v) {
 		return true
 	}
-	if !codeRE.MatchString(v) {
+	if !codeRE().MatchString(v) {
 		return false
 	}
 	if strings.ContainsAny(v, ".([{") || strings.Contains(v, "->") {
@@ -115,7 +114,7 @@ func isCode(v string, mode codeMode) bool {
 	case anyCode:
 		return identifier(v)
 	case shapedCode:
-		return identifier(v) && identShapeRE.MatchString(v) && (strings.ContainsAny(v, "_ABCDEFGHIJKLMNOPQRSTUVWXYZ") || len(v) <= 16)
+		return identifier(v) && identShapeRE().MatchString(v) && (strings.ContainsAny(v, "_ABCDEFGHIJKLMNOPQRSTUVWXYZ") || len(v) <= 16)
 	}
 	return false
 }
@@ -123,7 +122,7 @@ func isCode(v string, mode codeMode) bool {
 // identShapeRE matches the shapes of names in code: lowerCamel (dbPass,
 // testRSA2048PrivateKey), snake_case, UPPER_SNAKE and UpperCamel
 // (DefaultToken).
-var identShapeRE = regexp.MustCompile(`^(?:[a-z][a-z0-9]*(?:[A-Z]+[a-z0-9]*)*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|(?:[A-Z][a-z0-9]+)+)$`)
+var identShapeRE = lazyRegexp(`^(?:[a-z][a-z0-9]*(?:[A-Z]+[a-z0-9]*)*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|(?:[A-Z][a-z0-9]+)+)$`)
 
 // placeholderWords are the words a whole placeholder value may be made of
 // (see "Placeholders" in docs/screen.md): pass, secret, changeme, none,
@@ -158,7 +157,7 @@ var shortDummies = map[string]bool{"your": true, "fake": true, "abcd": true, "12
 // changeme-2024); a number inside a word must be typed, not chosen
 // (admin123 is a placeholder, MyPassword1 is not).
 func placeholder(v string) bool {
-	if masked(v) || maskRE.MatchString(v) || strings.Contains(v, "EXAMPLE") {
+	if masked(v) || maskRE().MatchString(v) || strings.Contains(v, "EXAMPLE") {
 		return true
 	}
 	dummy := false
@@ -196,7 +195,7 @@ func placeholder(v string) bool {
 
 // maskRE matches a value made only of mask characters: ***, xxx, •••,
 // ..., ###.
-var maskRE = regexp.MustCompile(`^[*xX•.…#]+$`)
+var maskRE = lazyRegexp(`^[*xX•.…#]+$`)
 
 // placeholderRun reports whether w, a lower-case run of letters, is
 // placeholderWords written together: mysecretpassword, supersecret,
@@ -247,7 +246,7 @@ func splitDigits(w string) []string {
 // (cfg.DB.Password, self.token, env::var, this->key, *opts.Secret,
 // &oauth2.Token) that ends there or continues as a call, index or composite
 // literal.
-var codeRE = regexp.MustCompile(`^[*&!]*[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)*(?:[(\[{]|$)`)
+var codeRE = lazyRegexp(`^[*&!]*[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)*(?:[(\[{]|$)`)
 
 // identifier reports whether v, a bare identifier, reads as a name in code
 // rather than a password: it has no digits (hashedPassword), or one number
@@ -267,21 +266,21 @@ func identifier(v string) bool {
 }
 
 // numberRE matches an unquoted numeric literal: 0xc0506617, -0x3f87.
-var numberRE = regexp.MustCompile(`^-?0[xXbBoO][0-9a-fA-F_]+$`)
+var numberRE = lazyRegexp(`^-?0[xXbBoO][0-9a-fA-F_]+$`)
 
 // nameRE matches a kebab- or snake-case name of lower-case words, optionally
 // numbered: client-valid-token-1, staging_db_v2.
-var nameRE = regexp.MustCompile(`^[a-z]{2,}(?:[-_][a-z]{2,})+(?:[-_]v?[0-9]{1,4})?$`)
+var nameRE = lazyRegexp(`^[a-z]{2,}(?:[-_][a-z]{2,})+(?:[-_]v?[0-9]{1,4})?$`)
 
 // refPrefixes name where a secret lives rather than the secret.
 var refPrefixes = []string{"$", "{", "[", "<", "#{", "~/", "./", "../", "arn:", "urn:", "vault:", "op://", "env:", "file:"}
 
 // embeddedRefRE matches a reference inside a value: hvs.<token>,
 // prefix-${SUFFIX}, {{ .Values.x }}.
-var embeddedRefRE = regexp.MustCompile(`<[A-Za-z][\w .-]*>|\$\{|\{\{`)
+var embeddedRefRE = lazyRegexp(`<[A-Za-z][\w .-]*>|\$\{|\{\{`)
 
 // pathRE matches an absolute path such as /run/secrets/db_password.
-var pathRE = regexp.MustCompile(`^/[A-Za-z]{2,}/[\w./-]*$`)
+var pathRE = lazyRegexp(`^/[A-Za-z]{2,}/[\w./-]*$`)
 
 // reference reports whether v refers to a secret instead of holding one:
 // ${VAR}, $(cmd), {{ tmpl }}, <your-password>, [a, list], #{ruby}, %VAR%, a
@@ -298,7 +297,7 @@ func reference(v string) bool {
 	if len(v) > 1 && v[0] == '!' && isAlpha(v[1]) {
 		return true // a YAML tag: !vault |, !Ref, !env_var
 	}
-	return pathRE.MatchString(v)
+	return pathRE().MatchString(v)
 }
 
 // dummyWords mark a placeholder in any case.
