@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/hook"
 	"github.com/hearth-memory/hearth/storage"
@@ -246,5 +247,39 @@ func BenchmarkCaptureSession(b *testing.B) {
 		b.ReportMetric(float64(n), "observations/session")
 		b.ReportMetric(float64(len(left)), "left-off-bytes")
 		b.ReportMetric(float64(len(lo)), "left-off-json")
+	}
+}
+
+// TestHook_ToolNoTimeLeft: the tool hook's 80 ms count from the process's
+// start, so a hook whose start-up already took them (a loaded machine)
+// spools its event and exits without trying to send; one with time left
+// sends what waits, that event included (docs/capture.md).
+func TestHook_ToolNoTimeLeft(t *testing.T) {
+	t.Parallel()
+	td := startDaemon(t, testOptions())
+	proxy := newCountingProxy(t, td.url)
+	e := newHookEnv(t, td, hook.ClaudeCode, proxy.URL)
+	edit := func(id string) map[string]any {
+		return map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": id,
+			"tool_input": map[string]any{"file_path": filepath.Join(e.repo, "internal", "billing", "x")}}
+	}
+	e.cfg.Start = time.Now().Add(-time.Second)
+	e.run(t, "tool", edit("toolu_late"))
+	if n := len(captured(e)); n != 1 {
+		t.Fatalf("got %d events spooled, want the late hook's one", n)
+	}
+	if n := proxy.count("/api/memory_capture"); n != 0 {
+		t.Errorf("the late hook sent %d time(s), want none", n)
+	}
+	if l := e.logText(); !strings.Contains(l, "capture: no time left to send") {
+		t.Errorf("log lacks why nothing was sent:\n%s", l)
+	}
+	// A hook with its 80 ms ahead sends both events. (The race detector
+	// slows the server; a minute keeps this about what is sent, and the
+	// deadline itself is the late run's.)
+	e.cfg.Start = time.Now().Add(time.Minute - 80*time.Millisecond)
+	e.run(t, "tool", edit("toolu_next"))
+	if n := len(captured(e)); n != 0 || proxy.count("/api/memory_capture") != 1 {
+		t.Errorf("got %d events left and %d sends, want none left after one send", n, proxy.count("/api/memory_capture"))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -68,7 +69,9 @@ type Composer struct {
 // schema is what a model's reply must be: sentences, each with the ids of
 // the records it stands on. The counts are checked again here: the cap is
 // ours, not the model's.
-var schema = models.MustSchema("answer", `{
+// It is compiled on first use, not at package init (docs/capture.md).
+var schema = sync.OnceValue(func() *models.Schema {
+	return models.MustSchema("answer", `{
 	"type": "object",
 	"required": ["sentences"],
 	"additionalProperties": false,
@@ -88,6 +91,7 @@ var schema = models.MustSchema("answer", `{
 		}
 	}
 }`)
+})
 
 // task is the system prompt's task; models.System adds the fence rule.
 const task = `You answer a question that coding agents keep asking, from the records given and nothing else.
@@ -143,7 +147,7 @@ func (c *Composer) fromModel(ctx context.Context, q *storage.Question, recs []*s
 	var out reply
 	res, err := c.Models.Call(ctx, models.Request{
 		Kind: models.Answer, System: models.System(task), User: Prompt(q.Text, recs),
-		Schema: schema, MaxTokens: maxReplyTokens,
+		Schema: schema(), MaxTokens: maxReplyTokens,
 	}, &out)
 	if err != nil {
 		return na, fmt.Errorf("answers: model: %w", err)

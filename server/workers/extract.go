@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/hearth-memory/hearth/server/models"
@@ -34,7 +35,9 @@ var ExtractTypes = []string{
 // extractSchema is what an extraction reply must be. Types and lengths are
 // checked by Hearth, memory by memory, so that one bad memory is dropped
 // with its reason instead of failing the reply.
-var extractSchema = models.MustSchema("memories", `{
+// It is compiled on first use, not at package init (docs/capture.md).
+var extractSchema = sync.OnceValue(func() *models.Schema {
+	return models.MustSchema("memories", `{
   "type": "object",
   "required": ["memories"],
   "additionalProperties": false,
@@ -55,6 +58,7 @@ var extractSchema = models.MustSchema("memories", `{
     }
   }
 }`)
+})
 
 // extractTask is the system prompt of extraction (models.System adds the
 // fence rule).
@@ -253,7 +257,7 @@ func extractRequest(p extraction) models.Request {
 	}
 	user := b.String()
 	return models.Request{
-		Kind: models.Extraction, Model: p.Model, System: models.System(extractTask), User: user, Schema: extractSchema,
+		Kind: models.Extraction, Model: p.Model, System: models.System(extractTask), User: user, Schema: extractSchema(),
 		MaxTokens: extractMaxTokens, ContextTokens: contextTokens(len(extractTask)+len(user), extractMaxTokens),
 	}
 }

@@ -3,6 +3,7 @@ package workers
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -16,8 +17,12 @@ import (
 
 // quoted finds quoted phrases of 1 to 200 characters on one line: "…",
 // “…” and `…`. A longer "quote" is more likely two quotation marks far
-// apart. singleQuoted finds '…'.
-var quoted = regexp.MustCompile("\"([^\"\\n]{1,200})\"|\u201c([^\u201d\\n]{1,200})\u201d|`([^`\\n]{1,200})`")
+// apart. singleQuoted finds '…'. Its 200-fold repetitions make a large
+// program (300 KB), compiled on first use, not at package init
+// (docs/capture.md).
+var quoted = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("\"([^\"\\n]{1,200})\"|\u201c([^\u201d\\n]{1,200})\u201d|`([^`\\n]{1,200})`")
+})
 
 // singleQuoted returns the phrases in '…' whose quotes stand apart from
 // words, so that it's and don't open nothing: an opening quote at the
@@ -67,7 +72,7 @@ func facts(text string) (phrases, tokens []string) {
 			phrases = append(phrases, p)
 		}
 	}
-	for _, m := range quoted.FindAllStringSubmatch(text, -1) {
+	for _, m := range quoted().FindAllStringSubmatch(text, -1) {
 		for _, g := range m[1:] {
 			add(g)
 		}

@@ -38,7 +38,9 @@ const (
 	maxReasonChars = 200
 )
 
-var reviewSchema = models.MustSchema("verdict", `{
+// It is compiled on first use, not at package init (docs/capture.md).
+var reviewSchema = sync.OnceValue(func() *models.Schema {
+	return models.MustSchema("verdict", `{
   "type": "object",
   "required": ["verdict", "duplicate_of", "reason"],
   "additionalProperties": false,
@@ -48,6 +50,7 @@ var reviewSchema = models.MustSchema("verdict", `{
     "reason": {"type": "string", "maxLength": 1000}
   }
 }`)
+})
 
 var reviewTask = `You review one candidate memory of a coding agent's long-term memory before it is kept, against the stored records nearest to it.
 Answer with one verdict:
@@ -181,7 +184,7 @@ func (rv *reviewer) propose(ctx context.Context, p *proposal) error {
 	}
 	user := b.String()
 	reply, err := rv.router.Call(ctx, models.Request{
-		Kind: models.Review, System: models.System(reviewTask), User: user, Schema: reviewSchema,
+		Kind: models.Review, System: models.System(reviewTask), User: user, Schema: reviewSchema(),
 		MaxTokens: reviewMaxTokens, ContextTokens: contextTokens(len(reviewTask)+len(user), reviewMaxTokens),
 	}, &p.v)
 	switch {

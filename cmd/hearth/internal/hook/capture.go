@@ -183,7 +183,7 @@ func BuildEvent(h Harness, in ToolInput, failed bool, repo Repo, ig *Ignore, sc 
 		}
 		ev.Kind, ev.Command = KindCommand, cutText(cleanLine(cmd), maxEventCommandChars)
 		out, code := toolOutput(in.ToolResponse, in.Error)
-		out = StripPrivate(ansiEscape.ReplaceAllString(out, ""))
+		out = StripPrivate(ansiEscape().ReplaceAllString(out, ""))
 		if _, err := screen.Check("tool_output", out); err != nil {
 			// The whole output is dropped: no line of it is kept.
 			scr.add(err)
@@ -358,7 +358,7 @@ func commandText(args map[string]json.RawMessage) string {
 // exitLine finds "Exit code N" or "Exit code: N" (how Claude Code's Bash
 // error and Codex's shell output name a command's status), Gemini CLI's
 // "Exit Code: N" or Copilot's "<shellId: 0 completed with exit code N>".
-var exitLine = regexp.MustCompile(`(?m)^\s*(?:Process exited with code|Exit [cC]ode:?)\s*(-?\d+)|<shellId: [^>\n]* completed with exit code (-?\d+)>`)
+var exitLine = lazyRegexp(`(?m)^\s*(?:Process exited with code|Exit [cC]ode:?)\s*(-?\d+)|<shellId: [^>\n]* completed with exit code (-?\d+)>`)
 
 // toolOutput returns a shell tool's output text and exit code (-1 when the
 // input does not say): from tool_response (an object with stdout, stderr,
@@ -398,7 +398,7 @@ func toolOutput(resp json.RawMessage, errText string) (string, int) {
 	}
 	out := b.String()
 	if code == -1 {
-		if m := exitLine.FindStringSubmatch(out); m != nil {
+		if m := exitLine().FindStringSubmatch(out); m != nil {
 			code, _ = strconv.Atoi(m[1] + m[2]) // one of the two is empty
 		} else if geminiSucceeded(obj) {
 			code = 0
@@ -409,11 +409,11 @@ func toolOutput(resp json.RawMessage, errText string) (string, int) {
 
 // Test-failure lines of the common runners: go test, pytest, cargo test,
 // jest/vitest, mocha.
-var testPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`),
-	regexp.MustCompile(`(?m)^FAILED (\S+?)(?: - |$)`),
-	regexp.MustCompile(`(?m)^test (\S+) \.\.\. FAILED`),
-	regexp.MustCompile(`(?m)^\s*[✕✗×] (.+?)(?: \(\d+ ?m?s\))?$`),
+var testPatterns = []func() *regexp.Regexp{
+	lazyRegexp(`(?m)^\s*--- FAIL: (\S+)`),
+	lazyRegexp(`(?m)^FAILED (\S+?)(?: - |$)`),
+	lazyRegexp(`(?m)^test (\S+) \.\.\. FAILED`),
+	lazyRegexp(`(?m)^\s*[✕✗×] (.+?)(?: \(\d+ ?m?s\))?$`),
 }
 
 // FailedTests returns the distinct failing test names a command's output
@@ -424,7 +424,8 @@ func FailedTests(out string) []string {
 		name string
 	}
 	var hits []hit
-	for _, re := range testPatterns {
+	for _, lazy := range testPatterns {
+		re := lazy()
 		for _, m := range re.FindAllStringSubmatchIndex(out, -1) {
 			hits = append(hits, hit{m[0], out[m[2]:m[3]]})
 		}
@@ -451,17 +452,17 @@ func FailedTests(out string) []string {
 // failLine is a line by which a run's output says it failed: a test
 // runner's FAIL, a panic, a compiler's or tool's "error:", make's
 // "*** … Error N".
-var failLine = regexp.MustCompile(`(?m)^\s*(?:FAIL\b|--- FAIL|panic:|fatal:|error(?:\[\w+\])?:|Error:|ERROR\b|make(?:\[\d+\])?: \*\*\* .*Error \d+)`)
+var failLine = lazyRegexp(`(?m)^\s*(?:FAIL\b|--- FAIL|panic:|fatal:|error(?:\[\w+\])?:|Error:|ERROR\b|make(?:\[\d+\])?: \*\*\* .*Error \d+)`)
 
 // OutputFailed reports whether a command's output says it failed (for a
 // run whose exit code the harness did not give): it names a failing test,
 // or a line starts as failLine says (docs/capture.md).
 func OutputFailed(out string) bool {
-	return len(FailedTests(out)) > 0 || failLine.MatchString(out)
+	return len(FailedTests(out)) > 0 || failLine().MatchString(out)
 }
 
 // errorWord finds the lines ErrorLines prefers.
-var errorWord = regexp.MustCompile(`(?i)\b(error|fail(ed|ure)?|panic|fatal|exception|cannot|undefined|not found)\b`)
+var errorWord = lazyRegexp(`(?i)\b(error|fail(ed|ure)?|panic|fatal|exception|cannot|undefined|not found)\b`)
 
 // ErrorLines returns a failed command's first error lines: the first
 // maxEventLines lines naming an error, else its first non-blank lines;
@@ -471,14 +472,14 @@ func ErrorLines(out string) []string {
 	var first, errs []string
 	for line := range strings.Lines(out) {
 		line = cleanLine(line)
-		if line == "" || exitLine.MatchString(line) {
+		if line == "" || exitLine().MatchString(line) {
 			continue
 		}
 		line = cutText(line, maxEventLineChars)
 		if len(first) < maxEventLines {
 			first = append(first, line)
 		}
-		if errorWord.MatchString(line) {
+		if errorWord().MatchString(line) {
 			if errs = append(errs, line); len(errs) == maxEventLines {
 				break
 			}
@@ -517,7 +518,7 @@ var readOnlyGit = map[string]bool{
 // &&, ||, ; and |) is a read-only command: such a command is not captured.
 // `sed` counts as read-only only without -i.
 func ReadOnlyCommand(cmd string) bool {
-	parts := commandParts.Split(cmd, -1)
+	parts := commandParts().Split(cmd, -1)
 	for _, p := range parts {
 		f := strings.Fields(p)
 		if len(f) == 0 {
@@ -546,13 +547,13 @@ func slicesContainsPrefix(list []string, prefix string) bool {
 }
 
 // ansiEscape is a terminal escape sequence (colours in test output).
-var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
+var ansiEscape = lazyRegexp(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
 
 // cleanLine makes one line of text the server keeps: terminal escapes
 // removed, invalid UTF-8 and the characters a stored text may not hold
 // (storage/textcheck) taken out, whitespace runs joined into one space.
 func cleanLine(s string) string {
-	s = strings.ToValidUTF8(ansiEscape.ReplaceAllString(s, ""), "")
+	s = strings.ToValidUTF8(ansiEscape().ReplaceAllString(s, ""), "")
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r':
@@ -567,14 +568,14 @@ func cleanLine(s string) string {
 
 // privateSpan is a <private>…</private> span (case-insensitive, across
 // lines); an opening tag never closed hides everything after it.
-var privateSpan = regexp.MustCompile(`(?is)<private>.*?(?:</private>|\z)`)
+var privateSpan = lazyRegexp(`(?is)<private>.*?(?:</private>|\z)`)
 
 // StripPrivate removes every <private>…</private> span.
 func StripPrivate(s string) string {
 	if !strings.Contains(strings.ToLower(s), "<private>") {
 		return s
 	}
-	return strings.TrimSpace(privateSpan.ReplaceAllString(s, ""))
+	return strings.TrimSpace(privateSpan().ReplaceAllString(s, ""))
 }
 
 // captureSpool is where captured events wait: a spool of its own, so a flood
@@ -629,7 +630,8 @@ func (r *run) logScreened(s Screened) {
 }
 
 // spoolAndSend spools ev (when there is one) and then sends what waits,
-// within captureDeadline from process start.
+// within captureDeadline from process start (the kernel's, where main
+// could read it: the process's own start-up counts).
 func (r *run) spoolAndSend(ctx context.Context, ev *Event) {
 	sp := r.captureSpool()
 	if ev != nil {
@@ -640,7 +642,14 @@ func (r *run) spoolAndSend(ctx context.Context, ev *Event) {
 	if r.cfg.Failpoint == "hook-tool-after-spool" {
 		select {} // the kill test ends the process here
 	}
-	cctx, cancel := context.WithDeadline(ctx, r.cfg.Start.Add(captureDeadline))
+	deadline := r.cfg.Start.Add(captureDeadline)
+	if !r.cfg.Now().Before(deadline) {
+		// Starting the process took the whole budget (a loaded machine):
+		// the event waits for the next hook's send.
+		r.log.printf("capture: no time left to send, %v after the process started (kept in the spool)", r.cfg.Now().Sub(r.cfg.Start).Round(time.Millisecond))
+		return
+	}
+	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := sp.SendBatch(cctx, r.client); err != nil {
 		r.log.printf("capture: %v (kept in the spool)", err)

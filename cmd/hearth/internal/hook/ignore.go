@@ -133,7 +133,7 @@ func (ig *Ignore) Command(cmd string) bool {
 		return false
 	}
 	line := strings.Join(strings.Fields(cmd), " ")
-	parts := append([]string{line}, commandParts.Split(line, -1)...)
+	parts := append([]string{line}, commandParts().Split(line, -1)...)
 	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		for _, re := range ig.commands {
@@ -153,4 +153,4 @@ func (ig *Ignore) Command(cmd string) bool {
 }
 
 // commandParts splits a command line at &&, ||, ; and |.
-var commandParts = regexp.MustCompile(`&&|\|\||;|\|`)
+var commandParts = lazyRegexp(`&&|\|\||;|\|`)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sync"
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -55,4 +57,11 @@ func (l *logger) close() {
 	if l.f != nil {
 		l.f.Close()
 	}
+}
+
+// lazyRegexp compiles expr on its first use: a hook process runs once and
+// uses few of the package's expressions, and compiling them all at init
+// would cost every hook (and every other hearth command) their time.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

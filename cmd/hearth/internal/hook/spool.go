@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -46,12 +45,12 @@ type Spool struct {
 }
 
 // spoolKey is a spool file's name stem: a caller's idempotency key.
-var spoolKey = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
+var spoolKey = lazyRegexp(`^[A-Za-z0-9_-]{8,64}$`)
 
 // Put spools one call under key (an op_id). Putting the same key again
 // replaces the file with the same call, so a hook run twice spools once.
 func (s *Spool) Put(key, tool string, args any) error {
-	if !spoolKey.MatchString(key) {
+	if !spoolKey().MatchString(key) {
 		return fmt.Errorf("spool key %q: want 8-64 of A-Za-z0-9_-", key)
 	}
 	n, err := s.pending()
@@ -92,7 +91,7 @@ func (s *Spool) pending() ([]string, error) {
 	var list []kt
 	for _, e := range entries {
 		key, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !spoolKey.MatchString(key) || !e.Type().IsRegular() {
+		if !ok || !spoolKey().MatchString(key) || !e.Type().IsRegular() {
 			continue
 		}
 		fi, err := e.Info()

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -37,7 +36,7 @@ func CopilotTranscript(env func(string) string, sessionID string) string {
 		}
 		dir = filepath.Join(home, ".copilot")
 	}
-	if !copilotSessionID.MatchString(sessionID) {
+	if !copilotSessionID().MatchString(sessionID) {
 		return ""
 	}
 	p := filepath.Join(dir, "session-state", sessionID, "events.jsonl")
@@ -49,7 +48,7 @@ func CopilotTranscript(env func(string) string, sessionID string) string {
 
 // copilotSessionID is what a Copilot session id may be to name a folder:
 // letters, digits, '-' and '_' (Copilot's are UUIDs).
-var copilotSessionID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+var copilotSessionID = lazyRegexp(`^[A-Za-z0-9_-]{1,128}$`)
 
 // Turn is one user prompt or assistant answer of a transcript.
 type Turn struct {
