@@ -13,8 +13,7 @@ import (
 // in /proc/self/stat (clock ticks since boot, USER_HZ = 100 on Linux) set
 // against CLOCK_BOOTTIME, the clock it is kept in. It is at most one tick
 // (10 ms) before the real start, never after. ok is false when it cannot
-// be read or makes no sense (a start in the future, or more than a minute
-// ago for a process whose main has just begun).
+// be read or makes no sense (a start in the future).
 func kernelStart() (t time.Time, ok bool) {
 	b, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
@@ -40,7 +39,7 @@ func kernelStart() (t time.Time, ok bool) {
 	}
 	now := time.Now()
 	age := time.Duration(ts.Nano()) - time.Duration(ticks)*(time.Second/100)
-	if age < 0 || age > time.Minute {
+	if age < 0 {
 		return time.Time{}, false
 	}
 	return now.Add(-age), true
