@@ -49,6 +49,19 @@ func copilotHookContexts(t *testing.T, copilotHome, sessionID, hookType string) 
 	return out
 }
 
+// hearthRunning reports whether a process of the hearth binary bin runs
+// (a hook, or the drainer one started).
+func hearthRunning(bin string) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(string(cmdline), bin+"\x00") {
+			return true
+		}
+	}
+	return false
+}
+
 // TestE2E_CopilotCLI proves with the real Copilot CLI (docs/copilot.md):
 // the configuration `hearth connect copilot --apply` writes is read, and
 // its MCP server serves the model's memory_store call as the copilot
@@ -87,6 +100,12 @@ func TestE2E_CopilotCLI(t *testing.T) {
 		"COPILOT_PROVIDER_API_KEY=sk-e2e-not-a-key", "COPILOT_MODEL=claude-sonnet-4.5",
 		"HEARTH_TOKEN=" + td.tokens["copilot"], "HEARTH_CACHE_DIR=" + cache,
 	}
+	// Registered after the temporary folders, so it runs before they are
+	// removed: a detached drainer a session end started may still write
+	// its log there.
+	t.Cleanup(func() {
+		waitFor(t, "the hooks' drainers exit", func() bool { return !hearthRunning(bin) })
+	})
 	connect := runCLI(t, repo, env, bin, "connect", "copilot", "--apply", "--url", td.url, "--token-file", tokenFile)
 	if connect.err != nil {
 		t.Fatalf("hearth connect: %v\n%s%s", connect.err, connect.stdout, connect.stderr)
@@ -168,8 +187,12 @@ func TestE2E_CopilotCLI(t *testing.T) {
 		if lo, err := td.db.LeftOff(context.Background(), "github/acme/e2e", ""); err != nil || lo != nil {
 			t.Fatalf("before /compact: left off %+v, %v; want nothing captured", lo, err)
 		}
-		// In -p mode the slash command compacts the resumed conversation.
+		// In -p mode the slash command compacts the resumed conversation;
+		// it runs PreCompact alone, whose hook sends the event within 80 ms
+		// of its start or leaves it in the spool. The next run's hooks
+		// deliver what waits (on a busy machine the 80 ms can pass).
 		prompt(t, env, "-p", "/compact", "--resume="+sid)
+		prompt(t, env, "-p", "And now?", "--resume="+sid)
 		waitFor(t, "the compaction is captured", func() bool {
 			lo, err := td.db.LeftOff(context.Background(), "github/acme/e2e", "")
 			return err == nil && lo != nil && lo.SessionID == sid && lo.Harness == "copilot"
