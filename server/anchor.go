@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/storage"
@@ -62,11 +61,11 @@ func (x report) check() error {
 	if err := checkID(x.field+"id", x.id); err != nil {
 		return err
 	}
-	switch {
-	case x.anchor == "":
+	if x.anchor == "" {
 		return invalid(x.field+"anchor", "is required: one of the record's anchors, as memory_get lists it")
-	case utf8.RuneCountInString(x.anchor) > x.maxAnchor:
-		return invalid(x.field+"anchor", "is longer than %d characters", x.maxAnchor)
+	}
+	if err := checkLen(x.field+"anchor", x.anchor, x.maxAnchor); err != nil {
+		return err
 	}
 	if err := checkAnchor(x.field+"anchor", x.anchor); err != nil {
 		return err
@@ -74,13 +73,7 @@ func (x report) check() error {
 	if x.state != storage.AnchorAvailable && x.state != storage.AnchorUnavailable {
 		return invalid(x.field+"state", "must be available or unavailable")
 	}
-	if err := checkText(x.field+"detail", x.detail, false); err != nil {
-		return err
-	}
-	if utf8.RuneCountInString(x.detail) > x.maxDetail {
-		return invalid(x.field+"detail", "is longer than %d characters", x.maxDetail)
-	}
-	return nil
+	return checkBounded(x.field+"detail", x.detail, false, x.maxDetail)
 }
 
 // ReportAnchor applies a client's reports on path:, host: and url: anchors

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"strings"
-	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/storage"
@@ -116,14 +115,12 @@ func (a *answerService) Questions(ctx context.Context, r *hearthv1.QuestionsRequ
 // checkQuestionText checks a question's words: present, UTF-8, at most max
 // characters.
 func checkQuestionText(field, text string, max int) error {
-	if err := checkText(field, text, false); err != nil {
+	if err := checkBounded(field, text, false, max); err != nil {
 		return err
 	}
 	switch {
 	case strings.TrimSpace(text) == "":
 		return invalid(field, "is required")
-	case utf8.RuneCountInString(text) > max:
-		return invalid(field, "is %d characters; at most %d", utf8.RuneCountInString(text), max)
 	case storage.QuestionKey(text) == "":
 		return invalid(field, "has no word that says what it asks (only stop words)")
 	}

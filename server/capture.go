@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/storage"
@@ -154,13 +153,10 @@ func checkCaptureEvent(field string, ev *hearthv1.CaptureEvent) error {
 // characters, and what checkText allows on one line; required when need is
 // set.
 func checkCaptureText(field, s string, max int, need bool) error {
-	switch {
-	case strings.TrimSpace(s) == "" && need:
+	if strings.TrimSpace(s) == "" && need {
 		return invalid(field, "is required")
-	case utf8.RuneCountInString(s) > max:
-		return invalid(field, "is longer than %d characters", max)
 	}
-	return checkText(field, s, false)
+	return checkBounded(field, s, false, max)
 }
 
 // screenCaptureEvent screens every text of an event, as every stored field

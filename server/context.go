@@ -27,8 +27,9 @@ func checkContextRequest(r *hearthv1.ContextRequest) error {
 		return invalid("task", "is required: what you are about to do, in a sentence or two")
 	case !utf8.ValidString(task):
 		return invalid("task", "is not valid UTF-8")
-	case utf8.RuneCountInString(task) > maxTaskChars:
-		return invalid("task", "is longer than %d characters", maxTaskChars)
+	}
+	if err := checkLen("task", task, maxTaskChars); err != nil {
+		return err
 	}
 	if r.BudgetTokens != nil && int(r.GetBudgetTokens()) < minContextBudget {
 		return invalid("budget_tokens", "must be at least %d", minContextBudget)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"strconv"
-	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/storage"
@@ -18,13 +17,7 @@ func checkEvidenceRequest(r *hearthv1.EvidenceRequest) error {
 	if !storage.ValidStance(r.GetStance()) {
 		return invalid("stance", "must be %s or %s", storage.StanceCorroborates, storage.StanceContradicts)
 	}
-	if err := checkText("note", r.GetNote(), true); err != nil {
-		return err
-	}
-	if n := r.GetNote(); utf8.RuneCountInString(n) > maxNoteChars {
-		return invalid("note", "is longer than %d characters", maxNoteChars)
-	}
-	return nil
+	return checkBounded("note", r.GetNote(), true, maxNoteChars)
 }
 
 // Evidence records the caller's stance on a record (R-E1, R-E2). The stance

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/auth"
@@ -48,8 +47,8 @@ var lineJSON = protojson.MarshalOptions{UseProtoNames: true}
 // checkExportRequest validates a memory_export request.
 func checkExportRequest(r *hearthv1.ExportRequest) error {
 	if p := r.GetNamespacePrefix(); p != "" {
-		if utf8.RuneCountInString(p) > maxPrefixChars {
-			return invalid("namespace_prefix", "is %d characters; at most %d", utf8.RuneCountInString(p), maxPrefixChars)
+		if err := checkLen("namespace_prefix", p, maxPrefixChars); err != nil {
+			return err
 		}
 		for _, seg := range strings.Split(p, "/") {
 			if err := namespace.ValidateSegment(seg); err != nil {
@@ -138,8 +137,11 @@ func checkImportRequest(r *hearthv1.ImportRequest) error {
 		return invalid("lines", "is required: JSON Lines as memory_export writes them")
 	case len(l) > maxImportBytes:
 		return invalid("lines", "is %d bytes; at most %d (split the file: hearth import does)", len(l), maxImportBytes)
-	case utf8.RuneCountInString(l) > maxImportChars:
-		return invalid("lines", "is %d characters; at most %d", utf8.RuneCountInString(l), maxImportChars)
+	}
+	if err := checkLen("lines", l, maxImportChars); err != nil {
+		return err
+	}
+	switch {
 	case lineCount(l) > MaxImportLines:
 		return invalid("lines", "has %d lines; at most %d (split the file: hearth import does)", lineCount(l), MaxImportLines)
 	}
@@ -469,11 +471,8 @@ func (a *adminService) parseLine(line string) (storage.ImportItem, error) {
 		if !storage.ValidStance(e.GetStance()) {
 			return it, invalid(field+".stance", "must be corroborates or contradicts")
 		}
-		if err := checkText(field+".note", e.GetNote(), true); err != nil {
+		if err := checkBounded(field+".note", e.GetNote(), true, maxNoteChars); err != nil {
 			return it, err
-		}
-		if utf8.RuneCountInString(e.GetNote()) > maxNoteChars {
-			return it, invalid(field+".note", "is longer than %d characters", maxNoteChars)
 		}
 		note, err := screen.Check(field+".note", e.GetNote())
 		if err != nil {

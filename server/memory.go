@@ -404,13 +404,7 @@ func checkForgetRequest(r *hearthv1.ForgetRequest) error {
 	if r.Revision != nil && r.GetRevision() == 0 {
 		return invalid("revision", "must be a revision (1 or more) when given")
 	}
-	if err := checkText("reason", r.GetReason(), true); err != nil {
-		return err
-	}
-	if utf8.RuneCountInString(r.GetReason()) > maxReasonChars {
-		return invalid("reason", "is longer than %d characters", maxReasonChars)
-	}
-	return nil
+	return checkBounded("reason", r.GetReason(), true, maxReasonChars)
 }
 
 func (m *memoryService) Forget(ctx context.Context, r *hearthv1.ForgetRequest) (*hearthv1.ForgetResponse, error) {
@@ -443,8 +437,8 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 	if !utf8.ValidString(q) {
 		return invalid("query", "is not valid UTF-8")
 	}
-	if utf8.RuneCountInString(q) > maxQueryChars {
-		return invalid("query", "is longer than %d characters", maxQueryChars)
+	if err := checkLen("query", q, maxQueryChars); err != nil {
+		return err
 	}
 	for i, t := range r.GetTypes() {
 		if err := checkType(fieldIndex("types", i), t); err != nil {

@@ -31,14 +31,11 @@ const (
 // the namespace (which resolve checks).
 func checkCloseRequest(sz *budget.Sizer, r *hearthv1.CloseRequest) error {
 	sid := r.GetSessionId()
-	if err := checkText("session_id", sid, false); err != nil {
+	if err := checkBounded("session_id", sid, false, maxSessionIDChars); err != nil {
 		return err
 	}
-	switch {
-	case strings.TrimSpace(sid) == "":
+	if strings.TrimSpace(sid) == "" {
 		return invalid("session_id", "is required")
-	case utf8.RuneCountInString(sid) > maxSessionIDChars:
-		return invalid("session_id", "is longer than %d characters", maxSessionIDChars)
 	}
 	switch op := r.GetOpId(); {
 	case op == "":

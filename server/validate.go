@@ -80,15 +80,30 @@ func checkText(field, s string, multiline bool) error {
 	return nil
 }
 
-func checkTitle(field, t string) error {
-	if err := checkText(field, t, false); err != nil {
+// checkLen is the one length check of a text: at most max characters
+// (runes), naming the field and both counts.
+func checkLen(field, s string, max int) error {
+	if n := utf8.RuneCountInString(s); n > max {
+		return invalid(field, "is %d characters; at most %d", n, max)
+	}
+	return nil
+}
+
+// checkBounded is checkText and then checkLen: a free text's characters
+// and its length.
+func checkBounded(field, s string, multiline bool, max int) error {
+	if err := checkText(field, s, multiline); err != nil {
 		return err
 	}
-	switch {
-	case strings.TrimSpace(t) == "":
+	return checkLen(field, s, max)
+}
+
+func checkTitle(field, t string) error {
+	if err := checkBounded(field, t, false, maxTitleChars); err != nil {
+		return err
+	}
+	if strings.TrimSpace(t) == "" {
 		return invalid(field, "is required")
-	case utf8.RuneCountInString(t) > maxTitleChars:
-		return invalid(field, "is %d characters; at most %d", utf8.RuneCountInString(t), maxTitleChars)
 	}
 	return nil
 }
@@ -118,8 +133,8 @@ func checkConfidence(field string, c float64) error {
 // URL>, in the form it is stored in. Credentials in a url: anchor are the
 // screen's to refuse (screen.Anchor), after this check.
 func checkAnchor(field, a string) error {
-	if utf8.RuneCountInString(a) > maxAnchorChars {
-		return invalid(field, "is longer than %d characters", maxAnchorChars)
+	if err := checkLen(field, a, maxAnchorChars); err != nil {
+		return err
 	}
 	if _, err := anchor.Parse(a); err != nil {
 		return invalid(field, "%v", err)
