@@ -232,8 +232,9 @@ type clientView struct {
 	Save      string // the command that keeps the token in a file
 	Claude    string // hearth connect claude-code …; "" when not for Claude Code
 	Codex     string // hearth connect codex …; "" when not for Codex
-	Export    string // where Codex starts: its MCP entry reads HEARTH_TOKEN
+	Export    string // where Codex or Copilot starts: its MCP entry reads HEARTH_TOKEN
 	OpenCode  string // hearth connect opencode …; "" when not for OpenCode
+	Copilot   string // hearth connect copilot …; "" when not for Copilot
 	Rotate    string
 	RotateCmd string
 }
@@ -475,7 +476,7 @@ func (h *Handler) client(c Client, ep endpoint, showToken bool) clientView {
 	}
 	// A client named for a harness is for that harness alone: each harness
 	// its own identity.
-	named := c.Name == "claude-code" || c.Name == "codex" || c.Name == "opencode"
+	named := c.Name == "claude-code" || c.Name == "codex" || c.Name == "opencode" || c.Name == "copilot"
 	if c.Name == "claude-code" || !named {
 		cv.Claude = connect("claude-code")
 	}
@@ -487,6 +488,12 @@ func (h *Handler) client(c Client, ep endpoint, showToken bool) clientView {
 	}
 	if c.Name == "opencode" || !named {
 		cv.OpenCode = connect("opencode")
+	}
+	if c.Name == "copilot" || !named {
+		cv.Copilot = connect("copilot")
+		if file != "" {
+			cv.Export = "export HEARTH_TOKEN=\"$(cat " + file + ")\""
+		}
 	}
 	return cv
 }
