@@ -134,9 +134,13 @@ var (
 	prefilledBy = map[int]*testDaemon{}
 )
 
-// TestMain closes the daemons the benchmarks shared and removes their data.
+// TestMain closes the daemons the benchmarks shared and removes their data,
+// and the binary the process tests shared (buildHearth).
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if hearthBinDir != "" {
+		os.RemoveAll(hearthBinDir)
+	}
 	for _, td := range prefilledBy {
 		td.conn.Close()
 		td.Close(context.Background())

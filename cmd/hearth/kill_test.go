@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,18 +21,36 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// buildHearth builds this command into a temp dir and returns the binary.
+// buildHearth returns the hearth binary built with the failpoint tag (which
+// makes it read HEARTH_FAILPOINT). It is built once per test binary, into
+// hearthBinDir, which TestMain removes: every test that runs the binary
+// shares it, and none changes it.
 func buildHearth(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hearth")
-	// The failpoint tag makes the binary read HEARTH_FAILPOINT.
-	cmd := exec.Command("go", "build", "-tags", "failpoint", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := builtHearth()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
+
+// hearthBinDir holds the binary builtHearth made ("" before).
+var hearthBinDir string
+
+var builtHearth = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "hearth-bin-")
+	if err != nil {
+		return "", err
+	}
+	hearthBinDir = dir
+	bin := filepath.Join(dir, "hearth")
+	cmd := exec.Command("go", "build", "-tags", "failpoint", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 // proc is a running `hearth serve` with its output lines.
 type proc struct {
