@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage"
@@ -282,9 +281,7 @@ const nobody = 65534
 // the only user that may run a process as another.
 func asNobody(t *testing.T, what string) string {
 	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("only root can run a process as another user: run as root to see another user refused")
-	}
+	needRoot(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -298,11 +295,19 @@ func asNobody(t *testing.T, what string) string {
 	cmd.Env = append(os.Environ(), adminChildEnv+"="+what)
 	cmd.Dir = filepath.Dir(bin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	asUser(cmd, nobody)
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("child: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
+}
+
+// needRoot skips the test unless it runs as root.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("only root can run a process as another user: run as root to see another user refused")
+	}
 }
 
 // openDir is a temporary directory that every user may enter and read.
@@ -340,9 +345,7 @@ func copyExecutable(from, to string) error {
 // chmod), the server hangs up on it, by the peer's credentials.
 func TestLocalAdmin_OtherUsers(t *testing.T) {
 	t.Parallel()
-	if os.Getuid() != 0 {
-		t.Skip("only root can run a process as another user: run as root to see another user refused")
-	}
+	needRoot(t)
 	dir := openDir(t)
 	var log lockedBuffer
 	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: testOptions()}, Log: slog.New(slog.NewTextHandler(&log, nil))}, true)
@@ -379,6 +382,7 @@ func TestLocalAdmin_OtherUsers(t *testing.T) {
 // another user: root writes in any directory.
 func TestLocalAdmin_ReadOnlyDir(t *testing.T) {
 	t.Parallel()
+	needRoot(t)
 	dir := filepath.Join(openDir(t), "data")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
