@@ -132,7 +132,9 @@ const geminiSettings = `{
 // model's request; a memory_store call the CLI makes lands in Hearth with
 // writer gemini-cli and a later session's bootstrap shows it; the capture
 // hook records a failing, fixed and failing check; and every session
-// closes once.
+// closes once. Not parallel, like the other TestE2E tests: each gemini run
+// starts node on a 100 MB bundle, and the prompt hook must answer within
+// its 300 ms deadline, which it cannot when CLIs share a busy machine.
 func TestE2E_GeminiCLI(t *testing.T) {
 	entry := os.Getenv("HEARTH_GEMINI_CLI")
 	if entry == "" {
