@@ -100,6 +100,7 @@ func texts(na storage.NewAnswer) []string {
 }
 
 func TestComposer_Compose(t *testing.T) {
+	t.Parallel()
 	records := [][2]string{
 		{"Migrations", "Run make migrate before deploying. The migrations live in db/migrations."},
 		{"Migrations in CI", "CI runs the migrations on a scratch database. It fails the build on a dirty schema."},
@@ -300,6 +301,7 @@ func mustRouter(t *testing.T, c models.Config) *models.Router {
 }
 
 func TestSplit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string

@@ -105,6 +105,7 @@ var webhookRecords = [][2]string{
 }
 
 func TestCosine_Rank(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {
 		r := newRig(t, 48, 2*time.Second)
@@ -305,6 +306,7 @@ func TestCosine_Rank(t *testing.T) {
 // TestCosine_Fallback checks every condition under which search ranks by
 // full text alone (R-K3), and that min_cosine then drops no hit (R-K4).
 func TestCosine_Fallback(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	setup := func(t *testing.T, timeout time.Duration) (*rig, retrieval.Query) {
 		r := newRig(t, 32, timeout)
@@ -409,6 +411,7 @@ func TestCosine_Fallback(t *testing.T) {
 // another model and on another snapshot (R-M9), each making search fall
 // back until the embedder re-embeds.
 func TestEmbedder_Digest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRig(t, 32, 2*time.Second)
 	a := r.store(t, "global", "retry webhooks", "with backoff")
@@ -481,6 +484,7 @@ func TestEmbedder_Digest(t *testing.T) {
 // similarity under their new namespace and no longer under the old one,
 // from the next search on, with no re-embedding (their text is the same).
 func TestCosine_Rename(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRig(t, 48, 2*time.Second)
 	var moved []string

@@ -14,6 +14,7 @@ import (
 // entries whose upper bound reaches the k-th highest lower bound, in the
 // order of the entries, and so every entry of the exact top k.
 func TestNearest(t *testing.T) {
+	// Not parallel: it sets GOMAXPROCS, which the whole process shares.
 	const dim = 64
 	rng := rand.New(rand.NewPCG(3, 4))
 	// With every > 0, every every-th vector is a near copy of one (a text
@@ -68,6 +69,7 @@ func TestNearest(t *testing.T) {
 // similar (copies of one text), the scan keeps the maxRescore with the
 // highest upper bounds, ties by id, whichever part met them.
 func TestNearest_Rescore(t *testing.T) {
+	// Not parallel: it sets GOMAXPROCS, which the whole process shares.
 	const dim = 32
 	rng := rand.New(rand.NewPCG(5, 6))
 	same := unit(rng, dim)
@@ -170,6 +172,7 @@ func ids(es []*entry) []string {
 // of its namespace when it has few of them, from all of them when most),
 // and every position the index keeps points at its entry.
 func TestIndex_Apply(t *testing.T) {
+	t.Parallel()
 	x := NewIndex(nil)
 	// Before it loads, the index cannot tell a vector's state: Counts says
 	// so rather than count nothing (memory_status leaves the counts out).

@@ -41,6 +41,7 @@ func ids(hs []ranking.Hit) []string {
 }
 
 func TestPipeline_Run(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storagetest.Open(t)
 	for _, title := range []string{"retry webhooks with backoff", "webhooks deliver events", "backoff for failed deliveries", "unrelated cache note"} {
@@ -134,6 +135,7 @@ func (o other) Rank(ctx context.Context, q retrieval.Query) (retrieval.Ranked, e
 // in the fusion; a hit only another list found keeps that list's; no other
 // full-text hit is cut.
 func TestPipeline_Snippets(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storagetest.Open(t)
 	filler := "nothing to see in these first words of a long note about other matters entirely, "
