@@ -111,12 +111,14 @@ func (l *ownerListener) Accept() (net.Conn, error) {
 		if err == nil && (uid == l.uid || uid == 0) {
 			return c, nil
 		}
-		c.Close()
+		// Logged before the hang-up, so the log says it by the time the
+		// peer sees it.
 		if err != nil {
 			l.log.Warn("admin socket: refused a connection whose user is unknown", "err", err)
 		} else {
 			l.log.Warn("admin socket: refused another user's connection", "uid", uid)
 		}
+		c.Close()
 	}
 }
 
