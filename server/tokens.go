@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hearth-memory/hearth/internal/fileio"
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
@@ -139,25 +140,7 @@ func NewToken() (string, error) {
 	return TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
-// writeTokenFile replaces the token file at path atomically: the new
-// token is written (0600) and synced beside it, then renamed over it.
+// writeTokenFile replaces the token file at path atomically (0600).
 func writeTokenFile(path, token string) error {
-	tmp := path + ".tmp"
-	os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(token + "\n"); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return fileio.WriteAtomic(path, []byte(token+"\n"), 0o600)
 }

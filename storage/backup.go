@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/ncruces/go-sqlite3/driver"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
 
+	"github.com/hearth-memory/hearth/internal/fileio"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -276,7 +276,7 @@ func Restore(ctx context.Context, path, from, aside string) (*RestoreInfo, error
 
 	tmp := abs + ".restore"
 	removeDB(tmp)
-	if err := copyFile(from, tmp); err != nil {
+	if err := fileio.Copy(from, tmp); err != nil {
 		removeDB(tmp)
 		return nil, fmt.Errorf("storage: restore: %w", err)
 	}
@@ -337,24 +337,6 @@ func removeDB(p string) {
 	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 		os.Remove(p + suffix)
 	}
-}
-
-// copyFile copies src to a new file dst (0600).
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 func syncFile(p string) error {

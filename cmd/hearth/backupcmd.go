@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/internal/fileio"
 	"github.com/hearth-memory/hearth/storage"
 )
 
@@ -127,27 +128,7 @@ func moveFile(src, dst string) error {
 	if err := os.Rename(src, dst); err == nil {
 		return nil
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		os.Remove(dst)
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		os.Remove(dst)
-		return err
-	}
-	if err := out.Close(); err != nil {
-		os.Remove(dst)
+	if err := fileio.Copy(src, dst); err != nil {
 		return err
 	}
 	return os.Remove(src)

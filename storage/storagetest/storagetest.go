@@ -4,11 +4,13 @@ package storagetest
 
 import (
 	"context"
-	"io"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/hearth-memory/hearth/internal/fileio"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
@@ -95,18 +97,8 @@ func Store(tb testing.TB, db *storage.DB, nr storage.NewRecord) *storage.Record 
 // CopyFile copies from to a file to (0600), replacing it: the benchmarks'
 // prefilled stores are copied into each run's directory.
 func CopyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
+	if err := os.Remove(to); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return fileio.Copy(from, to)
 }

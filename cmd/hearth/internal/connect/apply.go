@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hearth-memory/hearth/internal/fileio"
 )
 
 // Paths are the settings files --apply changes.
@@ -135,23 +137,7 @@ func rewrite(path string, merge func([]byte) ([]byte, error), now time.Time) (*C
 			return nil, err
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".hearth-connect-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if _, err := tmp.Write(updated); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	return c, os.Rename(tmp.Name(), path)
+	return c, fileio.WriteAtomic(path, updated, mode)
 }
 
 // maxBackups bounds the names backup tries for one second.
