@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	rpccode "google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -17,11 +19,11 @@ import (
 // and the reason of its hearth.v1.ErrorDetail (REASON_UNSPECIFIED when it
 // has none).
 //
-// It is the one table from gRPC codes to HTTP statuses, used by REST replies
-// and by the http_status field of every error body (MCP included). The values
-// are those of grpc-gateway's runtime.HTTPStatusFromCode and connect-go's
-// table, written as literals so they can be compared to the specification.
-// Codes outside 0..16 answer 500.
+// It is the one mapping from gRPC codes to HTTP statuses, used by REST
+// replies and by the http_status field of every error body (MCP included):
+// grpc-gateway's runtime.HTTPStatusFromCode (FAILED_PRECONDITION is 400,
+// deliberately not 412, which is about HTTP conditional headers; codes
+// outside 0..16 answer 500) and the exceptions below.
 //
 // Exceptions to the table belong here, as explicit cases before the switch,
 // each with the requirement that asks for it.
@@ -44,78 +46,18 @@ func HTTPStatus(code codes.Code, reason hearthv1.Reason) int {
 	if code == codes.FailedPrecondition && reason == hearthv1.Reason_REASON_READ_ONLY {
 		return 503
 	}
-	switch code {
-	case codes.OK:
-		return 200
-	case codes.Canceled:
-		return 499
-	case codes.Unknown:
-		return 500
-	case codes.InvalidArgument:
-		return 400
-	case codes.DeadlineExceeded:
-		return 504
-	case codes.NotFound:
-		return 404
-	case codes.AlreadyExists:
-		return 409
-	case codes.PermissionDenied:
-		return 403
-	case codes.ResourceExhausted:
-		return 429
-	case codes.FailedPrecondition:
-		// Deliberately not 412 Precondition Failed, which is about HTTP
-		// conditional headers.
-		return 400
-	case codes.Aborted:
-		return 409
-	case codes.OutOfRange:
-		return 400
-	case codes.Unimplemented:
-		return 501
-	case codes.Internal:
-		return 500
-	case codes.Unavailable:
-		return 503
-	case codes.DataLoss:
-		return 500
-	case codes.Unauthenticated:
-		return 401
-	default:
-		return 500
-	}
-}
-
-// codeNames holds the canonical names of google.rpc.Code, which differ from
-// codes.Code.String() in case and, for CANCELLED, in spelling.
-var codeNames = [...]string{
-	codes.OK:                 "OK",
-	codes.Canceled:           "CANCELLED",
-	codes.Unknown:            "UNKNOWN",
-	codes.InvalidArgument:    "INVALID_ARGUMENT",
-	codes.DeadlineExceeded:   "DEADLINE_EXCEEDED",
-	codes.NotFound:           "NOT_FOUND",
-	codes.AlreadyExists:      "ALREADY_EXISTS",
-	codes.PermissionDenied:   "PERMISSION_DENIED",
-	codes.ResourceExhausted:  "RESOURCE_EXHAUSTED",
-	codes.FailedPrecondition: "FAILED_PRECONDITION",
-	codes.Aborted:            "ABORTED",
-	codes.OutOfRange:         "OUT_OF_RANGE",
-	codes.Unimplemented:      "UNIMPLEMENTED",
-	codes.Internal:           "INTERNAL",
-	codes.Unavailable:        "UNAVAILABLE",
-	codes.DataLoss:           "DATA_LOSS",
-	codes.Unauthenticated:    "UNAUTHENTICATED",
+	return runtime.HTTPStatusFromCode(code)
 }
 
 // CodeName returns the canonical upper-snake name of code as google.rpc.Code
-// spells it, e.g. INVALID_ARGUMENT or CANCELLED. Codes outside 0..16 are
-// named UNKNOWN.
-func CodeName(code codes.Code) string {
-	if int(code) < len(codeNames) {
-		return codeNames[code]
+// spells it (code.Code's enum name), e.g. INVALID_ARGUMENT or CANCELLED,
+// where codes.Code.String() says InvalidArgument and Canceled. Codes
+// outside 0..16 are named UNKNOWN.
+func CodeName(c codes.Code) string {
+	if n, ok := rpccode.Code_name[int32(c)]; ok {
+		return n
 	}
-	return codeNames[codes.Unknown]
+	return rpccode.Code_UNKNOWN.String()
 }
 
 // ReasonName returns how the JSON error body spells reason: its enum name in

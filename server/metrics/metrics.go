@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/common/expfmt"
+	rpccode "google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc/codes"
 )
 
@@ -332,22 +333,12 @@ func closed(v string, set []string) string {
 	return Other
 }
 
-// codeNames are the canonical gRPC code names, as the access log and error
-// bodies spell them.
-var codeNames = [...]string{
-	codes.OK: "OK", codes.Canceled: "CANCELLED", codes.Unknown: "UNKNOWN", codes.InvalidArgument: "INVALID_ARGUMENT",
-	codes.DeadlineExceeded: "DEADLINE_EXCEEDED", codes.NotFound: "NOT_FOUND", codes.AlreadyExists: "ALREADY_EXISTS",
-	codes.PermissionDenied: "PERMISSION_DENIED", codes.ResourceExhausted: "RESOURCE_EXHAUSTED",
-	codes.FailedPrecondition: "FAILED_PRECONDITION", codes.Aborted: "ABORTED", codes.OutOfRange: "OUT_OF_RANGE",
-	codes.Unimplemented: "UNIMPLEMENTED", codes.Internal: "INTERNAL", codes.Unavailable: "UNAVAILABLE",
-	codes.DataLoss: "DATA_LOSS", codes.Unauthenticated: "UNAUTHENTICATED",
-}
-
-// CodeName returns the canonical name of c, or "UNKNOWN" for a code gRPC
-// does not define.
+// CodeName returns the canonical name of c as google.rpc.Code spells it
+// (the access log and error bodies spell it so), or "UNKNOWN" for a code
+// gRPC does not define.
 func CodeName(c codes.Code) string {
-	if int(c) < len(codeNames) {
-		return codeNames[c]
+	if n, ok := rpccode.Code_name[int32(c)]; ok {
+		return n
 	}
-	return "UNKNOWN"
+	return rpccode.Code_UNKNOWN.String()
 }
