@@ -35,9 +35,9 @@ const MaxDescription = 2048
 // conn. version is reported as serverInfo.version.
 //
 // The handler answers POST only (GET and DELETE, the SSE stream and session
-// end, get 405 with Allow: POST), always with application/json, and applies
-// gateway.Boundary itself, so it refuses browser requests even if mounted
-// without it. It fails when the descriptors do not make valid tools: an RPC
+// end, get 405 with Allow: POST), always with application/json. It is
+// mounted behind gateway.Boundary, as every HTTP route is (the daemon wraps
+// its whole mux once), which refuses browser requests. It fails when the descriptors do not make valid tools: an RPC
 // without a tool option, a duplicate name, a description over
 // MaxDescription.
 func New(conn grpc.ClientConnInterface, version string, opts ...Option) (http.Handler, error) {
@@ -88,7 +88,7 @@ func New(conn grpc.ClientConnInterface, version string, opts ...Option) (http.Ha
 		server.WithDisableLocalhostProtection(true),
 		server.WithDisableStreaming(true),
 	)
-	return gateway.Boundary(postOnly(validIDs(identified(conn, o.check, streamable)))), nil
+	return postOnly(validIDs(identified(conn, o.check, streamable))), nil
 }
 
 // Option changes what New makes.

@@ -70,7 +70,7 @@ func newEnv(t *testing.T, respond gatewaytest.Responder) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{backend: backend, mcp: m, rest: gateway.Boundary(h)}
+	return &env{backend: backend, mcp: gateway.Boundary(m), rest: gateway.Boundary(h)}
 }
 
 // calls returns the calls the backend received, the bridge's identity
