@@ -5,9 +5,11 @@ package storagetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/hearth-memory/hearth/internal/fileio"
@@ -16,11 +18,44 @@ import (
 )
 
 // Open opens a new, migrated database in tb.TempDir(). It is closed by
-// tb.Cleanup; a failure to open or close fails the test.
+// tb.Cleanup; a failure to open or close fails the test. The file is a copy
+// of one database migrated once per test binary (template): a fresh run of
+// every migration costs each test far more than copying its result.
 func Open(tb testing.TB) *storage.DB {
 	tb.Helper()
-	return OpenPath(tb, filepath.Join(tb.TempDir(), "hearth.db"))
+	src, err := template()
+	if err != nil {
+		tb.Fatalf("storagetest: the migrated template: %v", err)
+	}
+	path := filepath.Join(tb.TempDir(), "hearth.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return OpenPath(tb, path)
 }
+
+// template returns the bytes of a database file that storage.Open created
+// and migrated, then closed (so that the write-ahead log is folded into
+// it), made once per test binary in a directory removed at once.
+var template = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "hearth-template-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "hearth.db")
+	db, err := storage.Open(context.Background(), path)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		return nil, fmt.Errorf("%s-wal is left after Close: the copy would miss what it holds", path)
+	}
+	return os.ReadFile(path)
+})
 
 // OpenPath opens the database at path (for tests that reopen one file),
 // closing it by tb.Cleanup.
