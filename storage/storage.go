@@ -50,12 +50,17 @@ var (
 		"foreign_keys(on)",
 	}
 	// Readers never write: query_only makes that a property of the
-	// connection, so read transactions need not toggle it.
+	// connection, so read transactions need not toggle it. Each keeps a
+	// page cache of readerCacheKiB rather than SQLite's 2 MiB: a store's
+	// resident memory grows with its connections' caches, and a reader's
+	// pages are in the operating system's cache anyway (docs/operations.md,
+	// "Memory").
 	readerPragmas = []string{
 		"busy_timeout(5000)",
 		"journal_mode(wal)",
 		"foreign_keys(on)",
 		"query_only(1)",
+		fmt.Sprintf("cache_size(%d)", -readerCacheKiB),
 	}
 	// The background checkpoint writes pages of the database file but
 	// never a row; it needs no foreign keys.
@@ -64,6 +69,9 @@ var (
 		"journal_mode(wal)",
 	}
 )
+
+// readerCacheKiB is the page cache of each read connection, in KiB.
+const readerCacheKiB = 512
 
 // DB is the store: one writer connection and a pool of readers over one
 // SQLite file. It is safe for concurrent use.

@@ -249,3 +249,21 @@ func TestClose_LeavesNoLog(t *testing.T) {
 		t.Errorf("after Close: %s-wal is still there (%v)", filepath.Base(path), err)
 	}
 }
+
+// TestOpen_ReaderCache: read connections keep a page cache of 512 KiB,
+// not SQLite's 2 MiB, and the writer keeps the default (issue #44: the
+// resident memory of a store grows with its connections' caches).
+func TestOpen_ReaderCache(t *testing.T) {
+	t.Parallel()
+	db := storagetest.Open(t)
+	var reader, writer int
+	if err := db.QueryRaw(ctx, true, `PRAGMA cache_size`, &reader); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRaw(ctx, false, `PRAGMA cache_size`, &writer); err != nil {
+		t.Fatal(err)
+	}
+	if reader != -512 || writer != -2000 {
+		t.Errorf("cache_size: reader %d, writer %d; want -512 and SQLite's -2000", reader, writer)
+	}
+}
