@@ -58,7 +58,7 @@ func checkTopics(field string, topics []string) error {
 
 func checkType(field, t string) error {
 	if !storage.ValidType(t) {
-		return invalid(field, "must be decision, constraint, requirement, procedure, preference, note or summary")
+		return invalid(field, "must be %s", storage.Alternatives(storage.Types))
 	}
 	return nil
 }

@@ -171,7 +171,7 @@ func (it *ImportItem) validate(opt ImportOptions) error {
 	case it.Namespace == "":
 		return errorf(Invalid, "namespace", "is required")
 	case !ValidType(it.Type):
-		return errorf(Invalid, "type", "must be one of decision, constraint, requirement, procedure, preference, note, summary")
+		return errorf(Invalid, "type", "must be %s", Alternatives(Types))
 	case it.Title.String() == "":
 		return errorf(Invalid, "title", "is required")
 	case it.Content.String() == "":

@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -25,17 +26,24 @@ var Types = []string{
 	TypeNote, TypeSummary,
 }
 
+// DurableTypes are the first five Types: durable knowledge rather than
+// notes or summaries.
+var DurableTypes = Types[:5:5]
+
 // ValidType reports whether t is a record type.
 func ValidType(t string) bool { return slices.Contains(Types, t) }
 
-// IsDurable reports whether records of type t are durable knowledge (decision,
-// constraint, requirement, procedure, preference) rather than notes or summaries.
-func IsDurable(t string) bool {
-	switch t {
-	case TypeDecision, TypeConstraint, TypeRequirement, TypeProcedure, TypePreference:
-		return true
+// IsDurable reports whether records of type t are durable knowledge (one of
+// DurableTypes).
+func IsDurable(t string) bool { return slices.Contains(DurableTypes, t) }
+
+// Alternatives spells a list of names for a message or a description:
+// "a, b or c".
+func Alternatives(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
 	}
-	return false
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // Record statuses (docs/design.md R-R3). Active and candidate records are live.

@@ -410,7 +410,7 @@ func TestDocs_Models(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := strings.Join(strings.Fields(string(b)), " ")
-	types := strings.Join(workers.ExtractTypes[:len(workers.ExtractTypes)-1], ", ") + " or " + workers.ExtractTypes[len(workers.ExtractTypes)-1]
+	types := storage.Alternatives(workers.ExtractTypes)
 	for _, want := range []string{
 		fmt.Sprintf("asks the model for at most %d memories", workers.MaxExtracted),
 		fmt.Sprintf("up to %d attempts in all", storage.DefaultMaxAttempts),

@@ -27,10 +27,7 @@ const MaxExtracted = 20
 
 // ExtractTypes are the types extraction stores: the durable types and note.
 // A summary is the close's own business (summary_candidates).
-var ExtractTypes = []string{
-	storage.TypeDecision, storage.TypeConstraint, storage.TypeRequirement, storage.TypeProcedure,
-	storage.TypePreference, storage.TypeNote,
-}
+var ExtractTypes = append(slices.Clone(storage.DurableTypes), storage.TypeNote)
 
 // extractSchema is what an extraction reply must be. Types and lengths are
 // checked by Hearth, memory by memory, so that one bad memory is dropped
@@ -49,7 +46,7 @@ var extractSchema = sync.OnceValue(func() *models.Schema {
         "required": ["type", "title", "content", "confidence"],
         "additionalProperties": false,
         "properties": {
-          "type": {"type": "string", "description": "decision, constraint, requirement, procedure, preference or note"},
+          "type": {"type": "string", "description": "`+storage.Alternatives(ExtractTypes)+`"},
           "title": {"type": "string"},
           "content": {"type": "string"},
           "confidence": {"type": "number"}
