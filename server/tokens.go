@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hearth-memory/hearth/internal/fileio"
@@ -41,10 +42,7 @@ type Provisioned struct {
 func ProvisionTokens(ctx context.Context, db *storage.DB, clients []options.Client, dir string) (*Provisioned, error) {
 	p := &Provisioned{Dir: dir}
 	for _, c := range clients {
-		ac := auth.Client{Name: c.Name, IP: c.IP}
-		for _, s := range c.Scopes {
-			ac.Scopes = append(ac.Scopes, auth.Scope(s))
-		}
+		ac := auth.Client{Name: c.Name, IP: c.IP, Scopes: slices.Clone(c.Scopes)}
 		switch {
 		case c.TokenSHA256 != "":
 			sum, err := hex.DecodeString(c.TokenSHA256)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-memory/hearth/server"
 	"github.com/hearth-memory/hearth/server/auth"
+	"github.com/hearth-memory/hearth/server/options"
 )
 
 // The local admin (docs/operations.md, "Local admin"): whoever can read the
@@ -49,7 +50,7 @@ func localAdminClient() (auth.Client, string, error) {
 	}
 	sum := sha256.Sum256([]byte(token))
 	return auth.Client{Name: LocalAdminName, TokenSHA256: sum[:],
-		Scopes: []auth.Scope{auth.Read, auth.Write, auth.Delete, auth.Export, auth.Admin}}, token, nil
+		Scopes: options.Scopes()}, token, nil
 }
 
 // asLocalAdmin serves h with every request's Authorization replaced by the

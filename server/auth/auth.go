@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/server/inproc"
+	"github.com/hearth-memory/hearth/server/options"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -29,16 +30,17 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Scope is a permission a call may need.
-type Scope string
+// Scope is a permission a call may need: one of the five scopes of
+// package options, or Public.
+type Scope = options.Scope
 
 // The five scopes.
 const (
-	Read   Scope = "read"
-	Write  Scope = "write"
-	Delete Scope = "delete"
-	Export Scope = "export"
-	Admin  Scope = "admin"
+	Read   = options.ScopeRead
+	Write  = options.ScopeWrite
+	Delete = options.ScopeDelete
+	Export = options.ScopeExport
+	Admin  = options.ScopeAdmin
 	// Public marks a method anyone may call (health checks, reflection).
 	Public Scope = "public"
 )

@@ -3,6 +3,7 @@ package auth
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 )
@@ -17,12 +18,12 @@ var publicMethods = []string{
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
 }
 
-var scopeNames = map[hearthv1.Scope]Scope{
-	hearthv1.Scope_SCOPE_READ:   Read,
-	hearthv1.Scope_SCOPE_WRITE:  Write,
-	hearthv1.Scope_SCOPE_DELETE: Delete,
-	hearthv1.Scope_SCOPE_EXPORT: Export,
-	hearthv1.Scope_SCOPE_ADMIN:  Admin,
+// scopeOf returns the scope a tool option declares: SCOPE_READ is read.
+// It fails (false) for SCOPE_UNSPECIFIED and for an enum value that names
+// none of the five scopes.
+func scopeOf(declared hearthv1.Scope) (Scope, bool) {
+	s := Scope(strings.ToLower(strings.TrimPrefix(declared.String(), "SCOPE_")))
+	return s, s.Valid()
 }
 
 // Table returns the interceptor's method table: every RPC of rpcs (full gRPC
@@ -41,7 +42,7 @@ func Table(rpcs map[string]hearthv1.Scope) (map[string]Scope, error) {
 	}
 	var bad []string
 	for method, declared := range rpcs {
-		s, ok := scopeNames[declared]
+		s, ok := scopeOf(declared)
 		if _, public := table[method]; !ok || public {
 			bad = append(bad, method)
 			continue

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -51,13 +52,7 @@ func Scopes() []Scope {
 }
 
 // Valid reports whether s is one of the five scopes.
-func (s Scope) Valid() bool {
-	switch s {
-	case ScopeRead, ScopeWrite, ScopeDelete, ScopeExport, ScopeAdmin:
-		return true
-	}
-	return false
-}
+func (s Scope) Valid() bool { return slices.Contains(Scopes(), s) }
 
 // Client is one entry of the clients option (docs/design.md R-A1).
 type Client struct {
