@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -400,34 +399,15 @@ func withCaller(ctx context.Context, r *http.Request) context.Context {
 	return context.WithValue(ctx, callerKey{}, &c)
 }
 
-// callerOf reads the HTTP caller's Authorization header and address (the
-// host of r.RemoteAddr, never a client-sent X-Forwarded-For).
+// callerOf reads the HTTP caller (gateway.Caller).
 func callerOf(r *http.Request) caller {
 	var c caller
-	for _, v := range r.Header.Values("Authorization") {
-		if validMetadata(v) {
-			c.authorization = append(c.authorization, v)
-		}
-	}
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil && validMetadata(host) {
-		c.addr = host
-	}
+	c.authorization, c.addr = gateway.Caller(r)
 	return c
 }
 
-// metadata is the caller's authorization and x-forwarded-for, as the REST
-// gateway sends them. The interceptor trusts x-forwarded-for only on the
-// in-process channel.
-func (c caller) metadata() metadata.MD {
-	md := metadata.MD{}
-	for _, v := range c.authorization {
-		md.Append("authorization", v)
-	}
-	if c.addr != "" {
-		md.Set("x-forwarded-for", c.addr)
-	}
-	return md
-}
+// metadata is the caller's gateway.CallerMetadata.
+func (c caller) metadata() metadata.MD { return gateway.CallerMetadata(c.authorization, c.addr) }
 
 // outgoingContext sets the gRPC metadata of a call to exactly the caller's
 // (see caller.metadata) and the wire metadata: an MCP reply of
@@ -441,17 +421,6 @@ func outgoingContext(ctx context.Context, version string) context.Context {
 	md.Set(gateway.WireMetadata, gateway.WireMCP)
 	md.Set(gateway.WireOverheadMetadata, strconv.Itoa(replyOverhead(ctx, c.id, version)))
 	return metadata.NewOutgoingContext(ctx, md)
-}
-
-// validMetadata reports whether v is a valid gRPC metadata text value
-// (printable ASCII); grpc-go fails the whole call on anything else.
-func validMetadata(v string) bool {
-	for i := range len(v) {
-		if v[i] < 0x20 || v[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // postOnly answers anything but POST with 405: the server is stateless and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 
@@ -39,15 +38,7 @@ func toolNames() map[string]string {
 func metricsHandler(conn grpc.ClientConnInterface) http.Handler {
 	admin := hearthv1.NewAdminServiceClient(conn)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		md := metadata.MD{}
-		for _, v := range r.Header.Values("Authorization") {
-			if printable(v) {
-				md.Append("authorization", v)
-			}
-		}
-		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil && printable(host) {
-			md.Set("x-forwarded-for", host)
-		}
+		md := gateway.CallerMetadata(gateway.Caller(r))
 		resp, err := admin.Metrics(metadata.NewOutgoingContext(r.Context(), md), &hearthv1.MetricsRequest{})
 		if err != nil {
 			gateway.WriteError(w, err)
@@ -57,17 +48,6 @@ func metricsHandler(conn grpc.ClientConnInterface) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		io.WriteString(w, resp.GetText())
 	})
-}
-
-// printable reports whether v may travel as gRPC metadata (printable
-// ASCII); anything else is left out, and the call goes on without it.
-func printable(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if v[i] < 0x20 || v[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 var metricsSpec = spec{name: "metrics", args: "(--data DIR | [--url URL] --token-file FILE)",
