@@ -39,19 +39,28 @@ func WriteAtomic(path string, data []byte, perm fs.FileMode) error {
 	return os.Rename(tmp, path)
 }
 
-// Copy copies src to dst, which must not exist, as a 0600 file synced
-// before Copy returns; on an error dst is removed.
+// Copy copies src to dst, which must not exist (see Create).
 func Copy(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	return Create(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
+}
+
+// Create makes dst, which must not exist (an error matching fs.ErrExist
+// if it does), as a 0600 file holding what write writes, synced before
+// Create returns; on an error dst is removed.
+func Create(dst string, write func(io.Writer) error) error {
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in)
+	err = write(out)
 	if err == nil {
 		err = out.Sync()
 	}

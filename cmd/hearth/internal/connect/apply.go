@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,22 +156,14 @@ func backup(path string, content []byte, now time.Time) (string, error) {
 		if i > 1 {
 			name = fmt.Sprintf("%s-%d", stem, i)
 		}
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		err := fileio.Create(name, func(w io.Writer) error {
+			_, err := w.Write(content)
+			return err
+		})
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return "", err
-		}
-		_, err = f.Write(content)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(name)
 			return "", fmt.Errorf("backup of %s: %w; left unchanged", path, err)
 		}
 		return name, nil
