@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // copilotHookContexts returns the additionalContext of every hook of type
@@ -60,6 +61,32 @@ func hearthRunning(bin string) bool {
 		}
 	}
 	return false
+}
+
+// waitCloses waits up to a minute for n closes of a session (a drainer on
+// a machine busy with the other CLIs' tests takes its time) and fails
+// with the hooks' log and spool, and Copilot's log lines about its
+// session-end hooks, when they do not come.
+func waitCloses(t *testing.T, td *testDaemon, sessionID string, n int, cache, copilotHome string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for closesFor(t, td, sessionID) != n {
+		if time.Now().After(deadline) {
+			var lines []string
+			logs, _ := filepath.Glob(filepath.Join(copilotHome, "logs", "*.log"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				for _, line := range strings.Split(string(b), "\n") {
+					if strings.Contains(strings.ToLower(line), "sessionend") {
+						lines = append(lines, line)
+					}
+				}
+			}
+			t.Fatalf("closes of %s: %d, want %d\nhook.log:\n%s\nspool: %v\ncopilot's log on sessionEnd:\n%s",
+				sessionID, closesFor(t, td, sessionID), n, hookLogIn(cache), spooledIn(cache), strings.Join(lines, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, not waiting for time
+	}
 }
 
 // TestE2E_CopilotCLI proves with the real Copilot CLI (docs/copilot.md):
@@ -155,7 +182,7 @@ func TestE2E_CopilotCLI(t *testing.T) {
 		if str(got.body, "records", 0, "writer") != "copilot" {
 			t.Errorf("writer = %q, want copilot", str(got.body, "records", 0, "writer"))
 		}
-		waitFor(t, "the session is closed", func() bool { return closesFor(t, td, sid) == 1 })
+		waitCloses(t, td, sid, 1, cache, copilotHome)
 	})
 
 	t.Run("RecallNotTwiceInASession", func(t *testing.T) {
@@ -175,11 +202,18 @@ func TestE2E_CopilotCLI(t *testing.T) {
 		// Every -p turn ends the session; the resumed one ends with more
 		// transcript, so it closes again under a new op_id, with the
 		// summary read from events.jsonl.
-		waitFor(t, "the resumed session is closed again", func() bool { return closesFor(t, td, sid) == 2 })
+		// Copilot may run SessionEnd before it has written the turn's last
+		// answer to events.jsonl (seen once in several runs): that close
+		// goes without a summary, so one of the two must carry it.
+		waitCloses(t, td, sid, 2, cache, copilotHome)
+		withSummary := 0
 		for _, op := range closes(t, td) {
-			if rc, err := td.db.Receipt(context.Background(), op); err == nil && rc.SessionID == sid && !rc.SummaryKept {
-				t.Errorf("close %s of the session has no summary", op)
+			if rc, err := td.db.Receipt(context.Background(), op); err == nil && rc.SessionID == sid && rc.SummaryKept {
+				withSummary++
 			}
+		}
+		if withSummary == 0 {
+			t.Error("no close of the session has a summary: events.jsonl was not read")
 		}
 	})
 
