@@ -203,6 +203,9 @@ func Default() Options {
 		Clients: []Client{
 			{Name: "claude-code", Scopes: []Scope{ScopeRead, ScopeWrite, ScopeDelete}},
 			{Name: "codex", Scopes: []Scope{ScopeRead, ScopeWrite, ScopeDelete}},
+			{Name: "copilot", Scopes: []Scope{ScopeRead, ScopeWrite, ScopeDelete}},
+			{Name: "gemini-cli", Scopes: []Scope{ScopeRead, ScopeWrite, ScopeDelete}},
+			{Name: "opencode", Scopes: []Scope{ScopeRead, ScopeWrite, ScopeDelete}},
 		},
 		ReviewAt:               ReviewAt{Hour: 3},
 		CandidateExpiryDays:    14,

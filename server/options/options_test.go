@@ -85,6 +85,9 @@ func TestDefault(t *testing.T) {
 		{"clients", d.Clients, []Client{
 			{Name: "claude-code", Scopes: []Scope{"read", "write", "delete"}},
 			{Name: "codex", Scopes: []Scope{"read", "write", "delete"}},
+			{Name: "copilot", Scopes: []Scope{"read", "write", "delete"}},
+			{Name: "gemini-cli", Scopes: []Scope{"read", "write", "delete"}},
+			{Name: "opencode", Scopes: []Scope{"read", "write", "delete"}},
 		}},
 		{"github_owner", d.GithubOwner, ""},
 		{"forge_hosts", d.ForgeHosts, []string(nil)},
