@@ -227,16 +227,36 @@ type clientView struct {
 	Scopes    string
 	Kind      string
 	Token     string
-	TokenNote string // where the token is, when the page does not show it
-	TokenErr  string // why there is no token to show
-	Save      string // the command that keeps the token in a file
-	Claude    string // hearth connect claude-code …; "" when not for Claude Code
-	Codex     string // hearth connect codex …; "" when not for Codex
-	Export    string // where Codex or Copilot starts: its MCP entry reads HEARTH_TOKEN
-	OpenCode  string // hearth connect opencode …; "" when not for OpenCode
-	Copilot   string // hearth connect copilot …; "" when not for Copilot
+	TokenNote string        // where the token is, when the page does not show it
+	TokenErr  string        // why there is no token to show
+	Save      string        // the command that keeps the token in a file
+	Connects  []connectView // the harnesses this client is for
 	Rotate    string
 	RotateCmd string
+}
+
+// connectView is one harness's `hearth connect` command on a client's card.
+type connectView struct {
+	Step  string // "2. " after the token's step, else ""
+	Label string // the harness as its users name it
+	What  string // what the command writes
+	Cmd   string // hearth connect <harness> … --apply
+	Env   string // export HEARTH_TOKEN=…, where the harness's MCP entry reads it
+}
+
+// harnesses are those `hearth connect` knows (docs/claude-code.md,
+// docs/codex.md, docs/copilot.md, docs/gemini-cli.md, docs/opencode.md),
+// each a default client of its own name. env marks a harness whose MCP
+// entry reads the token from HEARTH_TOKEN where it starts.
+var harnesses = []struct {
+	name, label, what string
+	env               bool
+}{
+	{"claude-code", "Claude Code", "the MCP server and the hooks", false},
+	{"codex", "Codex", "the MCP server and the hooks", true},
+	{"copilot", "GitHub Copilot CLI", "the MCP server and the hooks", true},
+	{"gemini-cli", "Gemini CLI", "the MCP server and the hooks", true},
+	{"opencode", "OpenCode", "the MCP server and Hearth's plugin", false},
 }
 
 const timeLayout = "2006-01-02 15:04 MST"
@@ -467,33 +487,28 @@ func (h *Handler) client(c Client, ep endpoint, showToken bool) clientView {
 	if c.IP.IsValid() && c.Supplied {
 		cv.Kind += "; also by address " + c.IP.String() + ", read only"
 	}
-	connect := func(harness string) string {
-		cmd := "hearth connect " + harness + " --url " + base
+	// A client named for a harness is for that harness alone: each harness
+	// its own identity. Any other client is shown every harness's command.
+	named := false
+	for _, hn := range harnesses {
+		named = named || c.Name == hn.name
+	}
+	for _, hn := range harnesses {
+		if named && c.Name != hn.name {
+			continue
+		}
+		cmd := "hearth connect " + hn.name + " --url " + base
 		if file != "" {
 			cmd += " --token-file " + file
 		}
-		return cmd + " --apply"
-	}
-	// A client named for a harness is for that harness alone: each harness
-	// its own identity.
-	named := c.Name == "claude-code" || c.Name == "codex" || c.Name == "opencode" || c.Name == "copilot"
-	if c.Name == "claude-code" || !named {
-		cv.Claude = connect("claude-code")
-	}
-	if c.Name == "codex" || !named {
-		cv.Codex = connect("codex")
-		if file != "" {
-			cv.Export = "export HEARTH_TOKEN=\"$(cat " + file + ")\""
+		cc := connectView{Label: hn.label, What: hn.what, Cmd: cmd + " --apply"}
+		if cv.Save != "" {
+			cc.Step = "2. "
 		}
-	}
-	if c.Name == "opencode" || !named {
-		cv.OpenCode = connect("opencode")
-	}
-	if c.Name == "copilot" || !named {
-		cv.Copilot = connect("copilot")
-		if file != "" {
-			cv.Export = "export HEARTH_TOKEN=\"$(cat " + file + ")\""
+		if hn.env && file != "" {
+			cc.Env = "export HEARTH_TOKEN=\"$(cat " + file + ")\""
 		}
+		cv.Connects = append(cv.Connects, cc)
 	}
 	return cv
 }

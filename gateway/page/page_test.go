@@ -245,8 +245,9 @@ func TestHandler_OK(t *testing.T) {
 			"token supplied by you (token_sha256)",
 			"hearth connect claude-code --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply",
 			"hearth connect codex --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply\nexport HEARTH_TOKEN=&#34;$(cat ~/.config/hearth/laptop.token)&#34;",
-			"OpenCode: the MCP server and Hearth's plugin</div>\n<pre>hearth connect opencode --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply</pre>",
-			"GitHub Copilot CLI: the MCP server and the hooks; Copilot reads the MCP token from HEARTH_TOKEN where it starts</div>\n<pre>hearth connect copilot --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply\nexport HEARTH_TOKEN=&#34;$(cat ~/.config/hearth/laptop.token)&#34;</pre>",
+			"OpenCode: the MCP server and Hearth&#39;s plugin</div>\n<pre>hearth connect opencode --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply</pre>",
+			"GitHub Copilot CLI: the MCP server and the hooks; GitHub Copilot CLI reads the MCP token from HEARTH_TOKEN where it starts</div>\n<pre>hearth connect copilot --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply\nexport HEARTH_TOKEN=&#34;$(cat ~/.config/hearth/laptop.token)&#34;</pre>",
+			"Gemini CLI: the MCP server and the hooks; Gemini CLI reads the MCP token from HEARTH_TOKEN where it starts</div>\n<pre>hearth connect gemini-cli --url http://127.0.0.1:8765 --token-file ~/.config/hearth/laptop.token --apply\nexport HEARTH_TOKEN=&#34;$(cat ~/.config/hearth/laptop.token)&#34;</pre>",
 			"by address 192.168.1.20, read only",
 			"hearth connect claude-code --url http://127.0.0.1:8765 --apply</pre>",
 			"Rotate it when it may have leaked",
@@ -256,7 +257,8 @@ func TestHandler_OK(t *testing.T) {
 		for _, bad := range []string{"claude mcp add", "hearth connect codex --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token",
 			"hearth connect claude-code --url http://127.0.0.1:8765 --token-file ~/.config/hearth/codex.token",
 			"hearth connect opencode --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token",
-			"hearth connect copilot --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token"} {
+			"hearth connect copilot --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token",
+			"hearth connect gemini-cli --url http://127.0.0.1:8765 --token-file ~/.config/hearth/claude-code.token"} {
 			if strings.Contains(r.html, bad) {
 				t.Errorf("the page shows %q", bad)
 			}
