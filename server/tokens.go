@@ -12,10 +12,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hearth-memory/hearth/internal/fileio"
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/fileio"
 )
 
 // TokenPrefix starts every token Hearth generates, so a leaked one is easy

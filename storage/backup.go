@@ -16,7 +16,7 @@ import (
 	"github.com/ncruces/go-sqlite3/driver"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
 
-	"github.com/hearth-memory/hearth/internal/fileio"
+	"github.com/hearth-memory/hearth/storage/fileio"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 

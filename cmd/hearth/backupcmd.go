@@ -10,8 +10,8 @@ import (
 	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
-	"github.com/hearth-memory/hearth/internal/fileio"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/fileio"
 )
 
 // dbFile is the database's file name in a data directory.

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hearth-memory/hearth/internal/fileio"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/fileio"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-memory/hearth/internal/fileio"
+	"github.com/hearth-memory/hearth/storage/fileio"
 )
 
 // Limits of the per-session state.
