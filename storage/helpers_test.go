@@ -2,7 +2,9 @@ package storage_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -10,6 +12,27 @@ import (
 )
 
 var ctx = context.Background()
+
+// steppingClock returns a clock for db.Now that moves on by step at each
+// reading, safe for the concurrent readings of the writer loop (its
+// background index work) and of reads, and at, which says where it stands
+// without moving it.
+func steppingClock(start time.Time, step time.Duration) (next, at func() time.Time) {
+	var mu sync.Mutex
+	now := start
+	next = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(step)
+		return now
+	}
+	at = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	return next, at
+}
 
 func text(tb testing.TB, s string) screen.Text {
 	tb.Helper()

@@ -15,8 +15,8 @@ import (
 // record and a forgotten one.
 func history(t *testing.T, db *storage.DB) {
 	t.Helper()
-	clock := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	next, clock := steppingClock(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), time.Second)
+	db.Now = next
 	a := storagetest.Store(t, db, storage.NewRecord{Namespace: "github/acme/api", Type: storage.TypeDecision,
 		Title: text(t, "Use Postgres"), Content: text(t, "The API stores orders in Postgres."),
 		Topics: storagetest.Texts(t, "db"), Anchors: storagetest.Texts(t, "path:db/schema.sql", "host:db1")})
@@ -43,7 +43,7 @@ func history(t *testing.T, db *storage.DB) {
 	storagetest.Store(t, db, storage.NewRecord{Namespace: "global", Title: text(t, "Global")})
 	// An anchor check, as an anchor report would leave it.
 	if err := db.ExecRaw(ctx, `UPDATE anchors SET state = 'unavailable', checked_at = ?, checked_by = 'codex' WHERE anchor = 'host:db1'`,
-		clock.UnixMilli()); err != nil {
+		clock().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
 }

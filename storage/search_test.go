@@ -92,8 +92,7 @@ func TestDB_Search(t *testing.T) {
 		db := storagetest.Open(t)
 		// A ULID's first 8 characters are its time to about a second: space
 		// the records so that their 8-character prefixes differ.
-		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		db.Now = func() time.Time { now = now.Add(time.Hour); return now }
+		db.Now, _ = steppingClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Hour)
 		a := storagetest.Store(t, db, rec(t, "github/acme/api", "Retry policy", "retry three times"))
 		bnr := rec(t, "github/acme/web", "Retry policy", "retry twice")
 		bnr.Type = storage.TypeNote
