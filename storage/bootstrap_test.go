@@ -128,8 +128,7 @@ func setAnchorState(tb testing.TB, db *storage.DB, id, state string) {
 func TestDB_Bootstrap(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
-		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		db.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+		db.Now, _ = steppingClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Second)
 		store := func(ns, typ, status, title string, conf float64, anchors ...string) *storage.Record {
 			return storagetest.Store(t, db, storage.NewRecord{
 				Namespace: ns, Type: typ, Status: status, Title: text(t, title), Confidence: conf,

@@ -19,8 +19,7 @@ func TestDB_History(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-		now := t0
-		db.Now = func() time.Time { now = now.Add(time.Minute); return now }
+		db.Now, _ = steppingClock(t0, time.Minute)
 
 		r := storagetest.Store(t, db, rec(t, "global", "Retry budget", "Three attempts."))
 		other := storagetest.Store(t, db, rec(t, "global", "Unrelated", "Not in this history."))
