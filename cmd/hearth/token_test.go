@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,19 @@ func auditEntries(tb testing.TB, db *storage.DB, action storage.Action) []storag
 	return out
 }
 
+// generatedClients names, sorted, the clients of o whose tokens Hearth
+// generates: those with neither an address nor a token digest.
+func generatedClients(o options.Options) []string {
+	var names []string
+	for _, c := range o.Clients {
+		if !c.IP.IsValid() && c.TokenSHA256 == "" {
+			names = append(names, c.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 func tokenFileText(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -52,13 +66,7 @@ func TestToken_Rotate(t *testing.T) {
 	admin := tokenFile(td, "claude-code")
 
 	gen := auditEntries(t, td.db, storage.ActionTokenGenerate)
-	generated := 0
-	for _, c := range parityOptions().Clients {
-		if !c.IP.IsValid() && c.TokenSHA256 == "" {
-			generated++
-		}
-	}
-	if len(gen) != generated || generated < 2 {
+	if generated := len(generatedClients(parityOptions())); len(gen) != generated || generated < 2 {
 		t.Errorf("token.generate rows: %+v, want one per generated client", gen)
 	}
 

@@ -2,7 +2,6 @@ package page
 
 import (
 	_ "embed"
-	"html/template"
 	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -14,10 +13,6 @@ import (
 
 //go:embed anchors.html
 var anchorsHTML string
-
-func init() {
-	template.Must(pageTemplate.New("anchors").Parse(anchorsHTML))
-}
 
 // anchorsView is the flagged records section.
 type anchorsView struct {

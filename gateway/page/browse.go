@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"html/template"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -104,8 +103,6 @@ func recordHref(id string) string {
 //go:embed browse.html
 var browseHTML string
 
-var _ = template.Must(pageTemplate.New("browse").Parse(browseHTML))
-
 // setHeaders sets the headers every page view carries. The views show
 // tokens (the dashboard) and user text: never store them, never send them
 // elsewhere, and let nothing but inline styles and data: images load;
@@ -136,7 +133,7 @@ func (h *Handler) serveBrowser(w http.ResponseWriter, r *http.Request) {
 		name, v = "records", h.recordsView(ctx, parseFilter(r.URL.Query()), now)
 	}
 	var buf bytes.Buffer
-	if err := pageTemplate.ExecuteTemplate(&buf, name, v); err != nil {
+	if err := pageTemplate().ExecuteTemplate(&buf, name, v); err != nil {
 		h.cfg.Log.ErrorContext(ctx, "render page", "view", name, "err", err)
 		refuse(w, http.StatusInternalServerError, "internal error")
 		return

@@ -2,7 +2,6 @@ package page
 
 import (
 	_ "embed"
-	"html/template"
 	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -85,4 +84,3 @@ func newVectorsView(e *hearthv1.EncoderStatus, loc *time.Location) vectorsView {
 var encoderHTML string
 
 // The panel is its own template, which page.html includes.
-var _ = template.Must(pageTemplate.New("encoder").Parse(encoderHTML))

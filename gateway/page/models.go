@@ -2,7 +2,6 @@ package page
 
 import (
 	_ "embed"
-	"html/template"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +20,6 @@ import (
 
 //go:embed models.html
 var modelsHTML string
-
-func init() {
-	template.Must(pageTemplate.New("models").Parse(modelsHTML))
-}
 
 // modelsView is the panel.
 type modelsView struct {

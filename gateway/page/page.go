@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -128,9 +129,20 @@ func New(cfg Config) *Handler {
 //go:embed page.html
 var pageHTML string
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"statusColor": statusColor,
-}).Parse(pageHTML))
+// pageTemplate is the page and its sections, parsed on the first render,
+// not at start: every hearth process (a hook too) would pay for it.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	t := template.Must(template.New("page").Funcs(template.FuncMap{
+		"statusColor": statusColor,
+	}).Parse(pageHTML))
+	for _, s := range []struct{ name, html string }{
+		{"anchors", anchorsHTML}, {"browse", browseHTML}, {"encoder", encoderHTML},
+		{"models", modelsHTML}, {"store", storeHTML},
+	} {
+		template.Must(t.New(s.name).Parse(s.html))
+	}
+	return t
+})
 
 // ServeHTTP renders the page from the services' answers. A failing call
 // shows its error in its section; the rest of the page still renders.
@@ -149,7 +161,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	v := h.build(ctx, peer == IngressProxy, show, r.Header.Get("X-Forwarded-Host"))
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, v); err != nil {
+	if err := pageTemplate().Execute(&buf, v); err != nil {
 		h.cfg.Log.ErrorContext(ctx, "render page", "err", err)
 		refuse(w, http.StatusInternalServerError, "internal error")
 		return

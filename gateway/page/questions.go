@@ -5,6 +5,7 @@ import (
 	"context"
 	"html/template"
 	"strconv"
+	"sync"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"google.golang.org/grpc/codes"
@@ -38,7 +39,8 @@ const questionLabelRunes = 70
 // stateColors: fresh answers green, stale amber, unanswered grey.
 var stateColors = map[string]string{"fresh": "#4fb89a", "stale": "#e0a84f", "unanswered": "#6b7482"}
 
-var questionsTemplate = template.Must(template.New("questions").Parse(`<section id="questions">
+var questionsTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("questions").Parse(`<section id="questions">
 <h2>Questions by demand <span class="muted small">what sessions keep asking; demand = sessions × (1 − share used)</span></h2>
 {{- if .Err}}
 <p class="err">{{.Err}}</p>
@@ -58,12 +60,13 @@ var questionsTemplate = template.Must(template.New("questions").Parse(`<section 
 <p class="muted small">Bar length is demand; colour is the answer: green fresh, amber stale, grey unanswered. Read an answer with memory_answer.</p>
 {{- end}}
 </section>`))
+})
 
 // questions renders the panel from memory_questions over every namespace.
 func (h *Handler) questions(ctx context.Context) template.HTML {
 	v := h.questionsView(ctx)
 	var buf bytes.Buffer
-	if err := questionsTemplate.Execute(&buf, v); err != nil {
+	if err := questionsTemplate().Execute(&buf, v); err != nil {
 		h.cfg.Log.ErrorContext(ctx, "render questions", "err", err)
 		return ""
 	}

@@ -2,7 +2,6 @@ package page
 
 import (
 	_ "embed"
-	"html/template"
 	"strconv"
 	"time"
 
@@ -16,8 +15,6 @@ import (
 
 //go:embed store.html
 var storeHTML string
-
-var _ = template.Must(pageTemplate.New("store").Parse(storeHTML))
 
 // storeView is the database section.
 type storeView struct {
