@@ -106,7 +106,7 @@ func topK(scores []float64, k int) []int {
 
 // BenchmarkScan compares three ways to find the 20 records most similar to
 // a query among n with 1024-d vectors: reading every vector from SQLite
-// per search; a float32 copy in memory; and the int8 copy of Index with the
+// per search; a float32 copy in memory; and the coded copy of Index with the
 // candidates read back from SQLite for exact scores (what Cosine does).
 // heap-MB is the Go heap the copy holds.
 func BenchmarkScan(b *testing.B) {
@@ -151,7 +151,7 @@ func BenchmarkScan(b *testing.B) {
 			runtime.KeepAlive(flat)
 		})
 
-		b.Run(fmt.Sprintf("records=%d/int8-index", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("records=%d/codes-index", n), func(b *testing.B) {
 			before := heapMB()
 			x := NewIndex(s.db)
 			if err := x.SetKey(ctx, "m", "s"); err != nil {

@@ -30,10 +30,10 @@ var (
 // encoder's timeout (embed_timeout_s); otherwise it steps aside with an
 // error wrapping ErrUnavailable that says which.
 //
-// The scan is exact: the int8 copy in the Index gives every candidate's
-// cosine within a known error, and the few that can be in the top Depth
-// (or were found by full text, Query.Known) are read back as float32 and
-// scored exactly.
+// The scan is approximate, its ranking exact: the 4-bit copy in the Index
+// gives every candidate an approximate cosine, and the few dozen best by it
+// (shortlist; with those found by full text, Query.Known) are read back as
+// float32 and scored exactly.
 type Cosine struct {
 	DB      *storage.DB
 	Encoder *encoder.Encoder
@@ -100,7 +100,7 @@ func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
 	cos := make(map[string]float64, len(scored))
 	for _, e := range scored {
 		s, ok := stored[e.id]
-		if !ok || s.Digest != e.digest || len(s.Vector) != len(vec.Values) {
+		if !ok || digestKey(s.Digest) != e.digest || len(s.Vector) != len(vec.Values) {
 			return Ranked{}, ErrNotCurrent // re-embedded or dropped since the index synced
 		}
 		cos[e.id] = dot(vec.Values, s.Vector)

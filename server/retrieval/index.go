@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"hash/fnv"
 	"math"
 	"runtime"
 	"slices"
@@ -17,9 +18,10 @@ import (
 
 // Index is the in-memory copy of the record vectors that the cosine list
 // scans: for every record, its scope, type, liveness and whether its vector
-// is current, and the vector itself quantized to int8 with one scale per
-// vector (a quarter of float32's memory). The float32 vectors stay in the
-// store; a scan reads the few it needs to give exact cosines (see Scan).
+// is current, and the vector itself quantized to codeBits bits a
+// coordinate with one scale per vector (an eighth of float32's memory).
+// The float32 vectors stay in the store; a scan reads back the few dozen
+// it shortlists to give exact cosines (see nearest).
 //
 // The copy keeps in step with the store through its change feed
 // (storage.VectorChanges): Sync applies every change committed since the
@@ -60,18 +62,41 @@ type Index struct {
 // once in the index: a change replaces the entry, so a scan may read the
 // entries it collected without the lock.
 type entry struct {
-	seq  int64
-	id   string
-	ns   int32
-	typ  string
-	live bool
-	// digest keys the stored vector ("" for none); current says it is the
-	// digest the record's text gives under the index's key.
-	digest  string
+	seq int64
+	// digest is a hash of the digest that keys the stored vector (see
+	// digestKey), 0 for none.
+	digest uint64
+	id     string
+	// codes are the vector's coordinates at codeBits bits each (see
+	// quantize; a string, immutable and two words smaller than a slice);
+	// dim is its dimension.
+	codes string
+	ns    int32
+	dim   int32
+	scale float32
+	typ   uint8 // 1 + its index in storage.Types; 0 for another
+	live  bool
+	// current says the digest is the one the record's text gives under the
+	// index's key.
 	current bool
-	// codes ≈ vector/scale; resid is |vector - scale·codes|.
-	codes        []int8
-	scale, resid float32
+}
+
+// typeCode is what an entry keeps of a record type: 1 + its index in
+// storage.Types, 0 for a type not there (which no search's types match).
+func typeCode(t string) uint8 {
+	return uint8(slices.Index(storage.Types, t) + 1)
+}
+
+// digestKey is the FNV-1a hash of a vector's digest, what an entry keeps
+// of it (8 bytes rather than 64 hex digits; 0 for none): the index
+// compares it with the stored digest's when it reads a vector back.
+func digestKey(d string) uint64 {
+	if d == "" {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(d))
+	return max(1, h.Sum64())
 }
 
 // NewIndex returns an empty index over db; Sync loads it.
@@ -172,10 +197,12 @@ func (x *Index) read(ctx context.Context, since int64, model, snapshot string) (
 			out = append(out, change{e: &entry{seq: c.Seq}, gone: true})
 			return nil
 		}
-		e := &entry{seq: c.Seq, id: c.ID, typ: c.Type, live: c.Status == storage.StatusActive || c.Status == storage.StatusCandidate}
+		e := &entry{seq: c.Seq, id: c.ID, typ: typeCode(c.Type), live: c.Status == storage.StatusActive || c.Status == storage.StatusCandidate}
 		if c.Digest != "" && len(c.Vector) > 0 {
-			e.digest = c.Digest
-			e.codes, e.scale, e.resid = quantize(c.Vector)
+			e.digest = digestKey(c.Digest)
+			codes, scale := quantize(c.Vector)
+			e.codes, e.scale = string(codes), scale
+			e.dim = int32(len(c.Vector))
 			e.current = model != "" && c.Model == model && c.Snapshot == snapshot &&
 				c.Digest == encoder.Digest(model, snapshot, encoder.RecordText(c.Title, c.Content))
 		}
@@ -265,7 +292,7 @@ func (x *Index) Counts() (c Counts, ok bool) {
 		case !e.live:
 		case e.current:
 			c.Current++
-		case e.digest != "":
+		case e.digest != 0:
 			c.Stale++
 		default:
 			c.Missing++
@@ -321,6 +348,10 @@ func (x *Index) collect(q Query) ([]*entry, string, string, error) {
 			}
 		}
 	}
+	var types []uint8
+	for _, t := range q.Types {
+		types = append(types, typeCode(t))
+	}
 	var exclude []string
 	for _, p := range q.Exclude {
 		if len(p) >= storage.MinExcludePrefix {
@@ -342,7 +373,7 @@ func (x *Index) collect(q Query) ([]*entry, string, string, error) {
 	out := make([]*entry, 0, n)
 	for _, es := range from {
 		for _, e := range es {
-			if !e.live || !allowed[e.ns] || (len(q.Types) > 0 && !slices.Contains(q.Types, e.typ)) {
+			if !e.live || !allowed[e.ns] || (len(q.Types) > 0 && (e.typ == 0 || !slices.Contains(types, e.typ))) {
 				continue
 			}
 			if slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(e.id, p) }) {
@@ -363,26 +394,50 @@ func repository(ns string) bool {
 	return strings.HasPrefix(ns, "github/") || strings.HasPrefix(ns, "gitea/") || strings.HasPrefix(ns, "local/")
 }
 
-// quantize returns v as int8 codes with its scale (max |v_i| / 127) and
-// the norm of what the codes lose.
-func quantize(v []float32) ([]int8, float32, float32) {
-	var peak float32
+// codeBits is how many bits the index keeps of each coordinate of a
+// vector (docs/operations.md, "Vector memory"): 4, two coordinates to a
+// byte, an eighth of float32's memory.
+const codeBits = 4
+
+const (
+	codeLevels  = 1 << codeBits
+	codeMask    = codeLevels - 1
+	codesInByte = 8 / codeBits
+	// codeStep is the quantizer's step in units of the vector's root mean
+	// square coordinate: near the least squared error for Gaussian
+	// coordinates at 16 levels (what an embedding's look like).
+	codeStep = 0.335
+)
+
+// levels[c] is the value of code c in units of the vector's scale: the odd
+// numbers from −(codeLevels−1) to codeLevels−1.
+var levels = func() (l [codeLevels]float32) {
+	for c := range l {
+		l[c] = float32(2*c + 1 - codeLevels)
+	}
+	return l
+}()
+
+// quantize returns v as codeBits-bit codes, codesInByte to a byte (the
+// first coordinate in the low bits), and the scale: coordinate i is about
+// scale·levels[code i]. The codes cut the coordinates into steps of
+// 2·scale, codeStep times their root mean square, clamped at the ends.
+func quantize(v []float32) ([]byte, float32) {
+	codes := make([]byte, (len(v)+codesInByte-1)/codesInByte)
+	var sq float64
 	for _, x := range v {
-		peak = max(peak, float32(math.Abs(float64(x))))
+		sq += float64(x) * float64(x)
 	}
-	codes := make([]int8, len(v))
-	if peak == 0 {
-		return codes, 0, 0
+	if sq == 0 {
+		return codes, 0
 	}
-	scale := peak / 127
-	var lost float64
+	scale := float32(codeStep * math.Sqrt(sq/float64(len(v))) / 2)
 	for i, x := range v {
-		c := math.Round(float64(x / scale))
-		codes[i] = int8(max(-127, min(127, c)))
-		d := float64(x) - float64(scale)*float64(codes[i])
-		lost += d * d
+		c := int(math.Floor(float64(x/(2*scale)))) + codeLevels/2
+		c = max(0, min(codeMask, c))
+		codes[i/codesInByte] |= byte(c) << (i % codesInByte * codeBits)
 	}
-	return codes, scale, float32(math.Sqrt(lost))
+	return codes, scale
 }
 
 // dot is the float64 dot product of two vectors of equal length.
@@ -402,169 +457,111 @@ func dot(a, b []float32) float64 {
 	return s0 + s1 + s2 + s3
 }
 
-// bound is an entry with the upper end of its approximate cosine's error
-// interval.
-type bound struct {
-	e  *entry
-	hi float32
+// scored is an entry with its approximate cosine.
+type scored struct {
+	e *entry
+	a float32
 }
 
 // parallelScan is the candidate count above which a scan splits its work
 // over the processors.
 const parallelScan = 4096
 
-// nearest returns the entries that may be among the k most similar to the
-// unit query q: those whose upper bound reaches the k-th highest lower
-// bound, in the order of es. Every entry of the true top k is among them.
-// When more than maxRescore qualify, it returns the maxRescore with the
-// highest upper bounds (ties by id), in that order.
-//
-// Each entry's cosine comes from its int8 codes with a bound on the error:
-// for v ≈ vs·vc, losing vr, |q·v − vs·(q·vc)| = |q·(v − vs·vc)| ≤ |q|·vr =
-// vr (Cauchy–Schwarz). The entries are scanned in parts, over the
-// processors when there are many, and each part keeps only what can still
-// reach its own k-th highest lower bound, which never exceeds the whole
-// scan's: a scan holds the bounds that may still reach the top, not one
-// per entry.
+// shortlist is how many entries a scan for the k most similar keeps for
+// exact rescoring: the k by approximate cosine are not always the true k,
+// but the true k are among the first few dozen (docs/operations.md,
+// "Vector memory", measured on random vectors, the hardest case).
+func shortlist(k int) int { return min(maxRescore, max(rescoreMin, rescoreTimes*k)) }
+
+const (
+	rescoreMin   = 64
+	rescoreTimes = 4
+	// maxRescore caps how many vectors a scan reads back as float32.
+	maxRescore = 2000
+)
+
+// nearest returns the shortlist(k) entries with the highest approximate
+// cosines to the unit query q (ties by id), in that order; the caller
+// rescores them exactly from the stored float32 vectors. An entry's
+// approximate cosine is scale·Σ q_i·levels[code_i]. The entries are
+// scanned in parts, over the processors when there are many, each part
+// keeping its own best; the parts' best are merged.
 func nearest(q []float32, es []*entry, k int) []*entry {
 	if k <= 0 || len(es) == 0 {
 		return nil
 	}
+	m := shortlist(k)
 	parts := 1
 	if procs := runtime.GOMAXPROCS(0); len(es) >= parallelScan && procs > 1 {
 		parts = procs
 	}
-	scans := make([]partScan, parts)
+	best := make([][]scored, parts)
 	step := (len(es) + parts - 1) / parts
 	var wg sync.WaitGroup
-	for i := range scans {
+	for i := range best {
 		lo, hi := min(i*step, len(es)), min((i+1)*step, len(es))
 		if i == parts-1 {
-			scans[i].run(q, es[lo:hi], k) // on this goroutine
+			best[i] = scanPart(q, es[lo:hi], m) // on this goroutine
 			continue
 		}
-		wg.Go(func() { scans[i].run(q, es[lo:hi], k) })
+		wg.Go(func() { best[i] = scanPart(q, es[lo:hi], m) })
 	}
 	wg.Wait()
-
-	var floors topLows
-	for _, s := range scans {
-		for _, lo := range s.top {
-			floors.push(lo, k)
-		}
-	}
-	floor := floors.floor(k)
-	var keep []bound
-	for _, s := range scans {
-		for _, b := range s.keep {
-			if b.hi >= floor {
-				keep = append(keep, b)
-			}
-		}
-	}
-	if len(keep) > maxRescore {
-		slices.SortFunc(keep, func(a, b bound) int {
-			return cmp.Or(cmp.Compare(b.hi, a.hi), strings.Compare(a.e.id, b.e.id))
-		})
-		keep = keep[:maxRescore]
-	}
-	out := make([]*entry, len(keep))
-	for i, b := range keep {
+	all := slices.Concat(best...)
+	slices.SortFunc(all, byScore)
+	all = all[:min(len(all), m)]
+	out := make([]*entry, len(all))
+	for i, b := range all {
 		out[i] = b.e
 	}
 	return out
 }
 
-// partScan is one part of a scan: the k highest lower bounds it met, and
-// the bounds that reach the k-th of them.
-type partScan struct {
-	top  topLows
-	keep []bound
+// byScore orders by approximate cosine, highest first, then by id.
+func byScore(a, b scored) int {
+	return cmp.Or(cmp.Compare(b.a, a.a), strings.Compare(a.e.id, b.e.id))
 }
 
-// run scans es for q, keeping at most k lower bounds and the bounds whose
-// upper end reaches the lowest of those (once it holds k).
-func (s *partScan) run(q []float32, es []*entry, k int) {
+// scanPart returns the m entries of es with the highest approximate
+// cosines to q (ties by id), in no order. It keeps at most 2m and drops
+// down to the best m whenever it holds 2m.
+func scanPart(q []float32, es []*entry, m int) []scored {
+	keep := make([]scored, 0, 2*m)
+	floor := float32(math.Inf(-1))
 	for _, e := range es {
-		if len(e.codes) != len(q) {
+		if int(e.dim) != len(q) {
 			continue
 		}
 		a := e.scale * dotCodes(q, e.codes)
-		eps := e.resid + 1e-5 // and float rounding
-		lo, hi := a-eps, a+eps
-		s.top.push(lo, k)
-		floor := s.top.floor(k)
-		if hi < floor {
+		if a < floor {
 			continue
 		}
-		s.keep = append(s.keep, bound{e: e, hi: hi})
-		// The floor only rises: now and then, drop what fell below it.
-		if len(s.keep) >= 4*k+256 {
-			s.keep = slices.DeleteFunc(s.keep, func(b bound) bool { return b.hi < floor })
+		keep = append(keep, scored{e, a})
+		if len(keep) == 2*m {
+			slices.SortFunc(keep, byScore)
+			keep = keep[:m]
+			floor = keep[m-1].a
 		}
 	}
+	return keep
 }
 
-// topLows holds the highest lower bounds met, at most k, in a min-heap.
-type topLows []float32
-
-// push offers lo to the k highest.
-func (t *topLows) push(lo float32, k int) {
-	h := *t
-	switch {
-	case len(h) < k:
-		h = append(h, lo)
-		for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
-			h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-		}
-	case lo > h[0]:
-		h[0] = lo
-		for i := 0; ; {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < k && h[l] < h[m] {
-				m = l
-			}
-			if r < k && h[r] < h[m] {
-				m = r
-			}
-			if m == i {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
-	*t = h
-}
-
-// floor is the k-th highest lower bound, or -Inf while fewer than k came.
-func (t topLows) floor(k int) float32 {
-	if len(t) < k {
-		return float32(math.Inf(-1))
-	}
-	return t[0]
-}
-
-// dotCodes is the dot product of a float vector and a code vector of equal
-// length.
-func dotCodes(q []float32, c []int8) float32 {
-	c = c[:len(q)]
-	var s0, s1, s2, s3 float32
+// dotCodes is Σ q_i·levels[code i] over q's coordinates, codes of the
+// same dimension packed two to a byte (codeBits 4).
+func dotCodes(q []float32, codes string) float32 {
+	var s0, s1 float32
 	i := 0
-	for ; i+4 <= len(q); i += 4 {
-		s0 += q[i] * float32(c[i])
-		s1 += q[i+1] * float32(c[i+1])
-		s2 += q[i+2] * float32(c[i+2])
-		s3 += q[i+3] * float32(c[i+3])
+	for j := range len(codes) {
+		if i+codesInByte > len(q) {
+			break
+		}
+		b := codes[j]
+		s0 += q[i] * levels[b&codeMask]
+		s1 += q[i+1] * levels[b>>codeBits]
+		i += codesInByte
 	}
-	for ; i < len(q); i++ {
-		s0 += q[i] * float32(c[i])
+	if i < len(q) {
+		s0 += q[i] * levels[codes[len(codes)-1]&codeMask]
 	}
-	return s0 + s1 + s2 + s3
+	return s0 + s1
 }
-
-// maxRescore caps how many vectors a scan reads back as float32 for exact
-// cosines. The candidates are only more than a few dozen when many records
-// are about equally similar to the query (copies of one text); then the
-// ones with the highest bounds are read.
-const maxRescore = 2000
