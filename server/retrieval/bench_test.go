@@ -5,14 +5,17 @@ package retrieval
 // worst case: a search's scope chain usually holds a fraction of the store.
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -244,7 +247,59 @@ func BenchmarkIndex_Load(b *testing.B) {
 			b.ReportMetric(rssMB(), "RSS-MB")
 			runtime.KeepAlive(x)
 		})
+		// The same load in a process of its own, which did not build the
+		// store: its resident set with the store open, and with the index
+		// loaded too. One process holds a store: this one closes it (the
+		// cleanup's close again does nothing).
+		if err := s.db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("records=%d/process", n), func(b *testing.B) {
+			var open, loaded float64
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestIndex_LoadChild$", "-test.v")
+				cmd.Env = append(os.Environ(), "HEARTH_INDEX_CHILD="+s.path)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					b.Fatalf("child: %v\n%s", err, out)
+				}
+				at := bytes.Index(out, []byte("child-rss "))
+				if at < 0 {
+					b.Fatalf("child printed no figures:\n%s", out)
+				}
+				if _, err := fmt.Sscanf(string(out[at:]), "child-rss %f %f", &open, &loaded); err != nil {
+					b.Fatalf("child: %v\n%s", err, out)
+				}
+			}
+			b.ReportMetric(open, "open-RSS-MB")
+			b.ReportMetric(loaded, "loaded-RSS-MB")
+		})
 	}
+}
+
+// TestIndex_LoadChild is BenchmarkIndex_Load's child process: it opens
+// the store at $HEARTH_INDEX_CHILD (and skips without it), loads an
+// Index from it and prints its resident set before and after.
+func TestIndex_LoadChild(t *testing.T) {
+	// Not parallel: it measures its process's memory.
+	path := os.Getenv("HEARTH_INDEX_CHILD")
+	if path == "" {
+		t.Skip("BenchmarkIndex_Load's child process; HEARTH_INDEX_CHILD is unset")
+	}
+	db := storagetest.OpenPath(t, path)
+	settle := func() float64 {
+		runtime.GC()
+		debug.FreeOSMemory()
+		return rssMB()
+	}
+	open := settle()
+	x := NewIndex(db)
+	if err := x.SetKey(context.Background(), "m", "s"); err != nil {
+		t.Fatal(err)
+	}
+	loaded := settle()
+	runtime.KeepAlive(x)
+	fmt.Printf("child-rss %.1f %.1f\n", open, loaded)
 }
 
 // rssMB reads VmRSS from /proc/self/status (0 where there is none).
