@@ -316,41 +316,35 @@ func shownPrefix(shown []string, id string) bool {
 // are safe: the op_id makes the server return its receipt.
 func (r *run) sessionEnd(ctx context.Context, in Input) {
 	sc := r.repo(in).Scope()
-	args := map[string]any{"session_id": in.SessionID}
 	if in.TranscriptPath == "" && len(in.Messages) == 0 && r.cfg.Harness == Copilot {
 		in.TranscriptPath = CopilotTranscript(r.cfg.Env, in.SessionID)
 	}
-	if in.TranscriptPath != "" || len(in.Messages) > 0 {
-		turns, whole, err := in.Messages, true, error(nil)
-		if len(turns) == 0 {
-			turns, whole, err = ReadTranscriptTail(in.TranscriptPath)
-		}
-		switch {
-		case errors.Is(err, os.ErrNotExist), err == nil && whole && len(turns) == 0:
-			// A session without a single prompt has nothing to close:
-			// `claude mcp list` runs the session-end hook too, naming a
-			// transcript it never writes.
-			return
-		case err != nil:
-			r.log.printf("transcript: %v", err)
-		}
-		summary, notes := SummaryAndNotes(turns)
-		if s := r.screened("summary", summary); s != "" {
-			args["summary"] = s
-		}
-		if n := r.screened("notes", notes); n != "" {
-			args["notes"] = n
-		}
-	}
-	// The scope is settled here, not at delivery: a spooled close must
-	// replay byte for byte. A remote the server cannot read would fail the
-	// replay for good, so the namespace is sent when there is no remote.
-	if sc.Remote != "" {
-		args["remote"] = sc.Remote
-	} else {
-		args["namespace"] = sc.Namespace
+	args, ok := r.closeArgs(in, sc)
+	if !ok {
+		return
 	}
 	op := closeOpID(r.cfg.Harness, in.SessionID, args)
+	if r.cfg.Harness == Copilot && in.TranscriptPath != "" {
+		// Copilot writes events.jsonl behind its hooks, and its SessionEnd
+		// can run before the turn it ends is on disk: a close read then
+		// would lack that turn, or repeat the last close's op_id and be
+		// taken as its replay. So the hook waits, for copilotTurnsWait at
+		// most, for the transcript to hold turns this session's last
+		// close did not (docs/copilot.md); then it closes as it can.
+		st := LoadState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID)
+		for deadline := time.Now().Add(copilotTurnsWait); (args["summary"] == nil || op == st.LastClose) && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond) // polling a file Copilot writes
+			args, _ = r.closeArgs(in, sc)
+			op = closeOpID(r.cfg.Harness, in.SessionID, args)
+		}
+		if args["summary"] == nil {
+			r.log.printf("copilot: no turns in %s after %v; closing without a summary", in.TranscriptPath, copilotTurnsWait)
+		}
+		st.LastClose = op
+		if err := SaveState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID, st); err != nil {
+			r.log.printf("save session state: %v", err)
+		}
+	}
 	args["op_id"] = op
 	sp := r.spool()
 	if err := sp.Put(op, "memory_session_close", args); err != nil {
@@ -373,6 +367,48 @@ func (r *run) sessionEnd(ctx context.Context, in Input) {
 			r.log.printf("drain: %v", err)
 		}
 	}
+}
+
+// copilotTurnsWait bounds how long Copilot's session-end hook waits for
+// events.jsonl to hold the turns it closes; it fits in the hook's timeout.
+const copilotTurnsWait = time.Second
+
+// closeArgs builds a session close's arguments (without its op_id): the
+// summary and notes from the session's last turns, and its scope. ok is
+// false for a session without a single prompt, which has nothing to close
+// (`claude mcp list` runs the session-end hook too, naming a transcript it
+// never writes); Copilot runs its SessionEnd after a turn, so its sessions
+// always close.
+func (r *run) closeArgs(in Input, sc Scope) (args map[string]any, ok bool) {
+	args = map[string]any{"session_id": in.SessionID}
+	if in.TranscriptPath != "" || len(in.Messages) > 0 {
+		turns, whole, err := in.Messages, true, error(nil)
+		if len(turns) == 0 {
+			turns, whole, err = ReadTranscriptTail(in.TranscriptPath)
+		}
+		switch {
+		case r.cfg.Harness != Copilot && (errors.Is(err, os.ErrNotExist) || err == nil && whole && len(turns) == 0):
+			return nil, false
+		case err != nil:
+			r.log.printf("transcript: %v", err)
+		}
+		summary, notes := SummaryAndNotes(turns)
+		if s := r.screened("summary", summary); s != "" {
+			args["summary"] = s
+		}
+		if n := r.screened("notes", notes); n != "" {
+			args["notes"] = n
+		}
+	}
+	// The scope is settled here, not at delivery: a spooled close must
+	// replay byte for byte. A remote the server cannot read would fail the
+	// replay for good, so the namespace is sent when there is no remote.
+	if sc.Remote != "" {
+		args["remote"] = sc.Remote
+	} else {
+		args["namespace"] = sc.Namespace
+	}
+	return args, true
 }
 
 // screened returns text, or "" when it screens as a secret: a refused

@@ -28,6 +28,9 @@ const (
 // prompt recall has shown (sent as exclude so nothing is shown twice).
 type State struct {
 	Shown []string `json:"shown,omitempty"`
+	// LastClose is the op_id of the session's last close (Copilot's
+	// session-end hook waits for a transcript that closes anew).
+	LastClose string `json:"last_close,omitempty"`
 }
 
 // statePath is the state file of a session of a harness. The name is a
