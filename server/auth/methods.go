@@ -19,7 +19,7 @@ var publicMethods = []string{
 }
 
 // scopeOf returns the scope a tool option declares: SCOPE_READ is read.
-// It fails (false) for SCOPE_UNSPECIFIED and for an enum value that names
+// It fails (false) for the enum's zero value (no scope declared) and for a value that names
 // none of the five scopes.
 func scopeOf(declared hearthv1.Scope) (Scope, bool) {
 	s := Scope(strings.ToLower(strings.TrimPrefix(declared.String(), "SCOPE_")))
