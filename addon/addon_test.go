@@ -148,6 +148,7 @@ func linterSchema(tb testing.TB) *jsonschema.Schema {
 }
 
 func TestConfigValidatesAgainstLinterSchema(t *testing.T) {
+	t.Parallel()
 	sch := linterSchema(t)
 	t.Run("OK", func(t *testing.T) {
 		if err := sch.Validate(asJSON(t, config(t))); err != nil {
@@ -193,6 +194,7 @@ func TestLinterSchemaCopy(t *testing.T) {
 }
 
 func TestConfigLinterRules(t *testing.T) {
+	t.Parallel()
 	c := config(t)
 	var schema struct {
 		Properties map[string]map[string]any `json:"properties"`
@@ -250,6 +252,7 @@ func TestConfigLinterRules(t *testing.T) {
 }
 
 func TestConfigVersion(t *testing.T) {
+	t.Parallel()
 	if got := config(t)["version"]; got != version.Version {
 		t.Errorf("config.yaml version = %v, want version.Version %q (docs/design.md R-T8)", got, version.Version)
 	}
@@ -305,6 +308,7 @@ func jsonKeys(tb testing.TB, b []byte) ([]string, map[string][]string) {
 }
 
 func TestOptionKeys(t *testing.T) {
+	t.Parallel()
 	c := config(t)
 	schema := mapOf(t, c["schema"], "schema")
 	want := sorted(optionKeys)
@@ -416,6 +420,7 @@ func checkTranslation(tb testing.TB, key string, entry map[string]any) {
 }
 
 func TestDefaultOptions(t *testing.T) {
+	t.Parallel()
 	c := config(t)
 	out, err := supervisorOptions(mapOf(t, c["schema"], "schema"), mapOf(t, c["options"], "options"), nil)
 	if err != nil {
@@ -458,6 +463,7 @@ func TestDefaultOptions(t *testing.T) {
 }
 
 func TestFullOptions(t *testing.T) {
+	t.Parallel()
 	b := fullOptionsJSON(t)
 	o, err := options.Parse(bytes.NewReader(b))
 	if err != nil {
@@ -471,6 +477,7 @@ func TestFullOptions(t *testing.T) {
 // TestSupervisorChecks shows what the schema refuses before Hearth starts,
 // and what it leaves to Hearth.
 func TestSupervisorChecks(t *testing.T) {
+	t.Parallel()
 	type edit func(o map[string]any)
 	set := func(k string, v any) edit { return func(o map[string]any) { o[k] = v } }
 	del := func(k string) edit { return func(o map[string]any) { delete(o, k) } }
@@ -528,6 +535,7 @@ func TestSupervisorChecks(t *testing.T) {
 }
 
 func TestRepository(t *testing.T) {
+	t.Parallel()
 	r := readYAML(t, "repository.yaml")
 	for _, k := range []string{"name", "url", "maintainer"} {
 		if s, _ := r[k].(string); s == "" {

@@ -37,6 +37,7 @@ func excluded(patterns []string, file string) bool {
 // the rebuilt or duplicated files. A directory left out takes its
 // contents with it.
 func TestBackupExclude(t *testing.T) {
+	t.Parallel()
 	cfg := config(t)
 	if cfg["backup"] != "cold" {
 		t.Errorf("backup = %v, want cold (see the comment in config.yaml)", cfg["backup"])

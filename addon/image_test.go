@@ -78,6 +78,7 @@ func only(tb testing.TB, ins []instruction, cmd string) instruction {
 }
 
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	ins := dockerfile(t)
 	froms := find(ins, "FROM")
 	if len(froms) != 2 {
@@ -204,6 +205,7 @@ func stringLiterals(tb testing.TB, dir string) map[string]bool {
 }
 
 func TestImages(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		w, h int

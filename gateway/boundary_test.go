@@ -68,6 +68,7 @@ func newPost(body io.ReadCloser, length int64) *http.Request {
 }
 
 func TestBoundary(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		req        func() *http.Request
@@ -205,6 +206,7 @@ func TestBoundary(t *testing.T) {
 // TestBoundary_Wire sends requests over real connections, where net/http
 // parses the headers itself.
 func TestBoundary_Wire(t *testing.T) {
+	t.Parallel()
 	h := &okHandler{}
 	srv := httptest.NewServer(gateway.Boundary(h))
 	t.Cleanup(srv.Close)

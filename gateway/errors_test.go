@@ -44,6 +44,7 @@ var specStatus = map[codes.Code]int{
 }
 
 func TestHTTPStatus(t *testing.T) {
+	t.Parallel()
 	for c := codes.Code(0); c <= 16; c++ {
 		want, ok := specStatus[c]
 		if !ok {
@@ -81,6 +82,7 @@ func TestHTTPStatus(t *testing.T) {
 // TestHTTPStatus_Exceptions holds the table's exceptions, each with the
 // requirement that asks for it.
 func TestHTTPStatus_Exceptions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		code   codes.Code
@@ -111,6 +113,7 @@ func TestHTTPStatus_Exceptions(t *testing.T) {
 // TestReasonName holds the JSON spelling of every declared reason: lower
 // case, no prefix; nothing for none or an undeclared number.
 func TestReasonName(t *testing.T) {
+	t.Parallel()
 	for n, name := range hearthv1.Reason_name {
 		r := hearthv1.Reason(n)
 		want := strings.ToLower(strings.TrimPrefix(name, "REASON_"))
@@ -130,6 +133,7 @@ func TestReasonName(t *testing.T) {
 }
 
 func TestCodeName(t *testing.T) {
+	t.Parallel()
 	// codes.Code.String() gives e.g. "InvalidArgument" and "Canceled"; the
 	// body uses google.rpc.Code's names.
 	if got := codes.InvalidArgument.String(); got != "InvalidArgument" {
@@ -159,6 +163,7 @@ func errorBody(t *testing.T, body []byte) *hearthv1.Error {
 }
 
 func TestErrorJSON(t *testing.T) {
+	t.Parallel()
 	record := &hearthv1.Record{Id: "01J0000000000000000000000A", Revision: 3, Title: "t", CreatedAt: timestamppb.New(timestamppb.Now().AsTime())}
 	conflict, err := status.New(codes.Aborted, "revision 2 is not current").WithDetails(&hearthv1.ErrorDetail{CurrentRevision: 3, Record: record})
 	if err != nil {
@@ -240,6 +245,7 @@ func TestErrorJSON(t *testing.T) {
 }
 
 func TestWriteError(t *testing.T) {
+	t.Parallel()
 	t.Run("Unauthenticated", func(t *testing.T) {
 		rec := httptest.NewRecorder()
 		gateway.WriteError(rec, status.Error(codes.Unauthenticated, "unknown caller"))

@@ -17,6 +17,7 @@ import (
 )
 
 func TestMarshalResult(t *testing.T) {
+	t.Parallel()
 	zero := 0.0
 	resp := &hearthv1.SearchResponse{
 		Hits: []*hearthv1.SearchHit{
@@ -80,6 +81,7 @@ func TestMarshalResult(t *testing.T) {
 }
 
 func TestDecodeRequest(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		tests := []struct {
 			name string

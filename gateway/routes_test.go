@@ -11,6 +11,7 @@ import (
 )
 
 func TestRoutes(t *testing.T) {
+	t.Parallel()
 	routes, err := gateway.Routes()
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ func mcpReply(tb testing.TB, id any, text string) []byte {
 }
 
 func TestWireFrom(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		md   metadata.MD
@@ -49,6 +50,7 @@ func TestWireFrom(t *testing.T) {
 
 // TestWire_Size holds Size to the reply mcp-go really writes.
 func TestWire_Size(t *testing.T) {
+	t.Parallel()
 	for _, text := range []string{"", `{"a":"<b>&\"\\\u2028"}`, "\x00\x01\x7f\xff\xfe🙂", `{"items":[]}`} {
 		for _, id := range []any{0, -12, "x\"y", "\u2029", 3.25} {
 			w := gateway.Wire{MCP: true, Overhead: len(mcpReply(t, id, ""))}

@@ -174,6 +174,7 @@ func restPost(h http.Handler, name, body string) *httptest.ResponseRecorder {
 }
 
 func TestNew_Initialize(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	rec, resp := do(t, e.mcp, mcpRequest(t, "initialize", map[string]any{
 		"protocolVersion": "2025-11-25",
@@ -210,6 +211,7 @@ func TestNew_Initialize(t *testing.T) {
 }
 
 func TestInstructions(t *testing.T) {
+	t.Parallel()
 	if n := len(mcpbridge.Instructions); n > mcpbridge.MaxDescription {
 		t.Errorf("instructions are %d bytes, over %d", n, mcpbridge.MaxDescription)
 	}
@@ -235,6 +237,7 @@ func TestInstructions(t *testing.T) {
 }
 
 func TestNew_ToolsList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	// Stateless: tools/list needs no initialize.
 	_, resp := do(t, e.mcp, mcpRequest(t, "tools/list", map[string]any{}))
@@ -338,6 +341,7 @@ func checkHints(t *testing.T, name string, opt *hearthv1.Tool, sent map[string]j
 
 // TestNew_InputSchema checks the derived schema on the shapes Hearth uses.
 func TestNew_InputSchema(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	_, resp := do(t, e.mcp, mcpRequest(t, "tools/list", map[string]any{}))
 	var list struct {
@@ -489,6 +493,7 @@ func scalar(fd protoreflect.FieldDescriptor) protoreflect.Value {
 // TestNew_ResultParity holds R-T9: for every tool, the MCP result text is
 // the REST body, byte for byte.
 func TestNew_ResultParity(t *testing.T) {
+	t.Parallel()
 	respond := func(method string, req proto.Message) (proto.Message, error) {
 		for _, r := range mustRoutes(t) {
 			if r.FullMethod() == method {
@@ -539,6 +544,7 @@ func mustRoutes(t *testing.T) []gateway.Route {
 // TestNew_ErrorParity holds R-T10: a failed call is an isError result whose
 // text is exactly the REST error body.
 func TestNew_ErrorParity(t *testing.T) {
+	t.Parallel()
 	conflict, err := status.New(codes.Aborted, "revision 2 is not current").WithDetails(&hearthv1.ErrorDetail{
 		CurrentRevision: 3,
 		Record:          &hearthv1.Record{Id: "r1", Revision: 3, Title: "<current>", Topics: []string{"db"}},
@@ -635,6 +641,7 @@ func TestNew_ErrorParity(t *testing.T) {
 }
 
 func TestNew_CallerIdentity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	callTool(t, e.mcp, "memory_status", json.RawMessage(`{}`), http.Header{
 		"Authorization":   {"Bearer tok"},
@@ -667,6 +674,7 @@ func TestNew_CallerIdentity(t *testing.T) {
 }
 
 func TestNew_HTTP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 
 	for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodHead, http.MethodPut} {
@@ -705,6 +713,7 @@ func TestNew_HTTP(t *testing.T) {
 // TestNew_Wire runs the bridge on a real loopback listener, whose
 // ResponseWriter can flush (mcp-go would then be free to answer with SSE).
 func TestNew_Wire(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	srv := httptest.NewServer(e.mcp)
 	t.Cleanup(srv.Close)
@@ -769,6 +778,7 @@ func TestNew_Wire(t *testing.T) {
 // beside it. A known caller without a scope is let through; the tool says
 // so.
 func TestNew_Identified(t *testing.T) {
+	t.Parallel()
 	var verdict atomic.Pointer[error]
 	unauthenticated := status.Error(codes.Unauthenticated, "unauthenticated: unknown token")
 	verdict.Store(&unauthenticated)

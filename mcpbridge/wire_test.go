@@ -22,6 +22,7 @@ func eras() map[string]context.Context {
 // ids of every kind mcp-go parses (numbers, strings needing escapes, none),
 // in both protocol eras and for two server versions.
 func TestReplyOverhead(t *testing.T) {
+	t.Parallel()
 	ids := []any{
 		nil, 0, 1, -1, int64(1) << 53, float64(7), 1.5, math.MaxInt64,
 		"", "a", "req-<&>\"\\\u2028\u2029-", strings.Repeat("é", 20), "\x00\x1f", "\xff", strings.Repeat("x", 400),

@@ -12,6 +12,7 @@ import (
 )
 
 func TestHandler_Anchors(t *testing.T) {
+	t.Parallel()
 	cfg := Config{AnchorSweepHours: 6}
 	at := timestamppb.New(testNow.Add(-2 * time.Hour))
 	t.Run("OK", func(t *testing.T) {

@@ -183,6 +183,7 @@ func calledNot(t *testing.T, b *gatewaytest.Backend, name string) {
 }
 
 func TestBrowser_List(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		r, b := browse(t, baseBrowse(), "/records")
 		if r.code != http.StatusOK {
@@ -319,6 +320,7 @@ func TestBrowser_List(t *testing.T) {
 }
 
 func TestBrowser_Search(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		r, b := browse(t, baseBrowse(), "/records?q=+retry+budget+&type=decision")
 		req := callOf[*hearthv1.SearchRequest](t, b, "Search")
@@ -378,6 +380,7 @@ func TestBrowser_Search(t *testing.T) {
 }
 
 func TestBrowser_Record(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		a := baseBrowse()
 		a.titles = map[string]string{id3: "New retry rule"}
@@ -474,6 +477,7 @@ var hostile = []string{
 // audit details, ids) and checks that each comes out as text: no element,
 // attribute, link or style of its own.
 func TestBrowser_Escaped(t *testing.T) {
+	t.Parallel()
 	h := strings.Join(hostile, " ")
 	a := baseBrowse()
 	a.status.Namespaces = append(a.status.Namespaces, &hearthv1.NamespaceCount{Namespace: h, Records: 1})
@@ -509,6 +513,7 @@ func TestBrowser_Escaped(t *testing.T) {
 // TestGuard_BrowserPaths: the browser's two paths are served, GET only;
 // anything under them is not.
 func TestGuard_BrowserPaths(t *testing.T) {
+	t.Parallel()
 	g := Guard(IngressAllowed, okHandler())
 	for _, tc := range []struct {
 		method, path string
@@ -599,6 +604,7 @@ func checkMarkup(t *testing.T, page string) string {
 // every view as a browser does under Home Assistant's ingress path: each
 // must land on one of the page's own paths under that prefix.
 func TestBrowser_LinksStayUnderIngress(t *testing.T) {
+	t.Parallel()
 	const prefix = "/api/hassio_ingress/AbC123/"
 	dash, _ := render(t, baseAnswers(), Config{})
 	views := map[string]string{prefix: dash.html}

@@ -17,6 +17,7 @@ func entry(at time.Time, action string) *hearthv1.AuditEntry {
 // TestNewHourChart buckets by local hour in a zone whose offset is not a
 // whole hour, so that UTC truncation would put rows in the wrong bar.
 func TestNewHourChart(t *testing.T) {
+	t.Parallel()
 	loc := time.FixedZone("IST", 5*3600+1800)
 	now := time.Date(2026, 11, 30, 14, 20, 0, 0, loc)
 	since := time.Date(2026, 11, 28, 15, 0, 0, 0, loc) // 47 hours before 14:00
@@ -94,6 +95,7 @@ func TestNewHourChart(t *testing.T) {
 }
 
 func TestNewTypeChart(t *testing.T) {
+	t.Parallel()
 	counts := []*hearthv1.TypeStatusCount{
 		{Type: "decision", Status: "superseded", Count: 5},
 		{Type: "decision", Status: "active", Count: 15},
@@ -128,6 +130,7 @@ func TestNewTypeChart(t *testing.T) {
 }
 
 func TestNewNSChart(t *testing.T) {
+	t.Parallel()
 	var ns []*hearthv1.NamespaceCount
 	for i := 0; i < maxNamespaceBars+3; i++ {
 		ns = append(ns, &hearthv1.NamespaceCount{Namespace: fmt.Sprintf("projects/p%02d", i), Records: uint32(i + 1)})
@@ -142,6 +145,7 @@ func TestNewNSChart(t *testing.T) {
 }
 
 func TestShorten(t *testing.T) {
+	t.Parallel()
 	long := "github/some-organisation/a-repository-with-a-very-long-name"
 	got := shorten(long, 20)
 	if len([]rune(got)) != 20 || got[:9] != "github/so" || got[len(got)-5:] != "-name" {

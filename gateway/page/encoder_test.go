@@ -10,6 +10,7 @@ import (
 )
 
 func TestHandler_Encoder(t *testing.T) {
+	t.Parallel()
 	t.Run("OKLive", func(t *testing.T) {
 		a := baseAnswers()
 		a.status.Encoder = &hearthv1.EncoderStatus{Configured: true, Live: true, Url: "http://10.0.0.5:8080/v1",

@@ -14,6 +14,7 @@ import (
 // proxy and loopback (all of 127.0.0.0/8 and ::1, IPv4-mapped forms too),
 // nothing else.
 func TestIngressAllowed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr string
 		want bool
@@ -57,6 +58,7 @@ func dialFrom(ip string) *http.Client {
 // set narrowed to 127.0.0.1, so that a second loopback address is a refused
 // source: refusal is by TCP peer only, whatever the headers claim.
 func TestGuard_Peer(t *testing.T) {
+	t.Parallel()
 	only := netip.MustParseAddr("127.0.0.1")
 	srv := httptest.NewServer(Guard(func(a netip.Addr) bool { return a == only }, okHandler()))
 	defer srv.Close()
@@ -101,6 +103,7 @@ func TestGuard_Peer(t *testing.T) {
 // TestGuard_Request covers the rules after the peer check: the Host a
 // loopback peer names, the method and the path.
 func TestGuard_Request(t *testing.T) {
+	t.Parallel()
 	g := Guard(IngressAllowed, okHandler())
 	for _, tc := range []struct {
 		name, method, remote, host, path string
@@ -135,6 +138,7 @@ func TestGuard_Request(t *testing.T) {
 }
 
 func TestLoopbackHost(t *testing.T) {
+	t.Parallel()
 	for host, want := range map[string]bool{
 		"localhost": true, "LOCALHOST:80": true, "localhost.": true, "127.0.0.1": true, "127.0.0.9:1": true,
 		"[::1]:8099": true, "::1": true, "a.localhost:1": true,

@@ -18,6 +18,7 @@ func ipnet(s string) net.Addr {
 }
 
 func TestAgentEndpoint(t *testing.T) {
+	t.Parallel()
 	lan := []net.Addr{ipnet("fe80::1/64"), ipnet("203.0.113.7/24"), ipnet("192.168.1.20/24"), ipnet("10.0.0.2/8")}
 	for _, tc := range []struct {
 		name      string
@@ -54,6 +55,7 @@ func TestAgentEndpoint(t *testing.T) {
 }
 
 func TestLanIPv4(t *testing.T) {
+	t.Parallel()
 	got, ok := lanIPv4([]net.Addr{ipnet("127.0.0.1/8"), ipnet("100.64.1.2/10"), ipnet("10.1.2.3/8"), &net.IPAddr{IP: net.ParseIP("192.168.0.2")}})
 	if !ok || got != netip.MustParseAddr("10.1.2.3") {
 		t.Errorf("got %v %v, want the first private address 10.1.2.3", got, ok)

@@ -150,6 +150,7 @@ func checkSelfContained(t *testing.T, html string) {
 }
 
 func TestHandler_OK(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "claude-code"), []byte("hearth_abcDEF123-_x\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -287,6 +288,7 @@ func TestHandler_OK(t *testing.T) {
 }
 
 func TestHandler_States(t *testing.T) {
+	t.Parallel()
 	t.Run("UnusedUnimplemented", func(t *testing.T) {
 		a := baseAnswers()
 		a.errs["Unused"] = status.Error(codes.Unimplemented, "method Unused not implemented")
@@ -417,6 +419,7 @@ func BenchmarkHandler(b *testing.B) {
 // proxy only. A loopback peer (development) gets commands that read the
 // token from its 0600 file, and never the token itself.
 func TestHandler_TokensOnlyToProxy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const token = "hearth_abcDEF123-_x"
 	if err := os.WriteFile(filepath.Join(dir, "claude-code"), []byte(token+"\n"), 0o600); err != nil {

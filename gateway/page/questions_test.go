@@ -31,6 +31,7 @@ func questionsAnswers(resp *hearthv1.QuestionsResponse, err error) func(string, 
 }
 
 func TestHandler_Questions(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		resp := &hearthv1.QuestionsResponse{Questions: []*hearthv1.Question{
 			{Id: "Q1", Namespace: "github/acme/api", Text: "How do we run the <migrations>?", Asks: 6, Sessions: 4, Used: 1,

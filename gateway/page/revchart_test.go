@@ -15,6 +15,7 @@ func historyEntry(at time.Time, action string, rev uint32) *hearthv1.HistoryEntr
 }
 
 func TestNewRevisionChart(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	t.Run("OK", func(t *testing.T) {
 		// Newest first, as memory_history returns them; one row from before

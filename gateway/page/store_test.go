@@ -12,6 +12,7 @@ import (
 func u32(n uint32) *uint32 { return &n }
 
 func TestHandler_Store(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		a := baseAnswers()
 		a.status.Store = &hearthv1.StoreHealth{State: "ok", Path: "/data/hearth.db", FreeMib: u32(20480), TotalMib: u32(30720),

@@ -47,6 +47,7 @@ func post(h http.Handler, path, body string, header http.Header) *httptest.Respo
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	routes, err := gateway.Routes()
 	if err != nil {
 		t.Fatal(err)
