@@ -2,7 +2,9 @@
 // something another goroutine or process does. It imports only the standard
 // library, so the tests of every package (storage, server, the transports,
 // cmd/hearth) may import it without adding an arrow the import-direction
-// test (cmd/hearth/arch_test.go) forbids.
+// test (cmd/hearth/arch_test.go) forbids. It lives under storage/, the
+// bottom layer every other package may already reach, because the
+// repository's top level holds only the architecture's fixed folders.
 package testwait
 
 import (
