@@ -61,32 +61,47 @@ type benchStore struct {
 
 func newBenchStore(b *testing.B, n int) *benchStore {
 	b.Helper()
-	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "bench.db")
 	db := storagetest.OpenPath(b, path)
-	rng := rand.New(rand.NewPCG(uint64(n), 7))
-	s := &benchStore{db: db, path: path}
+	_, vecs := storeVectors(b, db, n, benchDim, rand.New(rand.NewPCG(uint64(n), 7)))
+	return &benchStore{db: db, path: path, vecs: vecs}
+}
+
+// storeVectors stores n records in namespace global, each with a current
+// random unit vector of dim under model "m" and snapshot "s", and returns
+// their ids and vectors. It imports them a thousand at a time.
+func storeVectors(tb testing.TB, db *storage.DB, n, dim int, rng *rand.Rand) ([]string, [][]float32) {
+	tb.Helper()
+	ctx := context.Background()
 	title, _ := screen.Check("title", "a record")
-	content, _ := screen.Check("content", "with some content")
-	var batch []storage.Embedding
-	for i := range n {
-		r, err := db.Store(ctx, storage.NewRecord{Namespace: "global", Type: storage.TypeDecision, Title: title,
-			Content: content, Confidence: 0.8, Writer: "bench", Source: storage.SourceImport, Status: storage.StatusActive})
-		if err != nil {
-			b.Fatal(err)
+	var ids []string
+	var vecs [][]float32
+	for start := 0; start < n; start += 1000 {
+		var items []storage.ImportItem
+		for i := start; i < min(n, start+1000); i++ {
+			content, _ := screen.Check("content", fmt.Sprintf("with some content, number %d", i))
+			items = append(items, storage.ImportItem{Namespace: "global", Type: storage.TypeDecision, Title: title,
+				Content: content, Confidence: 0.8, Status: storage.StatusActive, Writer: "bench", Source: storage.SourceImport})
 		}
-		v := unit(rng, benchDim)
-		s.vecs = append(s.vecs, v)
-		batch = append(batch, storage.Embedding{RecordID: r.ID, Model: "m", Snapshot: "s", Vector: v,
-			Digest: encoder.Digest("m", "s", encoder.RecordText(r.Title, r.Content))})
-		if len(batch) == 1000 || i == n-1 {
-			if _, err := db.PutEmbeddings(ctx, batch); err != nil {
-				b.Fatal(err)
+		res, err := db.Import(ctx, items, storage.ImportOptions{Client: "bench", AsActive: true})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var batch []storage.Embedding
+		for i, r := range res {
+			if r.Err != nil || r.ID == "" {
+				tb.Fatalf("import: %+v", r)
 			}
-			batch = batch[:0]
+			v := unit(rng, dim)
+			ids, vecs = append(ids, r.ID), append(vecs, v)
+			batch = append(batch, storage.Embedding{RecordID: r.ID, Model: "m", Snapshot: "s", Vector: v,
+				Digest: encoder.Digest("m", "s", encoder.RecordText(items[i].Title.String(), items[i].Content.String()))})
+		}
+		if _, err := db.PutEmbeddings(ctx, batch); err != nil {
+			tb.Fatal(err)
 		}
 	}
-	return s
+	return ids, vecs
 }
 
 // topK returns the k best of scores (index, score), best first.
@@ -173,7 +188,7 @@ func BenchmarkScan(b *testing.B) {
 				want := nearest(q, es, 20)
 				ids := make([]string, len(want))
 				for j, e := range want {
-					ids[j] = e.id
+					ids[j] = e.id()
 				}
 				got, err := s.db.Embeddings(ctx, ids)
 				if err != nil {
@@ -182,7 +197,7 @@ func BenchmarkScan(b *testing.B) {
 				read += len(got)
 				scores := make([]float64, len(want))
 				for j, e := range want {
-					scores[j] = dot(q, got[e.id].Vector)
+					scores[j] = dot(q, got[e.id()].Vector)
 				}
 				topK(scores, 20)
 			}

@@ -91,7 +91,7 @@ func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
 	}
 	ids := make([]string, len(scored))
 	for i, e := range scored {
-		ids[i] = e.id
+		ids[i] = e.id()
 	}
 	stored, err := c.DB.Embeddings(ctx, ids)
 	if err != nil {
@@ -99,26 +99,26 @@ func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
 	}
 	cos := make(map[string]float64, len(scored))
 	for _, e := range scored {
-		s, ok := stored[e.id]
+		s, ok := stored[e.id()]
 		if !ok || digestKey(s.Digest) != e.digest || len(s.Vector) != len(vec.Values) {
 			return Ranked{}, ErrNotCurrent // re-embedded or dropped since the index synced
 		}
-		cos[e.id] = dot(vec.Values, s.Vector)
+		cos[e.id()] = dot(vec.Values, s.Vector)
 	}
 	slices.SortFunc(want, func(a, b *entry) int {
-		switch ca, cb := cos[a.id], cos[b.id]; {
+		switch ca, cb := cos[a.id()], cos[b.id()]; {
 		case ca > cb:
 			return -1
 		case ca < cb:
 			return 1
 		}
-		return strings.Compare(a.id, b.id)
+		return strings.Compare(a.id(), b.id())
 	})
 	want = want[:min(len(want), q.Depth)]
 
 	top := make([]string, len(want))
 	for i, e := range want {
-		top[i] = e.id
+		top[i] = e.id()
 	}
 	recs, err := c.DB.Get(ctx, top)
 	if err != nil {
@@ -154,7 +154,7 @@ func candidates(es []*entry, ids []string) ([]*entry, bool) {
 	out := make([]*entry, len(at))
 	found := 0
 	for _, e := range es {
-		if i, ok := at[e.id]; ok && out[i] == nil {
+		if i, ok := at[e.id()]; ok && out[i] == nil {
 			out[i] = e
 			if found++; found == len(out) {
 				break

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/hearth-memory/hearth/server/encoder"
 	"github.com/hearth-memory/hearth/storage"
@@ -33,52 +34,127 @@ import (
 // A vector is current when its digest is the one the record's text gives
 // under the index's key: the encoder's model and the snapshot the embedder
 // last read (SetKey). A new key makes every vector stale until re-embedded.
+//
+// Memory (docs/operations.md, "Vector memory"): the entries and their
+// codes lie in a few large chunks (slab) rather than an allocation each,
+// the list is kept in seq order so that a binary search finds a record
+// (no map), and an entry holds its id in the same string as its codes.
 type Index struct {
 	db *storage.DB
 
 	syncMu    sync.Mutex // one Sync or SetKey at a time
 	reloading atomic.Bool
+	// slab is where the entries Sync reads are made; only a holder of
+	// syncMu uses it.
+	slab *slab
 
 	mu      sync.RWMutex // guards what follows
 	loaded  bool
 	version int64
 	model   string
 	snap    string
-	list    []*entry
-	pos     map[int64]int // seq → index in list
-	// byNS holds the entries of each namespace, by its id (nsID), so that
-	// a search of a few namespaces collects its candidates from them
-	// alone; nsAt[i] is where list[i] is in its namespace's. A search
-	// that reaches most records reads list, in the order the entries were
-	// loaded (and so lie in memory): by namespace, the scan of 100,000
-	// vectors took two fifths more time.
-	byNS    [][]*entry
+	// list holds the entries by seq, ascending (see find).
+	list []*entry
+	// byNS holds where each namespace's entries are in list, by its id
+	// (nsID), so that a search of a few namespaces collects its candidates
+	// from them alone; nsAt[i] is where list[i] is in its namespace's. A
+	// search that reaches most records reads list, in the order the
+	// entries were loaded (and so lie in memory): by namespace, the scan
+	// of 100,000 vectors took two fifths more time.
+	byNS    [][]int32
 	nsAt    []int32
 	nsID    map[string]int32
 	nsNames []string
 }
 
-// entry is one record as the index knows it. Entries are never changed
-// once in the index: a change replaces the entry, so a scan may read the
-// entries it collected without the lock.
+// entry is one record as the index knows it, 40 bytes besides its data.
+// Entries are never changed once in the index: a change replaces the
+// entry, so a scan may read the entries it collected without the lock.
 type entry struct {
 	seq int64
+	// data holds the vector's codes, codeLen(dim) bytes at codeBits bits
+	// a coordinate (see quantize), then the record's id: one string,
+	// immutable, its bytes in the slab's chunk.
+	data string
 	// digest is a hash of the digest that keys the stored vector (see
 	// digestKey), 0 for none.
-	digest uint64
-	id     string
-	// codes are the vector's coordinates at codeBits bits each (see
-	// quantize; a string, immutable and two words smaller than a slice);
-	// dim is its dimension.
-	codes string
-	ns    int32
-	dim   int32
-	scale float32
-	typ   uint8 // 1 + its index in storage.Types; 0 for another
-	live  bool
-	// current says the digest is the one the record's text gives under the
+	digest uint32
+	scale  float32
+	ns     int32
+	dim    uint16 // 0 for no vector
+	typ    uint8  // 1 + its index in storage.Types; 0 for another
+	flags  uint8  // isLive, isCurrent
+}
+
+const (
+	// isLive: the record is active or a candidate.
+	isLive = 1 << iota
+	// isCurrent: the digest is the one the record's text gives under the
 	// index's key.
-	current bool
+	isCurrent
+)
+
+func (e *entry) live() bool    { return e.flags&isLive != 0 }
+func (e *entry) current() bool { return e.flags&isCurrent != 0 }
+
+// An entry's dim holds any dimension the store takes.
+const _ uint16 = storage.MaxEmbeddingDim
+
+// codes returns the entry's vector codes.
+func (e *entry) codes() string { return e.data[:codeLen(int(e.dim))] }
+
+// id returns the entry's record id.
+func (e *entry) id() string { return e.data[codeLen(int(e.dim)):] }
+
+// entrySize is what an entry takes in a slab's chunk besides its data.
+const entrySize = int(unsafe.Sizeof(entry{}))
+
+// slab makes entries in chunks: an array of entries, each new one twice
+// the last up to maxChunk entries, and a string builder that holds their
+// data, of as many entries' data up to maxDataChunk bytes. A chunk stays in memory while one of its entries is in use:
+// the entries that changes replaced since stay too, which compact undoes
+// once they are more than the live ones (and than a chunk).
+type slab struct {
+	entries []entry
+	data    strings.Builder
+	chunk   int
+	// made counts the entries made; held the bytes of the chunks
+	// allocated.
+	made, held int
+}
+
+const (
+	minChunk = 16
+	// maxChunk entries fill whole pages of memory (an array this large has
+	// no header), as maxDataChunk does.
+	maxChunk     = 1024
+	maxDataChunk = 128 << 10
+)
+
+// put returns a copy of e in the slab, its data codes then id.
+func (s *slab) put(e entry, codes []byte, id string) *entry {
+	if len(s.entries) == cap(s.entries) {
+		s.chunk = min(maxChunk, max(minChunk, 2*s.chunk))
+		s.entries = make([]entry, 0, s.chunk)
+		s.held += s.chunk * entrySize
+	}
+	if n := len(codes) + len(id); s.data.Cap()-s.data.Len() < n {
+		s.data = strings.Builder{}
+		s.data.Grow(max(n, min(s.chunk*n, maxDataChunk)))
+		s.held += s.data.Cap()
+	}
+	at := s.data.Len()
+	s.data.Write(codes)
+	s.data.WriteString(id)
+	e.data = s.data.String()[at:]
+	s.entries = append(s.entries, e)
+	s.made++
+	return &s.entries[len(s.entries)-1]
+}
+
+// unused is the bytes of the last chunks that no entry has yet.
+func (s *slab) unused() int {
+	return (cap(s.entries)-len(s.entries))*entrySize + s.data.Cap() - s.data.Len()
 }
 
 // typeCode is what an entry keeps of a record type: 1 + its index in
@@ -88,20 +164,22 @@ func typeCode(t string) uint8 {
 }
 
 // digestKey is the FNV-1a hash of a vector's digest, what an entry keeps
-// of it (8 bytes rather than 64 hex digits; 0 for none): the index
-// compares it with the stored digest's when it reads a vector back.
-func digestKey(d string) uint64 {
+// of it (4 bytes rather than 64 hex digits; 0 for none): the index
+// compares it with the stored digest's when it reads a vector back, to
+// tell one re-embedded since it synced (a vector whose hash matched by
+// chance, one in four billion, would be the record's newer one).
+func digestKey(d string) uint32 {
 	if d == "" {
 		return 0
 	}
-	h := fnv.New64a()
+	h := fnv.New32a()
 	h.Write([]byte(d))
-	return max(1, h.Sum64())
+	return max(1, h.Sum32())
 }
 
 // NewIndex returns an empty index over db; Sync loads it.
 func NewIndex(db *storage.DB) *Index {
-	return &Index{db: db, pos: map[int64]int{}, nsID: map[string]int32{}}
+	return &Index{db: db, slab: &slab{}, nsID: map[string]int32{}}
 }
 
 // Key returns the model and snapshot vectors are current for.
@@ -145,14 +223,15 @@ func (x *Index) SetKey(ctx context.Context, model, snapshot string) error {
 	defer x.reloading.Store(false)
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
-	entries, version, err := x.read(ctx, 0, model, snapshot)
+	fresh := &slab{}
+	entries, version, err := x.read(ctx, fresh, 0, model, snapshot)
 	if err != nil {
 		return err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.model, x.snap = model, snapshot
-	x.list, x.nsAt, x.pos, x.version = x.list[:0], x.nsAt[:0], map[int64]int{}, 0
+	x.model, x.snap, x.slab = model, snapshot, fresh
+	x.list, x.nsAt, x.version = nil, nil, 0
 	for i := range x.byNS {
 		x.byNS[i] = nil
 	}
@@ -171,14 +250,46 @@ func (x *Index) Sync(ctx context.Context) error {
 	x.mu.RLock()
 	since, model, snap := x.version, x.model, x.snap
 	x.mu.RUnlock()
-	entries, version, err := x.read(ctx, since, model, snap)
+	entries, version, err := x.read(ctx, x.slab, since, model, snap)
 	if err != nil {
 		return err
 	}
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	x.apply(entries, version)
+	x.mu.Unlock()
+	if x.slab.made-len(x.list) > max(len(x.list), maxChunk) {
+		x.compact()
+	}
 	return nil
+}
+
+// compact copies the entries into a new slab, leaving the old one with
+// the entries changes replaced to the garbage collector (a scan that
+// collected some keeps them until it ends). The caller holds syncMu, so
+// the list changes under no one else.
+func (x *Index) compact() {
+	fresh := &slab{}
+	moved := make([]*entry, len(x.list))
+	for i, e := range x.list {
+		moved[i] = fresh.put(*e, nil, e.data)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	copy(x.list, moved)
+	x.slab = fresh
+}
+
+// heldBytes is the memory the index holds by its own count: the chunks
+// its slab allocated (entries replaced since the last load or compact
+// included), its list and positions and the namespaces' lists.
+func (x *Index) heldBytes() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := x.slab.held + 8*cap(x.list) + 4*cap(x.nsAt)
+	for _, es := range x.byNS {
+		n += 4 * cap(es)
+	}
+	return n
 }
 
 // change is an entry read from the feed, or a purged record (gone).
@@ -188,86 +299,159 @@ type change struct {
 	gone bool
 }
 
-// read reads the feed above since and builds the entries it brings, with
-// currency under model and snapshot. It runs outside x.mu.
-func (x *Index) read(ctx context.Context, since int64, model, snapshot string) ([]change, int64, error) {
+// read reads the feed above since and makes the entries it brings in s,
+// with currency under model and snapshot. It runs outside x.mu.
+func (x *Index) read(ctx context.Context, s *slab, since int64, model, snapshot string) ([]change, int64, error) {
 	var out []change
+	var codes []byte
 	version, err := x.db.VectorChanges(ctx, since, true, func(c storage.VectorChange) error {
 		if c.Gone {
 			out = append(out, change{e: &entry{seq: c.Seq}, gone: true})
 			return nil
 		}
-		e := &entry{seq: c.Seq, id: c.ID, typ: typeCode(c.Type), live: c.Status == storage.StatusActive || c.Status == storage.StatusCandidate}
+		e := entry{seq: c.Seq, typ: typeCode(c.Type)}
+		if c.Status == storage.StatusActive || c.Status == storage.StatusCandidate {
+			e.flags |= isLive
+		}
+		codes = codes[:0]
 		if c.Digest != "" && len(c.Vector) > 0 {
 			e.digest = digestKey(c.Digest)
-			codes, scale := quantize(c.Vector)
-			e.codes, e.scale = string(codes), scale
-			e.dim = int32(len(c.Vector))
-			e.current = model != "" && c.Model == model && c.Snapshot == snapshot &&
-				c.Digest == encoder.Digest(model, snapshot, encoder.RecordText(c.Title, c.Content))
+			codes, e.scale = quantize(codes, c.Vector)
+			e.dim = uint16(len(c.Vector))
+			if model != "" && c.Model == model && c.Snapshot == snapshot &&
+				c.Digest == encoder.Digest(model, snapshot, encoder.RecordText(c.Title, c.Content)) {
+				e.flags |= isCurrent
+			}
 		}
-		out = append(out, change{e: e, ns: c.Namespace})
+		out = append(out, change{e: s.put(e, codes, c.ID), ns: c.Namespace})
 		return nil
 	})
 	return out, version, err
 }
 
+// find returns where the entry of seq is in list, or where it would go.
+func (x *Index) find(seq int64) (int, bool) {
+	return slices.BinarySearchFunc(x.list, seq, func(e *entry, seq int64) int { return cmp.Compare(e.seq, seq) })
+}
+
 // apply puts changes into the index and moves it to version. x.mu held.
+// A change to a record the list holds replaces its entry where it is (a
+// purge leaves a placeholder, nsAt −1, until the end); the records new to
+// the list join it at the end: appended when they come after all it
+// holds, else the list is made anew (so also at a load and after a purge).
 func (x *Index) apply(changes []change, version int64) {
+	var later []change
+	purged := 0
 	for _, c := range changes {
-		i, ok := x.pos[c.e.seq]
-		if c.gone {
-			if ok {
-				x.leaveNS(i)
-				last := len(x.list) - 1
-				x.list[i], x.nsAt[i] = x.list[last], x.nsAt[last]
-				x.pos[x.list[i].seq] = i
-				x.list[last] = nil
-				x.list, x.nsAt = x.list[:last], x.nsAt[:last]
-				delete(x.pos, c.e.seq)
-			}
-			continue
-		}
-		id, ok2 := x.nsID[c.ns]
-		if !ok2 {
-			id = int32(len(x.nsNames))
-			x.nsNames = append(x.nsNames, c.ns)
-			x.nsID[c.ns] = id
-			x.byNS = append(x.byNS, nil)
-		}
-		c.e.ns = id
+		i, ok := x.find(c.e.seq)
 		switch {
-		case ok && x.list[i].ns == id:
-			x.list[i] = c.e
-			x.byNS[id][x.nsAt[i]] = c.e
-			continue
-		case ok: // moved to another namespace (a rename)
-			x.leaveNS(i)
-			x.list[i] = c.e
+		case !ok:
+			later = append(later, c)
+		case c.gone:
+			if x.nsAt[i] >= 0 {
+				x.leaveNS(i)
+				x.list[i], x.nsAt[i] = c.e, -1
+				purged++
+			}
 		default:
-			i = len(x.list)
-			x.pos[c.e.seq] = i
-			x.list = append(x.list, c.e)
-			x.nsAt = append(x.nsAt, 0)
+			c.e.ns = x.namespace(c.ns)
+			switch {
+			case x.nsAt[i] < 0: // purged above, and back
+				purged--
+			case x.list[i].ns == c.e.ns:
+				x.list[i] = c.e
+				continue
+			default: // moved to another namespace (a rename)
+				x.leaveNS(i)
+			}
+			x.list[i] = c.e
+			x.joinNS(i)
 		}
-		x.nsAt[i] = int32(len(x.byNS[id]))
-		x.byNS[id] = append(x.byNS[id], c.e)
 	}
 	x.version = version
 	x.loaded = true
+	// Of the records new to the list, the last change of each, by seq.
+	slices.SortStableFunc(later, func(a, b change) int { return cmp.Compare(a.e.seq, b.e.seq) })
+	var add []*entry
+	for j, c := range later {
+		if c.gone || j+1 < len(later) && later[j+1].e.seq == c.e.seq {
+			continue
+		}
+		c.e.ns = x.namespace(c.ns)
+		add = append(add, c.e)
+	}
+	if purged == 0 && len(x.list) > 0 && (len(add) == 0 || add[0].seq > x.list[len(x.list)-1].seq) {
+		for _, e := range add {
+			x.list = append(x.list, e)
+			x.nsAt = append(x.nsAt, 0)
+			x.joinNS(len(x.list) - 1)
+		}
+		return
+	}
+	x.remake(add)
+}
+
+// remake makes the list anew from its entries that were not purged and
+// add, by seq, in arrays of the size they need. x.mu held.
+func (x *Index) remake(add []*entry) {
+	list := make([]*entry, 0, len(x.list)+len(add))
+	for i, e := range x.list {
+		if x.nsAt[i] < 0 {
+			continue
+		}
+		for len(add) > 0 && add[0].seq < e.seq {
+			list = append(list, add[0])
+			add = add[1:]
+		}
+		list = append(list, e)
+	}
+	list = append(list, add...)
+	counts := make([]int, len(x.byNS))
+	for _, e := range list {
+		counts[e.ns]++
+	}
+	for id, n := range counts {
+		x.byNS[id] = nil
+		if n > 0 {
+			x.byNS[id] = make([]int32, 0, n)
+		}
+	}
+	x.list, x.nsAt = list, make([]int32, len(list))
+	for i := range list {
+		x.joinNS(i)
+	}
+}
+
+// namespace returns the id of namespace ns, making one for a new name.
+// x.mu held.
+func (x *Index) namespace(ns string) int32 {
+	id, ok := x.nsID[ns]
+	if !ok {
+		id = int32(len(x.nsNames))
+		x.nsNames = append(x.nsNames, ns)
+		x.nsID[ns] = id
+		x.byNS = append(x.byNS, nil)
+	}
+	return id
+}
+
+// joinNS adds list[i] to its namespace's entries. x.mu held.
+func (x *Index) joinNS(i int) {
+	ns := x.list[i].ns
+	x.nsAt[i] = int32(len(x.byNS[ns]))
+	x.byNS[ns] = append(x.byNS[ns], int32(i))
 }
 
 // leaveNS takes list[i] out of its namespace's entries: the last of them
 // takes its place. x.mu held.
 func (x *Index) leaveNS(i int) {
 	ns, j := x.list[i].ns, x.nsAt[i]
-	es := x.byNS[ns]
-	last := len(es) - 1
-	moved := es[last]
-	es[j] = moved
-	x.nsAt[x.pos[moved.seq]] = j
-	es[last] = nil
-	x.byNS[ns] = es[:last]
+	at := x.byNS[ns]
+	last := len(at) - 1
+	moved := at[last]
+	at[j] = moved
+	x.nsAt[moved] = j
+	x.byNS[ns] = at[:last]
 }
 
 // Counts are the vectors of live records, by state.
@@ -289,8 +473,8 @@ func (x *Index) Counts() (c Counts, ok bool) {
 	}
 	for _, e := range x.list {
 		switch {
-		case !e.live:
-		case e.current:
+		case !e.live():
+		case e.current():
 			c.Current++
 		case e.digest != 0:
 			c.Stale++
@@ -305,17 +489,15 @@ func (x *Index) Counts() (c Counts, ok bool) {
 // stale, oldest first.
 func (x *Index) Todo(n int) []string {
 	x.mu.RLock()
-	var es []*entry
-	for _, e := range x.list {
-		if e.live && !e.current {
-			es = append(es, e)
+	defer x.mu.RUnlock()
+	var out []string
+	for _, e := range x.list { // by seq
+		if len(out) == n {
+			break
 		}
-	}
-	x.mu.RUnlock()
-	slices.SortFunc(es, func(a, b *entry) int { return int(a.seq - b.seq) })
-	out := make([]string, 0, min(n, len(es)))
-	for _, e := range es[:min(n, len(es))] {
-		out = append(out, e.id)
+		if e.live() && !e.current() {
+			out = append(out, e.id())
+		}
 	}
 	return out
 }
@@ -358,32 +540,40 @@ func (x *Index) collect(q Query) ([]*entry, string, string, error) {
 			exclude = append(exclude, strings.ToUpper(p))
 		}
 	}
+	keep := func(e *entry) bool {
+		if !e.live() || !allowed[e.ns] || (len(q.Types) > 0 && (e.typ == 0 || !slices.Contains(types, e.typ))) {
+			return false
+		}
+		return !slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(e.id(), p) })
+	}
 	// The namespaces' own entries, or all of them when those are most.
 	n := 0
-	var from [][]*entry
 	for id, ok := range allowed {
 		if ok {
 			n += len(x.byNS[id])
-			from = append(from, x.byNS[id])
 		}
-	}
-	if 2*n > len(x.list) {
-		from = [][]*entry{x.list}
 	}
 	out := make([]*entry, 0, n)
-	for _, es := range from {
-		for _, e := range es {
-			if !e.live || !allowed[e.ns] || (len(q.Types) > 0 && (e.typ == 0 || !slices.Contains(types, e.typ))) {
-				continue
+	if 2*n > len(x.list) {
+		for _, e := range x.list {
+			if keep(e) {
+				out = append(out, e)
 			}
-			if slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(e.id, p) }) {
-				continue
-			}
-			if !e.current {
-				return nil, "", "", errNotCurrent
-			}
-			out = append(out, e)
 		}
+	} else {
+		for id, ok := range allowed {
+			if !ok {
+				continue
+			}
+			for _, i := range x.byNS[id] {
+				if e := x.list[i]; keep(e) {
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	if slices.ContainsFunc(out, func(e *entry) bool { return !e.current() }) {
+		return nil, "", "", errNotCurrent
 	}
 	return out, x.model, x.snap, nil
 }
@@ -418,18 +608,24 @@ var levels = func() (l [codeLevels]float32) {
 	return l
 }()
 
-// quantize returns v as codeBits-bit codes, codesInByte to a byte (the
-// first coordinate in the low bits), and the scale: coordinate i is about
-// scale·levels[code i]. The codes cut the coordinates into steps of
-// 2·scale, codeStep times their root mean square, clamped at the ends.
-func quantize(v []float32) ([]byte, float32) {
-	codes := make([]byte, (len(v)+codesInByte-1)/codesInByte)
+// codeLen is how many bytes the codes of a vector of dim coordinates take.
+func codeLen(dim int) int { return (dim + codesInByte - 1) / codesInByte }
+
+// quantize appends v as codeBits-bit codes to dst, codesInByte to a byte
+// (the first coordinate in the low bits), and returns them and the scale:
+// coordinate i is about scale·levels[code i]. The codes cut the
+// coordinates into steps of 2·scale, codeStep times their root mean
+// square, clamped at the ends.
+func quantize(dst []byte, v []float32) ([]byte, float32) {
+	at := len(dst)
+	dst = append(dst, make([]byte, codeLen(len(v)))...)
+	codes := dst[at:]
 	var sq float64
 	for _, x := range v {
 		sq += float64(x) * float64(x)
 	}
 	if sq == 0 {
-		return codes, 0
+		return dst, 0
 	}
 	scale := float32(codeStep * math.Sqrt(sq/float64(len(v))) / 2)
 	for i, x := range v {
@@ -437,7 +633,7 @@ func quantize(v []float32) ([]byte, float32) {
 		c = max(0, min(codeMask, c))
 		codes[i/codesInByte] |= byte(c) << (i % codesInByte * codeBits)
 	}
-	return codes, scale
+	return dst, scale
 }
 
 // dot is the float64 dot product of two vectors of equal length.
@@ -519,7 +715,7 @@ func nearest(q []float32, es []*entry, k int) []*entry {
 
 // byScore orders by approximate cosine, highest first, then by id.
 func byScore(a, b scored) int {
-	return cmp.Or(cmp.Compare(b.a, a.a), strings.Compare(a.e.id, b.e.id))
+	return cmp.Or(cmp.Compare(b.a, a.a), strings.Compare(a.e.id(), b.e.id()))
 }
 
 // scanPart returns the m entries of es with the highest approximate
@@ -532,7 +728,7 @@ func scanPart(q []float32, es []*entry, m int) []scored {
 		if int(e.dim) != len(q) {
 			continue
 		}
-		a := e.scale * dotCodes(q, e.codes)
+		a := e.scale * dotCodes(q, e.codes())
 		if a < floor {
 			continue
 		}

@@ -1,14 +1,17 @@
 package retrieval
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
 // TestNearest holds the scan to its contract on entries of random unit
@@ -145,8 +148,8 @@ func nearCopy(rng *rand.Rand, v []float32) []float32 {
 
 // quantized is an index entry for v, current, as the index makes one.
 func quantized(id string, v []float32) *entry {
-	codes, scale := quantize(v)
-	return &entry{id: id, live: true, current: true, codes: string(codes), scale: scale, dim: int32(len(v))}
+	codes, scale := quantize(nil, v)
+	return &entry{flags: isLive | isCurrent, data: string(codes) + id, scale: scale, dim: uint16(len(v))}
 }
 
 // bruteShortlist is the contract of nearest, spelled out: every entry of
@@ -156,7 +159,7 @@ func bruteShortlist(q []float32, es []*entry, k int) []*entry {
 	var all []scored
 	for _, e := range es {
 		if int(e.dim) == len(q) {
-			all = append(all, scored{e, e.scale * dotCodes(q, e.codes)})
+			all = append(all, scored{e, e.scale * dotCodes(q, e.codes())})
 		}
 	}
 	slices.SortFunc(all, byScore)
@@ -179,7 +182,7 @@ func exactTop(q []float32, vecs [][]float32, k int) []int {
 func ids(es []*entry) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
-		out[i] = e.id
+		out[i] = e.id()
 	}
 	return out
 }
@@ -205,7 +208,7 @@ func TestIndex_Apply(t *testing.T) {
 	}
 	x.reloading.Store(false)
 	e := func(seq int64, id string) *entry {
-		return &entry{seq: seq, id: id, live: true, current: true, codes: "\x01", scale: 1, dim: 1}
+		return &entry{seq: seq, flags: isLive | isCurrent, data: "\x01" + id, scale: 1, dim: 1}
 	}
 	put := func(seq int64, id, ns string) change { return change{e: e(seq, id), ns: ns} }
 	gone := func(seq int64) change { return change{e: &entry{seq: seq}, gone: true} }
@@ -247,17 +250,18 @@ func TestIndex_Apply(t *testing.T) {
 		for _, es := range x.byNS {
 			inNS += len(es)
 		}
-		if len(x.list) != total || len(x.pos) != total || len(x.nsAt) != total || inNS != total {
-			t.Errorf("%s: %d entries, %d positions, %d namespace positions, %d entries by namespace, want %d",
-				s.name, len(x.list), len(x.pos), len(x.nsAt), inNS, total)
+		if len(x.list) != total || len(x.nsAt) != total || inNS != total {
+			t.Errorf("%s: %d entries, %d namespace positions, %d entries by namespace, want %d",
+				s.name, len(x.list), len(x.nsAt), inNS, total)
 		}
-		for seq, i := range x.pos {
-			if x.list[i].seq != seq {
-				t.Errorf("%s: the position of seq %d, %d, points elsewhere", s.name, seq, i)
+		for i, e := range x.list {
+			seq := e.seq
+			if at, ok := x.find(seq); !ok || at != i {
+				t.Errorf("%s: seq %d is at %d, found at %d (%v): the list is not by seq", s.name, seq, i, at, ok)
 				continue
 			}
-			es, j := x.byNS[x.list[i].ns], x.nsAt[i]
-			if int(j) >= len(es) || es[j] != x.list[i] {
+			at, j := x.byNS[x.list[i].ns], x.nsAt[i]
+			if int(j) >= len(at) || at[j] != int32(i) {
 				t.Errorf("%s: the position of seq %d in its namespace, %d, points elsewhere", s.name, seq, j)
 			}
 		}
@@ -274,13 +278,13 @@ func TestIndex_CollectTypes(t *testing.T) {
 	x := NewIndex(nil)
 	var changes []change
 	for i, typ := range []string{storage.TypeDecision, storage.TypeNote, storage.TypeDecision, storage.TypeProcedure} {
-		changes = append(changes, change{ns: "ns/a", e: &entry{seq: int64(i + 1), id: fmt.Sprintf("R%d", i+1),
-			typ: typeCode(typ), live: true, current: true, codes: "\x01", scale: 1, dim: 1}})
+		changes = append(changes, change{ns: "ns/a", e: &entry{seq: int64(i + 1), data: fmt.Sprintf("\x01R%d", i+1),
+			typ: typeCode(typ), flags: isLive | isCurrent, scale: 1, dim: 1}})
 	}
 	// A type the index does not know (none can be stored) matches no
 	// search's types, not even its own name.
-	changes = append(changes, change{ns: "ns/a", e: &entry{seq: 9, id: "R9", typ: typeCode("no-such-type"),
-		live: true, current: true, codes: "\x01", scale: 1, dim: 1}})
+	changes = append(changes, change{ns: "ns/a", e: &entry{seq: 9, data: "\x01R9", typ: typeCode("no-such-type"),
+		flags: isLive | isCurrent, scale: 1, dim: 1}})
 	x.apply(changes, 1)
 	for _, c := range []struct {
 		types []string
@@ -299,5 +303,106 @@ func TestIndex_CollectTypes(t *testing.T) {
 		if got := slices.Sorted(slices.Values(ids(es))); !slices.Equal(got, c.want) {
 			t.Errorf("types %v: collected %v, want %v", c.types, got, c.want)
 		}
+	}
+}
+
+// TestIndex_HeldBytes holds the index's memory a record to its count
+// (docs/operations.md, "Vector memory"): its codes and id, a 40-byte
+// entry and 16 bytes of places in the lists, with a little to spare for
+// the ends of chunks the slab filled; the unused end of its last chunks
+// aside.
+func TestIndex_HeldBytes(t *testing.T) {
+	t.Parallel()
+	const n, dim = 1000, 96
+	db := storagetest.Open(t)
+	ids, _ := storeVectors(t, db, n, dim, rand.New(rand.NewPCG(31, 32)))
+	x := NewIndex(db)
+	if err := x.SetKey(context.Background(), "m", "s"); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := x.Counts(); !ok || c.Current != n {
+		t.Fatalf("counts %+v (counted %v), want %d current", c, ok, n)
+	}
+	data := codeLen(dim) + len(ids[0])
+	used := x.heldBytes() - x.slab.unused()
+	if perRecord := float64(used) / n; perRecord > float64(data+40+16+2) {
+		t.Fatalf("the index holds %.1f bytes a record, want at most %d of data and 58 more", perRecord, data)
+	}
+}
+
+// TestIndex_Compact: vectors put again and again leave the entries they
+// replaced in the slab's chunks until those are more than the live ones
+// and than a chunk; then Sync copies the live entries into a new slab, of
+// the size a load makes. Meanwhile searches scan, and after every sync
+// each record's entry holds the codes of its latest vector.
+func TestIndex_Compact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const n, dim, rounds = 200, 32, 12
+	db := storagetest.Open(t)
+	rng := rand.New(rand.NewPCG(41, 42))
+	ids, _ := storeVectors(t, db, n, dim, rng)
+	x := NewIndex(db)
+	if err := x.SetKey(ctx, "m", "s"); err != nil {
+		t.Fatal(err)
+	}
+	loaded := x.heldBytes()
+	q := unit(rng, dim)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(stop)
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if es, _, _, err := x.collect(Query{Chain: []string{"global"}}); err == nil && len(nearest(q, es, 5)) == 0 {
+				t.Error("a scan during syncs found nothing")
+				return
+			}
+		}
+	})
+	old, err := db.Embeddings(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compacted := 0
+	for round := range rounds {
+		var batch []storage.Embedding
+		latest := map[string][]float32{}
+		for _, id := range ids {
+			v := unit(rng, dim)
+			latest[id] = v
+			batch = append(batch, storage.Embedding{RecordID: id, Model: "m", Snapshot: "s", Vector: v, Digest: old[id].Digest})
+		}
+		if _, err := db.PutEmbeddings(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if dead := x.slab.made - n; dead > max(n, maxChunk) {
+			t.Errorf("round %d: the slab holds %d replaced entries besides %d live ones", round, dead, n)
+		} else if dead == 0 {
+			compacted++
+			if held := x.heldBytes(); held > loaded {
+				t.Errorf("round %d: compacted, the index holds %d bytes, %d at its load", round, held, loaded)
+			}
+		}
+		x.mu.RLock()
+		for _, e := range x.list {
+			codes, scale := quantize(nil, latest[e.id()])
+			if e.codes() != string(codes) || e.scale != scale || !e.current() {
+				t.Errorf("round %d: %s holds other codes than its latest vector's (current %v)", round, e.id(), e.current())
+				break
+			}
+		}
+		x.mu.RUnlock()
+	}
+	if compacted != 2 {
+		t.Errorf("compacted %d times in %d rounds of %d replaced entries, want 2 (at more than %d)", compacted, rounds, n, maxChunk)
 	}
 }
