@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/auth"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -90,4 +92,17 @@ func (s *Server) Draining() error {
 		return errDraining
 	}
 	return nil
+}
+
+// CallerCheck is the MCP bridge's identity check of a request no tool call
+// vouched for: what a memory_whoami call would meet, the interceptor's
+// decision (in) then the drain's, made without the call
+// (docs/operations.md).
+func (s *Server) CallerCheck(in *auth.Interceptor) func(ctx context.Context, authorization []string, addr string) error {
+	return func(ctx context.Context, authorization []string, addr string) error {
+		if err := in.Authenticate(ctx, hearthv1.AdminService_Whoami_FullMethodName, authorization, addr); err != nil {
+			return err
+		}
+		return s.Draining()
+	}
 }

@@ -55,19 +55,34 @@ func transportOf(pkg string) string {
 	return ""
 }
 
+// testSupport are the packages only _test files import: a harness may
+// import what its folder's code may not (servertest starts the whole
+// server, transports included), since no shipped code depends on it.
+var testSupport = []string{"gateway/gatewaytest", "server/servertest"}
+
+func isTestSupport(pkg string) bool {
+	for _, ts := range testSupport {
+		if under(pkg, ts) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestImports_OneWay reads `go list -deps` (the transitive imports of every
 // package, tests excluded) and fails on an arrow the architecture forbids:
 // transport to transport, server to any transport or the contract, storage
-// to gen, server or a transport, and the contract or a transport to
-// storage or server.
+// to gen, server or a transport, the contract or a transport to storage
+// or server, and any package to a test-support package (testSupport,
+// whose own imports are free).
 func TestImports_OneWay(t *testing.T) {
 	lines := goList(t, `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`)
 	checked := 0
 	for _, line := range lines {
 		fields := strings.Fields(line)
 		pkg, deps := fields[0], fields[1:]
-		if under(pkg, "gateway/gatewaytest") {
-			continue // test support
+		if isTestSupport(pkg) {
+			continue
 		}
 		checked++
 		for _, dep := range deps {
@@ -76,6 +91,8 @@ func TestImports_OneWay(t *testing.T) {
 			}
 			var why string
 			switch {
+			case isTestSupport(dep):
+				why = "a package imports test support, which only _test files may"
 			case transportOf(pkg) != "" && transportOf(dep) != "" && transportOf(dep) != transportOf(pkg):
 				why = "a transport imports another transport"
 			case under(pkg, "server") && (under(dep, "gateway") || under(dep, "mcpbridge")):

@@ -160,7 +160,8 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	router, err := d.modelRouter(ctx)
+	// The model router reads the daemon's clock when a test sets one.
+	router, err := workers.NewRouter(ctx, d.db, d.Config.Options, d.Now, d.Log)
 	if err != nil {
 		return err
 	}
@@ -229,15 +230,8 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		return err
 	}
 	// The bridge's identity check of a request no tool call vouched for
-	// is what a memory_whoami call would meet, the interceptor's decision
-	// then the drain's, made without the call (docs/operations.md).
-	mcp, err := mcpbridge.New(d.conn, version.Version, mcpbridge.WithCallerCheck(
-		func(ctx context.Context, authorization []string, addr string) error {
-			if err := in.Authenticate(ctx, hearthv1.AdminService_Whoami_FullMethodName, authorization, addr); err != nil {
-				return err
-			}
-			return srv.Draining()
-		}))
+	// is the server's (Server.CallerCheck).
+	mcp, err := mcpbridge.New(d.conn, version.Version, mcpbridge.WithCallerCheck(srv.CallerCheck(in)))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/servertest"
+	"google.golang.org/grpc/metadata"
+)
+
+// The daemon's tests call its port with servertest's transports, the
+// same clients the server's own tests use on the harness (docs/design.md
+// §19); these names keep the daemon's tests as they were written.
+
+// readerIP is the source address of the address client "lan-reader".
+var readerIP = servertest.ReaderIP
+
+// testOptions are the defaults plus lan-reader (servertest.Options).
+func testOptions() options.Options { return servertest.Options() }
+
+var (
+	dialFrom = servertest.DialFrom
+	routes   = servertest.Routes
+	get      = servertest.Get
+	str      = servertest.Str
+	num      = servertest.Num
+	list     = servertest.List
+)
+
+// result is one call's outcome (servertest.Result).
+type result struct {
+	ok   bool
+	code string
+	http int
+	raw  []byte
+	body map[string]any
+}
+
+func (r result) String() string { return r.st().String() }
+
+func (r result) st() servertest.Result {
+	return servertest.Result{OK: r.ok, Code: r.code, HTTP: r.http, Raw: r.raw, Body: r.body}
+}
+
+func fromST(r servertest.Result) result {
+	return result{ok: r.OK, code: r.Code, http: r.HTTP, raw: r.Raw, body: r.Body}
+}
+
+// transport calls a tool by name with JSON arguments as one client kind.
+type transport interface {
+	name() string
+	call(tb testing.TB, token, tool string, args any) result
+}
+
+type restTransport struct{ td *testDaemon }
+
+func (restTransport) name() string { return "rest" }
+
+func (c restTransport) call(tb testing.TB, token, tool string, args any) result {
+	tb.Helper()
+	return fromST(servertest.REST{URL: c.td.url}.Call(tb, token, tool, args))
+}
+
+type mcpTransport struct {
+	td     *testDaemon
+	client *http.Client // nil: http.DefaultClient
+}
+
+func (mcpTransport) name() string { return "mcp" }
+
+func (c mcpTransport) st() servertest.MCP { return servertest.MCP{URL: c.td.url, Client: c.client} }
+
+// rpc posts one JSON-RPC request to /mcp and returns the HTTP response body.
+func (c mcpTransport) rpc(tb testing.TB, token string, method string, params any) (int, []byte) {
+	tb.Helper()
+	return c.st().RPC(tb, token, method, params)
+}
+
+func (c mcpTransport) call(tb testing.TB, token, tool string, args any) result {
+	tb.Helper()
+	return fromST(c.st().Call(tb, token, tool, args))
+}
+
+type grpcTransport struct {
+	td *testDaemon
+	md metadata.MD // extra metadata, e.g. a forged x-forwarded-for
+}
+
+func (grpcTransport) name() string { return "grpc" }
+
+func (c grpcTransport) st() servertest.GRPC { return servertest.GRPC{Conn: c.td.conn, MD: c.md} }
+
+func (c grpcTransport) call(tb testing.TB, token, tool string, args any) result {
+	tb.Helper()
+	return fromST(c.st().Call(tb, token, tool, args))
+}
+
+// grpcCall is one gRPC call made ready before a benchmark's clock starts
+// (servertest.Call).
+type grpcCall struct{ servertest.Call }
+
+// prepare readies a call of tool with args; invoke makes it.
+func (c grpcTransport) prepare(tb testing.TB, token, tool string, args any) grpcCall {
+	tb.Helper()
+	return grpcCall{c.st().Prepare(tb, token, tool, args)}
+}
+
+func (c grpcCall) invoke() error { return c.Invoke() }
+
+func transports(td *testDaemon) []transport {
+	return []transport{restTransport{td}, mcpTransport{td: td}, grpcTransport{td: td}}
+}
