@@ -5,27 +5,12 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
 )
-
-// testClock is a clock tests move by hand. It is read by the daemon's
-// goroutines, so it is atomic.
-type testClock struct{ ns atomic.Int64 }
-
-func newTestClock(t time.Time) *testClock {
-	c := &testClock{}
-	c.Set(t)
-	return c
-}
-
-func (c *testClock) Now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *testClock) Set(t time.Time)     { c.ns.Store(t.UnixNano()) }
-func (c *testClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 
 // startDaemonAt is startDaemon with the store's clock injected before the
 // daemon opens, so the usage-start mark is on that clock too.

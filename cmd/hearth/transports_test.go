@@ -26,6 +26,11 @@ var (
 	str      = servertest.Str
 	num      = servertest.Num
 	list     = servertest.List
+	// closeArgs are memory_session_close arguments.
+	closeArgs = servertest.CloseArgs
+	// withoutDiskFigures is a memory_status body without the figures that
+	// move by themselves.
+	withoutDiskFigures = servertest.WithoutDiskFigures
 )
 
 // result is one call's outcome (servertest.Result).
@@ -111,3 +116,12 @@ func (c grpcCall) invoke() error { return c.Invoke() }
 func transports(td *testDaemon) []transport {
 	return []transport{restTransport{td}, mcpTransport{td: td}, grpcTransport{td: td}}
 }
+
+// sameRecords is servertest.SameRecords; sameButDisk servertest.SameButDisk.
+func sameRecords(a, b result) bool { return servertest.SameRecords(a.st(), b.st()) }
+func sameButDisk(a, b result) bool { return servertest.SameButDisk(a.st(), b.st()) }
+
+// testClock is a clock tests move by hand (servertest.Clock).
+type testClock = servertest.Clock
+
+var newTestClock = servertest.NewClock

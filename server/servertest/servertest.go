@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,6 +69,9 @@ type Server struct {
 	Conn *grpc.ClientConn
 	// Tokens are the clients' generated tokens by client name.
 	Tokens map[string]string
+	// Methods is the interceptor's method table: the scope each RPC's
+	// full method name demands.
+	Methods map[string]auth.Scope
 	// REST, MCP and GRPC call a tool by name over each transport.
 	REST REST
 	MCP  MCP
@@ -79,8 +83,19 @@ type Server struct {
 // anything does not start.
 func Start(tb testing.TB, opts options.Options) *Server {
 	tb.Helper()
+	return StartAt(tb, opts, nil)
+}
+
+// StartAt is Start with the store's and the model router's clock, now
+// (nil: the wall clock), set before anything is written, as the daemon
+// sets its Now.
+func StartAt(tb testing.TB, opts options.Options, now func() time.Time) *Server {
+	tb.Helper()
 	ctx := context.Background()
 	db := storagetest.Open(tb)
+	if now != nil {
+		db.Now = now
+	}
 	s := &Server{DB: db, Dir: filepath.Dir(db.Path()), Tokens: map[string]string{}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fail := func(what string, err error) {
@@ -107,7 +122,8 @@ func Start(tb testing.TB, opts options.Options) *Server {
 	}
 	methods, err := auth.Table(scopes)
 	fail("method table", err)
-	router, err := workers.NewRouter(ctx, db, opts, nil, log)
+	s.Methods = methods
+	router, err := workers.NewRouter(ctx, db, opts, now, log)
 	fail("model router", err)
 	sw := sweep.New(nil)
 	srv, err := server.New(db, server.Config{
@@ -208,6 +224,14 @@ func WithClient(opts options.Options, name string, scopes ...options.Scope) opti
 	return opts
 }
 
+// CloseArgs are memory_session_close's arguments for session sess-1 in
+// github/acme/api.
+func CloseArgs(opID, summary, notes string) map[string]any {
+	return map[string]any{
+		"session_id": "sess-1", "namespace": "github/acme/api", "op_id": opID, "summary": summary, "notes": notes,
+	}
+}
+
 // StoreArgs are memory_store's arguments for a decision.
 func StoreArgs(ns, title, content string) map[string]any {
 	return map[string]any{"namespace": ns, "type": "decision", "title": title, "content": content}
@@ -235,3 +259,18 @@ func DialFrom(ip netip.Addr) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip.AsSlice()}}
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
 }
+
+// Clock is a clock tests move by hand (StartAt(tb, opts, clock.Now)). The
+// server's goroutines read it, so it is atomic.
+type Clock struct{ ns atomic.Int64 }
+
+// NewClock returns a Clock set to t.
+func NewClock(t time.Time) *Clock {
+	c := &Clock{}
+	c.Set(t)
+	return c
+}
+
+func (c *Clock) Now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *Clock) Set(t time.Time)     { c.ns.Store(t.UnixNano()) }
+func (c *Clock) Add(d time.Duration) { c.ns.Add(int64(d)) }

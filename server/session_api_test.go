@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"bytes"
@@ -9,21 +9,15 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/servertest"
 	"github.com/hearth-memory/hearth/storage"
 )
 
-// closeArgs are memory_session_close arguments.
-func closeArgs(opID, summary, notes string) map[string]any {
-	return map[string]any{
-		"session_id": "sess-1", "namespace": "github/acme/api", "op_id": opID, "summary": summary, "notes": notes,
-	}
-}
-
-// withoutReplayed returns a close result's JSON without its replayed flag.
-func withoutReplayed(tb testing.TB, r result) string {
+// withoutReplayed returns a close servertest.Result's JSON without its replayed flag.
+func withoutReplayed(tb testing.TB, r servertest.Result) string {
 	tb.Helper()
 	body := map[string]any{}
-	if err := json.Unmarshal(r.raw, &body); err != nil {
+	if err := json.Unmarshal(r.Raw, &body); err != nil {
 		tb.Fatal(err)
 	}
 	delete(body, "replayed")
@@ -32,9 +26,9 @@ func withoutReplayed(tb testing.TB, r result) string {
 }
 
 // wantCloseRefused fails the test unless r failed with code, HTTP status and field.
-func wantCloseRefused(tb testing.TB, r result, code string, http int, field string) {
+func wantCloseRefused(tb testing.TB, r servertest.Result, code string, http int, field string) {
 	tb.Helper()
-	if r.ok || r.code != code || r.http != http || str(r.body, "error", "field") != field {
+	if r.OK || r.Code != code || r.HTTP != http || str(r.Body, "error", "field") != field {
 		tb.Errorf("got %v, want %s / %d naming %s", r, code, http, field)
 	}
 }
@@ -44,23 +38,24 @@ func wantCloseRefused(tb testing.TB, r result, code string, http int, field stri
 // back with replayed true; other inputs or another client are refused (409,
 // ALREADY_EXISTS) and change nothing.
 func TestSession_Close(t *testing.T) {
-	td := startDaemon(t, testOptions())
-	tok, other := td.tokens["claude-code"], td.tokens["codex"]
-	for _, tr := range transports(td) {
-		t.Run(tr.name(), func(t *testing.T) {
-			op := "close-" + tr.name() + "-0001"
-			first := tr.call(t, tok, "memory_session_close", closeArgs(op, "Moved the queue to SQLite.", "Leases survive restarts."))
-			if !first.ok || get(first.body, "replayed") != false {
+	t.Parallel()
+	td := servertest.Start(t, testOptions())
+	tok, other := td.Tokens["claude-code"], td.Tokens["codex"]
+	for _, tr := range td.Transports() {
+		t.Run(tr.Name(), func(t *testing.T) {
+			op := "close-" + tr.Name() + "-0001"
+			first := tr.Call(t, tok, "memory_session_close", closeArgs(op, "Moved the queue to SQLite.", "Leases survive restarts."))
+			if !first.OK || get(first.Body, "replayed") != false {
 				t.Fatalf("close: %v", first)
 			}
-			rc := get(first.body, "receipt")
+			rc := get(first.Body, "receipt")
 			if str(rc, "op_id") != op || str(rc, "session_id") != "sess-1" || str(rc, "namespace") != "github/acme/api" ||
 				get(rc, "summary_kept") != true || get(rc, "notes_refused") != false || str(rc, "summary_id") != "" ||
 				str(rc, "job_id") == "" || str(rc, "closed_at") == "" {
-				t.Errorf("receipt = %s", first.raw)
+				t.Errorf("receipt = %s", first.Raw)
 			}
 			// The summary and notes wait for extraction in a screened job.
-			job, err := td.db.Job(context.Background(), str(rc, "job_id"))
+			job, err := td.DB.Job(context.Background(), str(rc, "job_id"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,8 +65,8 @@ func TestSession_Close(t *testing.T) {
 			}
 
 			t.Run("Replay", func(t *testing.T) {
-				again := tr.call(t, tok, "memory_session_close", closeArgs(op, "Moved the queue to SQLite.", "Leases survive restarts."))
-				if !again.ok || get(again.body, "replayed") != true {
+				again := tr.Call(t, tok, "memory_session_close", closeArgs(op, "Moved the queue to SQLite.", "Leases survive restarts."))
+				if !again.OK || get(again.Body, "replayed") != true {
 					t.Fatalf("replay: %v", again)
 				}
 				if a, b := withoutReplayed(t, first), withoutReplayed(t, again); a != b {
@@ -79,32 +74,32 @@ func TestSession_Close(t *testing.T) {
 				}
 			})
 			t.Run("ErrOtherInputs", func(t *testing.T) {
-				r := tr.call(t, tok, "memory_session_close", closeArgs(op, "Moved the queue to Postgres.", "Leases survive restarts."))
+				r := tr.Call(t, tok, "memory_session_close", closeArgs(op, "Moved the queue to Postgres.", "Leases survive restarts."))
 				wantCloseRefused(t, r, "ALREADY_EXISTS", 409, "op_id")
 			})
 			t.Run("ErrOtherClient", func(t *testing.T) {
-				r := tr.call(t, other, "memory_session_close", closeArgs(op, "Moved the queue to SQLite.", "Leases survive restarts."))
+				r := tr.Call(t, other, "memory_session_close", closeArgs(op, "Moved the queue to SQLite.", "Leases survive restarts."))
 				wantCloseRefused(t, r, "ALREADY_EXISTS", 409, "op_id")
 			})
 			t.Run("ErrBadOpID", func(t *testing.T) {
-				r := tr.call(t, tok, "memory_session_close", closeArgs("short", "x", ""))
+				r := tr.Call(t, tok, "memory_session_close", closeArgs("short", "x", ""))
 				wantCloseRefused(t, r, "INVALID_ARGUMENT", 400, "op_id")
 			})
 			t.Run("ErrNoSessionID", func(t *testing.T) {
-				args := closeArgs("close-"+tr.name()+"-0002", "x", "")
+				args := closeArgs("close-"+tr.Name()+"-0002", "x", "")
 				delete(args, "session_id")
-				wantCloseRefused(t, tr.call(t, tok, "memory_session_close", args), "INVALID_ARGUMENT", 400, "session_id")
+				wantCloseRefused(t, tr.Call(t, tok, "memory_session_close", args), "INVALID_ARGUMENT", 400, "session_id")
 			})
 			t.Run("ErrNoToken", func(t *testing.T) {
-				r := tr.call(t, "", "memory_session_close", closeArgs("close-"+tr.name()+"-0003", "x", ""))
-				if r.ok || r.http != 401 {
+				r := tr.Call(t, "", "memory_session_close", closeArgs("close-"+tr.Name()+"-0003", "x", ""))
+				if r.OK || r.HTTP != 401 {
 					t.Errorf("no token: %v", r)
 				}
 			})
 		})
 	}
 	// The refusals were audited, and each close wrote one row.
-	log, err := td.db.AuditLog(context.Background(), 200)
+	log, err := td.DB.AuditLog(context.Background(), 200)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,33 +116,34 @@ func TestSession_Close(t *testing.T) {
 // are refused and the summary still stored, as a candidate with
 // summary_candidates on; a summary that screens as a secret refuses the call.
 func TestSession_DoNotStore(t *testing.T) {
+	t.Parallel()
 	for _, candidates := range []bool{false, true} {
 		name := map[bool]string{false: "ForExtraction", true: "SummaryCandidates"}[candidates]
 		t.Run(name, func(t *testing.T) {
 			o := testOptions()
 			o.SummaryCandidates = candidates
-			td := startDaemon(t, o)
-			tok := td.tokens["claude-code"]
-			for _, tr := range transports(td) {
-				t.Run(tr.name(), func(t *testing.T) {
+			td := servertest.Start(t, o)
+			tok := td.Tokens["claude-code"]
+			for _, tr := range td.Transports() {
+				t.Run(tr.Name(), func(t *testing.T) {
 					notes := "Temporary staging creds, DO-NOT-STORE: the staging box is flaky."
-					r := tr.call(t, tok, "memory_session_close", closeArgs("dns-"+tr.name()+"-0001", "Fixed the flaky deploy.", notes))
-					if !r.ok {
+					r := tr.Call(t, tok, "memory_session_close", closeArgs("dns-"+tr.Name()+"-0001", "Fixed the flaky deploy.", notes))
+					if !r.OK {
 						t.Fatalf("close: %v", r)
 					}
-					rc := get(r.body, "receipt")
+					rc := get(r.Body, "receipt")
 					if get(rc, "notes_refused") != true || str(rc, "notes_refused_pattern") != "no-store-marker" || get(rc, "summary_kept") != true {
-						t.Errorf("receipt = %s", r.raw)
+						t.Errorf("receipt = %s", r.Raw)
 					}
-					if bytes.Contains(r.raw, []byte("staging")) {
-						t.Errorf("the refused notes came back: %s", r.raw)
+					if bytes.Contains(r.Raw, []byte("staging")) {
+						t.Errorf("the refused notes came back: %s", r.Raw)
 					}
 					if candidates {
 						if str(rc, "summary_id") == "" || str(rc, "job_id") != "" {
-							t.Fatalf("receipt = %s, want a summary candidate and no job", r.raw)
+							t.Fatalf("receipt = %s, want a summary candidate and no job", r.Raw)
 						}
-						got := tr.call(t, tok, "memory_get", map[string]any{"ids": []string{str(rc, "summary_id")}})
-						rec := get(got.body, "records", 0)
+						got := tr.Call(t, tok, "memory_get", map[string]any{"ids": []string{str(rc, "summary_id")}})
+						rec := get(got.Body, "records", 0)
 						if str(rec, "type") != "summary" || str(rec, "status") != "candidate" || str(rec, "source") != "session" ||
 							str(rec, "content") != "Fixed the flaky deploy." || str(rec, "namespace") != "github/acme/api" || str(rec, "writer") != "claude-code" {
 							t.Errorf("summary record = %v", got)
@@ -155,9 +151,9 @@ func TestSession_DoNotStore(t *testing.T) {
 						return
 					}
 					if str(rc, "summary_id") != "" || str(rc, "job_id") == "" {
-						t.Fatalf("receipt = %s, want the summary in a job", r.raw)
+						t.Fatalf("receipt = %s, want the summary in a job", r.Raw)
 					}
-					job, err := td.db.Job(context.Background(), str(rc, "job_id"))
+					job, err := td.DB.Job(context.Background(), str(rc, "job_id"))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -167,15 +163,15 @@ func TestSession_DoNotStore(t *testing.T) {
 				})
 			}
 			t.Run("ErrSecretSummary", func(t *testing.T) {
-				for _, tr := range transports(td) {
-					r := tr.call(t, tok, "memory_session_close",
-						closeArgs("secret-"+tr.name()+"-01", "Set password=Xk9mP2vQ7rT4 on the staging box.", "Fine notes."))
+				for _, tr := range td.Transports() {
+					r := tr.Call(t, tok, "memory_session_close",
+						closeArgs("secret-"+tr.Name()+"-01", "Set password=Xk9mP2vQ7rT4 on the staging box.", "Fine notes."))
 					wantCloseRefused(t, r, "INVALID_ARGUMENT", 400, "summary")
-					if p := str(r.body, "error", "pattern"); p == "" || bytes.Contains(r.raw, []byte("Xk9mP2vQ7rT4")) {
-						t.Errorf("%s: refusal %s", tr.name(), r.raw)
+					if p := str(r.Body, "error", "pattern"); p == "" || bytes.Contains(r.Raw, []byte("Xk9mP2vQ7rT4")) {
+						t.Errorf("%s: refusal %s", tr.Name(), r.Raw)
 					}
-					if _, err := td.db.Receipt(context.Background(), "secret-"+tr.name()+"-01"); storage.ErrorCode(err) != storage.NotFound {
-						t.Errorf("%s: a refused close kept a receipt: %v", tr.name(), err)
+					if _, err := td.DB.Receipt(context.Background(), "secret-"+tr.Name()+"-01"); storage.ErrorCode(err) != storage.NotFound {
+						t.Errorf("%s: a refused close kept a receipt: %v", tr.Name(), err)
 					}
 				}
 			})
@@ -189,19 +185,20 @@ func TestSession_DoNotStore(t *testing.T) {
 // maintenance, run at review_at by its workers, then turns the receipts into
 // tombstones and writes its audit row.
 func TestSession_Expired(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock := newTestClock(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	o := testOptions()
 	o.RetentionDeletedDays = 7
-	td := startDaemonAt(t, o, clock)
-	tok := td.tokens["claude-code"]
-	trs := transports(td)
-	replay := func(tr transport) result {
-		return tr.call(t, tok, "memory_session_close", closeArgs("exp-"+tr.name()+"-0001", "Done.", ""))
+	td := servertest.StartAt(t, o, clock.Now)
+	tok := td.Tokens["claude-code"]
+	trs := td.Transports()
+	replay := func(tr servertest.Transport) servertest.Result {
+		return tr.Call(t, tok, "memory_session_close", closeArgs("exp-"+tr.Name()+"-0001", "Done.", ""))
 	}
 	for _, tr := range trs {
-		if r := replay(tr); !r.ok || get(r.body, "replayed") != false {
-			t.Fatalf("%s close: %v", tr.name(), r)
+		if r := replay(tr); !r.OK || get(r.Body, "replayed") != false {
+			t.Fatalf("%s close: %v", tr.Name(), r)
 		}
 	}
 	// maintenanceRuns polls until the workers have run maintenance n times.
@@ -209,7 +206,7 @@ func TestSession_Expired(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			log, err := td.db.AuditLog(ctx, 100)
+			log, err := td.DB.AuditLog(ctx, 100)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,8 +231,8 @@ func TestSession_Expired(t *testing.T) {
 	clock.Add(7*24*time.Hour - time.Second)
 	runs := maintenanceRuns(1)
 	for _, tr := range trs {
-		if r := replay(tr); !r.ok || get(r.body, "replayed") != true {
-			t.Fatalf("%s replay within retention: %v", tr.name(), r)
+		if r := replay(tr); !r.OK || get(r.Body, "replayed") != true {
+			t.Fatalf("%s replay within retention: %v", tr.Name(), r)
 		}
 	}
 	if !strings.Contains(runs[0].Detail.String(), "receipts tombstoned 0") {
@@ -247,8 +244,8 @@ func TestSession_Expired(t *testing.T) {
 	for _, tr := range trs {
 		r := replay(tr)
 		wantCloseRefused(t, r, "FAILED_PRECONDITION", 410, "op_id")
-		if str(r.body, "error", "reason") != "expired" || num(r.body, "error", "http_status") != 410 {
-			t.Errorf("%s: expired body %s", tr.name(), r.raw)
+		if str(r.Body, "error", "reason") != "expired" || num(r.Body, "error", "http_status") != 410 {
+			t.Errorf("%s: expired body %s", tr.Name(), r.Raw)
 		}
 	}
 
@@ -260,9 +257,9 @@ func TestSession_Expired(t *testing.T) {
 		t.Errorf("maintenance runs = %+v, want a second one tombstoning 3 receipts", runs)
 	}
 	for _, tr := range trs {
-		rc, err := td.db.Receipt(ctx, "exp-"+tr.name()+"-0001")
+		rc, err := td.DB.Receipt(ctx, "exp-"+tr.Name()+"-0001")
 		if err != nil || !rc.Tombstone {
-			t.Errorf("%s receipt = %+v, %v; want a tombstone", tr.name(), rc, err)
+			t.Errorf("%s receipt = %+v, %v; want a tombstone", tr.Name(), rc, err)
 		}
 		wantCloseRefused(t, replay(tr), "FAILED_PRECONDITION", 410, "op_id")
 	}
@@ -270,10 +267,11 @@ func TestSession_Expired(t *testing.T) {
 
 // TestSession_ReviewAtOff: with review_at off no maintenance is queued.
 func TestSession_ReviewAtOff(t *testing.T) {
+	t.Parallel()
 	o := testOptions()
 	o.ReviewAt = options.ReviewAt{Off: true}
-	td := startDaemon(t, o)
-	jobs, err := td.db.Jobs(context.Background(), storage.KindMaintenance, "")
+	td := servertest.Start(t, o)
+	jobs, err := td.DB.Jobs(context.Background(), storage.KindMaintenance, "")
 	if err != nil || len(jobs) != 0 {
 		t.Errorf("maintenance jobs with review_at off: %+v %v", jobs, err)
 	}
@@ -283,6 +281,7 @@ func TestSession_ReviewAtOff(t *testing.T) {
 // a candidate with its id, kept for extraction with the job (and whether the
 // job waits for a model server), or not kept — over every transport.
 func TestSession_ReceiptSummary(t *testing.T) {
+	t.Parallel()
 	candidates := testOptions()
 	candidates.SummaryCandidates = true
 	withModel := testOptions()
@@ -301,21 +300,21 @@ func TestSession_ReceiptSummary(t *testing.T) {
 		{"NotKept", testOptions, "", "not_kept", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			td := startDaemon(t, tt.opts())
-			for _, tr := range transports(td) {
-				r := tr.call(t, td.tokens["claude-code"], "memory_session_close", closeArgs("receipt-"+tr.name()+"-01", tt.summary, "Some notes."))
-				if !r.ok {
-					t.Fatalf("%s: %v", tr.name(), r)
+			td := servertest.Start(t, tt.opts())
+			for _, tr := range td.Transports() {
+				r := tr.Call(t, td.Tokens["claude-code"], "memory_session_close", closeArgs("receipt-"+tr.Name()+"-01", tt.summary, "Some notes."))
+				if !r.OK {
+					t.Fatalf("%s: %v", tr.Name(), r)
 				}
-				rc := get(r.body, "receipt")
+				rc := get(r.Body, "receipt")
 				if str(rc, "summary") != tt.want || get(rc, "extraction_waiting") != tt.waiting {
-					t.Errorf("%s: receipt %s, want summary %s, extraction_waiting %v", tr.name(), r.raw, tt.want, tt.waiting)
+					t.Errorf("%s: receipt %s, want summary %s, extraction_waiting %v", tr.Name(), r.Raw, tt.want, tt.waiting)
 				}
 				if (tt.want == "candidate") != (str(rc, "summary_id") != "") {
-					t.Errorf("%s: summary_id %q with summary %s", tr.name(), str(rc, "summary_id"), tt.want)
+					t.Errorf("%s: summary_id %q with summary %s", tr.Name(), str(rc, "summary_id"), tt.want)
 				}
 				if tt.want == "extraction" && str(rc, "job_id") == "" {
-					t.Errorf("%s: kept for extraction without a job_id", tr.name())
+					t.Errorf("%s: kept for extraction without a job_id", tr.Name())
 				}
 			}
 		})

@@ -1,8 +1,10 @@
-package main
+package server_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/hearth-memory/hearth/server/servertest"
 )
 
 // TestScreen_StrictPlaceholders holds issue 41's second finding through
@@ -13,8 +15,8 @@ import (
 // are still stored.
 func TestScreen_StrictPlaceholders(t *testing.T) {
 	t.Parallel()
-	td := startDaemon(t, testOptions())
-	tok := td.tokens["claude-code"]
+	td := servertest.Start(t, testOptions())
+	tok := td.Tokens["claude-code"]
 	const ns = "github/acme/screen"
 	refused := map[string]string{
 		"postgres://app:NHFZxnwrngxqCx@db/app":                              "url-userinfo",
@@ -30,19 +32,19 @@ func TestScreen_StrictPlaceholders(t *testing.T) {
 		"postgres://user:${DB_PASS}@db/app",
 		"docker run -e POSTGRES_PASSWORD=mysecretpassword -d postgres",
 	}
-	for _, tr := range transports(td) {
+	for _, tr := range td.Transports() {
 		for content, pattern := range refused {
-			r := tr.call(t, tok, "memory_store", storeArgs(ns, "Deploy notes", content))
-			if r.ok || r.code != "INVALID_ARGUMENT" || r.http != 400 || str(r.body, "error", "field") != "content" || str(r.body, "error", "pattern") != pattern {
-				t.Errorf("%s: %q: %v, want INVALID_ARGUMENT/400 naming content and %s", tr.name(), content, r, pattern)
+			r := tr.Call(t, tok, "memory_store", storeArgs(ns, "Deploy notes", content))
+			if r.OK || r.Code != "INVALID_ARGUMENT" || r.HTTP != 400 || str(r.Body, "error", "field") != "content" || str(r.Body, "error", "pattern") != pattern {
+				t.Errorf("%s: %q: %v, want INVALID_ARGUMENT/400 naming content and %s", tr.Name(), content, r, pattern)
 			}
-			if strings.Contains(string(r.raw), content) {
-				t.Errorf("%s: the reply echoes the value", tr.name())
+			if strings.Contains(string(r.Raw), content) {
+				t.Errorf("%s: the reply echoes the value", tr.Name())
 			}
 		}
 		for _, content := range stored {
-			if r := tr.call(t, tok, "memory_store", storeArgs(ns, "Deploy notes "+tr.name(), content)); !r.ok {
-				t.Errorf("%s: %q: %v, want stored", tr.name(), content, r)
+			if r := tr.Call(t, tok, "memory_store", storeArgs(ns, "Deploy notes "+tr.Name(), content)); !r.OK {
+				t.Errorf("%s: %q: %v, want stored", tr.Name(), content, r)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/hearth-memory/hearth/gateway"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/servertest"
 )
 
 // maxReadWriteToolsList is the most bytes a read+write client's tools/list
@@ -33,19 +34,16 @@ func TestMCP_ToolsListByScope(t *testing.T) {
 	for _, name := range []string{"reader", "writer", "deleter", "admin"} {
 		opts.Clients = append(opts.Clients, options.Client{Name: name, Scopes: sets[name]})
 	}
-	td := startDaemon(t, opts)
-	table, err := methodTable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	td := servertest.Start(t, opts)
+	table := td.Methods
 	routes, err := gateway.Routes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mt := mcpTransport{td: td}
+	mt := td.MCP
 	sizes := map[string]int{}
 	for _, name := range []string{"reader", "writer", "deleter", "admin"} {
-		code, raw := mt.rpc(t, td.tokens[name], "tools/list", map[string]any{})
+		code, raw := mt.RPC(t, td.Tokens[name], "tools/list", map[string]any{})
 		if code != http.StatusOK {
 			t.Fatalf("%s: tools/list: HTTP %d %s", name, code, raw)
 		}
@@ -78,8 +76,8 @@ func TestMCP_ToolsListByScope(t *testing.T) {
 			if slices.Contains(got, r.Tool.GetName()) {
 				continue
 			}
-			if res := mt.call(t, td.tokens[name], r.Tool.GetName(), map[string]any{}); res.code != "PERMISSION_DENIED" {
-				t.Errorf("%s: unlisted %s answered %s %s, want PERMISSION_DENIED from the interceptor", name, r.Tool.GetName(), res.code, res.raw)
+			if res := mt.Call(t, td.Tokens[name], r.Tool.GetName(), map[string]any{}); res.Code != "PERMISSION_DENIED" {
+				t.Errorf("%s: unlisted %s answered %s %s, want PERMISSION_DENIED from the interceptor", name, r.Tool.GetName(), res.Code, res.Raw)
 			}
 		}
 	}
