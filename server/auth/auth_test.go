@@ -22,6 +22,7 @@ import (
 // every real RPC declares one is held by the daemon's contract test, which
 // walks the descriptors on its own.
 func TestTable(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		table, err := auth.Table(map[string]hearthv1.Scope{
 			"/x.S/R": hearthv1.Scope_SCOPE_READ, "/x.S/W": hearthv1.Scope_SCOPE_WRITE, "/x.S/D": hearthv1.Scope_SCOPE_DELETE,
@@ -70,6 +71,7 @@ func call(in *auth.Interceptor, method string, p net.Addr, md metadata.MD) (auth
 }
 
 func TestInterceptor_Unary(t *testing.T) {
+	t.Parallel()
 	sum := sha256.Sum256([]byte("hearth_secret-token"))
 	lan := netip.MustParseAddr("192.168.1.50")
 	in := auth.New([]auth.Client{
@@ -138,6 +140,7 @@ func TestInterceptor_Unary(t *testing.T) {
 // once, refused or not, with the client when one is known and the outcome
 // code; public methods are not.
 func TestInterceptor_OnDone(t *testing.T) {
+	t.Parallel()
 	sum := sha256.Sum256([]byte("hearth_secret-token"))
 	in := auth.New([]auth.Client{{Name: "agent", Scopes: []auth.Scope{auth.Read}, TokenSHA256: sum[:]}},
 		map[string]auth.Scope{"/x/Read": auth.Read, "/x/Write": auth.Write, "/x/Health": auth.Public})

@@ -17,6 +17,7 @@ import (
 // old token is refused and the new one accepted as soon as SetToken
 // returns, while calls run concurrently (run with -race).
 func TestInterceptor_SetToken(t *testing.T) {
+	t.Parallel()
 	oldSum, newSum := sha256.Sum256([]byte("hearth_old")), sha256.Sum256([]byte("hearth_new"))
 	other := sha256.Sum256([]byte("hearth_other"))
 	in := auth.New([]auth.Client{

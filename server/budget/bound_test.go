@@ -55,6 +55,7 @@ func randomRecord(r *rand.Rand) *hearthv1.Record {
 // TestBound: no protojson form of a message is longer than its Bound, and
 // Fits answers as the exact size does.
 func TestBound(t *testing.T) {
+	t.Parallel()
 	forms := map[string]protojson.MarshalOptions{
 		"compact":     {},
 		"proto":       {UseProtoNames: true},

@@ -197,6 +197,7 @@ const slack = 24
 // random request ids, and checks every promise against the bytes a caller
 // really receives (the MCP reply as mcp-go writes it).
 func TestPack_Property(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	sz := sizer(t)
 	ids := []any{nil, nil, 1, int64(987654321), "req-<&>\"\\\u2028", 1.5, strings.Repeat("long-id-", 20)}
@@ -359,6 +360,7 @@ func packWhole[R budget.Response, T proto.Message](tb testing.TB, resp R, set fu
 // KeepFirst and More, and items around the digit boundaries of
 // estimated_tokens.
 func TestPack_AsWhole(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	sz := sizer(t)
 	ids := []any{nil, nil, 7, "req-<&>\"\\\u2028"}
@@ -439,6 +441,7 @@ func countingSizer(tb testing.TB, marshal func(proto.Message) ([]byte, error), w
 // its items: every measure of a response is of the response without them
 // (TestPack_AsWhole holds the sums to the whole).
 func TestPack_NeverMarshalsWhole(t *testing.T) {
+	t.Parallel()
 	var whole, item int
 	sz := countingSizer(t, gateway.MarshalResult, &whole, &item)
 	r := rand.New(rand.NewPCG(10, 11))
@@ -464,6 +467,7 @@ func TestPack_NeverMarshalsWhole(t *testing.T) {
 // in order, and without Skip asks for none after the first that does not
 // fit.
 func TestPackFunc(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(12, 13))
 	sz := sizer(t)
 	for iter := range 300 {
@@ -510,6 +514,7 @@ func TestPackFunc(t *testing.T) {
 // not its JSON without items plus the items; Pack notices, measures whole
 // responses and still reports what is received.
 func TestPack_OtherMarshal(t *testing.T) {
+	t.Parallel()
 	marshal := protojson.MarshalOptions{UseProtoNames: true}.Marshal
 	var whole, item int
 	sz := countingSizer(t, marshal, &whole, &item)
@@ -542,6 +547,7 @@ func TestPack_OtherMarshal(t *testing.T) {
 }
 
 func TestPack(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	sz := sizer(t)
 	items := make([]*hearthv1.BootstrapItem, 10)
@@ -588,6 +594,7 @@ func TestPack(t *testing.T) {
 }
 
 func TestShorten(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		s    string
 		max  int
@@ -650,6 +657,7 @@ func FuzzShorten(f *testing.F) {
 }
 
 func TestSnippet(t *testing.T) {
+	t.Parallel()
 	if got := budget.Snippet("  one\n\n two\tthree  "); got != "one two three" {
 		t.Errorf("whitespace: got %q", got)
 	}

@@ -122,6 +122,7 @@ var floats = []float64{0, math.Copysign(0, -1), 0.8, 1, -2.5, 1e-6, 9.99e-7, 1e-
 // sizes without marshaling (jsonSize): a size one byte off would pack a
 // reply over its budget or report wrong estimated_tokens.
 func TestSizer_Size(t *testing.T) {
+	t.Parallel()
 	sz := sizer(t)
 	r := rand.New(rand.NewPCG(21, 22))
 	var types []protoreflect.MessageType
@@ -163,6 +164,7 @@ func check(t *testing.T, sz *budget.Sizer, m proto.Message, name protoreflect.Fu
 // jsonSize); over marshal functions of other forms the Sizer marshals and
 // its sizes are still theirs.
 func TestSizer_SizesWithoutMarshal(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(23, 24))
 	items := make([]*hearthv1.Record, 12)
 	for i := range items {

@@ -100,6 +100,7 @@ func unit(t *testing.T, what string, v []float32) {
 }
 
 func TestQueryText(t *testing.T) {
+	t.Parallel()
 	const want = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:how do we retry webhooks"
 	if got := encoder.QueryText("how do we retry webhooks"); got != want {
 		t.Errorf("QueryText: got %q, want %q", got, want)
@@ -110,6 +111,7 @@ func TestQueryText(t *testing.T) {
 }
 
 func TestDigest(t *testing.T) {
+	t.Parallel()
 	d := encoder.Digest("m", "s", "t")
 	if len(d) != 64 || strings.Trim(d, "0123456789abcdef") != "" {
 		t.Fatalf("Digest: got %q, want 64 lower-case hex digits", d)
@@ -130,6 +132,7 @@ func TestDigest(t *testing.T) {
 }
 
 func TestEncoder_Embed(t *testing.T) {
+	t.Parallel()
 	texts := []string{encoder.RecordText("a", "b"), "c", "d"}
 	for _, tc := range []struct {
 		name     string
@@ -372,6 +375,7 @@ func TestEncoder_Embed(t *testing.T) {
 }
 
 func TestEncoder_Query(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		for _, f := range []modeltest.Flavor{modeltest.Ollama, modeltest.LlamaServer, modeltest.LlamaSwap} {
 			t.Run(f.String(), func(t *testing.T) {
@@ -427,6 +431,7 @@ func TestEncoder_Query(t *testing.T) {
 }
 
 func TestEncoder_Poll(t *testing.T) {
+	t.Parallel()
 	clk := &clock{t: time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC)}
 	srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/m/e.gguf", Dim: 8})
 	e := newEncoder(t, encoder.Config{URL: srv.URL, Now: clk.Now})

@@ -81,6 +81,7 @@ func FuzzSnapshot(f *testing.F) {
 }
 
 func TestLastSegment(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/models/Qwen3-Embedding-0.6B-Q8_0.gguf": "Qwen3-Embedding-0.6B-Q8_0.gguf",
 		"/hf/snapshots/c54f2e6e/":                "c54f2e6e",

@@ -45,6 +45,7 @@ func unreachable(tb testing.TB, err error, status int, want string) {
 }
 
 func TestClient_States(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {
 		ha := hatest.New(t, token)
@@ -166,6 +167,7 @@ func TestClient_States(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		if _, err := homeassistant.New(homeassistant.Config{Token: token}); err != nil {
 			t.Errorf("default URL: %v", err)
@@ -189,6 +191,7 @@ func TestNew(t *testing.T) {
 // route: the state object's real shape, 404 with Home Assistant's body for
 // an unknown entity, 401 without the token.
 func TestServer_Entity(t *testing.T) {
+	t.Parallel()
 	ha := hatest.New(t, token)
 	ha.Set("light.kitchen", "on")
 	get := func(path, tok string) (int, []byte) {

@@ -146,6 +146,7 @@ func transports(t testing.TB) (map[string]grpc.ClientConnInterface, *probe) {
 // TestChannel_AsGRPC holds the Channel to what a call over grpc-go's own
 // transport sees and returns, case by case, on both.
 func TestChannel_AsGRPC(t *testing.T) {
+	t.Parallel()
 	conns, p := transports(t)
 	md := metadata.Pairs("authorization", "Bearer x", "x-forwarded-for", "192.0.2.7")
 	for name, conn := range conns {
@@ -267,6 +268,7 @@ func TestChannel_AsGRPC(t *testing.T) {
 // message: the handler gets a copy of the request and the caller a copy of
 // the response.
 func TestChannel_Copies(t *testing.T) {
+	t.Parallel()
 	p := &probe{started: make(chan struct{}, 1)}
 	var got *healthpb.HealthCheckRequest
 	ch := inproc.New(maxRecv, func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -293,6 +295,7 @@ func TestChannel_Copies(t *testing.T) {
 
 // TestChannel_Streams holds that a streaming call is refused, not hung.
 func TestChannel_Streams(t *testing.T) {
+	t.Parallel()
 	ch := inproc.New(maxRecv)
 	healthpb.RegisterHealthServer(ch, &probe{})
 	_, err := healthpb.NewHealthClient(ch).Watch(t.Context(), &healthpb.HealthCheckRequest{})
@@ -303,6 +306,7 @@ func TestChannel_Streams(t *testing.T) {
 
 // TestChannel_Register holds RegisterService to grpc.Server's refusals.
 func TestChannel_Register(t *testing.T) {
+	t.Parallel()
 	for name, register := range map[string]func(ch *inproc.Channel){
 		"WrongImplementation": func(ch *inproc.Channel) { ch.RegisterService(&healthpb.Health_ServiceDesc, struct{}{}) },
 		"Twice": func(ch *inproc.Channel) {

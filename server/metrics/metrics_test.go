@@ -15,6 +15,7 @@ import (
 )
 
 func TestMetrics_Text(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	gauges := metrics.Gauges{
 		Records: []metrics.Count{{Labels: [2]string{"decision", "active"}, N: 3}, {Labels: [2]string{"gossip", "active"}, N: 2},
@@ -127,6 +128,7 @@ func TestMetrics_Text(t *testing.T) {
 }
 
 func TestCodeName(t *testing.T) {
+	t.Parallel()
 	for c, want := range map[codes.Code]string{codes.OK: "OK", codes.Canceled: "CANCELLED", codes.Unauthenticated: "UNAUTHENTICATED", 17: "UNKNOWN"} {
 		if got := metrics.CodeName(c); got != want {
 			t.Errorf("CodeName(%d) = %q, want %q", c, got, want)

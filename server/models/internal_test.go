@@ -10,6 +10,7 @@ import (
 )
 
 func TestSchema_Check(t *testing.T) {
+	t.Parallel()
 	s := MustSchema("verdict", `{"type":"object","required":["verdict"],"additionalProperties":false,
 	  "properties":{"verdict":{"enum":["duplicate","session-state","keep"]},"of":{"type":"string","pattern":"^[0-9A-Z]{26}$"}}}`)
 	for _, tc := range []struct{ name, in, want string }{

@@ -103,6 +103,7 @@ func status(r *models.Router, url string) models.ServerStatus {
 }
 
 func TestRouter_Call(t *testing.T) {
+	t.Parallel()
 	t.Run("OKOllama", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: "\n" + oneMemory + "\n"}})
@@ -293,6 +294,7 @@ func TestRouter_Call(t *testing.T) {
 }
 
 func TestRouter_Failover(t *testing.T) {
+	t.Parallel()
 	chains := map[models.Kind][]string{models.Review: {"a", "b"}}
 
 	t.Run("OKNextModelSameServer", func(t *testing.T) {
@@ -437,6 +439,7 @@ func TestRouter_Failover(t *testing.T) {
 }
 
 func TestRouter_Chains(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "x:1"}, modeltest.Model{Name: "r1"}, modeltest.Model{Name: "ans"})
 	o := options.Default()
 	o.OllamaURL = srv.URL
@@ -468,6 +471,7 @@ func TestRouter_Chains(t *testing.T) {
 }
 
 func TestRouter_Poll(t *testing.T) {
+	t.Parallel()
 	t.Run("OKCadence", func(t *testing.T) {
 		clk := newClock()
 		a := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
@@ -572,6 +576,7 @@ func TestRouter_Poll(t *testing.T) {
 }
 
 func TestRouter_FewestInFlight(t *testing.T) {
+	t.Parallel()
 	t.Run("OKTieGoesToURL", func(t *testing.T) {
 		gate := make(chan struct{})
 		a := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
@@ -634,6 +639,7 @@ func TestRouter_FewestInFlight(t *testing.T) {
 }
 
 func TestRouter_LiveCount(t *testing.T) {
+	t.Parallel()
 	a := modeltest.New(t, modeltest.Ollama)
 	b := modeltest.New(t, modeltest.Ollama)
 	c := modeltest.New(t, modeltest.Ollama)

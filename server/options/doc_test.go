@@ -10,6 +10,7 @@ import (
 // TestDoc_Ranges holds docs/options.md to the limits Validate enforces: the
 // page states each range from the constants here.
 func TestDoc_Ranges(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../docs/options.md")
 	if err != nil {
 		t.Fatal(err)

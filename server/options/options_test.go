@@ -77,6 +77,7 @@ func wantOptionError(tb testing.TB, err error, option, msg string) {
 }
 
 func TestDefault(t *testing.T) {
+	t.Parallel()
 	d := Default()
 	for _, tt := range []struct {
 		option    string
@@ -155,6 +156,7 @@ func TestDefault(t *testing.T) {
 }
 
 func TestParse_Defaults(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, in string }{
 		{"OKEmptyObject", `{}`},
 		{"OKWhitespace", " \n{ }\n"},
@@ -178,6 +180,7 @@ func TestParse_Defaults(t *testing.T) {
 }
 
 func TestParse_Full(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		got := mustParse(t, string(mustReadFile(t, "supervisor-full.json")))
 		want := Options{
@@ -237,6 +240,7 @@ func TestParse_Full(t *testing.T) {
 }
 
 func TestParse_Values(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		in   string
@@ -293,6 +297,7 @@ func TestParse_Values(t *testing.T) {
 }
 
 func TestParse_Invalid(t *testing.T) {
+	t.Parallel()
 	client := func(extra string) string {
 		return `{"clients":[{"name":"a","scopes":["read"]` + extra + `}]}`
 	}
@@ -463,6 +468,7 @@ func TestParse_Invalid(t *testing.T) {
 }
 
 func TestParse_InvalidFile(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, in, msg string }{
 		{"ErrEmpty", "", "empty"},
 		{"ErrNotObject", `["clients"]`, "want a JSON object"},
@@ -482,6 +488,7 @@ func TestParse_InvalidFile(t *testing.T) {
 }
 
 func TestParse_Several(t *testing.T) {
+	t.Parallel()
 	t.Run("ErrEveryOptionNamed", func(t *testing.T) {
 		_, err := Parse(strings.NewReader(`{"anchor_sweep_hours":0,"retention_deleted_days":0,"bogus":1,"review_at":"x"}`))
 		var got []string
@@ -511,6 +518,7 @@ func TestParse_Several(t *testing.T) {
 // TestParse_NoSecretsEchoed holds that error text never repeats a URL's
 // user name or password, nor a token_sha256 value.
 func TestParse_NoSecretsEchoed(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, in, option string }{
 		{"ErrOllamaURL", `{"ollama_url":"http://alice:hunter2@llm.lan:11434"}`, "ollama_url"},
 		{"ErrOllamaURLUnparsable", `{"ollama_url":"http://alice:hunter2@llm lan"}`, "ollama_url"},
@@ -535,6 +543,7 @@ func TestParse_NoSecretsEchoed(t *testing.T) {
 }
 
 func TestParse_Fixtures(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ file, option, msg string }{
 		{"supervisor-defaults.json", "", ""},
 		{"supervisor-defaults-empty-lists.json", "", ""},
@@ -573,6 +582,7 @@ func TestParse_Fixtures(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	t.Run("OKMissingFile", func(t *testing.T) {
 		o, err := Load(filepath.Join(t.TempDir(), FileName))
 		if err != nil {
@@ -606,6 +616,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestOptions_Set(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name       string
 		key, value string
@@ -696,6 +707,7 @@ func TestOptions_Set(t *testing.T) {
 }
 
 func TestOptions_SetOverride(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		o := Default()
 		if err := o.SetOverride("ollama_url=http://h:1/x=y"); err != nil {
@@ -723,6 +735,7 @@ func TestOptions_SetOverride(t *testing.T) {
 }
 
 func TestOptions_Validate(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		change func(*Options)
@@ -750,6 +763,7 @@ func TestOptions_Validate(t *testing.T) {
 }
 
 func TestOptions_MarshalJSON(t *testing.T) {
+	t.Parallel()
 	t.Run("OKGolden", func(t *testing.T) {
 		for _, tt := range []struct{ in, golden string }{
 			{"", "default.golden.json"},
@@ -802,6 +816,7 @@ func TestOptions_MarshalJSON(t *testing.T) {
 }
 
 func TestParse_ManyErrors(t *testing.T) {
+	t.Parallel()
 	t.Run("ErrCapped", func(t *testing.T) {
 		_, err := Parse(strings.NewReader(`{"hubs":[` + strings.Repeat(`"x",`, 100) + `"x"]}`))
 		if got := len(optionErrors(err)); got != maxErrors {
@@ -817,6 +832,7 @@ func TestParse_ManyErrors(t *testing.T) {
 // rescue a value the file gets wrong (by type or by rule), while an error
 // about another key still stops start and names it.
 func TestLoad_Overrides(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "options.json")
 	if err := os.WriteFile(path, []byte(`{"review_at": "25:00", "anchor_sweep_hours": "often"}`), 0o600); err != nil {

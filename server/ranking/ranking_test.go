@@ -14,6 +14,7 @@ func rec(id, ns string, conf, eff float64, proofs, refutations int) *storage.Rec
 }
 
 func TestEvidenceFactor(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		r    *storage.Record
@@ -35,6 +36,7 @@ func TestEvidenceFactor(t *testing.T) {
 // TestFTS checks the reciprocal-rank score, the evidence factor reordering
 // hits and the tie-breaks: earlier scope first, then lower id.
 func TestFTS(t *testing.T) {
+	t.Parallel()
 	chain := []string{"github/acme/api", "projects/p", "global"}
 	hits := []storage.Hit{
 		{Record: rec("B", "global", 0.8, 0.8, 0, 0)},
@@ -92,6 +94,7 @@ func join(ss []string) string {
 // evidence factor on the sum, the why naming each list, the snippet taken
 // from the first list that has one, and records held by one list only.
 func TestFuse(t *testing.T) {
+	t.Parallel()
 	chain := []string{"github/acme/api", "global"}
 	a := rec("A", "github/acme/api", 0.8, 0.8, 0, 0)
 	b := rec("B", "global", 0.8, 0.4, 0, 1) // contradicted: x0.50
@@ -138,6 +141,7 @@ func TestFuse(t *testing.T) {
 // higher cosine, then the lower id, whatever their scopes; and a hit
 // carries the cosine a list knew for it, its own or asked about.
 func TestFuse_Ties(t *testing.T) {
+	t.Parallel()
 	chain := []string{"github/acme/api", "global"}
 	// X and Y each sit at #1 of one list and nowhere in the other: equal
 	// sums (1/61). Y is more similar, and in the later scope.
@@ -175,6 +179,7 @@ func TestFuse_Ties(t *testing.T) {
 // 1/61, a record past the cut contributes nothing, and the evidence factor
 // multiplies the sum.
 func TestFuse_Arithmetic(t *testing.T) {
+	t.Parallel()
 	chain := []string{"global"}
 	var ftsHits, cosHits []storage.Hit
 	recs := map[string]*storage.Record{}

@@ -32,6 +32,7 @@ func testOptions(t *testing.T, edit func(*options.Options)) options.Options {
 }
 
 func TestResolver_FromRemote(t *testing.T) {
+	t.Parallel()
 	r := New(testOptions(t, nil))
 	t.Run("OK", func(t *testing.T) {
 		for _, c := range []struct{ remote, want string }{
@@ -94,6 +95,7 @@ func TestResolver_FromRemote(t *testing.T) {
 }
 
 func TestResolver_Owners(t *testing.T) {
+	t.Parallel()
 	r := New(testOptions(t, func(o *options.Options) {
 		o.GithubOwner = "acme"
 		o.ForgeOwner = "team"
@@ -128,6 +130,7 @@ func TestResolver_Owners(t *testing.T) {
 }
 
 func TestResolver_Chain(t *testing.T) {
+	t.Parallel()
 	r := New(testOptions(t, nil))
 	for _, c := range []struct {
 		home   string
@@ -151,6 +154,7 @@ func TestResolver_Chain(t *testing.T) {
 }
 
 func TestResolver_Hubs(t *testing.T) {
+	t.Parallel()
 	r := New(testOptions(t, nil))
 	for ns, want := range map[string]bool{
 		"projects/platform":   true,
@@ -177,6 +181,7 @@ func TestResolver_Hubs(t *testing.T) {
 }
 
 func TestResolver_Rename(t *testing.T) {
+	t.Parallel()
 	r := New(testOptions(t, func(o *options.Options) {
 		o.NamespaceRenames = []options.Rename{{From: "github/old", To: "gitea/new"}, {From: "gitea/x", To: "github/y"}}
 	}))

@@ -58,6 +58,7 @@ func wantJSON(t *testing.T, what, got, want string) {
 const json200 = "application/json"
 
 func TestServer_Ollama(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "qwen3:8b", Digest: "0a8c"}, modeltest.Model{Name: "qwen3-embedding", Dim: 4})
 
 	t.Run("OK", func(t *testing.T) {
@@ -150,6 +151,7 @@ func mustJSON(v any) []byte {
 }
 
 func TestServer_LlamaServer(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/Qwen3-8B-Q4_K_M.gguf", Dim: 3})
 
 	t.Run("OK", func(t *testing.T) {
@@ -226,6 +228,7 @@ func TestServer_LlamaServer(t *testing.T) {
 }
 
 func TestServer_LlamaSwap(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.LlamaSwap,
 		modeltest.Model{Name: "qwen3-8b", Path: "/models/Qwen3-8B-Q4_K_M.gguf"},
 		modeltest.Model{Name: "emb", Path: "/models/Qwen3-Embedding-0.6B-Q8_0.gguf", Dim: 5})
@@ -273,6 +276,7 @@ func TestServer_LlamaSwap(t *testing.T) {
 }
 
 func TestServer_Script(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m:1", Dim: 2})
 	chat := `{"model":"m:1","stream":false}`
 

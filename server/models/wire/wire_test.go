@@ -14,6 +14,7 @@ import (
 )
 
 func TestFormatOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		url  string
 		want wire.Format
@@ -32,6 +33,7 @@ func TestFormatOf(t *testing.T) {
 }
 
 func TestMessage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, body, want string
 	}{
@@ -82,6 +84,7 @@ func FuzzMessage(f *testing.F) {
 }
 
 func TestDo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hc := &http.Client{Transport: wire.NewTransport()}
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "qwen3:8b"})

@@ -22,6 +22,7 @@ const repoRoot = "../../../.."
 // repository are exactly what PluginFiles makes (go test -update rewrites
 // them), so the plugins and `hearth connect` never drift apart.
 func TestPluginFiles_UpToDate(t *testing.T) {
+	t.Parallel()
 	for p, want := range PluginFiles(version.Version) {
 		full := filepath.Join(repoRoot, filepath.FromSlash(p))
 		if *update {
@@ -70,6 +71,7 @@ func testOptions(h string) Options {
 // TestText_OK holds what `hearth connect` prints for each harness, with and
 // without a token file.
 func TestText_OK(t *testing.T) {
+	t.Parallel()
 	for _, h := range []string{ClaudeCode, Codex} {
 		o := testOptions(h)
 		golden(t, "text-"+h+".txt", []byte(Text(o)))
@@ -83,6 +85,7 @@ func TestText_OK(t *testing.T) {
 
 // TestHookCommand_OK: paths with spaces and quotes reach the shell whole.
 func TestHookCommand_OK(t *testing.T) {
+	t.Parallel()
 	o := Options{Harness: Codex, Exe: "/it's here/hearth", URL: "http://h:1", PassURL: true, TokenFile: "/t f"}
 	got := HookCommand(o, "prompt")
 	want := `'/it'\''s here/hearth' hook prompt --harness codex --url http://h:1 --token-file '/t f'`
@@ -120,6 +123,7 @@ func readFile(t *testing.T, path string) string {
 // and hooks stay (in order), an older Hearth hook is replaced, backups hold
 // the old files, and a second apply changes nothing.
 func TestApply_ClaudeCode(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		dir := t.TempDir()
 		p := Paths{MCP: filepath.Join(dir, ".claude.json"), Hooks: filepath.Join(dir, ".claude", "settings.json")}
@@ -228,6 +232,7 @@ func hookEventOf(name string) string {
 // TestApply_Codex replaces an older [mcp_servers.hearth] table (and its
 // sub-tables) in config.toml, keeps everything else, and merges hooks.json.
 func TestApply_Codex(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		dir := t.TempDir()
 		p := Paths{MCP: filepath.Join(dir, "config.toml"), Hooks: filepath.Join(dir, "hooks.json")}
@@ -265,6 +270,7 @@ func TestApply_Codex(t *testing.T) {
 
 // TestParseObject_Err refuses what is not one JSON object.
 func TestParseObject_Err(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"[]", `{"a":1} x`, `{"a":}`, `"s"`, "{"} {
 		if _, err := ParseObject([]byte(in)); err == nil {
 			t.Errorf("ParseObject(%q) succeeded", in)

@@ -54,6 +54,7 @@ func envOf(kv map[string]string) func(string) string {
 // repository, a linked worktree, a submodule, GIT_DIR, a repository without
 // a remote, and no repository at all.
 func TestDiscoverRepo(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	t.Run("OK", func(t *testing.T) {
 		dir := newRepo(t, "api")
@@ -178,6 +179,7 @@ func TestDiscoverRepo(t *testing.T) {
 // TestRepo_Scope: what leaves the machine is a credential-free remote, or a
 // namespace.
 func TestRepo_Scope(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		repo Repo

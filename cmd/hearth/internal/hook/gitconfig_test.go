@@ -9,6 +9,7 @@ import (
 
 // TestParseGitConfig_OK reads the forms git writes and accepts.
 func TestParseGitConfig_OK(t *testing.T) {
+	t.Parallel()
 	in := "\ufeff# a comment\n" +
 		"[core]\n\trepositoryformatversion = 0\n\tbare = false ; trailing comment\n" +
 		"[remote \"origin\"]\n\turl = git@github.com:Acme/API.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n" +
@@ -40,6 +41,7 @@ func TestParseGitConfig_OK(t *testing.T) {
 // TestParseGitConfig_ErrMalformed stops at a malformed line, keeping what
 // came before, as git refuses such a file.
 func TestParseGitConfig_ErrMalformed(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"key = before any section\n",
 		"[remote \"origin\"\n",

@@ -53,6 +53,7 @@ var (
 // TestRender_Golden holds each harness's output shape for each event:
 // Claude Code's hookSpecificOutput JSON, Codex's plain text.
 func TestRender_Golden(t *testing.T) {
+	t.Parallel()
 	for _, h := range []Harness{ClaudeCode, Codex, GeminiCLI} {
 		golden(t, string(h)+"-session-start.out", Render(h, EventSessionStart, SessionStartText(goldenBootstrap)))
 		golden(t, string(h)+"-session-start-empty.out", Render(h, EventSessionStart, SessionStartText(&Bootstrap{Namespace: "local/notes"})))
@@ -68,6 +69,7 @@ func TestRender_Golden(t *testing.T) {
 // additionalContext}; Codex's text never starts like JSON (Codex would then
 // parse it against its schema and fail it).
 func TestRender_Shapes(t *testing.T) {
+	t.Parallel()
 	text := SessionStartText(goldenBootstrap)
 	var cc map[string]map[string]string
 	dec := json.NewDecoder(bytes.NewReader(Render(ClaudeCode, EventSessionStart, text)))
@@ -99,6 +101,7 @@ func TestRender_Shapes(t *testing.T) {
 // TestFitContext_OK cuts at a line to the 10,000-character cap, counting
 // UTF-16 code units as Claude Code does.
 func TestFitContext_OK(t *testing.T) {
+	t.Parallel()
 	line := strings.Repeat("𝄞", 99) + "\n" // 198 UTF-16 units + newline
 	long := strings.Repeat(line, 100)
 	got := FitContext(long)
@@ -120,6 +123,7 @@ func TestFitContext_OK(t *testing.T) {
 // TestParseInput_Harnesses reads the stdin each harness sends (captured from
 // Claude Code 2.1.328, Codex 0.169.0 and Gemini CLI 0.61.0).
 func TestParseInput_Harnesses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file                      string
 		session, cwd, src, prompt string
@@ -154,6 +158,7 @@ func TestParseInput_Harnesses(t *testing.T) {
 
 // TestParseInput_Err refuses input a hook cannot act on.
 func TestParseInput_Err(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{
 		"NotJSON":        "hello",
 		"Array":          `[{"session_id":"a"}]`,

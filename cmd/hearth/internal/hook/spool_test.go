@@ -11,6 +11,7 @@ import (
 // TestSpool_Put writes one 0600 file per key, atomically (no temporary file
 // is left), once per key, and refuses bad keys and a full spool.
 func TestSpool_Put(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		s := &Spool{Dir: filepath.Join(t.TempDir(), "spool"), Now: time.Now}
 		args := map[string]any{"session_id": "s", "op_id": "cc-12345678"}
@@ -67,6 +68,7 @@ func padInt(i int) string {
 // TestSpool_Due: a call no drainer tried is due at once; one that failed is
 // due again only after the backoff.
 func TestSpool_Due(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	s := &Spool{Dir: t.TempDir(), Now: func() time.Time { return now }}
 	if s.Due(now, time.Minute) {
@@ -92,6 +94,7 @@ func TestSpool_Due(t *testing.T) {
 // TestSpool_Lock: one drain at a time; the lock is free again when its
 // holder lets go.
 func TestSpool_Lock(t *testing.T) {
+	t.Parallel()
 	s := &Spool{Dir: t.TempDir(), Now: time.Now}
 	unlock, ok, err := s.lock()
 	if err != nil || !ok {
@@ -112,6 +115,7 @@ func TestSpool_Lock(t *testing.T) {
 // available, missing (or no checkout) unavailable, and a path that is not
 // the checkout's to judge is left alone.
 func TestPathState(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "src"), 0o755)
 	os.WriteFile(filepath.Join(root, "src", "a.go"), nil, 0o644)

@@ -12,6 +12,7 @@ import (
 // TestState: shown ids round-trip through a 0600 file per session and
 // harness, keep the newest MaxShown, and old files are pruned.
 func TestState(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		dir := t.TempDir()
 		var s State

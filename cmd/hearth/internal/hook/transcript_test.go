@@ -12,6 +12,7 @@ import (
 // answers only, without tool calls, tool results, thinking, meta lines,
 // harness notes or hook output.
 func TestReadTranscriptTail(t *testing.T) {
+	t.Parallel()
 	t.Run("OKClaudeCode", func(t *testing.T) {
 		turns, whole, err := ReadTranscriptTail(filepath.Join("testdata", "transcript", "claude-code.jsonl"))
 		if err != nil || !whole {
@@ -85,6 +86,7 @@ func TestReadTranscriptTail(t *testing.T) {
 // TestSummaryAndNotes: the summary is the last answer, the notes the newest
 // turns within the limit, oldest first.
 func TestSummaryAndNotes(t *testing.T) {
+	t.Parallel()
 	turns := []Turn{{"user", "first"}, {"assistant", "one"}, {"user", "second"}, {"assistant", "two\nlines"}}
 	summary, notes := SummaryAndNotes(turns)
 	if summary != "two\nlines" {
