@@ -3,8 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/hearth-memory/hearth/storage/testwait"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -35,9 +35,7 @@ func TestGate_Drain(t *testing.T) {
 		go func() { drained <- g.drain(context.Background()) }()
 		// Poll until the gate is closed, then a new call is refused
 		// without running.
-		for !g.closed.Load() {
-			time.Sleep(time.Millisecond) // polling a condition, not waiting for time
-		}
+		testwait.WaitFor(t, "the gate closes", g.closed.Load)
 		ran := false
 		_, err := g.unary(context.Background(), nil, info, func(context.Context, any) (any, error) { ran = true; return nil, nil })
 		if status.Code(err) != codes.Unavailable || ran {

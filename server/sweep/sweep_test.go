@@ -46,6 +46,7 @@ func record(tb testing.TB, db *storage.DB, id string) *storage.Record {
 // TestSweeper_Run holds every outcome of a sweep, with the real client
 // reading the test Supervisor over TCP and the real store.
 func TestSweeper_Run(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		ha := hatest.New(t, token)

@@ -39,6 +39,7 @@ func lastSweep(t *testing.T, db *storage.DB) *storage.Sweep {
 }
 
 func TestSweepSchedule_Next(t *testing.T) {
+	t.Parallel()
 	s := workers.SweepSchedule{Every: 6 * time.Hour}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -62,6 +63,7 @@ func TestSweepSchedule_Next(t *testing.T) {
 // next queued with its completion every anchor_sweep_hours, each reading
 // Home Assistant once.
 func TestAnchorSweep_Scheduled(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	db, clk := setup(t, start)
 	ha := hatest.New(t, haToken)
@@ -105,6 +107,7 @@ func TestAnchorSweep_Scheduled(t *testing.T) {
 // missed while the process was down give one sweep at the next start, not
 // one per slot.
 func TestAnchorSweep_MissedRunsAtNextStart(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	db, clk := setup(t, start)
 	ha := hatest.New(t, haToken)
@@ -156,6 +159,7 @@ func TestAnchorSweep_MissedRunsAtNextStart(t *testing.T) {
 // completes, is recorded as unreachable, changes nothing and keeps the
 // schedule.
 func TestAnchorSweep_Unreachable(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	db, _ := setup(t, start)
 	ha := hatest.New(t, haToken)
@@ -183,6 +187,7 @@ func TestAnchorSweep_Unreachable(t *testing.T) {
 // TestAnchorSweep_HomeAssistantArrives: sweeps recorded without Home
 // Assistant do not delay the first one that reads it.
 func TestAnchorSweep_HomeAssistantArrives(t *testing.T) {
+	t.Parallel()
 	db, clk := setup(t, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	// Without Home Assistant nothing is scheduled; a sweep asked for says
 	// there is none.
@@ -206,6 +211,7 @@ func TestAnchorSweep_HomeAssistantArrives(t *testing.T) {
 
 // TestAnchorSweep_NoSweeper: without a Sweeper no sweep is scheduled.
 func TestAnchorSweep_NoSweeper(t *testing.T) {
+	t.Parallel()
 	db, _ := setup(t, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	w := newWorkers(t, db, nil)
 	prepare(t, w)

@@ -61,6 +61,7 @@ func idle(t *testing.T, w *workers.Workers) bool {
 // answer stale and the next idle poll makes it again; age makes answers due
 // again on the injected clock, still one per poll.
 func TestWorkers_HandleAnswers(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	db, clk := setup(t, start)
 	migr := storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, "Migrations"),
@@ -151,6 +152,7 @@ func ptrText(t *testing.T, s string) *screen.Text {
 // TestWorkers_Idle holds the idle hook's contract: asked in order until one
 // queues, that job run at once, errors returned.
 func TestWorkers_Idle(t *testing.T) {
+	t.Parallel()
 	db, _ := setup(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	w := newWorkers(t, db, nil)
 	var ran []string

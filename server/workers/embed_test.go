@@ -30,6 +30,7 @@ func (c *embedClock) Add(d time.Duration) {
 // a store or an edit, and when the encoder answers a probe again after
 // being down; never when nothing changed; and it probes only every 30 s.
 func TestEmbedder_Step(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storagetest.Open(t)
 	srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb.gguf", Dim: 8})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hearth-memory/hearth/storage/testwait"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -143,6 +144,7 @@ func chatMessages(t *testing.T, r modeltest.Request) (system, user string) {
 }
 
 func TestExtract_Handle(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: memoriesReply(
@@ -324,6 +326,7 @@ func TestExtract_Handle(t *testing.T) {
 // chain there when the first one is not pulled; the primary is down until
 // its next probe.
 func TestExtract_Failover(t *testing.T) {
+	t.Parallel()
 	primary := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	fallback := modeltest.New(t, modeltest.LlamaSwap, modeltest.Model{Name: "m2", Path: "/models/m2.gguf"})
 	fallback.Script(modeltest.Rule{Path: "/v1/chat/completions", Action: modeltest.Action{Content: memoriesReply(mem("note", "From the fallback", "The fallback answered.", 0.6))}})
@@ -357,6 +360,7 @@ func TestExtract_Failover(t *testing.T) {
 // extraction job is never leased: it waits, queued, with no attempt spent,
 // and runs once a server answers a probe.
 func TestExtract_Waits(t *testing.T) {
+	t.Parallel()
 	t.Run("OKNotConfigured", func(t *testing.T) {
 		db, _ := setup(t, t0)
 		r, err := models.New(models.FromOptions(options.Default()))
@@ -414,6 +418,7 @@ func TestExtract_Waits(t *testing.T) {
 // TestWorkers_FailpointBeforeComplete: the failpoint holds the first job
 // after its handler ran, before its completion: nothing of it is written.
 func TestWorkers_FailpointBeforeComplete(t *testing.T) {
+	t.Parallel()
 	db, _ := setup(t, t0)
 	var logs syncBuffer
 	w := newWorkers(t, db, func(c *workers.Config) {
@@ -434,13 +439,7 @@ func TestWorkers_FailpointBeforeComplete(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() { _, err := w.RunOnce(runCtx); done <- err }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "failpoint job-before-complete") {
-		if time.Now().After(deadline) {
-			t.Fatal("the failpoint did not hold the job")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition
-	}
+	testwait.WaitFor(t, "the failpoint holds the job", func() bool { return strings.Contains(logs.String(), "failpoint job-before-complete") })
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("RunOnce: got %v", err)

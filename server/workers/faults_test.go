@@ -3,6 +3,7 @@ package workers_test
 import (
 	"bytes"
 	"context"
+	"github.com/hearth-memory/hearth/storage/testwait"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,7 @@ func (l *lockedBuffer) count(s string) int {
 }
 
 func TestWorkers_MaintenanceChecksIntegrity(t *testing.T) {
+	t.Parallel()
 	db, clk := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	w := newWorkers(t, db, nil)
 	prepare(t, w)
@@ -51,6 +53,7 @@ func TestWorkers_MaintenanceChecksIntegrity(t *testing.T) {
 }
 
 func TestWorkers_FullDisk(t *testing.T) {
+	t.Parallel()
 	// While the disk is full the runner cannot lease a due job: it says so
 	// once and waits longer each round, then resumes when space is back.
 	v := faultvfs.Register("workers-full-" + t.Name() + time.Now().Format(time.RFC3339Nano))
@@ -84,14 +87,8 @@ func TestWorkers_FullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	start, before := time.Now(), v.Refused()
-	deadline := start.Add(20 * time.Second)
-	for v.Refused()-before < 4 {
-		if time.Now().After(deadline) {
-			t.Fatal("the runner never tried to lease")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not waiting for time
-	}
+	before := v.Refused()
+	testwait.WaitFor(t, "the runner tries to lease", func() bool { return v.Refused()-before >= 4 })
 	if n := log.count("job queue waits"); n != 1 {
 		t.Errorf("logged %d times that the queue waits, want once", n)
 	}
@@ -107,6 +104,7 @@ func TestWorkers_FullDisk(t *testing.T) {
 }
 
 func TestWorkers_StartOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	// A server that starts on a full disk must come up to serve reads:
 	// Start does not fail for want of space to schedule maintenance, and
 	// the runner schedules it once space is back.
@@ -133,15 +131,9 @@ func TestWorkers_StartOnAFullDisk(t *testing.T) {
 		t.Fatalf("maintenance jobs on a full disk = %d, %v; want none", len(jobs), err)
 	}
 	before := v.Refused()
-	deadline := time.Now().Add(20 * time.Second)
-	for v.Refused() == before {
-		if time.Now().After(deadline) {
-			t.Fatal("the runner never tried again")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not waiting for time
-	}
+	testwait.WaitFor(t, "the runner tries again", func() bool { return v.Refused() != before })
 	v.SetFull(false)
-	for {
+	testwait.WaitFor(t, "a maintenance job and a resume logged once space is back", func() bool {
 		jobs, err := db.Jobs(ctx, storage.KindMaintenance, "")
 		if err != nil {
 			t.Fatal(err)
@@ -149,14 +141,8 @@ func TestWorkers_StartOnAFullDisk(t *testing.T) {
 		if len(jobs) > 1 {
 			t.Fatalf("maintenance jobs once space was back = %d, want 1", len(jobs))
 		}
-		if len(jobs) == 1 && log.count("job queue resumes") > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("maintenance jobs once space was back = %d, want 1; resumes logged %d times", len(jobs), log.count("job queue resumes"))
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition
-	}
+		return len(jobs) == 1 && log.count("job queue resumes") > 0
+	})
 	if n := log.count("level=ERROR"); n != 0 {
 		t.Errorf("%d errors logged for a full disk, want none", n)
 	}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestFacts(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		text    string
@@ -35,6 +36,7 @@ func TestFacts(t *testing.T) {
 }
 
 func TestMissing(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, cand, named string
 		want              []string

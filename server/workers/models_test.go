@@ -1,6 +1,8 @@
 package workers_test
 
 import (
+	"fmt"
+	"github.com/hearth-memory/hearth/storage/testwait"
 	"testing"
 	"time"
 
@@ -14,16 +16,9 @@ import (
 // test if it gets more.
 func waitCount(t *testing.T, srv *modeltest.Server, path string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := srv.Count(path)
-		if got > n || (got < n && time.Now().After(deadline)) {
-			t.Fatalf("%s requests: got %d, want %d", path, got, n)
-		}
-		if got == n {
-			return
-		}
-		time.Sleep(time.Millisecond) // polling a condition
+	testwait.WaitFor(t, fmt.Sprintf("%d %s requests", n, path), func() bool { return srv.Count(path) >= n })
+	if got := srv.Count(path); got != n {
+		t.Fatalf("%s requests: got %d, want %d", path, got, n)
 	}
 }
 
@@ -31,6 +26,7 @@ func waitCount(t *testing.T, srv *modeltest.Server, path string, n int) {
 // probes each server at start and again each time 15 s of the clock pass,
 // also while a model call is in flight, and no call probes.
 func TestWorkers_Probes(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	gate := make(chan struct{})
 	srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Gate: gate, Content: memoriesReply()}})
@@ -48,13 +44,7 @@ func TestWorkers_Probes(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		s.clock.Add(models.DefaultProbeEvery)
 		want := start.Add(time.Duration(i) * models.DefaultProbeEvery)
-		deadline := time.Now().Add(10 * time.Second)
-		for !s.router.Status().Servers[0].LastProbe.Equal(want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("probe %d: last probe %v, want %v", i+1, s.router.Status().Servers[0].LastProbe, want)
-			}
-			time.Sleep(time.Millisecond) // polling a condition
-		}
+		testwait.WaitFor(t, fmt.Sprintf("probe %d at %v", i+1, want), func() bool { return s.router.Status().Servers[0].LastProbe.Equal(want) })
 		if n := srv.Count("/api/tags"); n != 1+i {
 			t.Errorf("probes after %v: got %d, want %d", want.Sub(start), n, 1+i)
 		}
@@ -63,17 +53,7 @@ func TestWorkers_Probes(t *testing.T) {
 		t.Errorf("chat requests: got %d, want 1", n)
 	}
 	close(gate)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, _ := s.db.Job(ctx, j.ID)
-		if got.State == storage.JobDone {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job: got %+v, want done", got)
-		}
-		time.Sleep(time.Millisecond) // polling a condition
-	}
+	testwait.WaitFor(t, "the job is done", jobDone(s.db, j.ID))
 	// Nothing came due: the call and the job's end probed nothing.
 	if n := srv.Count("/api/tags"); n != 4 {
 		t.Errorf("probes: got %d, want 4", n)
@@ -84,6 +64,7 @@ func TestWorkers_Probes(t *testing.T) {
 // maintenance run queues the night's review in its completion; without
 // one, it queues none.
 func TestWorkers_MaintenanceQueuesReview(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: verdictJSON("keep", "", "fine")}})

@@ -3,11 +3,11 @@ package workers_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hearth-memory/hearth/storage/testwait"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hearth-memory/hearth/server/models"
 	"github.com/hearth-memory/hearth/server/models/modeltest"
@@ -139,6 +139,7 @@ func wantOutcome(t *testing.T, db *storage.DB, c *storage.Record, status string,
 // only when its guard holds, and every verdict, refusal and failed call is
 // audited with its reason.
 func TestReview_Guards(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	s := newModelSetup(t, models.Config{URL: srv.URL})
 	db := s.db
@@ -245,6 +246,7 @@ func contains(list []string, s string) bool {
 // duplicate of one record reach the model fenced, and a model that obeys
 // them changes no verdict beyond what the guards allow.
 func TestReview_Hostile(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/q.gguf"})
 	s := newModelSetup(t, models.Config{URL: srv.URL})
 	db := s.db
@@ -297,6 +299,7 @@ func TestReview_Hostile(t *testing.T) {
 // TestReview_MutualDuplicates: two candidates that name each other as
 // duplicates lose only one of them.
 func TestReview_MutualDuplicates(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	s := newModelSetup(t, models.Config{URL: srv.URL})
 	a := candidate(t, s.db, "decision", "Use WAL mode", "Run SQLite in WAL mode.", storage.SourceExtraction)
@@ -319,6 +322,7 @@ func TestReview_MutualDuplicates(t *testing.T) {
 // TestReview_Workers: the review runs one worker per live server and at
 // least two, and the router spreads them over the servers (docs/design.md R-M4).
 func TestReview_Workers(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		servers int
@@ -386,18 +390,14 @@ func TestReview_Workers(t *testing.T) {
 // waitPending polls until the servers hold want chat calls at once.
 func waitPending(t *testing.T, srvs []*modeltest.Server, want int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := 0
+	pending := func() (got int) {
 		for _, srv := range srvs {
 			got += srv.Pending(srv.ChatPath())
 		}
-		if got > want || (got < want && time.Now().After(deadline)) {
-			t.Fatalf("calls in flight: got %d, want %d", got, want)
-		}
-		if got == want {
-			return
-		}
-		time.Sleep(time.Millisecond) // polling a condition
+		return got
+	}
+	testwait.WaitFor(t, fmt.Sprintf("%d calls in flight", want), func() bool { return pending() >= want })
+	if got := pending(); got != want {
+		t.Fatalf("calls in flight: got %d, want %d", got, want)
 	}
 }

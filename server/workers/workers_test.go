@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/hearth-memory/hearth/storage/testwait"
 	"io"
 	"log/slog"
 	"strings"
@@ -20,6 +21,14 @@ import (
 )
 
 var ctx = context.Background()
+
+// jobDone says whether the job with id is done, for testwait.WaitFor.
+func jobDone(db *storage.DB, id string) func() bool {
+	return func() bool {
+		got, err := db.Job(ctx, id)
+		return err == nil && got.State == storage.JobDone
+	}
+}
 
 // clock is a settable clock, safe for concurrent reads.
 type clock struct {
@@ -110,6 +119,7 @@ func auditActions(t *testing.T, db *storage.DB, action storage.Action) []storage
 }
 
 func TestScheduler_Next(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +164,7 @@ func TestScheduler_Next(t *testing.T) {
 }
 
 func TestWorkers_Maintenance(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	db, clk := setup(t, start)
 	w := newWorkers(t, db, nil)
@@ -206,6 +217,7 @@ func TestWorkers_Maintenance(t *testing.T) {
 }
 
 func TestWorkers_MissedRunAtStart(t *testing.T) {
+	t.Parallel()
 	db, clk := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	prepare(t, newWorkers(t, db, nil)) // queues the 3rd, 03:00
 
@@ -229,6 +241,7 @@ func TestWorkers_MissedRunAtStart(t *testing.T) {
 }
 
 func TestWorkers_ReviewAtChanged(t *testing.T) {
+	t.Parallel()
 	db, _ := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	prepare(t, newWorkers(t, db, nil))
 	prepare(t, newWorkers(t, db, func(c *workers.Config) { c.Options.ReviewAt = options.ReviewAt{Hour: 4, Minute: 30} }))
@@ -255,6 +268,7 @@ func TestWorkers_ReviewAtChanged(t *testing.T) {
 }
 
 func TestWorkers_Retry(t *testing.T) {
+	t.Parallel()
 	db, clk := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	w := newWorkers(t, db, nil)
 	var calls atomic.Int32
@@ -305,6 +319,7 @@ func TestWorkers_Retry(t *testing.T) {
 }
 
 func TestWorkers_FailsForGood(t *testing.T) {
+	t.Parallel()
 	db, clk := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	w := newWorkers(t, db, nil)
 	w.Handle("broken", func(ctx context.Context, job *storage.Job) (workers.Effects, error) {
@@ -331,6 +346,7 @@ func TestWorkers_FailsForGood(t *testing.T) {
 }
 
 func TestWorkers_ReleasesDeadLeases(t *testing.T) {
+	t.Parallel()
 	db, _ := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	var effects atomic.Int32
 	handler := func(ctx context.Context, job *storage.Job) (workers.Effects, error) {
@@ -357,6 +373,7 @@ func TestWorkers_ReleasesDeadLeases(t *testing.T) {
 }
 
 func TestWorkers_StartStop(t *testing.T) {
+	t.Parallel()
 	db, _ := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	w := newWorkers(t, db, func(c *workers.Config) { c.Poll = 10 * time.Millisecond })
 	var effects atomic.Int32
@@ -368,17 +385,7 @@ func TestWorkers_StartStop(t *testing.T) {
 	}
 	defer w.Stop()
 	j, _, _ := db.EnqueueJob(ctx, storage.NewJob{Kind: "work"})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, _ := db.Job(ctx, j.ID)
-		if got.State == storage.JobDone {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job not done by the running workers: %+v", got)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not waiting for time
-	}
+	testwait.WaitFor(t, "the running workers do the job", jobDone(db, j.ID))
 	w.Stop()
 	w.Stop()
 	if effects.Load() != 1 {
@@ -387,6 +394,7 @@ func TestWorkers_StartStop(t *testing.T) {
 }
 
 func TestWorkers_Failpoint(t *testing.T) {
+	t.Parallel()
 	t.Run("ErrUnknown", func(t *testing.T) {
 		_, err := workers.New(workers.Config{DB: storagetest.Open(t), Failpoint: "everything"})
 		if err == nil || !strings.Contains(err.Error(), "HEARTH_FAILPOINT") {
@@ -410,13 +418,7 @@ func TestWorkers_Failpoint(t *testing.T) {
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error)
 		go func() { _, err := w.RunOnce(runCtx); done <- err }()
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(logs.String(), "failpoint job-after-lease") {
-			if time.Now().After(deadline) {
-				t.Fatal("the failpoint did not hold the job")
-			}
-			time.Sleep(5 * time.Millisecond) // polling a condition
-		}
+		testwait.WaitFor(t, "the failpoint holds the job", func() bool { return strings.Contains(logs.String(), "failpoint job-after-lease") })
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("RunOnce = %v, want canceled", err)

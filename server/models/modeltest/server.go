@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hearth-memory/hearth/storage/testwait"
 	"io"
 	"net"
 	"net/http"
@@ -325,16 +326,10 @@ func (s *Server) Pending(path string) int {
 }
 
 // WaitPending polls until n requests for path are inside the server, and
-// fails the test after 10 s.
+// fails the test after testwait.Timeout.
 func (s *Server) WaitPending(tb testing.TB, path string, n int) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Pending(path) != n {
-		if time.Now().After(deadline) {
-			tb.Fatalf("modeltest: %s pending %s: got %d, want %d", s.Flavor, path, s.Pending(path), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.WaitFor(tb, fmt.Sprintf("modeltest: %d %s requests pending at %s", n, path, s.Flavor), func() bool { return s.Pending(path) == n })
 }
 
 // ChatPath, EmbedPath and ProbePath are the paths Hearth's clients use
