@@ -82,7 +82,7 @@ func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
 		return Ranked{}, ErrKeyMismatched
 	}
 
-	want := nearest(vec.Values, es, q.Depth)
+	want := nearest(c.Index.prefix(vec.Values), es, q.Depth)
 	scored := slices.Clone(want)
 	for _, e := range known {
 		if !slices.Contains(want, e) {

@@ -41,10 +41,15 @@ func newRig(t *testing.T, dim int, timeout time.Duration) *rig {
 	r := &rig{db: storagetest.Open(t), dim: dim}
 	r.srv = modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb-v1.gguf", Dim: dim})
 	r.enc = r.encoder(t, testModel, timeout)
-	r.idx = retrieval.NewIndex(r.db)
+	r.use(retrieval.NewIndex(r.db))
+	return r
+}
+
+// use makes idx the rig's index, with an embedder and pipeline over it.
+func (r *rig) use(idx *retrieval.Index) {
+	r.idx = idx
 	r.emb = workers.NewEmbedder(workers.EmbedderConfig{DB: r.db, Encoder: r.enc, Index: r.idx, Batch: 7})
 	r.pipe = retrieval.New(r.db, retrieval.Cosine{DB: r.db, Encoder: r.enc, Index: r.idx})
-	return r
 }
 
 func (r *rig) encoder(t *testing.T, model string, timeout time.Duration) *encoder.Encoder {
@@ -155,6 +160,32 @@ func TestCosine_Rank(t *testing.T) {
 		for i, h := range res.Hits {
 			if h.Record.ID != byCos[i].ID {
 				t.Errorf("cosine alone #%d = %s, want %s", i+1, h.Record.Title, byCos[i].Title)
+			}
+		}
+	})
+
+	// Prefix: an index of each vector's leading coordinates scans with the
+	// query's as many, and ranks what it shortlists by the whole vectors'
+	// exact cosines.
+	t.Run("Prefix", func(t *testing.T) {
+		r := newRig(t, 48, 2*time.Second)
+		r.use(retrieval.NewPrefixIndex(r.db, 16))
+		var recs []*storage.Record
+		for _, rc := range webhookRecords {
+			recs = append(recs, r.store(t, "global", rc[0], rc[1]))
+		}
+		r.pass(t)
+		q := retrieval.Query{Text: "retry webhooks", Chain: []string{"global"}, Depth: 20, Mode: ranking.ModeCosine}
+		res, err := r.pipe.Run(ctx, q)
+		if err != nil || res.Mode != ranking.ModeCosine || len(res.Hits) != len(recs) {
+			t.Fatalf("Run = %s with %d hits, %v; want cosine with %d", res.Mode, len(res.Hits), err, len(recs))
+		}
+		for i, h := range res.Hits {
+			if !h.HasCosine || math.Abs(h.Cosine-r.want(q.Text, h.Record)) > 1e-6 {
+				t.Errorf("%s: cosine %v (%v), want %v", h.Record.Title, h.Cosine, h.HasCosine, r.want(q.Text, h.Record))
+			}
+			if i > 0 && h.Cosine > res.Hits[i-1].Cosine {
+				t.Errorf("#%d %s: cosine %v above the one before it", i+1, h.Record.Title, h.Cosine)
 			}
 		}
 	})

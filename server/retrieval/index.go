@@ -41,6 +41,9 @@ import (
 // (no map), and an entry holds its id in the same string as its codes.
 type Index struct {
 	db *storage.DB
+	// dims, when above 0, is how many leading coordinates of each vector
+	// the index codes (see NewPrefixIndex).
+	dims int
 
 	syncMu    sync.Mutex // one Sync or SetKey at a time
 	reloading atomic.Bool
@@ -81,7 +84,7 @@ type entry struct {
 	digest uint32
 	scale  float32
 	ns     int32
-	dim    uint16 // 0 for no vector
+	dim    uint16 // the coordinates coded (see Index.prefix); 0 for no vector
 	typ    uint8  // 1 + its index in storage.Types; 0 for another
 	flags  uint8  // isLive, isCurrent
 }
@@ -178,8 +181,36 @@ func digestKey(d string) uint32 {
 }
 
 // NewIndex returns an empty index over db; Sync loads it.
-func NewIndex(db *storage.DB) *Index {
-	return &Index{db: db, slab: &slab{}, nsID: map[string]int32{}}
+func NewIndex(db *storage.DB) *Index { return NewPrefixIndex(db, 0) }
+
+// NewPrefixIndex returns an empty index over db that codes only the first
+// dims coordinates of each longer vector (0: all of them), for an encoder
+// trained so that a vector's leading coordinates are a vector of their own
+// (Matryoshka representation learning; docs/operations.md, "Vector
+// memory"). The scan ranks by the cosine of those leading coordinates;
+// the shortlist is rescored with whole vectors as always.
+func NewPrefixIndex(db *storage.DB, dims int) *Index {
+	return &Index{db: db, dims: max(0, dims), slab: &slab{}, nsID: map[string]int32{}}
+}
+
+// prefix returns the coordinates of v the index codes.
+func (x *Index) prefix(v []float32) []float32 {
+	if x.dims > 0 && len(v) > x.dims {
+		return v[:x.dims]
+	}
+	return v
+}
+
+// code appends the codes of v to dst as the index keeps them and returns
+// them, the scale and the coordinates coded, those of prefix(v). A scan
+// thus ranks by the dot product of the leading coordinates: the part of
+// the whole vectors' cosine they hold, which the rescoring completes (not
+// by the cosine of the leading coordinates as a vector of their own, which
+// leaves their length out).
+func (x *Index) code(dst []byte, v []float32) ([]byte, float32, int) {
+	p := x.prefix(v)
+	codes, scale := quantize(dst, p)
+	return codes, scale, len(p)
 }
 
 // Key returns the model and snapshot vectors are current for.
@@ -316,8 +347,9 @@ func (x *Index) read(ctx context.Context, s *slab, since int64, model, snapshot 
 		codes = codes[:0]
 		if c.Digest != "" && len(c.Vector) > 0 {
 			e.digest = digestKey(c.Digest)
-			codes, e.scale = quantize(codes, c.Vector)
-			e.dim = uint16(len(c.Vector))
+			var dim int
+			codes, e.scale, dim = x.code(codes, c.Vector)
+			e.dim = uint16(dim)
 			if model != "" && c.Model == model && c.Snapshot == snapshot &&
 				c.Digest == encoder.Digest(model, snapshot, encoder.RecordText(c.Title, c.Content)) {
 				e.flags |= isCurrent

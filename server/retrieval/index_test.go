@@ -406,3 +406,67 @@ func TestIndex_Compact(t *testing.T) {
 		t.Errorf("compacted %d times in %d rounds of %d replaced entries, want 2 (at more than %d)", compacted, rounds, n, maxChunk)
 	}
 }
+
+// TestNearest_PrefixRecall: an index of the leading quarter of vectors
+// whose leading coordinates carry most of their length (as those of a
+// Matryoshka-trained encoder do) finds, rescored exactly with the whole
+// vectors, the exact top k but for a small share (coding any other
+// quarter finds almost none).
+func TestNearest_PrefixRecall(t *testing.T) {
+	t.Parallel()
+	const n, dim, dims, k, queries = 4000, 256, 64, 20, 12
+	rng := rand.New(rand.NewPCG(51, 52))
+	// Each vector's leading coordinates are of a length of their own,
+	// from a half to one and a half; the rest are 0.3 as large (a fifth
+	// of the vector's squared length).
+	matryoshka := func() []float32 {
+		v := make([]float32, dim)
+		lead := 0.5 + rng.Float64()
+		for i := range v {
+			w := lead
+			if i >= dims {
+				w = 0.3
+			}
+			v[i] = float32(rng.NormFloat64() * w)
+		}
+		s := math.Sqrt(dot(v, v))
+		for i := range v {
+			v[i] = float32(float64(v[i]) / s)
+		}
+		return v
+	}
+	x := NewPrefixIndex(nil, dims)
+	vecs := make([][]float32, n)
+	es := make([]*entry, n)
+	byEntry := make(map[*entry][]float32, n)
+	for i := range es {
+		vecs[i] = matryoshka()
+		codes, scale, coded := x.code(nil, vecs[i])
+		if coded != dims || len(codes) != codeLen(dims) {
+			t.Fatalf("coded %d coordinates in %d bytes, want %d in %d", coded, len(codes), dims, codeLen(dims))
+		}
+		es[i] = &entry{flags: isLive | isCurrent, data: string(codes) + fmt.Sprintf("R%06d", i), scale: scale, dim: uint16(coded)}
+		byEntry[es[i]] = vecs[i]
+	}
+	found := 0
+	for range queries {
+		q := matryoshka()
+		short := nearest(x.prefix(q), es, k)
+		cos := make([]float64, len(short))
+		for i, e := range short {
+			cos[i] = dot(q, byEntry[e])
+		}
+		var got []*entry
+		for _, i := range topK(cos, k) {
+			got = append(got, short[i])
+		}
+		for _, i := range exactTop(q, vecs, k) {
+			if slices.Contains(got, es[i]) {
+				found++
+			}
+		}
+	}
+	if recall := float64(found) / (queries * k); recall < 0.98 {
+		t.Fatalf("recall@%d of the rescored shortlist of %d leading coordinates %.4f, want ≥ 0.98", k, dims, recall)
+	}
+}
