@@ -44,9 +44,13 @@ INGRESS ?= 127.0.0.1:8099
 # SKIP_BROWSER=1: make test neither installs Chromium nor sets HEARTH_CHROMIUM,
 # so the page test skips (even when HEARTH_CHROMIUM is in the environment).
 SKIP_BROWSER ?=
-TEST_TOOLS := $(NODE_SDK) $(BIN)/grpcurl $(if $(SKIP_BROWSER),,$(CHROMIUM_STAMP))
+# The PostgreSQL tests start a private server from Debian's postgresql
+# package (docs/postgres.md). SKIP_POSTGRES=1: make test neither installs it
+# nor sets HEARTH_REQUIRE_POSTGRES, so those tests skip where it is missing.
+SKIP_POSTGRES ?=
+TEST_TOOLS := $(NODE_SDK) $(BIN)/grpcurl $(if $(SKIP_BROWSER),,$(CHROMIUM_STAMP)) $(if $(SKIP_POSTGRES),,postgres)
 TEST_ENV := HEARTH_MCP_SDK=$(TMP)/node HEARTH_GRPCURL=$(BIN)/grpcurl \
-  $(if $(SKIP_BROWSER),,HEARTH_CHROMIUM=$(CHROMIUM))
+  $(if $(SKIP_BROWSER),,HEARTH_CHROMIUM=$(CHROMIUM)) $(if $(SKIP_POSTGRES),,HEARTH_REQUIRE_POSTGRES=1)
 # The retrieval eval (docs/eval.md): results under EVAL_OUT, extra flags for
 # `eval run` in EVAL_FLAGS (e.g. -records 40 -queries 15).
 EVAL_OUT ?= $(TMP)/eval
@@ -99,7 +103,7 @@ install: build ## Put the hearth command in $(INSTALL_DIR) (GOBIN, else ~/.local
 	esac
 
 .PHONY: test
-test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test)
+test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test, SKIP_POSTGRES=1 the PostgreSQL ones)
 	env -u HEARTH_CHROMIUM $(TEST_ENV) go test -race -timeout 15m ./...
 
 # e2e runs without the race detector (make test has it on every package):
@@ -301,6 +305,20 @@ $(VALGRIND_STAMP):
 	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends valgrind; \
 	fi
 	@command -v valgrind >/dev/null && touch $@
+
+# initdb and postgres, found as storage/internal/pgtest finds them (PATH,
+# then Debian's /usr/lib/postgresql/N/bin); installed only when missing, and
+# only where apt-get exists (Debian, CI).
+.PHONY: postgres
+postgres: ## Check for PostgreSQL's server binaries, installing Debian's postgresql when missing (for the tests)
+	@has() { command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; \
+	if ! has; then \
+	  echo "installing Debian's postgresql with apt-get for the PostgreSQL tests; make test SKIP_POSTGRES=1 skips those tests and this install"; \
+	  command -v apt-get >/dev/null || { echo "PostgreSQL's server binaries are needed: install them, or set HEARTH_POSTGRES_BIN to their directory"; exit 1; }; \
+	  $$(test "$$(id -u)" = 0 || echo sudo) apt-get update; \
+	  $$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; \
+	fi; \
+	has || { echo "no initdb after the install"; exit 1; }
 
 $(CHROMIUM_STAMP):
 	@mkdir -p $(TMP)

@@ -346,8 +346,9 @@ func runBlocks(t *testing.T, blocks []fence, dir, url, home, bin string) error {
 
 // TestMakefile_Test holds what the README says of `make test`, from a dry
 // run (make -n) over an empty tool folder: every tool is announced in one
-// line before its install, and SKIP_BROWSER=1 neither installs Chromium nor
-// sets HEARTH_CHROMIUM.
+// line before its install, SKIP_BROWSER=1 neither installs Chromium nor
+// sets HEARTH_CHROMIUM, and SKIP_POSTGRES=1 neither installs PostgreSQL nor
+// sets HEARTH_REQUIRE_POSTGRES.
 func TestMakefile_Test(t *testing.T) {
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
@@ -401,6 +402,21 @@ func TestMakefile_Test(t *testing.T) {
 		l := goTest(t, out)
 		if strings.Contains(l, "HEARTH_CHROMIUM=") || !strings.Contains(l, "env -u HEARTH_CHROMIUM") {
 			t.Errorf("SKIP_BROWSER=1: go test must run with HEARTH_CHROMIUM unset: %s", l)
+		}
+	})
+	// The PostgreSQL tests' server (docs/postgres.md): make test checks for
+	// it and requires it; SKIP_POSTGRES=1 does neither.
+	t.Run("Postgres", func(t *testing.T) {
+		out := dry(t)
+		if !strings.Contains(out, "apt-get install -y --no-install-recommends postgresql") {
+			t.Errorf("make test does not check for PostgreSQL's binaries:\n%s", out)
+		}
+		if l := goTest(t, out); !strings.Contains(l, "HEARTH_REQUIRE_POSTGRES=1") {
+			t.Errorf("go test runs without HEARTH_REQUIRE_POSTGRES=1: %s", l)
+		}
+		out = dry(t, "SKIP_POSTGRES=1")
+		if strings.Contains(out, "postgresql") || strings.Contains(goTest(t, out), "HEARTH_REQUIRE_POSTGRES") {
+			t.Errorf("SKIP_POSTGRES=1 still checks for or requires PostgreSQL:\n%s", out)
 		}
 	})
 }
