@@ -82,10 +82,20 @@ func (db *DB) ReportAnchors(ctx context.Context, client string, reports []Anchor
 	return results, first, nil
 }
 
+// CheckReportedState refuses a reported anchor state other than available
+// or unavailable: Invalid naming field.
+func CheckReportedState(field, s string) error {
+	if s != AnchorAvailable && s != AnchorUnavailable {
+		return errorf(Invalid, field, "must be %s or %s", AnchorAvailable, AnchorUnavailable)
+	}
+	return nil
+}
+
 func (r *AnchorReport) validate() error {
+	if err := CheckReportedState(r.Field+"state", r.State); err != nil {
+		return err
+	}
 	switch {
-	case r.State != AnchorAvailable && r.State != AnchorUnavailable:
-		return errorf(Invalid, r.Field+"state", "must be available or unavailable")
 	case r.ID == "":
 		return errorf(Invalid, r.Field+"id", "is required")
 	}

@@ -83,12 +83,20 @@ func anchorNames(as []Anchor) []string {
 	return out
 }
 
-// parseAnchors refuses, as Invalid naming "<field>[i]", an anchor that the
-// anchor parser refuses: storage keeps only anchors in their stored form.
+// CheckAnchor refuses, as Invalid naming field, an anchor that the anchor
+// parser refuses: storage keeps only anchors in their stored form.
+func CheckAnchor(field, a string) error {
+	if _, err := anchor.Parse(a); err != nil {
+		return errorf(Invalid, field, "%v", err)
+	}
+	return nil
+}
+
+// parseAnchors is CheckAnchor on each anchor of a list, naming "<field>[i]".
 func parseAnchors(field string, as []screen.Text) error {
 	for i, a := range as {
-		if _, err := anchor.Parse(a.String()); err != nil {
-			return errorf(Invalid, fmt.Sprintf("%s[%d]", field, i), "%v", err)
+		if err := CheckAnchor(fmt.Sprintf("%s[%d]", field, i), a.String()); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -121,9 +121,10 @@ func (db *DB) Capture(ctx context.Context, writer string, events []CaptureEvent)
 }
 
 func (ev *CaptureEvent) validate(field string) error {
+	if err := CheckOpID(field+"id", ev.ID); err != nil {
+		return err
+	}
 	switch {
-	case !ValidOpID(ev.ID):
-		return errorf(Invalid, field+"id", "must be 8-64 of A-Za-z0-9_-")
 	case ev.SessionID.String() == "":
 		return errorf(Invalid, field+"session_id", "is required")
 	case ev.Namespace == "":

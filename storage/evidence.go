@@ -16,6 +16,14 @@ const (
 // ValidStance reports whether s is an evidence stance.
 func ValidStance(s string) bool { return s == StanceCorroborates || s == StanceContradicts }
 
+// CheckStance refuses s unless it is an evidence stance: Invalid naming field.
+func CheckStance(field, s string) error {
+	if !ValidStance(s) {
+		return errorf(Invalid, field, "must be %s or %s", StanceCorroborates, StanceContradicts)
+	}
+	return nil
+}
+
 // Evidence records client's stance on the record id, corroborates or
 // contradicts, with an optional note, and returns the record with its
 // evidence counts and effective confidence recomputed, its revision advanced
@@ -34,10 +42,10 @@ func ValidStance(s string) bool { return s == StanceCorroborates || s == StanceC
 // (Field "client"), or a record that is superseded or deleted (Field "id"),
 // and NotFound (Field "id") for an unknown record. A refusal writes nothing.
 func (db *DB) Evidence(ctx context.Context, id, client, stance string, note screen.Text) (*Record, error) {
-	switch {
-	case !ValidStance(stance):
-		return nil, errorf(Invalid, "stance", "must be corroborates or contradicts")
-	case client == "":
+	if err := CheckStance("stance", stance); err != nil {
+		return nil, err
+	}
+	if client == "" {
 		return nil, errorf(Invalid, "client", "is required")
 	}
 	var rec *Record

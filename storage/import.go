@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -167,17 +166,10 @@ func (db *DB) importOneTx(ctx context.Context, tx *txn, it *ImportItem, opt Impo
 }
 
 func (it *ImportItem) validate(opt ImportOptions) error {
+	if err := checkRecord(it.Namespace, it.Type, it.Title, it.Content, it.Confidence); err != nil {
+		return err
+	}
 	switch {
-	case it.Namespace == "":
-		return errorf(Invalid, "namespace", "is required")
-	case !ValidType(it.Type):
-		return errorf(Invalid, "type", "must be %s", Alternatives(Types))
-	case it.Title.String() == "":
-		return errorf(Invalid, "title", "is required")
-	case it.Content.String() == "":
-		return errorf(Invalid, "content", "is required")
-	case !validConfidence(it.Confidence):
-		return errorf(Invalid, "confidence", "must be greater than 0 and at most 1")
 	case it.Status != StatusActive && it.Status != StatusCandidate && it.Status != StatusSuperseded:
 		return errorf(Invalid, "status", "must be active, candidate or superseded (deleted records are not imported)")
 	case it.Status == StatusSuperseded && !opt.AsActive:
@@ -187,7 +179,7 @@ func (it *ImportItem) validate(opt ImportOptions) error {
 	case opt.AsActive && it.Writer == "":
 		return errorf(Invalid, "writer", "is required with as_active")
 	case opt.AsActive && !ValidSource(it.Source):
-		return errorf(Invalid, "source", "must be one of %s", strings.Join(Sources, ", "))
+		return CheckSource("source", it.Source)
 	case it.Supersedes != "" && it.Supersedes == it.ID, it.SupersededBy != "" && it.SupersededBy == it.ID:
 		return errorf(Invalid, "supersedes", "a record cannot supersede itself")
 	}
@@ -210,11 +202,11 @@ func (it *ImportItem) validate(opt ImportOptions) error {
 		seen[a.Anchor.String()] = true
 	}
 	for i, s := range it.Evidence {
-		switch {
-		case s.Client == "":
+		if s.Client == "" {
 			return errorf(Invalid, fmt.Sprintf("evidence[%d].client", i), "is required")
-		case !ValidStance(s.Stance):
-			return errorf(Invalid, fmt.Sprintf("evidence[%d].stance", i), "must be corroborates or contradicts")
+		}
+		if err := CheckStance(fmt.Sprintf("evidence[%d].stance", i), s.Stance); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -33,6 +33,16 @@ var DurableTypes = Types[:5:5]
 // ValidType reports whether t is a record type.
 func ValidType(t string) bool { return slices.Contains(Types, t) }
 
+// CheckType refuses t unless it is a record type: Invalid naming field.
+// It is the one check of a record's type; the server runs it on requests
+// before their other work, storage on every write.
+func CheckType(field, t string) error {
+	if !ValidType(t) {
+		return errorf(Invalid, field, "must be %s", Alternatives(Types))
+	}
+	return nil
+}
+
 // IsDurable reports whether records of type t are durable knowledge (one of
 // DurableTypes).
 func IsDurable(t string) bool { return slices.Contains(DurableTypes, t) }
@@ -54,13 +64,27 @@ const (
 	StatusDeleted    = "deleted"
 )
 
+// Statuses lists every record status.
+var Statuses = []string{StatusActive, StatusCandidate, StatusSuperseded, StatusDeleted}
+
 // ValidStatus reports whether s is a record status.
-func ValidStatus(s string) bool {
-	switch s {
-	case StatusActive, StatusCandidate, StatusSuperseded, StatusDeleted:
-		return true
+func ValidStatus(s string) bool { return slices.Contains(Statuses, s) }
+
+// CheckStatus refuses s unless it is a record status: Invalid naming field.
+func CheckStatus(field, s string) error {
+	if !ValidStatus(s) {
+		return errorf(Invalid, field, "must be %s", Alternatives(Statuses))
 	}
-	return false
+	return nil
+}
+
+// CheckLive refuses s unless it is active or candidate, the statuses an
+// update may set: Invalid naming field.
+func CheckLive(field, s string) error {
+	if !liveStatus(s) {
+		return errorf(Invalid, field, "can only move between active and candidate")
+	}
+	return nil
 }
 
 // Record sources (docs/design.md R-R1): how a record came to be.
@@ -78,6 +102,14 @@ var Sources = []string{SourceStore, SourceExtraction, SourceImport, SourceSessio
 
 // ValidSource reports whether s is a record source.
 func ValidSource(s string) bool { return slices.Contains(Sources, s) }
+
+// CheckSource refuses s unless it is a record source: Invalid naming field.
+func CheckSource(field, s string) error {
+	if !ValidSource(s) {
+		return errorf(Invalid, field, "must be one of %s", strings.Join(Sources, ", "))
+	}
+	return nil
+}
 
 // Anchor states (docs/design.md R-H1). New anchors are unknown until checked.
 const (
@@ -180,5 +212,20 @@ func texts(field string, ts []screen.Text) ([]string, error) {
 	return out, nil
 }
 
-// validConfidence reports whether c is in (0, 1]: false for NaN.
-func validConfidence(c float64) bool { return c > 0 && c <= 1 }
+// CheckConfidence refuses an asserted confidence outside (0, 1], NaN
+// included: Invalid naming field.
+func CheckConfidence(field string, c float64) error {
+	if !(c > 0 && c <= 1) {
+		return errorf(Invalid, field, "must be above 0 and at most 1")
+	}
+	return nil
+}
+
+// CheckRequired refuses a text that is empty or only white space, such as
+// a record's title or content: Invalid naming field.
+func CheckRequired(field, s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errorf(Invalid, field, "is required")
+	}
+	return nil
+}

@@ -554,3 +554,55 @@ func TestDB_Supersede(t *testing.T) {
 		})
 	})
 }
+
+// TestDB_RecordRules: storage owns a record's rules and refuses a write
+// that breaks one whoever calls it, naming the field with the message a
+// client reads (docs/design.md R-R8): a title or content of white space
+// alone is blank, on a store and an update; the type, status and
+// confidence read as the server has always sent them.
+func TestDB_RecordRules(t *testing.T) {
+	t.Parallel()
+	db := storagetest.Open(t)
+	r := storagetest.Store(t, db, rec(t, "global", "t", "c"))
+	types := "must be decision, constraint, requirement, procedure, preference, note or summary"
+	for _, tt := range []struct {
+		field, msg string
+		call       func() error
+	}{
+		{"title", "is required", func() error { _, err := db.Store(ctx, rec(t, "global", "   ", "c")); return err }},
+		{"content", "is required", func() error { _, err := db.Store(ctx, rec(t, "global", "t", "\n\t")); return err }},
+		{"type", types, func() error {
+			nr := rec(t, "global", "t", "c")
+			nr.Type = "fact"
+			_, err := db.Store(ctx, nr)
+			return err
+		}},
+		{"confidence", "must be above 0 and at most 1", func() error {
+			nr := rec(t, "global", "t", "c")
+			nr.Confidence = math.NaN()
+			_, err := db.Store(ctx, nr)
+			return err
+		}},
+		{"changes", "changes nothing", func() error { _, err := db.Update(ctx, r.ID, 1, storage.Changes{}, "test"); return err }},
+		{"changes.title", "is required", func() error {
+			_, err := db.Update(ctx, r.ID, 1, storage.Changes{Title: textp(t, " ")}, "test")
+			return err
+		}},
+		{"changes.type", types, func() error {
+			_, err := db.Update(ctx, r.ID, 1, storage.Changes{Type: ptr("fact")}, "test")
+			return err
+		}},
+		{"changes.status", "can only move between active and candidate", func() error {
+			_, err := db.Update(ctx, r.ID, 1, storage.Changes{Status: ptr(storage.StatusDeleted)}, "test")
+			return err
+		}},
+		{"statuses[0]", "must be active, candidate, superseded or deleted", func() error {
+			return db.TimelinePage(ctx, storage.TimelineQuery{Statuses: []string{"Active"}}, func(*storage.Page) error { return nil })
+		}},
+	} {
+		e := unchanged(t, db, storage.Invalid, tt.field, tt.call)
+		if e != nil && e.Message != tt.msg {
+			t.Errorf("%s: message %q, want %q", tt.field, e.Message, tt.msg)
+		}
+	}
+}

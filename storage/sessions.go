@@ -18,6 +18,14 @@ var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 // ValidOpID reports whether s is an op_id: 8-64 of A-Za-z0-9_- (docs/design.md R-Z2).
 func ValidOpID(s string) bool { return opIDPattern.MatchString(s) }
 
+// CheckOpID refuses s unless it is an op_id: Invalid naming field.
+func CheckOpID(field, s string) error {
+	if !ValidOpID(s) {
+		return errorf(Invalid, field, "must be 8-64 of A-Za-z0-9_-")
+	}
+	return nil
+}
+
 // CloseDigest binds a session close to its client and inputs: the SHA-256
 // (hex) of client and each input, every one length-prefixed so that no two
 // different lists digest alike. A replay must give the same digest. Inputs
@@ -90,9 +98,10 @@ type Receipt struct {
 // past Retention or after its receipt became a tombstone. A refusal writes
 // nothing.
 func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, replayed bool, err error) {
+	if err := CheckOpID("op_id", c.OpID); err != nil {
+		return nil, false, err
+	}
 	switch {
-	case !ValidOpID(c.OpID):
-		return nil, false, errorf(Invalid, "op_id", "must be 8-64 of A-Za-z0-9_-")
 	case c.Client == "":
 		return nil, false, errorf(Invalid, "client", "is required")
 	case len(c.Digest) != 64:

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/hearth-memory/hearth/storage/screen"
 )
@@ -31,21 +30,14 @@ func (db *DB) Store(ctx context.Context, nr NewRecord) (*Record, error) {
 }
 
 func (nr *NewRecord) validate() error {
+	if err := checkRecord(nr.Namespace, nr.Type, nr.Title, nr.Content, nr.Confidence); err != nil {
+		return err
+	}
 	switch {
-	case nr.Namespace == "":
-		return errorf(Invalid, "namespace", "is required")
-	case !ValidType(nr.Type):
-		return errorf(Invalid, "type", "must be one of %s", strings.Join(Types, ", "))
-	case nr.Title.String() == "":
-		return errorf(Invalid, "title", "is required")
-	case nr.Content.String() == "":
-		return errorf(Invalid, "content", "is required")
-	case !validConfidence(nr.Confidence):
-		return errorf(Invalid, "confidence", "must be greater than 0 and at most 1")
 	case nr.Writer == "":
 		return errorf(Invalid, "writer", "is required")
 	case !ValidSource(nr.Source):
-		return errorf(Invalid, "source", "must be one of %s", strings.Join(Sources, ", "))
+		return CheckSource("source", nr.Source)
 	case !liveStatus(nr.Status):
 		return errorf(Invalid, "status", "a new record is active or candidate")
 	}
@@ -59,6 +51,26 @@ func (nr *NewRecord) validate() error {
 		return err
 	}
 	return parseAnchors("anchors", nr.Anchors)
+}
+
+// checkRecord checks what every new record holds, a stored or an imported
+// one: a namespace, a record type, a title and content that are not blank,
+// and a confidence in (0, 1]. It returns the first fault as Invalid naming
+// the field.
+func checkRecord(ns, typ string, title, content screen.Text, confidence float64) error {
+	if ns == "" {
+		return errorf(Invalid, "namespace", "is required")
+	}
+	if err := CheckType("type", typ); err != nil {
+		return err
+	}
+	if err := CheckRequired("title", title.String()); err != nil {
+		return err
+	}
+	if err := CheckRequired("content", content.String()); err != nil {
+		return err
+	}
+	return CheckConfidence("confidence", confidence)
 }
 
 // screenNamespace refuses a namespace that screens as a secret. Namespaces

@@ -103,13 +103,13 @@ func (p *Page) Records(i, j int) ([]*Record, error) {
 // or status, and NotFound (Field "after_id") when q.After names no record.
 func (db *DB) TimelinePage(ctx context.Context, q TimelineQuery, fn func(*Page) error) error {
 	for i, t := range q.Types {
-		if !ValidType(t) {
-			return errorf(Invalid, fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(Types, ", "))
+		if err := CheckType(fmt.Sprintf("types[%d]", i), t); err != nil {
+			return err
 		}
 	}
 	for i, s := range q.Statuses {
-		if !ValidStatus(s) {
-			return errorf(Invalid, fmt.Sprintf("statuses[%d]", i), "must be one of active, candidate, superseded, deleted")
+		if err := CheckStatus(fmt.Sprintf("statuses[%d]", i), s); err != nil {
+			return err
 		}
 	}
 	limit := q.Limit

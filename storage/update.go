@@ -22,7 +22,7 @@ import (
 // (Field "id"), or when the supersession is refused. A refusal writes nothing.
 func (db *DB) Update(ctx context.Context, id string, revision int, ch Changes, client string) (*Record, error) {
 	if ch.empty() {
-		return nil, errorf(Invalid, "changes", "names nothing to change")
+		return nil, errorf(Invalid, "changes", "changes nothing")
 	}
 	var rec *Record
 	if err := db.write(ctx, "update", func(tx *txn) (err error) {
@@ -124,30 +124,29 @@ var updateFields = []struct {
 }{
 	{name: "title",
 		apply: func(ch *Changes, r *Record) error {
-			return set(&r.Title, unwrap(ch.Title), notEmpty, "changes.title", "must not be empty")
+			return set(&r.Title, unwrap(ch.Title), CheckRequired, "changes.title")
 		},
 		same: func(a, b *Record) bool { return a.Title == b.Title }},
 	{name: "content",
 		apply: func(ch *Changes, r *Record) error {
-			return set(&r.Content, unwrap(ch.Content), notEmpty, "changes.content", "must not be empty")
+			return set(&r.Content, unwrap(ch.Content), CheckRequired, "changes.content")
 		},
 		same: func(a, b *Record) bool { return a.Content == b.Content }},
 	{name: "type",
 		apply: func(ch *Changes, r *Record) error {
-			return set(&r.Type, ch.Type, ValidType, "changes.type", "must be one of "+strings.Join(Types, ", "))
+			return set(&r.Type, ch.Type, CheckType, "changes.type")
 		},
 		same:  func(a, b *Record) bool { return a.Type == b.Type },
 		value: func(r *Record) string { return r.Type }},
 	{name: "status",
 		apply: func(ch *Changes, r *Record) error {
-			return set(&r.Status, ch.Status, liveStatus, "changes.status",
-				"can only move between active and candidate (supersession retires a record, forget deletes it)")
+			return set(&r.Status, ch.Status, CheckLive, "changes.status")
 		},
 		same:  func(a, b *Record) bool { return a.Status == b.Status },
 		value: func(r *Record) string { return r.Status }},
 	{name: "confidence",
 		apply: func(ch *Changes, r *Record) error {
-			return set(&r.Confidence, ch.Confidence, validConfidence, "changes.confidence", "must be greater than 0 and at most 1")
+			return set(&r.Confidence, ch.Confidence, CheckConfidence, "changes.confidence")
 		},
 		same: func(a, b *Record) bool { return a.Confidence == b.Confidence }},
 	{name: "topics",
@@ -190,16 +189,14 @@ var updateFields = []struct {
 		same: func(a, b *Record) bool { return a.Supersedes == b.Supersedes }},
 }
 
-// set sets *dst to *v unless v is nil, refusing a value valid rejects as
-// Invalid (field, rule).
-func set[T any](dst, v *T, valid func(T) bool, field, rule string) error {
+// set sets *dst to *v unless v is nil, refusing a value check refuses
+// (with field named).
+func set[T any](dst, v *T, check func(field string, v T) error, field string) error {
 	if v == nil {
 		return nil
 	}
-	if *dst = *v; !valid(*dst) {
-		return errorf(Invalid, field, "%s", rule)
-	}
-	return nil
+	*dst = *v
+	return check(field, *v)
 }
 
 // unwrap is the string of a screened value, or nil.
@@ -210,8 +207,6 @@ func unwrap(t *screen.Text) *string {
 	s := t.String()
 	return &s
 }
-
-func notEmpty(s string) bool { return s != "" }
 
 // sameAnchors reports whether a and b name the same anchors in the same order.
 func sameAnchors(a, b *Record) bool {
