@@ -70,8 +70,8 @@ func (x report) check() error {
 	if err := checkAnchor(x.field+"anchor", x.anchor); err != nil {
 		return err
 	}
-	if x.state != storage.AnchorAvailable && x.state != storage.AnchorUnavailable {
-		return invalid(x.field+"state", "must be available or unavailable")
+	if err := storage.CheckReportedState(x.field+"state", x.state); err != nil {
+		return err
 	}
 	return checkBounded(x.field+"detail", x.detail, false, x.maxDetail)
 }

@@ -15,7 +15,7 @@ import (
 // confidence) and what is wrong, never the value. The screen is the
 // caller's.
 func (s *Server) CheckCandidate(typ, title, content string, confidence float64) error {
-	if err := checkType("type", typ); err != nil {
+	if err := storage.CheckType("type", typ); err != nil {
 		return err
 	}
 	if err := checkTitle("title", title); err != nil {
@@ -24,7 +24,7 @@ func (s *Server) CheckCandidate(typ, title, content string, confidence float64) 
 	if err := checkContent("content", content); err != nil {
 		return err
 	}
-	if err := checkConfidence("confidence", confidence); err != nil {
+	if err := storage.CheckConfidence("confidence", confidence); err != nil {
 		return err
 	}
 	return checkRecordSize(s.size, "content", &hearthv1.Record{

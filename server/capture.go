@@ -102,8 +102,8 @@ func prefixRemote(field string, err error) error {
 
 // checkCaptureEvent validates one event but the screen and its namespace.
 func checkCaptureEvent(field string, ev *hearthv1.CaptureEvent) error {
-	if !storage.ValidOpID(ev.GetId()) {
-		return invalid(field+"id", "must be 8-64 of A-Za-z0-9_-")
+	if err := storage.CheckOpID(field+"id", ev.GetId()); err != nil {
+		return err
 	}
 	if err := checkCaptureText(field+"session_id", ev.GetSessionId(), maxCaptureSessID, true); err != nil {
 		return err

@@ -14,8 +14,8 @@ func checkEvidenceRequest(r *hearthv1.EvidenceRequest) error {
 	if err := checkID("id", r.GetId()); err != nil {
 		return err
 	}
-	if !storage.ValidStance(r.GetStance()) {
-		return invalid("stance", "must be %s or %s", storage.StanceCorroborates, storage.StanceContradicts)
+	if err := storage.CheckStance("stance", r.GetStance()); err != nil {
+		return err
 	}
 	return checkBounded("note", r.GetNote(), true, maxNoteChars)
 }

@@ -60,13 +60,7 @@ func TestCheckEvidenceRequest(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := checkEvidenceRequest(tt.req)
-			var got string
-			if fe, ok := err.(*fieldError); ok {
-				got = fe.field
-			} else if err != nil {
-				t.Fatalf("got %v, want a field error", err)
-			}
-			if got != tt.field {
+			if got := fieldOf(t, err); got != tt.field {
 				t.Errorf("field: got %q (%v), want %q", got, err, tt.field)
 			}
 		})

@@ -355,7 +355,7 @@ func (a *adminService) parseLine(line string) (storage.ImportItem, error) {
 	if err := checkNamespace("namespace", it.Namespace); err != nil {
 		return it, err
 	}
-	if err := checkType("type", it.Type); err != nil {
+	if err := storage.CheckType("type", it.Type); err != nil {
 		return it, err
 	}
 	if err := checkTitle("title", m.GetTitle()); err != nil {
@@ -367,7 +367,7 @@ func (a *adminService) parseLine(line string) (storage.ImportItem, error) {
 	if it.Confidence == 0 {
 		it.Confidence = defaultConfidence
 	}
-	if err := checkConfidence("confidence", it.Confidence); err != nil {
+	if err := storage.CheckConfidence("confidence", it.Confidence); err != nil {
 		return it, err
 	}
 	if err := checkTopics("topics", m.GetTopics()); err != nil {
@@ -382,8 +382,8 @@ func (a *adminService) parseLine(line string) (storage.ImportItem, error) {
 	}
 	if it.Source == "" {
 		it.Source = storage.SourceImport
-	} else if !storage.ValidSource(it.Source) {
-		return it, invalid("source", "must be one of %s", strings.Join(storage.Sources, ", "))
+	} else if err := storage.CheckSource("source", it.Source); err != nil {
+		return it, err
 	}
 	for _, f := range []struct{ name, v string }{{"writer", it.Writer}} {
 		if f.v != "" && !clientNameOrSystem.MatchString(f.v) {
@@ -468,8 +468,8 @@ func (a *adminService) parseLine(line string) (storage.ImportItem, error) {
 		if _, err := screen.Check(field+".client", e.GetClient()); err != nil {
 			return it, err
 		}
-		if !storage.ValidStance(e.GetStance()) {
-			return it, invalid(field+".stance", "must be corroborates or contradicts")
+		if err := storage.CheckStance(field+".stance", e.GetStance()); err != nil {
+			return it, err
 		}
 		if err := checkBounded(field+".note", e.GetNote(), true, maxNoteChars); err != nil {
 			return it, err

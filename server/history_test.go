@@ -60,16 +60,22 @@ func FuzzCheckHistoryRequest(f *testing.F) {
 	})
 }
 
+// fieldOf is the field a validation error names: a request check's own
+// (fieldError) or a record rule storage owns (an Invalid *storage.Error),
+// both sent as INVALID_ARGUMENT naming the field; "" for nil.
 func fieldOf(t *testing.T, err error) string {
 	t.Helper()
 	if err == nil {
 		return ""
 	}
-	fe, ok := err.(*fieldError)
-	if !ok {
-		t.Fatalf("got %v, want a field error", err)
+	if fe, ok := err.(*fieldError); ok {
+		return fe.field
 	}
-	return fe.field
+	if se, ok := err.(*storage.Error); ok && se.Code == storage.Invalid && se.Field != "" {
+		return se.Field
+	}
+	t.Fatalf("got %v, want a field error", err)
+	return ""
 }
 
 func TestCheckHistoryRequest(t *testing.T) {

@@ -35,7 +35,7 @@ func checkStoreRequest(sz *budget.Sizer, r *hearthv1.StoreRequest) error {
 	case r.GetRemote() == "":
 		return invalid("namespace", "is required (or give remote, the repository's git remote URL)")
 	}
-	if err := checkType("type", r.GetType()); err != nil {
+	if err := storage.CheckType("type", r.GetType()); err != nil {
 		return err
 	}
 	if err := checkTitle("title", r.GetTitle()); err != nil {
@@ -45,7 +45,7 @@ func checkStoreRequest(sz *budget.Sizer, r *hearthv1.StoreRequest) error {
 		return err
 	}
 	if r.Confidence != nil {
-		if err := checkConfidence("confidence", r.GetConfidence()); err != nil {
+		if err := storage.CheckConfidence("confidence", r.GetConfidence()); err != nil {
 			return err
 		}
 	}
@@ -236,10 +236,6 @@ func checkUpdateRequest(r *hearthv1.UpdateRequest) (updateLists, error) {
 	if c == nil {
 		return lists, invalid("changes", "is required")
 	}
-	if c.Title == nil && c.Content == nil && c.Type == nil && c.Status == nil && c.Confidence == nil &&
-		c.Topics == nil && c.Anchors == nil && c.Supersedes == nil {
-		return lists, invalid("changes", "changes nothing")
-	}
 	if c.Title != nil {
 		if err := checkTitle("changes.title", c.GetTitle()); err != nil {
 			return lists, err
@@ -251,15 +247,17 @@ func checkUpdateRequest(r *hearthv1.UpdateRequest) (updateLists, error) {
 		}
 	}
 	if c.Type != nil {
-		if err := checkType("changes.type", c.GetType()); err != nil {
+		if err := storage.CheckType("changes.type", c.GetType()); err != nil {
 			return lists, err
 		}
 	}
-	if c.Status != nil && c.GetStatus() != storage.StatusActive && c.GetStatus() != storage.StatusCandidate {
-		return lists, invalid("changes.status", "can only move between active and candidate")
+	if c.Status != nil {
+		if err := storage.CheckLive("changes.status", c.GetStatus()); err != nil {
+			return lists, err
+		}
 	}
 	if c.Confidence != nil {
-		if err := checkConfidence("changes.confidence", c.GetConfidence()); err != nil {
+		if err := storage.CheckConfidence("changes.confidence", c.GetConfidence()); err != nil {
 			return lists, err
 		}
 	}
@@ -441,7 +439,7 @@ func checkSearchRequest(r *hearthv1.SearchRequest) error {
 		return err
 	}
 	for i, t := range r.GetTypes() {
-		if err := checkType(fieldIndex("types", i), t); err != nil {
+		if err := storage.CheckType(fieldIndex("types", i), t); err != nil {
 			return err
 		}
 	}

@@ -37,11 +37,11 @@ func checkCloseRequest(sz *budget.Sizer, r *hearthv1.CloseRequest) error {
 	if strings.TrimSpace(sid) == "" {
 		return invalid("session_id", "is required")
 	}
-	switch op := r.GetOpId(); {
-	case op == "":
+	if r.GetOpId() == "" {
 		return invalid("op_id", "is required: a unique id for this close, 8-64 of A-Za-z0-9_-")
-	case !storage.ValidOpID(op):
-		return invalid("op_id", "must be 8-64 of A-Za-z0-9_-")
+	}
+	if err := storage.CheckOpID("op_id", r.GetOpId()); err != nil {
+		return err
 	}
 	if s := r.GetSummary(); s != "" {
 		if err := checkText("summary", s, true); err != nil {

@@ -69,8 +69,7 @@ func TestCheckCloseRequest(t *testing.T) {
 		r := ok()
 		tt.edit(r)
 		err := checkCloseRequest(testSizer(t), r)
-		fe, isField := err.(*fieldError)
-		if !isField || fe.field != tt.field {
+		if err == nil || fieldOf(t, err) != tt.field {
 			t.Errorf("%+v: got %v, want an error naming %s", r, err, tt.field)
 		}
 	}

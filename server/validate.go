@@ -11,7 +11,6 @@ import (
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/budget"
 	"github.com/hearth-memory/hearth/storage"
-	"github.com/hearth-memory/hearth/storage/anchor"
 	"github.com/hearth-memory/hearth/storage/namespace"
 	"github.com/hearth-memory/hearth/storage/textcheck"
 	"google.golang.org/protobuf/proto"
@@ -56,13 +55,6 @@ func checkTopics(field string, topics []string) error {
 	return nil
 }
 
-func checkType(field, t string) error {
-	if !storage.ValidType(t) {
-		return invalid(field, "must be %s", storage.Alternatives(storage.Types))
-	}
-	return nil
-}
-
 // checkText is the one check of a free text's characters: it refuses text
 // that is not valid UTF-8 or holds a character textcheck refuses (a control
 // character, but tab and line breaks where multiline allows them; a
@@ -98,32 +90,26 @@ func checkBounded(field, s string, multiline bool, max int) error {
 	return checkLen(field, s, max)
 }
 
+// checkTitle checks a title's characters and length on the wire, then that
+// it is not blank (storage's rule, storage.CheckRequired).
 func checkTitle(field, t string) error {
 	if err := checkBounded(field, t, false, maxTitleChars); err != nil {
 		return err
 	}
-	if strings.TrimSpace(t) == "" {
-		return invalid(field, "is required")
-	}
-	return nil
+	return storage.CheckRequired(field, t)
 }
 
+// checkContent checks content's characters, that it is not blank (storage's
+// rule) and its size on the wire, in that order.
 func checkContent(field, c string) error {
 	if err := checkText(field, c, true); err != nil {
 		return err
 	}
-	switch {
-	case strings.TrimSpace(c) == "":
-		return invalid(field, "is required")
-	case len(c) > maxContentBytes:
-		return invalid(field, "is %d bytes; at most %d (split it into several records)", len(c), maxContentBytes)
+	if err := storage.CheckRequired(field, c); err != nil {
+		return err
 	}
-	return nil
-}
-
-func checkConfidence(field string, c float64) error {
-	if math.IsNaN(c) || c <= 0 || c > 1 {
-		return invalid(field, "must be above 0 and at most 1")
+	if len(c) > maxContentBytes {
+		return invalid(field, "is %d bytes; at most %d (split it into several records)", len(c), maxContentBytes)
 	}
 	return nil
 }
@@ -136,10 +122,7 @@ func checkAnchor(field, a string) error {
 	if err := checkLen(field, a, maxAnchorChars); err != nil {
 		return err
 	}
-	if _, err := anchor.Parse(a); err != nil {
-		return invalid(field, "%v", err)
-	}
-	return nil
+	return storage.CheckAnchor(field, a)
 }
 
 func checkAnchors(field string, as []string) error {

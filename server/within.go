@@ -46,7 +46,7 @@ func checkTimelineFilters(r *hearthv1.TimelineRequest) error {
 		return invalid("types", "has more than %d entries", maxTimelineTypes)
 	}
 	for i, t := range r.GetTypes() {
-		if err := checkType(fieldIndex("types", i), t); err != nil {
+		if err := storage.CheckType(fieldIndex("types", i), t); err != nil {
 			return err
 		}
 	}
@@ -54,8 +54,8 @@ func checkTimelineFilters(r *hearthv1.TimelineRequest) error {
 		return invalid("statuses", "has more than %d entries", maxTimelineStatus)
 	}
 	for i, s := range r.GetStatuses() {
-		if !storage.ValidStatus(s) {
-			return invalid(fieldIndex("statuses", i), "must be active, candidate, superseded or deleted")
+		if err := storage.CheckStatus(fieldIndex("statuses", i), s); err != nil {
+			return err
 		}
 	}
 	if err := checkWithin(r.GetWithin(), r.GetNamespace(), r.GetRemote(), nil); err != nil {
