@@ -16,6 +16,7 @@ import (
 )
 
 func TestRun_Usage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -48,6 +49,7 @@ func TestRun_Usage(t *testing.T) {
 }
 
 func TestStartWink(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, stop, err := startWink(ctx, "encoder/testdata/vectors.json", "127.0.0.1:0", "", io.Discard)
@@ -79,6 +81,7 @@ func TestStartWink(t *testing.T) {
 // TestRunEval runs `eval run` on a slice of the committed set against a
 // freshly built hearth, as `make eval` does on the whole set.
 func TestRunEval(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "hearth")
 	build := exec.Command("go", "build", "-o", bin, "github.com/hearth-memory/hearth/cmd/hearth")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -91,6 +91,7 @@ func floats(t *testing.T, raw json.RawMessage) []float32 {
 }
 
 func TestServer_Embeddings(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		s, url := startServer(t)
 		r := embed(t, url, `{"model":"qwen3-emb-0.6b","input":["retry backoff","kitchen"],"encoding_format":"float"}`)
@@ -224,6 +225,7 @@ func checkError(t *testing.T, body map[string]any, status int, want string) {
 }
 
 func TestServer_Models(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		s, url := startServer(t)
 		s.Model = "wink-test"
@@ -266,6 +268,7 @@ func TestServer_Models(t *testing.T) {
 }
 
 func TestServer_Health(t *testing.T) {
+	t.Parallel()
 	_, url := startServer(t)
 	for path, want := range map[string]int{"/health": 200, "/v1/health": 200, "/v1/chat/completions": 404, "/": 404} {
 		resp, err := http.Get(url + path)
@@ -284,6 +287,7 @@ func TestServer_Health(t *testing.T) {
 
 // TestServer_Concurrent embeds from several clients at once (run with -race).
 func TestServer_Concurrent(t *testing.T) {
+	t.Parallel()
 	s, url := startServer(t)
 	errs := make(chan error, 8)
 	for i := range 8 {

@@ -30,6 +30,7 @@ func loadFixture(tb testing.TB) *Vectors {
 }
 
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		v := loadFixture(t)
 		raw, err := os.ReadFile(fixture)
@@ -88,6 +89,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestVectors_Embed(t *testing.T) {
+	t.Parallel()
 	v := loadFixture(t)
 	s := float32(1 / math.Sqrt2)
 	for _, tc := range []struct {
@@ -139,6 +141,7 @@ func TestVectors_Embed(t *testing.T) {
 }
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Retry webhooks with backoff":  "retry webhooks with backoff",
 		"memory_store(retryBackoff)":   "memory store retry backoff",
@@ -154,6 +157,7 @@ func TestWords(t *testing.T) {
 }
 
 func TestQueryText(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Instruct: task\nQuery:how do we retry": "how do we retry",
 		"Instruct: task without a query":        "Instruct: task without a query",

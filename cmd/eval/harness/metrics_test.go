@@ -6,6 +6,7 @@ import (
 )
 
 func TestQueryResult_RecallAt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		ranks []int
@@ -30,6 +31,7 @@ func TestQueryResult_RecallAt(t *testing.T) {
 }
 
 func TestQueryResult_ReciprocalRank(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		ranks []int
@@ -51,6 +53,7 @@ func TestQueryResult_ReciprocalRank(t *testing.T) {
 }
 
 func TestRows(t *testing.T) {
+	t.Parallel()
 	results := []QueryResult{
 		{ID: "k1", Kind: KindKeywords, Ranks: []int{1}},
 		{ID: "k2", Kind: KindKeywords, Ranks: []int{4}},

@@ -107,6 +107,7 @@ func knownSet() *Set {
 }
 
 func TestRun_Known(t *testing.T) {
+	t.Parallel()
 	rep := runSet(t, Config{Set: knownSet(), Modes: []string{ModeFTS}})
 	fts, ok := rep.Mode(ModeFTS)
 	if !ok || !fts.Ran {
@@ -177,6 +178,7 @@ func hookSet() *Set {
 // abstains); the rerank mode asks the stand-in rerank server, whose score
 // is a document's share of the query's words, and its bar is that score.
 func TestRun_Hook(t *testing.T) {
+	t.Parallel()
 	ms := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Name: "stand-in"})
 	rep := runSet(t, Config{Set: hookSet(), Modes: []string{ModeFTS, ModeRerank}, Bars: []float64{0, 1},
 		RerankURL: ms.URL, RerankModel: "stand-in"})
@@ -234,6 +236,7 @@ func TestRun_Hook(t *testing.T) {
 }
 
 func TestRun_Slice(t *testing.T) {
+	t.Parallel()
 	full := loadCommitted(t)
 	set, err := full.Slice(40, 15)
 	if err != nil {
@@ -332,6 +335,7 @@ func TestRun_Slice(t *testing.T) {
 }
 
 func TestRun_Err(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		change func(*Set)
@@ -364,6 +368,7 @@ func TestRun_Err(t *testing.T) {
 // TestWaitRanking runs the wait for an encoder ranking against a daemon that
 // has no encoder, so it must give up and say why.
 func TestWaitRanking(t *testing.T) {
+	t.Parallel()
 	set := knownSet()
 	d, err := startDaemon(context.Background(), hearth(t), t.TempDir(), "wait", set.Options, nil)
 	if err != nil {
@@ -404,6 +409,7 @@ func TestWaitRanking(t *testing.T) {
 }
 
 func TestReport_PrintCompare(t *testing.T) {
+	t.Parallel()
 	mk := func(digest string, r10 float64, ranks []int) *Report {
 		res := QueryResult{ID: "q1", Kind: KindKeywords, Ranking: ModeFTS, Ranks: ranks}
 		return &Report{

@@ -29,6 +29,7 @@ func loadCommitted(t *testing.T) *Set {
 // it: at least 300 records and 120 queries, at least 30 of each kind,
 // several repositories plus projects and global, and near-miss records.
 func TestLoadSet_Committed(t *testing.T) {
+	t.Parallel()
 	s := loadCommitted(t)
 	if n := len(s.Records); n < 300 {
 		t.Errorf("%d records, want at least 300", n)
@@ -80,6 +81,7 @@ func TestLoadSet_Committed(t *testing.T) {
 }
 
 func TestLoadSet(t *testing.T) {
+	t.Parallel()
 	rec := `{"key":"a","namespace":"global","type":"note","title":"T","content":"C"}`
 	qry := `{"id":"q","namespace":"global","kind":"keywords","query":"T","answers":["a"]}`
 	write := func(t *testing.T, files map[string]string) string {
@@ -137,6 +139,7 @@ func TestLoadSet(t *testing.T) {
 }
 
 func TestSet_Validate(t *testing.T) {
+	t.Parallel()
 	valid := func() *Set {
 		return &Set{
 			Records: []Record{
@@ -189,6 +192,7 @@ func TestSet_Validate(t *testing.T) {
 }
 
 func TestSet_Slice(t *testing.T) {
+	t.Parallel()
 	full := loadCommitted(t)
 	t.Run("OK", func(t *testing.T) {
 		s, err := full.Slice(40, 15)
@@ -250,6 +254,7 @@ func TestSet_Slice(t *testing.T) {
 // A keywords query shares at least 2 such words with its answer; a
 // paraphrase query at most 2 with each answer.
 func TestSet_Kinds(t *testing.T) {
+	t.Parallel()
 	s := loadCommitted(t)
 	db, err := driver.Open("file:kinds?mode=memory", fts5.Register)
 	if err != nil {
@@ -298,6 +303,7 @@ func TestSet_Kinds(t *testing.T) {
 }
 
 func TestSet_SliceKinds(t *testing.T) {
+	t.Parallel()
 	s, err := loadCommitted(t).Slice(40, 15)
 	if err != nil {
 		t.Fatal(err)
