@@ -6,34 +6,12 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
 	"google.golang.org/grpc/codes"
 )
-
-// Client kinds, as memory_tokens names them.
-const (
-	KindGenerated = "generated"
-	KindSupplied  = "supplied"
-	KindAddress   = "address"
-)
-
-// clientNamePattern is the form of a client name (options refuses others).
-var clientNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-
-// clientKind says how a configured client is identified.
-func clientKind(c options.Client) string {
-	switch {
-	case c.TokenSHA256 != "":
-		return KindSupplied
-	case c.IP.IsValid():
-		return KindAddress
-	}
-	return KindGenerated
-}
 
 // Tokens lists the configured clients and how each is identified
 // (memory_tokens, admin scope). It never reads a token file.
@@ -48,14 +26,14 @@ func (a *adminService) Tokens(ctx context.Context, _ *hearthv1.TokensRequest) (*
 	}
 	resp := &hearthv1.TokensResponse{}
 	for _, c := range a.opts.Clients {
-		ci := &hearthv1.ClientIdentity{Client: c.Name, Kind: clientKind(c)}
+		ci := &hearthv1.ClientIdentity{Client: c.Name, Kind: string(c.Kind())}
 		for _, s := range c.Scopes {
 			ci.Scopes = append(ci.Scopes, string(s))
 		}
 		if c.IP.IsValid() {
 			ci.Ip = c.IP.String()
 		}
-		if ci.Kind == KindGenerated {
+		if c.Kind() == options.KindGenerated {
 			ci.TokenPath = filepath.Join(a.ops.tokensDir, c.Name)
 			if t, ok := updated[c.Name]; ok {
 				ci.UpdatedAt = ts(t.UpdatedAt)
@@ -71,7 +49,7 @@ func checkRotateTokenRequest(r *hearthv1.RotateTokenRequest) error {
 	switch {
 	case r.GetClient() == "":
 		return invalid("client", "is required")
-	case !clientNamePattern.MatchString(r.GetClient()):
+	case !options.ValidClientName(r.GetClient()):
 		return invalid("client", "must be a client name: 1 to 64 of a-z, 0-9, '.', '_' and '-'")
 	}
 	return nil
@@ -119,10 +97,10 @@ func RotateGeneratedToken(ctx context.Context, db *storage.DB, clients []options
 	switch {
 	case conf == nil:
 		return "", nil, withDetail(codes.NotFound, "client: no configured client has this name", &hearthv1.ErrorDetail{Field: "client"})
-	case clientKind(*conf) == KindSupplied:
+	case conf.Kind() == options.KindSupplied:
 		return "", nil, withDetail(codes.FailedPrecondition, "client: its token is supplied (token_sha256): set a new hash in the configuration and restart",
 			&hearthv1.ErrorDetail{Field: "client"})
-	case clientKind(*conf) == KindAddress:
+	case conf.Kind() == options.KindAddress:
 		return "", nil, withDetail(codes.FailedPrecondition, "client: it is identified by its address and has no token", &hearthv1.ErrorDetail{Field: "client"})
 	case dir == "":
 		return "", nil, withDetail(codes.FailedPrecondition, "this server has no tokens folder", &hearthv1.ErrorDetail{})

@@ -43,16 +43,16 @@ func ProvisionTokens(ctx context.Context, db *storage.DB, clients []options.Clie
 	p := &Provisioned{Dir: dir}
 	for _, c := range clients {
 		ac := auth.Client{Name: c.Name, IP: c.IP, Scopes: slices.Clone(c.Scopes)}
-		switch {
-		case c.TokenSHA256 != "":
+		switch c.Kind() {
+		case options.KindSupplied:
 			sum, err := hex.DecodeString(c.TokenSHA256)
 			if err != nil {
 				return nil, fmt.Errorf("client %s: token_sha256: %w", c.Name, err)
 			}
 			ac.TokenSHA256 = sum
-		case c.IP.IsValid():
-			// An address client: no token.
-		default:
+		case options.KindAddress:
+			// Identified by its ip: no token.
+		case options.KindGenerated:
 			sum, generated, err := generatedToken(ctx, db, c.Name, dir)
 			if err != nil {
 				return nil, fmt.Errorf("client %s: %w", c.Name, err)

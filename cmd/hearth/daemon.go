@@ -476,7 +476,7 @@ func methodTable() (map[string]auth.Scope, error) {
 func pageClients(cs []options.Client) []page.Client {
 	out := make([]page.Client, 0, len(cs))
 	for _, c := range cs {
-		pc := page.Client{Name: c.Name, IP: c.IP, Supplied: c.TokenSHA256 != ""}
+		pc := page.Client{Name: c.Name, IP: c.IP, Supplied: c.Kind() == options.KindSupplied}
 		for _, s := range c.Scopes {
 			pc.Scopes = append(pc.Scopes, string(s))
 		}

@@ -54,6 +54,15 @@ func Scopes() []Scope {
 // Valid reports whether s is one of the five scopes.
 func (s Scope) Valid() bool { return slices.Contains(Scopes(), s) }
 
+// scopeNames spells the five scopes for a message: "read, write, …".
+func scopeNames() string {
+	names := make([]string, 0, 5)
+	for _, s := range Scopes() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
+}
+
 // Client is one entry of the clients option (docs/design.md R-A1).
 type Client struct {
 	Name   string
@@ -65,6 +74,38 @@ type Client struct {
 	// "" when unset. A client with no TokenSHA256 gets a generated token.
 	TokenSHA256 string
 }
+
+// ClientKind says how a configured client is identified (docs/design.md
+// R-A1): memory_tokens reports it, start-up provisions tokens by it and
+// the page describes each client by it.
+type ClientKind string
+
+// The three client kinds.
+const (
+	// KindGenerated: Hearth generates the client's token.
+	KindGenerated ClientKind = "generated"
+	// KindSupplied: the admin supplied the token's SHA-256 (token_sha256).
+	// Such a client may also have an ip.
+	KindSupplied ClientKind = "supplied"
+	// KindAddress: the client is identified by its ip alone, with no token.
+	KindAddress ClientKind = "address"
+)
+
+// Kind says how c is identified: supplied when it has token_sha256,
+// address when it has only an ip, generated otherwise.
+func (c Client) Kind() ClientKind {
+	switch {
+	case c.TokenSHA256 != "":
+		return KindSupplied
+	case c.IP.IsValid():
+		return KindAddress
+	}
+	return KindGenerated
+}
+
+// ValidClientName reports whether name is a client's name: 1 to 64 of
+// a-z, 0-9, '.', '_' and '-', starting with a letter or digit.
+func ValidClientName(name string) bool { return clientNameRE.MatchString(name) }
 
 // HasScope reports whether c was configured with scope s. It does not apply
 // the address-client limit of docs/design.md R-A4; the interceptor does.

@@ -861,3 +861,25 @@ func TestLoad_Overrides(t *testing.T) {
 		}
 	})
 }
+
+// TestClient_Kind: how a client is identified, the one answer memory_tokens,
+// start-up's token provisioning and the page read: a token_sha256 makes it
+// supplied (an ip as well or not), an ip alone an address client, neither
+// a generated token.
+func TestClient_Kind(t *testing.T) {
+	t.Parallel()
+	ip, hash := netip.MustParseAddr("192.168.1.5"), strings.Repeat("ab", 32)
+	for _, tt := range []struct {
+		c    Client
+		want ClientKind
+	}{
+		{Client{Name: "a"}, KindGenerated},
+		{Client{Name: "a", IP: ip}, KindAddress},
+		{Client{Name: "a", TokenSHA256: hash}, KindSupplied},
+		{Client{Name: "a", IP: ip, TokenSHA256: hash}, KindSupplied},
+	} {
+		if got := tt.c.Kind(); got != tt.want {
+			t.Errorf("%+v: Kind() = %s, want %s", tt.c, got, tt.want)
+		}
+	}
+}

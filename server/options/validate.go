@@ -164,12 +164,12 @@ func (o Options) validateClients(list *errs) {
 			names[c.Name] = path
 		}
 		if len(c.Scopes) == 0 {
-			list.add(errorf(path+".scopes", "must list at least one of read, write, delete, export, admin"))
+			list.add(errorf(path+".scopes", "must list at least one of %s", scopeNames()))
 		}
 		for j, s := range c.Scopes {
 			spath := fmt.Sprintf("%s.scopes[%d]", path, j)
 			if !s.Valid() {
-				list.add(errorf(spath, "must be one of read, write, delete, export, admin, got %s", show(string(s))))
+				list.add(errorf(spath, "must be one of %s, got %s", scopeNames(), show(string(s))))
 			} else if k := indexScope(c.Scopes[:j], s); k >= 0 {
 				list.add(errorf(spath, "repeats %s.scopes[%d]", path, k))
 			}
