@@ -28,22 +28,6 @@ func startHADaemon(tb testing.TB, ha *hatest.Server, opts options.Options) *test
 		SupervisorToken: ha.Token, SupervisorURL: ha.URL}}, true)
 }
 
-// anchoredArgs is a store request with anchors.
-func anchoredArgs(ns, title, content string, anchors ...string) map[string]any {
-	args := storeArgs(ns, title, content)
-	args["anchors"] = anchors
-	return args
-}
-
-// must fails the test unless r succeeded, and returns its body.
-func must(tb testing.TB, what string, r result) map[string]any {
-	tb.Helper()
-	if !r.ok {
-		tb.Fatalf("%s: %v", what, r)
-	}
-	return r.body
-}
-
 // anchorState returns the state of anchor in a record's JSON.
 func anchorState(rec any, anchor string) map[string]any {
 	for _, a := range list(rec, "anchors") {

@@ -8,33 +8,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/options"
 )
-
-// awaitAnswer polls memory_answer (REST) for the question text in ns until
-// the worker has answered it, and returns the answer.
-func awaitAnswer(tb testing.TB, td *testDaemon, tok, ns, text string) map[string]any {
-	tb.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if err := td.db.FlushAsks(context.Background()); err != nil {
-			tb.Fatal(err)
-		}
-		r := restTransport{td}.call(tb, tok, "memory_answer", map[string]any{"namespace": ns, "text": text})
-		if a, ok := r.body["answer"].(map[string]any); ok && r.ok && a["stale"] != true {
-			return a
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("no fresh answer to %q within 20 s: %v", text, r)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the worker's idle poll
-	}
-}
 
 // question returns the question of memory_questions in ns with the text.
 func questionIn(tb testing.TB, td *testDaemon, tok, ns, text string) map[string]any {

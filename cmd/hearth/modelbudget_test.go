@@ -9,7 +9,6 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
-	"github.com/hearth-memory/hearth/storage/screen"
 )
 
 // TestModels_Budget holds issue 39's hard budget end to end: with
@@ -124,30 +123,6 @@ func TestModels_Budget(t *testing.T) {
 	if pauses != 1 || resumes != 2 {
 		t.Errorf("audit: %d pauses, %d resumes; want 1 and 2", pauses, resumes)
 	}
-}
-
-// seedReceipt stores an extraction receipt of a close in ns, as an
-// extraction without a model server cannot, once per daemon, and returns
-// its id.
-func seedReceipt(t *testing.T, td *testDaemon, ns string) string {
-	t.Helper()
-	rs, err := td.db.ExtractionReceipts(t.Context(), "", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rs) > 0 {
-		return rs[0].ID
-	}
-	input := fmt.Sprintf(`{"client":"claude-code","namespace":%q,"notes":"We chose WAL.","op_id":"seed-1","session_id":"s-1","summary":""}`, ns)
-	id, err := td.db.StoreExtractionReceipt(t.Context(), storage.NewExtractionReceipt{
-		JobID: "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", Namespace: ns, Client: "claude-code", Outcome: storage.ReceiptUnparsable,
-		Server: "http://127.0.0.1:1", Model: "m1", Input: screen.Redact(input), Reply: screen.Redact(`{"memories": [`),
-		Error: screen.Redact("reply is not JSON"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }
 
 // TestModels_Receipts holds issue 39's extraction receipts over REST, MCP

@@ -4,9 +4,10 @@ import (
 	"net/http"
 	"testing"
 
+	"google.golang.org/grpc/metadata"
+
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/servertest"
-	"google.golang.org/grpc/metadata"
 )
 
 // The daemon's tests call its port with servertest's transports, the
@@ -19,6 +20,9 @@ var readerIP = servertest.ReaderIP
 // testOptions are the defaults plus lan-reader (servertest.Options).
 func testOptions() options.Options { return servertest.Options() }
 
+// parityOptions give claude-code every scope (servertest.ParityOptions).
+func parityOptions() options.Options { return servertest.ParityOptions() }
+
 var (
 	dialFrom = servertest.DialFrom
 	routes   = servertest.Routes
@@ -28,6 +32,8 @@ var (
 	list     = servertest.List
 	// closeArgs are memory_session_close arguments.
 	closeArgs = servertest.CloseArgs
+	// anchoredArgs is a store request with anchors.
+	anchoredArgs = servertest.AnchoredArgs
 	// withoutDiskFigures is a memory_status body without the figures that
 	// move by themselves.
 	withoutDiskFigures = servertest.WithoutDiskFigures
@@ -117,11 +123,30 @@ func transports(td *testDaemon) []transport {
 	return []transport{restTransport{td}, mcpTransport{td: td}, grpcTransport{td: td}}
 }
 
-// sameRecords is servertest.SameRecords; sameButDisk servertest.SameButDisk.
+// sameRecords is servertest.SameRecords.
 func sameRecords(a, b result) bool { return servertest.SameRecords(a.st(), b.st()) }
-func sameButDisk(a, b result) bool { return servertest.SameButDisk(a.st(), b.st()) }
 
 // testClock is a clock tests move by hand (servertest.Clock).
 type testClock = servertest.Clock
 
 var newTestClock = servertest.NewClock
+
+// must fails the test unless r succeeded, and returns its body.
+func must(tb testing.TB, what string, r result) map[string]any {
+	tb.Helper()
+	return servertest.Must(tb, what, r.st())
+}
+
+// awaitAnswer polls memory_answer (REST) for the question text in ns until
+// the worker has answered it, and returns the answer.
+func awaitAnswer(tb testing.TB, td *testDaemon, tok, ns, text string) map[string]any {
+	tb.Helper()
+	return servertest.AwaitAnswer(tb, td.db, servertest.REST{URL: td.url}, tok, ns, text)
+}
+
+// seedReceipt stores an extraction receipt of a close in ns, once per
+// daemon, and returns its id.
+func seedReceipt(t *testing.T, td *testDaemon, ns string) string {
+	t.Helper()
+	return servertest.SeedReceipt(t, td.db, ns)
+}

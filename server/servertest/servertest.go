@@ -253,6 +253,18 @@ func Options() options.Options {
 	return o
 }
 
+// ParityOptions are Options with every scope for claude-code, the client
+// a test calls every tool with, admin and export tools included.
+func ParityOptions() options.Options {
+	o := Options()
+	for i := range o.Clients {
+		if o.Clients[i].Name == "claude-code" {
+			o.Clients[i].Scopes = options.Scopes()
+		}
+	}
+	return o
+}
+
 // DialFrom returns an HTTP client whose connections come from local
 // address ip.
 func DialFrom(ip netip.Addr) *http.Client {

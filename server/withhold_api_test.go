@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/servertest"
 )
 
 // withheldKeys are the record fields a client without read scope must never
@@ -54,66 +55,66 @@ func TestWithhold_NoReadScope(t *testing.T) {
 	t.Parallel()
 	o := testOptions()
 	o.Clients = append(o.Clients, options.Client{Name: "scribe", Scopes: []options.Scope{options.ScopeWrite}})
-	td := startDaemon(t, o)
-	owner, scribe := td.tokens["claude-code"], td.tokens["scribe"]
+	td := servertest.Start(t, o)
+	owner, scribe := td.Tokens["claude-code"], td.Tokens["scribe"]
 	if scribe == "" {
 		t.Fatal("no token for scribe")
 	}
 	const secret = "The vault unseal key share lives in the basement safe."
-	rest := restTransport{td}
-	for _, tr := range transports(td) {
-		t.Run(tr.name(), func(t *testing.T) {
+	rest := td.REST
+	for _, tr := range td.Transports() {
+		t.Run(tr.Name(), func(t *testing.T) {
 			t.Parallel()
-			args := anchoredArgs("github/acme/withhold-"+tr.name(), "Where the unseal share is", secret, "path:ops/unseal.md")
+			args := anchoredArgs("github/acme/withhold-"+tr.Name(), "Where the unseal share is", secret, "path:ops/unseal.md")
 			args["topics"] = []string{"vault"}
-			id := str(must(t, "store", rest.call(t, owner, "memory_store", args)), "record", "id")
+			id := str(must(t, "store", rest.Call(t, owner, "memory_store", args)), "record", "id")
 
-			evR := tr.call(t, scribe, "memory_evidence", map[string]any{"id": id, "stance": "corroborates"})
+			evR := tr.Call(t, scribe, "memory_evidence", map[string]any{"id": id, "stance": "corroborates"})
 			ev := must(t, "evidence", evR)
 			checkWithheld(t, "evidence", get(ev, "record"))
 			if num(ev, "record", "revision") != 2 || num(ev, "record", "proof_count") != 1 || str(ev, "why") != "1 for/0 against" {
 				t.Errorf("evidence: %v, want revision 2, one proof and why", ev)
 			}
 
-			arR := tr.call(t, scribe, "memory_anchor_report", map[string]any{"id": id, "anchor": "path:ops/unseal.md", "state": "unavailable"})
+			arR := tr.Call(t, scribe, "memory_anchor_report", map[string]any{"id": id, "anchor": "path:ops/unseal.md", "state": "unavailable"})
 			ar := must(t, "anchor report", arR)
 			checkWithheld(t, "anchor report", get(ar, "record"))
 			if num(ar, "record", "revision") != 3 || str(ar, "results", 0, "state") != "unavailable" || num(ar, "changed") != 1 {
 				t.Errorf("anchor report: %v, want revision 3 and the anchor unavailable", ar)
 			}
 
-			stale := tr.call(t, scribe, "memory_update", map[string]any{"id": id, "revision": 1, "changes": map[string]any{"title": "Moved"}})
-			if stale.ok || stale.code != "ABORTED" || stale.http != http.StatusConflict {
+			stale := tr.Call(t, scribe, "memory_update", map[string]any{"id": id, "revision": 1, "changes": map[string]any{"title": "Moved"}})
+			if stale.OK || stale.Code != "ABORTED" || stale.HTTP != http.StatusConflict {
 				t.Fatalf("stale update: %v, want ABORTED/409", stale)
 			}
-			if num(stale.body, "error", "current_revision") != 3 {
+			if num(stale.Body, "error", "current_revision") != 3 {
 				t.Errorf("stale update: %v, want current_revision 3", stale)
 			}
-			checkWithheld(t, "stale update", get(stale.body, "error", "record"))
+			checkWithheld(t, "stale update", get(stale.Body, "error", "record"))
 
-			upR := tr.call(t, scribe, "memory_update", map[string]any{"id": id, "revision": 3, "changes": map[string]any{"topics": []string{"moved"}}})
+			upR := tr.Call(t, scribe, "memory_update", map[string]any{"id": id, "revision": 3, "changes": map[string]any{"topics": []string{"moved"}}})
 			up := must(t, "update", upR)
 			checkWithheld(t, "update", get(up, "record"))
 			if num(up, "record", "revision") != 4 {
 				t.Errorf("update: %v, want revision 4", up)
 			}
 
-			// The anchor report's result line echoes the anchor the client
+			// The anchor report's servertest.Result line echoes the anchor the client
 			// sent; nothing else of the record's text may appear.
-			for name, r := range map[string]result{"evidence": evR, "stale update": stale, "update": upR} {
+			for name, r := range map[string]servertest.Result{"evidence": evR, "stale update": stale, "update": upR} {
 				for _, w := range []string{"basement", "unseal", "vault", "withhold-"} {
-					if strings.Contains(string(r.raw), w) {
-						t.Errorf("%s reply carries %q of the record: %s", name, w, r.raw)
+					if strings.Contains(string(r.Raw), w) {
+						t.Errorf("%s reply carries %q of the record: %s", name, w, r.Raw)
 					}
 				}
 			}
-			if strings.Contains(string(arR.raw), "basement") || strings.Contains(string(arR.raw), "withhold-") {
-				t.Errorf("anchor report reply carries the record's content: %s", arR.raw)
+			if strings.Contains(string(arR.Raw), "basement") || strings.Contains(string(arR.Raw), "withhold-") {
+				t.Errorf("anchor report reply carries the record's content: %s", arR.Raw)
 			}
 
 			// A client with read scope still gets the whole record.
-			whole := tr.call(t, owner, "memory_update", map[string]any{"id": id, "revision": 1, "changes": map[string]any{"title": "x"}})
-			if str(whole.body, "error", "record", "content") != secret {
+			whole := tr.Call(t, owner, "memory_update", map[string]any{"id": id, "revision": 1, "changes": map[string]any{"title": "x"}})
+			if str(whole.Body, "error", "record", "content") != secret {
 				t.Errorf("a reader's 409 lost the record: %v", whole)
 			}
 		})

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"bytes"
@@ -7,28 +7,28 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/servertest"
 )
 
 // parityCases gives, for every tool, a function that prepares the state the
 // call needs and returns its arguments. It is called once per transport, so
 // mutating tools act on twin records. A tool missing here fails the test.
-func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
-	tok := td.tokens["claude-code"]
-	rest := restTransport{td}
+func parityCases(t *testing.T, td *servertest.Server) map[string]func() any {
+	tok := td.Tokens["claude-code"]
+	rest := td.REST
 	ns := "github/acme/parity"
-	seed := rest.call(t, tok, "memory_store", storeArgs(ns, "Parity seed", "Cache invalidation happens on write."))
-	if !seed.ok {
+	seed := rest.Call(t, tok, "memory_store", storeArgs(ns, "Parity seed", "Cache invalidation happens on write."))
+	if !seed.OK {
 		t.Fatalf("seed: %v", seed)
 	}
-	seedID := str(seed.body, "record", "id")
+	seedID := str(seed.Body, "record", "id")
 	closes, imports, captures, reruns := 0, 0, 0, 0
 	fresh := func() string {
-		r := rest.call(t, tok, "memory_store", storeArgs(ns, "Parity twin", "A record for one mutating call."))
-		if !r.ok {
+		r := rest.Call(t, tok, "memory_store", storeArgs(ns, "Parity twin", "A record for one mutating call."))
+		if !r.OK {
 			t.Fatalf("twin: %v", r)
 		}
-		return str(r.body, "record", "id")
+		return str(r.Body, "record", "id")
 	}
 	return map[string]func() any{
 		"memory_store": func() any { return storeArgs(ns, "Stored twice", "Same content through two transports.") },
@@ -44,6 +44,13 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_history": func() any { return map[string]any{"id": seedID, "limit": 10} },
 		"memory_status":  func() any { return map[string]any{} },
 		"memory_bootstrap": func() any {
+			// Bootstrap orders records of a type and confidence by use:
+			// write the uses earlier calls counted (memory_get, search and
+			// context), which the usage flusher otherwise writes on its own
+			// tick, between the two calls at times; bootstrap counts none.
+			if err := td.DB.FlushUsage(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 			return map[string]any{"namespace": ns, "topics": []string{"parity"}, "session_id": "parity-session"}
 		},
 		"memory_context": func() any {
@@ -61,7 +68,7 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_questions": func() any {
 			// Searches are recorded in batches: write what waits, so both
 			// transports read the same figures.
-			if err := td.db.FlushAsks(context.Background()); err != nil {
+			if err := td.DB.FlushAsks(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			return map[string]any{"namespace": ns, "limit": 5}
@@ -72,7 +79,7 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		"memory_answer": func() any {
 			// Both transports read the same answer: declare the question and
 			// wait until the worker has answered it.
-			if r := rest.call(t, tok, "memory_question_add", map[string]any{"namespace": ns, "text": "How is the cache invalidated?"}); !r.ok {
+			if r := rest.Call(t, tok, "memory_question_add", map[string]any{"namespace": ns, "text": "How is the cache invalidated?"}); !r.OK {
 				t.Fatalf("declare: %v", r)
 			}
 			awaitAnswer(t, td, tok, ns, "How is the cache invalidated?")
@@ -82,11 +89,11 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 			// A twin record with a path anchor each time, reported gone.
 			args := storeArgs(ns, "Parity anchored", "Depends on a file.")
 			args["anchors"] = []string{"path:deploy/values.yaml"}
-			r := rest.call(t, tok, "memory_store", args)
-			if !r.ok {
+			r := rest.Call(t, tok, "memory_store", args)
+			if !r.OK {
 				t.Fatalf("anchored twin: %v", r)
 			}
-			return map[string]any{"id": str(r.body, "record", "id"), "anchor": "path:deploy/values.yaml",
+			return map[string]any{"id": str(r.Body, "record", "id"), "anchor": "path:deploy/values.yaml",
 				"state": "unavailable", "detail": "removed in 3f2a1c"}
 		},
 		"memory_anchor_sweep": func() any { return map[string]any{} },
@@ -106,13 +113,13 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 		},
 		// Each transport pauses running calls and resumes paused ones.
 		"memory_model_pause": func() any {
-			if r := rest.call(t, tok, "memory_model_resume", map[string]any{}); !r.ok {
+			if r := rest.Call(t, tok, "memory_model_resume", map[string]any{}); !r.OK {
 				t.Fatalf("resume: %v", r)
 			}
 			return map[string]any{}
 		},
 		"memory_model_resume": func() any {
-			if r := rest.call(t, tok, "memory_model_pause", map[string]any{}); !r.ok {
+			if r := rest.Call(t, tok, "memory_model_pause", map[string]any{}); !r.OK {
 				t.Fatalf("pause: %v", r)
 			}
 			return map[string]any{}
@@ -140,18 +147,6 @@ func parityCases(t *testing.T, td *testDaemon) map[string]func() any {
 			}
 		},
 	}
-}
-
-// parityOptions gives claude-code, the client every parity call uses, every
-// scope, so that export and admin tools are compared too.
-func parityOptions() options.Options {
-	o := testOptions()
-	for i := range o.Clients {
-		if o.Clients[i].Name == "claude-code" {
-			o.Clients[i].Scopes = []options.Scope{options.ScopeRead, options.ScopeWrite, options.ScopeDelete, options.ScopeExport, options.ScopeAdmin}
-		}
-	}
-	return o
 }
 
 // volatile keys differ between twin records (and twin session receipts) by
@@ -184,10 +179,11 @@ func mask(v any) any {
 }
 
 // TestParity_RESTAndMCP holds R-T9: for every tool the REST body and the MCP
-// result carry the same JSON. Read-only tools are compared byte for byte.
+// servertest.Result carry the same JSON. Read-only tools are compared byte for byte.
 func TestParity_RESTAndMCP(t *testing.T) {
-	td := startDaemon(t, parityOptions())
-	tok := td.tokens["claude-code"]
+	t.Parallel()
+	td := servertest.Start(t, parityOptions())
+	tok := td.Tokens["claude-code"]
 	cases := parityCases(t, td)
 	for _, r := range routes(t) {
 		tool := r.Tool
@@ -196,26 +192,26 @@ func TestParity_RESTAndMCP(t *testing.T) {
 			if !ok {
 				t.Fatalf("no parity case for %s: add one", tool.GetName())
 			}
-			r := restTransport{td}.call(t, tok, tool.GetName(), args())
-			m := mcpTransport{td: td}.call(t, tok, tool.GetName(), args())
-			if !r.ok || !m.ok {
+			r := td.REST.Call(t, tok, tool.GetName(), args())
+			m := td.MCP.Call(t, tok, tool.GetName(), args())
+			if !r.OK || !m.OK {
 				t.Fatalf("rest %v / mcp %v", r, m)
 			}
 			if key, ok := changing[tool.GetName()]; ok {
-				rb, mb := r.body, m.body
+				rb, mb := r.Body, m.Body
 				if _, ok := rb[key].(string); !ok || len(rb) != len(mb) {
-					t.Errorf("rest %s / mcp %s: want %q in both", r.raw, m.raw, key)
+					t.Errorf("rest %s / mcp %s: want %q in both", r.Raw, m.Raw, key)
 				}
 				return
 			}
 			if tool.GetReadOnly() {
-				if !bytes.Equal(r.raw, m.raw) && !sameButDisk(r, m) {
-					t.Errorf("bytes differ:\nrest %s\nmcp  %s", r.raw, m.raw)
+				if !bytes.Equal(r.Raw, m.Raw) && !sameButDisk(r, m) {
+					t.Errorf("bytes differ:\nrest %s\nmcp  %s", r.Raw, m.Raw)
 				}
 				return
 			}
-			rj, _ := json.Marshal(mask(r.body))
-			mj, _ := json.Marshal(mask(m.body))
+			rj, _ := json.Marshal(mask(r.Body))
+			mj, _ := json.Marshal(mask(m.Body))
 			if !bytes.Equal(rj, mj) {
 				t.Errorf("JSON differs:\nrest %s\nmcp  %s", rj, mj)
 			}
@@ -223,12 +219,12 @@ func TestParity_RESTAndMCP(t *testing.T) {
 	}
 	// Errors share one body too.
 	bad := map[string]any{"namespace": "Not A Namespace", "type": "decision", "title": "t", "content": "c"}
-	r := restTransport{td}.call(t, tok, "memory_store", bad)
-	m := mcpTransport{td: td}.call(t, tok, "memory_store", bad)
-	if r.ok || !bytes.Equal(r.raw, m.raw) {
-		t.Errorf("error bodies differ:\nrest %s\nmcp  %s", r.raw, m.raw)
+	r := td.REST.Call(t, tok, "memory_store", bad)
+	m := td.MCP.Call(t, tok, "memory_store", bad)
+	if r.OK || !bytes.Equal(r.Raw, m.Raw) {
+		t.Errorf("error bodies differ:\nrest %s\nmcp  %s", r.Raw, m.Raw)
 	}
-	if r.code != "INVALID_ARGUMENT" || r.http != 400 || str(r.body, "error", "field") != "namespace" {
+	if r.Code != "INVALID_ARGUMENT" || r.HTTP != 400 || str(r.Body, "error", "field") != "namespace" {
 		t.Errorf("bad namespace: %v", r)
 	}
 }

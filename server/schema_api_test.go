@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-memory/hearth/server/servertest"
 	"github.com/hearth-memory/hearth/storage"
 )
 
@@ -30,9 +31,9 @@ type schemaProp struct {
 }
 
 // mcpSchemas lists every tool's input schema as MCP clients see it.
-func mcpSchemas(t *testing.T, td *testDaemon) map[string]schemaProp {
+func mcpSchemas(t *testing.T, td *servertest.Server) map[string]schemaProp {
 	t.Helper()
-	code, raw := mcpTransport{td: td}.rpc(t, td.tokens["claude-code"], "tools/list", map[string]any{})
+	code, raw := td.MCP.RPC(t, td.Tokens["claude-code"], "tools/list", map[string]any{})
 	if code != http.StatusOK {
 		t.Fatalf("tools/list: HTTP %d %s", code, raw)
 	}
@@ -179,10 +180,11 @@ func probes(name string, p schemaProp, required bool) []probe {
 // field; at it, it must not refuse that field. So a schema cannot promise
 // what the validators do not enforce, nor hide what they do.
 func TestSchema_HoldsWhatTheServerEnforces(t *testing.T) {
-	td := startDaemon(t, parityOptions())
-	tok := td.tokens["claude-code"]
+	t.Parallel()
+	td := servertest.Start(t, parityOptions())
+	tok := td.Tokens["claude-code"]
 	cases := parityCases(t, td)
-	rest := restTransport{td}
+	rest := td.REST
 	schemas := mcpSchemas(t, td)
 	checked := 0
 	for tool, schema := range schemas {
@@ -215,14 +217,14 @@ func TestSchema_HoldsWhatTheServerEnforces(t *testing.T) {
 					} else {
 						m[name] = pr.value
 					}
-					res := rest.call(t, tok, tool, args)
-					field := str(res.body, "error", "field")
-					named := res.code == "INVALID_ARGUMENT" && (field == path || strings.HasPrefix(field, path+"["))
+					res := rest.Call(t, tok, tool, args)
+					field := str(res.Body, "error", "field")
+					named := res.Code == "INVALID_ARGUMENT" && (field == path || strings.HasPrefix(field, path+"["))
 					switch {
 					case pr.good && named:
-						t.Errorf("%s %s %s: the schema allows it, the server refuses it: %s", tool, path, pr.what, res.raw)
+						t.Errorf("%s %s %s: the schema allows it, the server refuses it: %s", tool, path, pr.what, res.Raw)
 					case !pr.good && !named:
-						t.Errorf("%s %s %s: the schema forbids it, but the server answered %d %s %s", tool, path, pr.what, res.http, res.code, truncate(res.raw))
+						t.Errorf("%s %s %s: the schema forbids it, but the server answered %d %s %s", tool, path, pr.what, res.HTTP, res.Code, truncate(res.Raw))
 					}
 				}
 			}

@@ -1,0 +1,72 @@
+package servertest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/screen"
+)
+
+// AnchoredArgs are memory_store's arguments for a decision with anchors.
+func AnchoredArgs(ns, title, content string, anchors ...string) map[string]any {
+	args := StoreArgs(ns, title, content)
+	args["anchors"] = anchors
+	return args
+}
+
+// Must fails the test unless r succeeded, and returns its body.
+func Must(tb testing.TB, what string, r Result) map[string]any {
+	tb.Helper()
+	if !r.OK {
+		tb.Fatalf("%s: %v", what, r)
+	}
+	return r.Body
+}
+
+// AwaitAnswer polls memory_answer over rest for the question text in ns
+// until the worker has answered it, and returns the answer. db is the
+// server's store, whose recorded questions it writes first.
+func AwaitAnswer(tb testing.TB, db *storage.DB, rest REST, tok, ns, text string) map[string]any {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if err := db.FlushAsks(context.Background()); err != nil {
+			tb.Fatal(err)
+		}
+		r := rest.Call(tb, tok, "memory_answer", map[string]any{"namespace": ns, "text": text})
+		if a, ok := r.Body["answer"].(map[string]any); ok && r.OK && a["stale"] != true {
+			return a
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("no fresh answer to %q within 20 s: %v", text, r)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the worker's idle poll
+	}
+}
+
+// SeedReceipt stores an extraction receipt of a close in ns, as an
+// extraction without a model server cannot, once per store, and returns
+// its id.
+func SeedReceipt(tb testing.TB, db *storage.DB, ns string) string {
+	tb.Helper()
+	rs, err := db.ExtractionReceipts(tb.Context(), "", 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(rs) > 0 {
+		return rs[0].ID
+	}
+	input := fmt.Sprintf(`{"client":"claude-code","namespace":%q,"notes":"We chose WAL.","op_id":"seed-1","session_id":"s-1","summary":""}`, ns)
+	id, err := db.StoreExtractionReceipt(tb.Context(), storage.NewExtractionReceipt{
+		JobID: "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", Namespace: ns, Client: "claude-code", Outcome: storage.ReceiptUnparsable,
+		Server: "http://127.0.0.1:1", Model: "m1", Input: screen.Redact(input), Reply: screen.Redact(`{"memories": [`),
+		Error: screen.Redact("reply is not JSON"),
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return id
+}
