@@ -2,10 +2,12 @@ package pgschema_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage/internal/pgtest"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // The derived tables follow the rows they derive from, as SQLite's
@@ -125,5 +127,62 @@ func TestTriggers_DerivedTables(t *testing.T) {
 		if _, err := db.ExecContext(ctx, q); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: %v, want an append-only refusal", q, err)
 		}
+	}
+}
+
+// Two front ends storing at once: the second record's change feed version
+// waits for the first's transaction to commit and comes after it, so a
+// reader that applied the first's version never misses the second's.
+// Without the feed's lock both would read the same MAX(version). The two
+// records share no count row (namespace, type and status all differ), so
+// nothing else makes the second wait.
+func TestVectorChanges_CommitOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.Open(t)
+	const ins = `INSERT INTO records (id, namespace, type, title, content, status, revision, writer,
+		confidence, effective_confidence, source, created_at, updated_at)
+		VALUES ($1, $2, $3, 't', 'c', $4, 1, 'w', 0.8, 0.8, 'store', 1, 1)`
+	tx1, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx1.ExecContext(ctx, ins, "r1", "a", "note", "active"); err != nil {
+		tx1.Rollback()
+		t.Fatal(err)
+	}
+	tx2, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		tx1.Rollback()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := tx2.ExecContext(ctx, ins, "r2", "b", "decision", "candidate")
+		done <- err
+	}()
+	// However the test ends, the first transaction ends before the second
+	// is rolled back: rolling back waits for the second's statement.
+	defer func() {
+		tx1.Rollback()
+		<-done
+		tx2.Rollback()
+	}()
+	testwait.WaitFor(t, "the second store waiting on the feed's lock", func() bool {
+		return query(t, db, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)[0][0] == "1"
+	})
+	if err := tx1.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		done <- nil
+		t.Fatal(err)
+	}
+	done <- nil
+	if err := tx2.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, db, `SELECT r.id, v.version FROM vector_changes v JOIN records r ON r.seq = v.record_seq ORDER BY r.id`); fmt.Sprint(got) != "[[r1 1] [r2 2]]" {
+		t.Errorf("feed %v, want r1 at 1 and r2 at 2", got)
 	}
 }
