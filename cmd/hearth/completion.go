@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/hearth-memory/hearth/cmd/hearth/internal/connect"
 )
 
 var completionSpec = spec{name: "completion", args: "bash",
@@ -23,7 +25,7 @@ or keep it where bash-completion finds it:
 var completionWords = map[string][]string{
 	"token":   {"rotate", "show"},
 	"hook":    {"session-start", "prompt", "session-end", "mcp-headers"},
-	"connect": {"claude-code", "codex", "copilot", "opencode", "gemini-cli"},
+	"connect": connect.Harnesses,
 	"help":    nil, // filled with the commands
 }
 

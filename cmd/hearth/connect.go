@@ -92,8 +92,8 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 // HEARTH_URL, default), an absolute token file, and this binary's absolute
 // path for the hook commands.
 func connectOptions(harness, url, tokenFile, caFile string, env func(string) string) (connect.Options, error) {
-	if harness != connect.ClaudeCode && harness != connect.Codex && harness != connect.Copilot && harness != connect.OpenCode && harness != connect.GeminiCLI {
-		return connect.Options{}, fmt.Errorf("harness %q: want claude-code, codex, copilot, opencode or gemini-cli", harness)
+	if err := connect.CheckHarness(harness); err != nil {
+		return connect.Options{}, err
 	}
 	o := connect.Options{Harness: harness, URL: url}
 	if o.URL == "" {

@@ -57,7 +57,7 @@ func SettingsPaths(harness string, env func(string) string) (Paths, error) {
 		f, err := geminiSettingsPath(env)
 		return Paths{MCP: f, Hooks: f}, err
 	}
-	return Paths{}, fmt.Errorf("harness %q: want claude-code, codex, copilot, opencode or gemini-cli", harness)
+	return Paths{}, unknownHarness(harness)
 }
 
 // Change is one file --apply wrote, with the backup of what it held.
@@ -87,7 +87,7 @@ func Apply(o Options, p Paths, now time.Time) ([]Change, error) {
 	case GeminiCLI:
 		return applyGemini(o, p, now)
 	default:
-		return nil, fmt.Errorf("harness %q: want claude-code, codex, copilot, opencode or gemini-cli", o.Harness)
+		return nil, unknownHarness(o.Harness)
 	}
 	for _, f := range []struct {
 		path  string

@@ -8,6 +8,7 @@ package connect
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,25 @@ const (
 	Codex      = "codex"
 	Copilot    = "copilot"
 )
+
+// Harnesses lists every harness `hearth connect` knows, in the order its
+// help and messages name them.
+var Harnesses = []string{ClaudeCode, Codex, Copilot, OpenCode, GeminiCLI}
+
+// CheckHarness refuses a harness `hearth connect` does not know, naming
+// the ones it does.
+func CheckHarness(harness string) error {
+	if slices.Contains(Harnesses, harness) {
+		return nil
+	}
+	return unknownHarness(harness)
+}
+
+// unknownHarness is the error for a harness none of Harnesses is.
+func unknownHarness(harness string) error {
+	last := len(Harnesses) - 1
+	return fmt.Errorf("harness %q: want %s or %s", harness, strings.Join(Harnesses[:last], ", "), Harnesses[last])
+}
 
 // ServerName is the name Hearth's MCP server is registered under; its tools
 // appear as mcp__hearth__<tool>.

@@ -319,3 +319,21 @@ func TestApply_BackupsNeverOverwritten(t *testing.T) {
 		t.Errorf("the first backup = %s, want the original %s", got, original)
 	}
 }
+
+// TestCheckHarness: every harness connect knows is taken, and another is
+// refused with the message naming them all, as `hearth connect` prints it.
+func TestCheckHarness(t *testing.T) {
+	t.Parallel()
+	for _, h := range Harnesses {
+		if err := CheckHarness(h); err != nil {
+			t.Errorf("CheckHarness(%q) = %v", h, err)
+		}
+	}
+	want := `harness "aider": want claude-code, codex, copilot, opencode or gemini-cli`
+	if err := CheckHarness("aider"); err == nil || err.Error() != want {
+		t.Errorf("CheckHarness(aider) = %v, want %s", err, want)
+	}
+	if _, err := SettingsPaths("aider", func(string) string { return "" }); err == nil || err.Error() != want {
+		t.Errorf("paths for aider: %v, want %s", err, want)
+	}
+}
