@@ -45,7 +45,7 @@ var optionKeys = []string{
 	"retention_deleted_days", "capture_retention_days", "audit_retention_days", "ollama_url", "ollama_fallback_url",
 	"ollama_direct_urls",
 	"ollama_model", "ollama_models", "ollama_timeout_s", "embed_url", "embed_model",
-	"embed_timeout_s", "rerank_url", "rerank_model", "rerank_timeout_s", "model_daily_calls", "model_daily_tokens",
+	"embed_timeout_s", "embed_index_dims", "rerank_url", "rerank_model", "rerank_timeout_s", "model_daily_calls", "model_daily_tokens",
 	"min_coverage",
 	"page_token_required",
 	"ssl", "certfile", "keyfile",

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/hearth-memory/hearth/server/encoder"
+	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/retrieval"
 	"github.com/hearth-memory/hearth/server/workers"
+	"github.com/hearth-memory/hearth/storage"
 )
 
 // openEncoder makes the encoder of embed_url and the in-memory vector index
@@ -19,8 +21,12 @@ func (d *Daemon) openEncoder() (*encoder.Encoder, *retrieval.Index, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("embed_url: %w", err)
 	}
-	return enc, retrieval.NewIndex(d.db), nil
+	return enc, retrieval.NewPrefixIndex(d.db, d.Config.Options.EmbedIndexDims), nil
 }
+
+// embed_index_dims reaches the longest vector the store takes, no further
+// (a compile error when the two part: one difference is negative).
+const _ = uint(options.MaxEmbedIndexDims-storage.MaxEmbeddingDim) + uint(storage.MaxEmbeddingDim-options.MaxEmbedIndexDims)
 
 // startEmbedder starts the worker that keeps vectors current, kicked by the
 // job runner's poll (docs/design.md R-M10); call it before the runner starts.

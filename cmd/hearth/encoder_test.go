@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-memory/hearth/server/encoder"
 	"github.com/hearth-memory/hearth/server/models/modeltest"
+	"github.com/hearth-memory/hearth/server/options"
 )
 
 // encoderStatus reads memory_status's encoder object.
@@ -263,4 +264,22 @@ func (td *testDaemon) embeddingRows(tb testing.TB, id string) int {
 		tb.Fatal(fmt.Errorf("embeddings: %w", err))
 	}
 	return len(got)
+}
+
+// TestOpenEncoder_IndexDims: embed_index_dims reaches the vector index
+// the daemon makes with its encoder.
+func TestOpenEncoder_IndexDims(t *testing.T) {
+	t.Parallel()
+	for _, dims := range []int{0, 256} {
+		opts := options.Default()
+		opts.EmbedURL, opts.EmbedIndexDims = "http://127.0.0.1:9/v1", dims
+		d := &Daemon{Config: Config{Options: opts}}
+		_, idx, err := d.openEncoder()
+		if err != nil || idx == nil {
+			t.Fatalf("embed_index_dims %d: index %v, %v", dims, idx, err)
+		}
+		if got := idx.Dims(); got != dims {
+			t.Errorf("embed_index_dims %d: the index codes %d coordinates", dims, got)
+		}
+	}
 }

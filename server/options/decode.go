@@ -82,6 +82,8 @@ var keys = []key{
 		reset: func(o, d *Options) { o.EmbedModel = d.EmbedModel }},
 	{name: "embed_timeout_s", decode: decodeSeconds(func(o *Options) *time.Duration { return &o.EmbedTimeout }),
 		reset: func(o, d *Options) { o.EmbedTimeout = d.EmbedTimeout }},
+	{name: "embed_index_dims", decode: intOpt(func(o *Options) *int { return &o.EmbedIndexDims }),
+		reset: func(o, d *Options) { o.EmbedIndexDims = d.EmbedIndexDims }},
 	{name: "rerank_url", str: true, decode: stringOpt(func(o *Options) *string { return &o.RerankURL }, trimURL),
 		reset: func(o, d *Options) { o.RerankURL = d.RerankURL }},
 	{name: "rerank_model", str: true, decode: stringOpt(func(o *Options) *string { return &o.RerankModel }, nil),

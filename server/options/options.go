@@ -222,6 +222,12 @@ type Options struct {
 	// fractional (embed_timeout_s).
 	OllamaTimeout, EmbedTimeout time.Duration
 
+	// EmbedIndexDims is how many leading coordinates of each vector the
+	// in-memory vector index keeps (embed_index_dims), for an encoder
+	// trained so that they are a vector of their own (Matryoshka); 0, the
+	// default, keeps them all (docs/operations.md, "Vector memory").
+	EmbedIndexDims int
+
 	// ModelDailyCalls and ModelDailyTokens cap each model server's calls and
 	// tokens (prompt and reply) per local day (model_daily_calls,
 	// model_daily_tokens); 0 means no cap.
@@ -435,6 +441,7 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		EmbedURL:               o.EmbedURL,
 		EmbedModel:             o.EmbedModel,
 		EmbedTimeoutS:          o.EmbedTimeout.Seconds(),
+		EmbedIndexDims:         o.EmbedIndexDims,
 		RerankURL:              o.RerankURL,
 		RerankModel:            o.RerankModel,
 		RerankTimeoutS:         o.RerankTimeout.Seconds(),
@@ -510,6 +517,7 @@ type file struct {
 	EmbedURL               string       `json:"embed_url,omitempty"`
 	EmbedModel             string       `json:"embed_model"`
 	EmbedTimeoutS          float64      `json:"embed_timeout_s"`
+	EmbedIndexDims         int          `json:"embed_index_dims"`
 	RerankURL              string       `json:"rerank_url,omitempty"`
 	RerankModel            string       `json:"rerank_model"`
 	RerankTimeoutS         float64      `json:"rerank_timeout_s"`

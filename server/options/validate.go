@@ -30,6 +30,9 @@ const (
 	maxHostLen           = 253
 	maxModelDailyCalls   = 1000000
 	maxModelDailyTokens  = 1000000000
+	// MaxEmbedIndexDims is the longest vector the store takes
+	// (storage.MaxEmbeddingDim).
+	MaxEmbedIndexDims = 8192
 )
 
 var (
@@ -102,6 +105,7 @@ func (o Options) Validate() error {
 	checkSSLFile(&list, "certfile", o.CertFile)
 	checkSSLFile(&list, "keyfile", o.KeyFile)
 	checkRange(&list, "model_daily_calls", o.ModelDailyCalls, 0, maxModelDailyCalls)
+	checkRange(&list, "embed_index_dims", o.EmbedIndexDims, 0, MaxEmbedIndexDims)
 	checkRange(&list, "model_daily_tokens", o.ModelDailyTokens, 0, maxModelDailyTokens)
 
 	checkOptionalURL(&list, "ollama_url", o.OllamaURL)

@@ -193,6 +193,10 @@ func NewPrefixIndex(db *storage.DB, dims int) *Index {
 	return &Index{db: db, dims: max(0, dims), slab: &slab{}, nsID: map[string]int32{}}
 }
 
+// Dims returns how many leading coordinates of a vector the index codes,
+// 0 for all of them.
+func (x *Index) Dims() int { return x.dims }
+
 // prefix returns the coordinates of v the index codes.
 func (x *Index) prefix(v []float32) []float32 {
 	if x.dims > 0 && len(v) > x.dims {
