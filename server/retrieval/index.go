@@ -316,8 +316,11 @@ func (x *Index) compact() {
 
 // heldBytes is the memory the index holds by its own count: the chunks
 // its slab allocated (entries replaced since the last load or compact
-// included), its list and positions and the namespaces' lists.
+// included), its list and positions and the namespaces' lists. It waits
+// for a sync under way (which makes entries in the slab).
 func (x *Index) heldBytes() int {
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	n := x.slab.held + 8*cap(x.list) + 4*cap(x.nsAt)
