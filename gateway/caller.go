@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"net"
 	"net/http"
 
@@ -36,6 +37,12 @@ func CallerMetadata(authorization []string, addr string) metadata.MD {
 		md.Set("x-forwarded-for", addr)
 	}
 	return md
+}
+
+// WithBearer returns ctx with token as the bearer credentials of its
+// outgoing calls, as a client of its own (the page) calls the server.
+func WithBearer(ctx context.Context, token string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 }
 
 // printableASCII reports whether v holds only printable ASCII, what gRPC

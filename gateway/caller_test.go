@@ -1,11 +1,13 @@
 package gateway_test
 
 import (
+	"context"
 	"net/http/httptest"
 	"slices"
 	"testing"
 
 	"github.com/hearth-memory/hearth/gateway"
+	"google.golang.org/grpc/metadata"
 )
 
 // TestCaller: the Authorization values and the remote host travel, a
@@ -28,5 +30,15 @@ func TestCaller(t *testing.T) {
 	}
 	if md := gateway.CallerMetadata(nil, ""); len(md) != 0 {
 		t.Fatalf("CallerMetadata of no caller = %v; want empty", md)
+	}
+}
+
+// TestWithBearer: the token travels as the one authorization value of the
+// outgoing call, in the Bearer form the interceptor reads.
+func TestWithBearer(t *testing.T) {
+	t.Parallel()
+	md, _ := metadata.FromOutgoingContext(gateway.WithBearer(context.Background(), "hearth_x"))
+	if got := md.Get("authorization"); !slices.Equal(got, []string{"Bearer hearth_x"}) {
+		t.Errorf("authorization = %q, want [Bearer hearth_x]", got)
 	}
 }

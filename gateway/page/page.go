@@ -39,10 +39,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-memory/hearth/gateway"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -153,7 +153,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+h.cfg.Token)
+	ctx = gateway.WithBearer(ctx, h.cfg.Token)
 	peer := peerAddr(r.RemoteAddr)
 	show := peer == IngressProxy
 	if h.cfg.ShowTokens != nil {

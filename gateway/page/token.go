@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-memory/hearth/gateway"
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 )
 
 // tokenRealm is the Basic realm a browser shows when the page asks for a
@@ -60,7 +60,7 @@ func pageToken(r *http.Request) string {
 func adminToken(ctx context.Context, admin hearthv1.AdminServiceClient, token string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	ctx = gateway.WithBearer(ctx, token)
 	who, err := admin.Whoami(ctx, &hearthv1.WhoamiRequest{})
 	return err == nil && who.GetByToken() && slices.Contains(who.GetScopes(), "admin")
 }
