@@ -24,6 +24,8 @@ var (
 	must          = servertest.Must
 	parityOptions = servertest.ParityOptions
 	routes        = servertest.Routes
+	dialFrom      = servertest.DialFrom
+	readerIP      = servertest.ReaderIP
 )
 
 // awaitAnswer polls memory_answer (REST) for the question text in ns until

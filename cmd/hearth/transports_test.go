@@ -131,6 +131,13 @@ type testClock = servertest.Clock
 
 var newTestClock = servertest.NewClock
 
+// startDaemonAt is startDaemon with the store's clock injected before the
+// daemon opens, so the usage-start mark is on that clock too.
+func startDaemonAt(tb testing.TB, opts options.Options, clock *testClock) *testDaemon {
+	tb.Helper()
+	return openDaemon(tb, &Daemon{Config: Config{DataDir: tb.TempDir(), Options: opts}, Now: clock.Now}, true)
+}
+
 // must fails the test unless r succeeded, and returns its body.
 func must(tb testing.TB, what string, r result) map[string]any {
 	tb.Helper()

@@ -1,9 +1,11 @@
-package main
+package server_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/hearth-memory/hearth/server/servertest"
 )
 
 // TestSearch_FeedbackThroughTransports: memory_search re-ranks a question's
@@ -12,18 +14,19 @@ import (
 // bm25 alone ranks higher, through every transport, and every hit returned
 // shows its snippet.
 func TestSearch_FeedbackThroughTransports(t *testing.T) {
-	td := startDaemon(t, testOptions())
-	tok := td.tokens["claude-code"]
-	for _, tr := range transports(td) {
-		t.Run(tr.name(), func(t *testing.T) {
-			ns := "github/acme/feedback-" + tr.name()
+	t.Parallel()
+	td := servertest.Start(t, testOptions())
+	tok := td.Tokens["claude-code"]
+	for _, tr := range td.Transports() {
+		t.Run(tr.Name(), func(t *testing.T) {
+			ns := "github/acme/feedback-" + tr.Name()
 			store := func(title, content string) string {
 				t.Helper()
-				r := tr.call(t, tok, "memory_store", storeArgs(ns, title, content))
-				if !r.ok {
+				r := tr.Call(t, tok, "memory_store", storeArgs(ns, title, content))
+				if !r.OK {
 					t.Fatalf("store: %v", r)
 				}
-				return str(r.body, "record", "id")
+				return str(r.Body, "record", "id")
 			}
 			for i := range 6 {
 				store("Lunch", fmt.Sprintf("Pizza on Fridays at the office, table %c", 'a'+i))
@@ -32,19 +35,19 @@ func TestSearch_FeedbackThroughTransports(t *testing.T) {
 			store("Webhook retries drained", "Retries of a webhook end in the dead letter queue, which the on-call drains.")
 			dlq := store("Dead letter queue", "Events in the dead letter queue are replayed by hand once the outage is over; a webhook is one source.")
 			short := store("Client policy", "Client retries: three.")
-			se := tr.call(t, tok, "memory_search", map[string]any{"namespace": ns, "query": "what happens to webhook retries"})
-			if !se.ok {
+			se := tr.Call(t, tok, "memory_search", map[string]any{"namespace": ns, "query": "what happens to webhook retries"})
+			if !se.OK {
 				t.Fatalf("search: %v", se)
 			}
 			pos := map[string]int{}
-			for i := range list(se.body, "hits") {
-				pos[str(se.body, "hits", i, "id")] = i + 1
-				if sn := strings.ToLower(str(se.body, "hits", i, "snippet")); !strings.Contains(sn, "webhook") && !strings.Contains(sn, "retries") {
+			for i := range list(se.Body, "hits") {
+				pos[str(se.Body, "hits", i, "id")] = i + 1
+				if sn := strings.ToLower(str(se.Body, "hits", i, "snippet")); !strings.Contains(sn, "webhook") && !strings.Contains(sn, "retries") {
 					t.Errorf("hit %d: snippet %q shows no word of the query", i, sn)
 				}
 			}
 			if pos[dlq] == 0 || pos[short] == 0 || pos[dlq] > pos[short] {
-				t.Errorf("the dead letter record at %d, the short one at %d: want the dead letter record first (%s)", pos[dlq], pos[short], se.raw)
+				t.Errorf("the dead letter record at %d, the short one at %d: want the dead letter record first (%s)", pos[dlq], pos[short], se.Raw)
 			}
 		})
 	}
