@@ -151,17 +151,36 @@ func (s *server) url(database string) string {
 // database creates a database copied from from, dropped when tb ends.
 func (s *server) database(tb testing.TB, from string) string {
 	tb.Helper()
-	name := fmt.Sprintf("hearth_test_%d", dbSeq.Add(1))
-	ctx := context.Background()
-	if _, err := s.admin.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+from); err != nil {
-		tb.Fatalf("pgtest: create database: %v", err)
+	name, err := s.create(from)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		if _, err := s.admin.ExecContext(ctx, `DROP DATABASE `+name+` WITH (FORCE)`); err != nil {
-			tb.Errorf("pgtest: drop database %s: %v", name, err)
+		if err := s.drop(name); err != nil {
+			tb.Error(err)
 		}
 	})
 	return s.url(name)
+}
+
+// create makes a new database copied from from and returns its name.
+// FILE_COPY copies the template's files (a checkpoint, cheap with fsync
+// off) where PostgreSQL 15's default, WAL_LOG, logs every block: 0.14 to
+// 0.22 s a database against 0.49 to 0.55 s (BenchmarkURL).
+func (s *server) create(from string) (string, error) {
+	name := fmt.Sprintf("hearth_test_%d", dbSeq.Add(1))
+	if _, err := s.admin.ExecContext(context.Background(), `CREATE DATABASE `+name+` TEMPLATE `+from+` STRATEGY FILE_COPY`); err != nil {
+		return "", fmt.Errorf("pgtest: create database: %w", err)
+	}
+	return name, nil
+}
+
+// drop drops database name, closing any connection to it still open.
+func (s *server) drop(name string) error {
+	if _, err := s.admin.ExecContext(context.Background(), `DROP DATABASE `+name+` WITH (FORCE)`); err != nil {
+		return fmt.Errorf("pgtest: drop database %s: %w", name, err)
+	}
+	return nil
 }
 
 // start finds the binaries, makes a cluster in a new temporary directory,

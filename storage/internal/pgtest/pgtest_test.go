@@ -88,3 +88,19 @@ func TestBinDir(t *testing.T) {
 		t.Errorf("binDir = %q, %v; want %q", d, err, empty)
 	}
 }
+
+// BenchmarkURL measures a test's database: created from the migrated
+// template and dropped (docs/postgres.md, Tests). The server's start is
+// paid before the timer, once per binary.
+func BenchmarkURL(b *testing.B) {
+	s := get(b)
+	for b.Loop() {
+		name, err := s.create(template)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.drop(name); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
