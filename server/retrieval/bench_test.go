@@ -263,14 +263,15 @@ func BenchmarkIndex_Load(b *testing.B) {
 			runtime.KeepAlive(x)
 		})
 		// The same load in a process of its own, which did not build the
-		// store: its resident set with the store open, and with the index
-		// loaded too. One process holds a store: this one closes it (the
+		// store: its resident set with the store open, right after the
+		// load, and with the index loaded after a collection that returns
+		// freed memory to the system. One process holds a store: this one closes it (the
 		// cleanup's close again does nothing).
 		if err := s.db.Close(); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("records=%d/process", n), func(b *testing.B) {
-			var open, loaded float64
+			var open, loaded, unsettled float64
 			for i := 0; i < b.N; i++ {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestIndex_LoadChild$", "-test.v")
 				cmd.Env = append(os.Environ(), "HEARTH_INDEX_CHILD="+s.path)
@@ -282,11 +283,12 @@ func BenchmarkIndex_Load(b *testing.B) {
 				if at < 0 {
 					b.Fatalf("child printed no figures:\n%s", out)
 				}
-				if _, err := fmt.Sscanf(string(out[at:]), "child-rss %f %f", &open, &loaded); err != nil {
+				if _, err := fmt.Sscanf(string(out[at:]), "child-rss %f %f %f", &open, &unsettled, &loaded); err != nil {
 					b.Fatalf("child: %v\n%s", err, out)
 				}
 			}
 			b.ReportMetric(open, "open-RSS-MB")
+			b.ReportMetric(unsettled, "after-load-RSS-MB")
 			b.ReportMetric(loaded, "loaded-RSS-MB")
 		})
 	}
@@ -294,7 +296,8 @@ func BenchmarkIndex_Load(b *testing.B) {
 
 // TestIndex_LoadChild is BenchmarkIndex_Load's child process: it opens
 // the store at $HEARTH_INDEX_CHILD (and skips without it), loads an
-// Index from it and prints its resident set before and after.
+// Index from it and prints its resident set before, right after the load
+// and after a collection.
 func TestIndex_LoadChild(t *testing.T) {
 	// Not parallel: it measures its process's memory.
 	path := os.Getenv("HEARTH_INDEX_CHILD")
@@ -312,9 +315,10 @@ func TestIndex_LoadChild(t *testing.T) {
 	if err := x.SetKey(context.Background(), "m", "s"); err != nil {
 		t.Fatal(err)
 	}
+	unsettled := rssMB()
 	loaded := settle()
 	runtime.KeepAlive(x)
-	fmt.Printf("child-rss %.1f %.1f\n", open, loaded)
+	fmt.Printf("child-rss %.1f %.1f %.1f\n", open, unsettled, loaded)
 }
 
 // rssMB reads VmRSS from /proc/self/status (0 where there is none).
