@@ -373,12 +373,11 @@ func (a *adminService) parseLine(line string) (storage.ImportItem, error) {
 	if err := checkTopics("topics", m.GetTopics()); err != nil {
 		return it, err
 	}
-	switch it.Status {
-	case "":
+	if it.Status == "" {
 		it.Status = storage.StatusActive
-	case storage.StatusActive, storage.StatusCandidate, storage.StatusSuperseded:
-	default:
-		return it, invalid("status", "must be active, candidate or superseded")
+	}
+	if err := storage.CheckImportStatus("status", it.Status); err != nil {
+		return it, err
 	}
 	if it.Source == "" {
 		it.Source = storage.SourceImport

@@ -57,3 +57,29 @@ func FuzzParseLine(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLine_RecordRules: a line breaking a rule storage owns (docs/design.md
+// R-R8) is reported by memory_import with the field and the message a store
+// gives, whichever side checks it.
+func TestParseLine_RecordRules(t *testing.T) {
+	t.Parallel()
+	a := &adminService{Server: &Server{size: testSizer(t)}}
+	const ok = `"namespace":"global","title":"t","content":"c"`
+	for _, c := range []struct{ line, field, msg string }{
+		{`{` + ok + `,"type":"fact"}`, "type", "must be decision, constraint, requirement, procedure, preference, note or summary"},
+		{`{` + ok + `,"type":"note","status":"deleted"}`, "status", "must be active, candidate or superseded"},
+		{`{` + ok + `,"type":"note","source":"paste"}`, "source", "must be one of store, extraction, import, session, capture"},
+		{`{` + ok + `,"type":"note","confidence":2}`, "confidence", "must be above 0 and at most 1"},
+		{`{` + ok + `,"type":"note","evidence":[{"client":"qa","stance":"agrees"}]}`, "evidence[0].stance", "must be corroborates or contradicts"},
+		{`{"namespace":"global","type":"note","title":" ","content":"c"}`, "title", "is required"},
+	} {
+		_, err := a.parseLine(c.line)
+		if err == nil {
+			t.Errorf("%s: accepted", c.line)
+			continue
+		}
+		if f := lineFailure(1, err); f.GetField() != c.field || f.GetMessage() != c.msg {
+			t.Errorf("%s: field %q message %q, want %q %q", c.line, f.GetField(), f.GetMessage(), c.field, c.msg)
+		}
+	}
+}

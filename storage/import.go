@@ -165,13 +165,23 @@ func (db *DB) importOneTx(ctx context.Context, tx *txn, it *ImportItem, opt Impo
 	return r, err
 }
 
+// CheckImportStatus refuses a status an imported record cannot have:
+// deleted records are not imported. Invalid naming field.
+func CheckImportStatus(field, s string) error {
+	if s != StatusActive && s != StatusCandidate && s != StatusSuperseded {
+		return errorf(Invalid, field, "must be %s, %s or %s", StatusActive, StatusCandidate, StatusSuperseded)
+	}
+	return nil
+}
+
 func (it *ImportItem) validate(opt ImportOptions) error {
 	if err := checkRecord(it.Namespace, it.Type, it.Title, it.Content, it.Confidence); err != nil {
 		return err
 	}
+	if err := CheckImportStatus("status", it.Status); err != nil {
+		return err
+	}
 	switch {
-	case it.Status != StatusActive && it.Status != StatusCandidate && it.Status != StatusSuperseded:
-		return errorf(Invalid, "status", "must be active, candidate or superseded (deleted records are not imported)")
 	case it.Status == StatusSuperseded && !opt.AsActive:
 		return errorf(Invalid, "status", "a superseded record is imported only with as_active (admin scope)")
 	case it.Revision < 0:
