@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hearth-memory/hearth/server/servertest"
+	"github.com/hearth-memory/hearth/storage"
 )
 
 // The tests in package server_test call the server as its clients do,
@@ -22,6 +23,8 @@ var (
 	sameButDisk   = servertest.SameButDisk
 	anchoredArgs  = servertest.AnchoredArgs
 	must          = servertest.Must
+	anchorState   = servertest.AnchorState
+	auditEntries  = servertest.AuditEntries
 	parityOptions = servertest.ParityOptions
 	routes        = servertest.Routes
 	dialFrom      = servertest.DialFrom
@@ -40,4 +43,10 @@ func awaitAnswer(tb testing.TB, td *servertest.Server, tok, ns, text string) map
 func seedReceipt(t *testing.T, td *servertest.Server, ns string) string {
 	t.Helper()
 	return servertest.SeedReceipt(t, td.DB, ns)
+}
+
+// auditRows counts the server's audit rows of action for record id.
+func auditRows(tb testing.TB, td *servertest.Server, action storage.Action, id string) int {
+	tb.Helper()
+	return servertest.AuditRows(tb, td.DB, action, id)
 }

@@ -16,22 +16,6 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 )
 
-// auditEntries returns the daemon's audit rows of action, newest first.
-func auditEntries(tb testing.TB, db *storage.DB, action storage.Action) []storage.AuditEntry {
-	tb.Helper()
-	all, err := db.AuditLog(context.Background(), 1000)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []storage.AuditEntry
-	for _, e := range all {
-		if e.Action == action {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // generatedClients names, sorted, the clients of o whose tokens Hearth
 // generates: those with neither an address nor a token digest.
 func generatedClients(o options.Options) []string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/servertest"
+	"github.com/hearth-memory/hearth/storage"
 )
 
 // The daemon's tests call its port with servertest's transports, the
@@ -34,6 +35,10 @@ var (
 	closeArgs = servertest.CloseArgs
 	// anchoredArgs is a store request with anchors.
 	anchoredArgs = servertest.AnchoredArgs
+	// anchorState returns the state of anchor in a record's JSON.
+	anchorState = servertest.AnchorState
+	// auditEntries returns the store's audit rows of action, newest first.
+	auditEntries = servertest.AuditEntries
 	// withoutDiskFigures is a memory_status body without the figures that
 	// move by themselves.
 	withoutDiskFigures = servertest.WithoutDiskFigures
@@ -156,4 +161,10 @@ func awaitAnswer(tb testing.TB, td *testDaemon, tok, ns, text string) map[string
 func seedReceipt(t *testing.T, td *testDaemon, ns string) string {
 	t.Helper()
 	return servertest.SeedReceipt(t, td.db, ns)
+}
+
+// auditRows counts the daemon's audit rows of action for record id.
+func auditRows(tb testing.TB, td *testDaemon, action storage.Action, id string) int {
+	tb.Helper()
+	return servertest.AuditRows(tb, td.db, action, id)
 }

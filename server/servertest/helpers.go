@@ -70,3 +70,41 @@ func SeedReceipt(tb testing.TB, db *storage.DB, ns string) string {
 	}
 	return id
 }
+
+// AnchorState returns the state of anchor in a record's JSON.
+func AnchorState(rec any, anchor string) map[string]any {
+	for _, a := range List(rec, "anchors") {
+		if Str(a, "anchor") == anchor {
+			return a.(map[string]any)
+		}
+	}
+	return nil
+}
+
+// AuditEntries returns the store's audit rows of action, newest first.
+func AuditEntries(tb testing.TB, db *storage.DB, action storage.Action) []storage.AuditEntry {
+	tb.Helper()
+	all, err := db.AuditLog(context.Background(), 1000)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []storage.AuditEntry
+	for _, e := range all {
+		if e.Action == action {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// AuditRows counts the audit rows of action for record id.
+func AuditRows(tb testing.TB, db *storage.DB, action storage.Action, id string) int {
+	tb.Helper()
+	n := 0
+	for _, e := range AuditEntries(tb, db, action) {
+		if e.RecordID == id {
+			n++
+		}
+	}
+	return n
+}
