@@ -270,6 +270,23 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err := d.Open(ctx); err != nil {
 		return err
 	}
+	// Start-up, and the whole-file check after it, touch most of the
+	// binary; the server idles on a small part of it. Their mappings of
+	// its pages are dropped once each is done (docs/operations.md,
+	// "Memory").
+	releaseImage := func() {
+		if _, err := releaseImagePages(); err != nil {
+			log.Warn("releasing the binary's pages", "err", err)
+		}
+	}
+	releaseImage()
+	go func() {
+		select {
+		case <-d.checked:
+			releaseImage()
+		case <-ctx.Done():
+		}
+	}()
 	over := ""
 	if d.Scheme() == "https" {
 		over = " over TLS"
