@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -270,23 +271,21 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err := d.Open(ctx); err != nil {
 		return err
 	}
-	// Start-up, and the whole-file check after it, touch most of the
-	// binary; the server idles on a small part of it. Their mappings of
-	// its pages are dropped once each is done (docs/operations.md,
-	// "Memory").
-	releaseImage := func() {
+	// Start-up, the whole-file check after it and bursts of calls touch
+	// most of the binary and grow the Go heap; an idle server uses a small
+	// part of either. What they left resident is given back once the
+	// server listens, when the check is done and every trimEvery after
+	// (docs/operations.md, "Memory").
+	trim := func() {
 		if _, err := releaseImagePages(); err != nil {
 			log.Warn("releasing the binary's pages", "err", err)
 		}
+		debug.FreeOSMemory()
 	}
-	releaseImage()
-	go func() {
-		select {
-		case <-d.checked:
-			releaseImage()
-		case <-ctx.Done():
-		}
-	}()
+	trim()
+	tick := time.NewTicker(trimEvery)
+	defer tick.Stop()
+	go trimLoop(ctx, d.checked, tick.C, trim)
 	over := ""
 	if d.Scheme() == "https" {
 		over = " over TLS"
