@@ -147,7 +147,7 @@ func reportAnchorsTx(ctx context.Context, tx *txn, client string, reports []Anch
 			changes[key] = c
 		}
 		if c.now.State != r.State {
-			c.now = Anchor{Anchor: r.Anchor, State: r.State, CheckedAt: tx.now, CheckedBy: client, Detail: r.Detail.String()}
+			c.now = Anchor{Anchor: r.Anchor, State: r.State, CheckedAt: tx.Now, CheckedBy: client, Detail: r.Detail.String()}
 		}
 	}
 	revisions, err := applyAnchorChangesTx(ctx, tx, client, "", changes, recs)
@@ -236,7 +236,7 @@ func applyAnchorChangesTx(ctx context.Context, tx *txn, client, prefix string, c
 	slices.Sort(ids)
 	if _, err := tx.ExecContext(ctx, `
 		UPDATE records SET revision = revision + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?))`,
-		tx.now.UnixMilli(), jsonList(ids),
+		tx.Now.UnixMilli(), jsonList(ids),
 	); err != nil {
 		return nil, classify("anchor state", err)
 	}

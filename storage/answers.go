@@ -184,7 +184,7 @@ func (t *Tx) StoreAnswer(ctx context.Context, jobID string, na NewAnswer) error 
 		ON CONFLICT (question) DO UPDATE SET text = excluded.text, sentences = excluded.sentences,
 			source_ids = excluded.source_ids, basis = excluded.basis, kind = excluded.kind, model = excluded.model,
 			job_id = excluded.job_id, generated_at = excluded.generated_at, current = 1`,
-		q.seq, text.String(), string(sentsJSON), topicsJSON(sources), na.Basis, na.Kind, na.Model, jobID, t.tx.now.UnixMilli(),
+		q.seq, text.String(), string(sentsJSON), topicsJSON(sources), na.Basis, na.Kind, na.Model, jobID, t.tx.Now.UnixMilli(),
 	); err != nil {
 		return classify("store answer", err)
 	}
@@ -313,7 +313,7 @@ func nextDueTx(ctx context.Context, tx *txn, r AnswerRefresh) (string, error) {
 		return "", classify("answer due", err)
 	}
 	var id string
-	err := tx.QueryRowContext(ctx, nextDue, tx.now.Add(-r.MaxAge).UnixMilli(), r.MinSessions).Scan(&id)
+	err := tx.QueryRowContext(ctx, nextDue, tx.Now.Add(-r.MaxAge).UnixMilli(), r.MinSessions).Scan(&id)
 	if err == sql.ErrNoRows {
 		return "", nil
 	}

@@ -59,7 +59,7 @@ const (
 	// refused from then on.
 	ActionTokenRotate Action = "token.rotate"
 	// ActionIntegrity: a nightly integrity check of the database file, with
-	// what it found (integrity.go).
+	// what it found (integrity.go here and in package engine).
 	ActionIntegrity Action = "integrity"
 	// ActionRepair: the full-text index failed its check and was rebuilt
 	// from the records; the detail says what was wrong.
@@ -80,7 +80,7 @@ const (
 	ActionRefuseExpired Action = "refuse.expired"
 	// ActionRefuseDiskFull: the writes refused while the disk was full, one
 	// row per episode with the count, written once space is back
-	// (diskfull.go).
+	// (diskfull.go here and in package engine).
 	ActionRefuseDiskFull Action = "refuse.disk-full"
 )
 
@@ -184,7 +184,7 @@ func (r Refusal) entry() (AuditEntry, error) {
 // naming a record keeps the record's revision as it stands in tx (after the
 // change, for a row that made one; see history.go).
 func insertAuditTx(ctx context.Context, tx *txn, e AuditEntry) error {
-	at := tx.now
+	at := tx.Now
 	if !e.At.IsZero() {
 		at = e.At.UTC()
 	}
@@ -220,7 +220,7 @@ func insertAuditsTx(ctx context.Context, tx *txn, entries []AuditEntry) error {
 		INSERT INTO audit (at, client, action, namespace, record_id, detail)
 		SELECT ?, value ->> 'c', value ->> 'a', value ->> 'n', value ->> 'r', value ->> 'd'
 		FROM json_each(?) ORDER BY key`,
-		tx.now.UnixMilli(), string(list),
+		tx.Now.UnixMilli(), string(list),
 	); err != nil {
 		return classify("audit", err)
 	}

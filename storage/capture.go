@@ -464,7 +464,7 @@ func (db *DB) LeftOff(ctx context.Context, namespace, exceptSession string) (*Le
 // one fetched, cited or promoted, and purges capture's own rows of that
 // age; it returns how many records it forgot (docs/capture.md).
 func expireCaptureTx(ctx context.Context, tx *txn, retention time.Duration) (int, error) {
-	cutoff := tx.now.Add(-retention).UnixMilli()
+	cutoff := tx.Now.Add(-retention).UnixMilli()
 	ids, err := idsTx(ctx, tx, `
 		SELECT r.id FROM records AS r
 		WHERE r.source = 'capture' AND r.type = 'note' AND r.status = 'active' AND r.updated_at <= ?

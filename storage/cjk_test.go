@@ -26,7 +26,7 @@ func BenchmarkHasCJK_English(b *testing.B) {
 		b.Run(q.name, func(b *testing.B) {
 			for b.Loop() {
 				var v int
-				if err := db.reader.QueryRowContext(context.Background(), q.sql, title, content).Scan(&v); err != nil {
+				if err := db.lite.Reader().QueryRowContext(context.Background(), q.sql, title, content).Scan(&v); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -2,202 +2,39 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/screen"
-	"github.com/ncruces/go-sqlite3"
 )
 
-// A full disk (issue #21). SQLite answers a write that finds no space with
-// SQLITE_FULL and rolls back the transaction: nothing half-written reaches
-// the file, and reads go on. The store turns that answer into a Full error
-// that says so, counts the writes refused in memory (the audit cannot be
-// written while the disk is full) and, once a write succeeds again, writes
-// one audit row with the count. Nothing retries on its own but the usage
-// flusher, which backs off (fullRetryMin doubling to fullRetryMax) and
-// whose attempt is the probe that notices space coming back when no client
-// writes.
-
-// Backoff of the usage flusher while the disk is full.
-const (
-	fullRetryMin = time.Second
-	fullRetryMax = time.Minute
-)
-
-// opRecovered names the write that records a full-disk episode in the
-// audit: it is the probe, not a refusal to count.
-const opRecovered = "disk full recovered"
-
-// diskFull reports whether err means the disk is full: SQLITE_FULL, or an
-// I/O error whose system error is ENOSPC (the WAL or the shared memory
-// failing to grow). It goes by the driver's codes, never by a message.
-func diskFull(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, sqlite3.FULL) {
-		return true
-	}
-	return errors.Is(err, sqlite3.IOERR) && errors.Is(err, syscall.ENOSPC)
-}
-
-// fullState is the current full-disk episode: when writes began to fail,
-// the last failure, and the writes refused, by operation.
-type fullState struct {
-	mu      sync.Mutex
-	since   time.Time // zero while the disk is not known to be full
-	last    time.Time
-	refused map[string]int
-	// wake tells the flusher a write succeeded while the disk was full:
-	// space is back, and the episode's audit row can be written now.
-	wake chan struct{}
-	// retryMin and retryMax are fullRetryMin and fullRetryMax but in tests.
-	retryMin, retryMax time.Duration
-	// tries counts the flusher's rounds that found the disk full.
-	tries atomic.Int64
-}
-
-func newFullState() *fullState {
-	return &fullState{refused: map[string]int{}, wake: make(chan struct{}, 1),
-		retryMin: fullRetryMin, retryMax: fullRetryMax}
-}
-
-// on reports whether the disk is known to be full.
-func (f *fullState) on() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return !f.since.IsZero()
-}
-
-// note counts one write refused for a full disk at now.
-func (f *fullState) note(op string, now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.since.IsZero() {
-		f.since = now
-	}
-	f.last = now
-	if op != opRecovered {
-		f.refused[op]++
-	}
-}
-
-// wakeUp asks the flusher to record the episode now.
-func (f *fullState) wakeUp() {
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
-}
-
-// DiskFull is the current full-disk episode, as status reports it.
-type DiskFull struct {
-	// Since is the first refusal and Last the latest.
-	Since, Last time.Time
-	// Refused counts the writes refused so far.
-	Refused int
-}
-
-// DiskFull returns the current episode; ok is false while the disk is not
-// known to be full.
-func (db *DB) DiskFull() (d DiskFull, ok bool) {
-	f := db.full
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.since.IsZero() {
-		return DiskFull{}, false
-	}
-	n := 0
-	for _, c := range f.refused {
-		n += c
-	}
-	return DiskFull{Since: f.since, Last: f.last, Refused: n}, true
-}
-
-// fullError is the error a write refused for a full disk returns.
-func (db *DB) fullError() *Error {
-	dir := filepath.Dir(db.path)
-	free := "free space unknown"
-	if s := diskSpace(dir); s.Known {
-		free = FormatBytes(s.Free) + " free"
-	}
-	return &Error{Code: Full, Message: fmt.Sprintf(
-		"the disk holding %s is full (%s): nothing was written; reads still work, and writes resume once space is freed there", dir, free)}
-}
-
-// writeError is what a caller of write gets for err: a full disk becomes
-// the Full error (and is counted), an *Error stays as it is, anything else
-// is left to the caller's own wrapping. A write that met a damaged page
-// has the file checked at once (suspect).
-func (db *DB) writeError(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	if corrupt(err) {
-		db.suspect()
-	}
-	if !diskFull(err) {
-		return err
-	}
-	db.full.note(op, db.Now())
-	return db.fullError()
-}
+// A full disk (issue #21): the engine refuses the writes with Full and
+// counts them in memory, as the audit cannot be written meanwhile; once a
+// write succeeds again, the usage flusher (usagebuf.go) writes one audit
+// row with the count.
 
 // recoverFull writes the audit row of the current full-disk episode, if
 // there is one: the refusals counted, by operation, and when. Its success
 // is what ends the episode; on a disk still full it fails with Full and the
 // episode goes on.
 func (db *DB) recoverFull(ctx context.Context) error {
-	f := db.full
-	f.mu.Lock()
-	if f.since.IsZero() {
-		f.mu.Unlock()
+	counts, since, last, ok := db.lite.FullEpisode()
+	if !ok {
 		return nil
 	}
-	since, last := f.since, f.last
-	counts := make(map[string]int, len(f.refused))
-	for op, n := range f.refused {
-		counts[op] = n
-	}
-	f.mu.Unlock()
 
 	detail := fullDetail(counts, since, last)
-	err := db.write(ctx, opRecovered, func(tx *txn) error {
+	err := db.write(ctx, engine.OpRecovered, func(tx *txn) error {
 		return insertAuditTx(ctx, tx, AuditEntry{Client: SystemClient, Action: ActionRefuseDiskFull, Detail: screen.Redact(detail)})
 	})
 	if err != nil {
 		return err
 	}
 	// Refusals counted while the row was written belong to the next row.
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	left := 0
-	for op, n := range counts {
-		f.refused[op] -= n
-		if f.refused[op] <= 0 {
-			delete(f.refused, op)
-		}
-	}
-	for _, n := range f.refused {
-		left += n
-	}
-	if left == 0 {
-		f.since, f.last = time.Time{}, time.Time{}
-	} else {
-		f.since = last
-	}
+	db.lite.FullRecorded(counts, last)
 	return nil
 }
 
@@ -227,31 +64,4 @@ func fullDetail(counts map[string]int, since, last time.Time) string {
 		s += " (" + strings.Join(by, ", ") + ")"
 	}
 	return s
-}
-
-// DiskSpace is the space of the file system that holds the database.
-type DiskSpace struct {
-	// Free is what an unprivileged writer may still use; Total the file
-	// system's size. Both are bytes.
-	Free, Total uint64
-	// Known is false where the platform cannot tell.
-	Known bool
-}
-
-// DiskSpace returns the space of the file system holding the database and
-// its WAL.
-func (db *DB) DiskSpace() DiskSpace { return diskSpace(filepath.Dir(db.path)) }
-
-// FormatBytes writes n in binary units, e.g. 512 B, 3.2 MiB, 41.0 GiB.
-func FormatBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -48,7 +48,7 @@ func (db *DB) PutEmbeddings(ctx context.Context, es []Embedding) (int, error) {
 				SELECT id, ?2, ?3, ?4, ?5, ?6 FROM records WHERE id = ?1 AND status IN ('active', 'candidate')
 				ON CONFLICT (record_id) DO UPDATE SET digest = excluded.digest, model = excluded.model,
 					snapshot = excluded.snapshot, vector = excluded.vector, embedded_at = excluded.embedded_at`,
-				e.RecordID, e.Digest, e.Model, e.Snapshot, blobs[i], tx.now.UnixMilli())
+				e.RecordID, e.Digest, e.Model, e.Snapshot, blobs[i], tx.Now.UnixMilli())
 			if err != nil {
 				return classify("put embeddings", err)
 			}

@@ -5,35 +5,24 @@ import (
 	"fmt"
 
 	"github.com/ncruces/go-sqlite3"
+
+	"github.com/hearth-memory/hearth/storage/internal/errs"
 )
 
 // Code classifies a storage error. The server maps each code to a gRPC status
 // in one place; every error that is not an *Error counts as Internal.
-type Code string
+type Code = errs.Code
 
-// The error codes storage returns.
+// The error codes storage returns (package errs says what each means).
 const (
-	// Invalid: the request breaks a rule (a bad enum value, an empty title, a
-	// refused supersession, a change to a deleted record).
-	Invalid Code = "invalid"
-	// NotFound: a record named by the request does not exist.
-	NotFound Code = "not_found"
-	// Conflict: the revision given is stale; Error.Current holds the record
-	// as it stands.
-	Conflict Code = "conflict"
-	// Exists: a row with the same key already exists.
-	Exists Code = "exists"
-	// Expired: what the request names is past its retention, such as a
-	// session receipt that became a tombstone.
-	Expired Code = "expired"
-	// Full: the disk holding the database is full, so the write was not
-	// made; writes succeed again once space is freed (diskfull.go).
-	Full Code = "full"
-	// ReadOnly: the database file is damaged, so the store refuses every
-	// write until it is restored (integrity.go).
-	ReadOnly Code = "read_only"
-	// Internal: anything else (I/O, driver, bugs). Its message is not for clients.
-	Internal Code = "internal"
+	Invalid  = errs.Invalid
+	NotFound = errs.NotFound
+	Conflict = errs.Conflict
+	Exists   = errs.Exists
+	Expired  = errs.Expired
+	Full     = errs.Full
+	ReadOnly = errs.ReadOnly
+	Internal = errs.Internal
 )
 
 // Error is the one error type storage returns for application errors. Field
@@ -64,6 +53,10 @@ func ErrorCode(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	var coded *errs.Error
+	if errors.As(err, &coded) {
+		return coded.Code
 	}
 	return Internal
 }

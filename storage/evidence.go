@@ -86,7 +86,7 @@ func evidenceTx(ctx context.Context, tx *txn, id, client, stance string, note sc
 	}
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO evidence (record_id, client, stance, note, at) VALUES (?, ?, ?, ?, ?)`,
-		id, client, stance, note.String(), tx.now.UnixMilli(),
+		id, client, stance, note.String(), tx.Now.UnixMilli(),
 	); err != nil {
 		return nil, classify("evidence", err)
 	}
@@ -99,7 +99,7 @@ func evidenceTx(ctx context.Context, tx *txn, id, client, stance string, note sc
 			effective_confidence = ?, proof_count = ?, refutation_count = ?,
 			revision = revision + 1, updated_at = ?
 		WHERE id = ?`,
-		w.effective, w.proofs, w.refutations, tx.now.UnixMilli(), id,
+		w.effective, w.proofs, w.refutations, tx.Now.UnixMilli(), id,
 	); err != nil {
 		return nil, classify("evidence", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/internal/engine"
 )
 
 // Test-only access to internals, for the external storage_test package.
@@ -15,20 +17,20 @@ import (
 var FTSQuery = ftsQuery
 
 // WriterDSN is the DSN the writer opens path with.
-func WriterDSN(path string) string { return dsn(path, "immediate", writerPragmas) }
+func WriterDSN(path string) string { return engine.WriterDSN(path) }
 
 // ExecRaw runs SQL on the writer outside the API: tests use it to probe
 // triggers and to build states the API refuses to make.
 func (db *DB) ExecRaw(ctx context.Context, query string, args ...any) error {
-	_, err := db.writer.ExecContext(ctx, query, args...)
+	_, err := db.lite.Writer().ExecContext(ctx, query, args...)
 	return err
 }
 
 // QueryRaw scans the one row query yields into dest, on the writer (w) or a reader.
 func (db *DB) QueryRaw(ctx context.Context, reader bool, query string, dest ...any) error {
-	pool := db.writer
+	pool := db.lite.Writer()
 	if reader {
-		pool = db.reader
+		pool = db.lite.Reader()
 	}
 	return pool.QueryRowContext(ctx, query).Scan(dest...)
 }
@@ -45,7 +47,7 @@ func (db *DB) Snapshot(ctx context.Context) (string, error) {
 		`SELECT * FROM client_tokens ORDER BY client`,
 		`SELECT id, block FROM records_fts_data ORDER BY id`,
 	} {
-		if err := dump(ctx, db.writer, q, h); err != nil {
+		if err := dump(ctx, db.lite.Writer(), q, h); err != nil {
 			return "", err
 		}
 	}
@@ -56,7 +58,7 @@ func (db *DB) Snapshot(ctx context.Context) (string, error) {
 // is (re)indexed.
 func (db *DB) FTSDigest(ctx context.Context) (string, error) {
 	h := sha256.New()
-	if err := dump(ctx, db.writer, `SELECT id, block FROM records_fts_data ORDER BY id`, h); err != nil {
+	if err := dump(ctx, db.lite.Writer(), `SELECT id, block FROM records_fts_data ORDER BY id`, h); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -98,21 +100,21 @@ func (db *DB) StoreMany(ctx context.Context, recs []NewRecord) error {
 	})
 }
 
-// WALLimit exposes walLimit.
-const WALLimit = walLimit
+// WALLimit exposes the engine's WAL limit.
+const WALLimit = engine.WALLimit
 
 // WithWALPolicy replaces walLimit and walCheckEvery for one store.
 func WithWALPolicy(limit int64, every time.Duration) Option {
-	return func(db *DB) { db.wal.limit, db.wal.every = limit, every }
+	return func(db *DB) { db.cfg.WALLimit, db.cfg.WALEvery = limit, every }
 }
 
 // WithFullRetry replaces fullRetryMin and fullRetryMax for one store.
 func WithFullRetry(lo, hi time.Duration) Option {
-	return func(db *DB) { db.full.retryMin, db.full.retryMax = lo, hi }
+	return func(db *DB) { db.cfg.FullRetryMin, db.cfg.FullRetryMax = lo, hi }
 }
 
 // FullTries counts the flusher's rounds that found the disk full.
-func (db *DB) FullTries() int64 { return db.full.tries.Load() }
+func (db *DB) FullTries() int64 { return db.lite.FullTries() }
 
 // HoldRead reads record id in a read transaction, says so on held, and
 // keeps the snapshot until release is closed.
@@ -130,4 +132,4 @@ func (db *DB) HoldRead(ctx context.Context, id string, held chan<- struct{}, rel
 
 // IndexTidySteps returns how many merge steps the idle writer has
 // committed since open (tidyIndex).
-func (db *DB) IndexTidySteps() int64 { return db.tidied.Load() }
+func (db *DB) IndexTidySteps() int64 { return db.lite.Tidied() }

@@ -76,7 +76,7 @@ func (t *Tx) StoreExtractionReceipt(ctx context.Context, nr NewExtractionReceipt
 }
 
 func (db *DB) storeReceiptTx(ctx context.Context, tx *txn, nr NewExtractionReceipt) (string, error) {
-	id, err := db.newID(tx.now)
+	id, err := db.newID(tx.Now)
 	if err != nil {
 		return "", err
 	}
@@ -97,7 +97,7 @@ func (db *DB) storeReceiptTx(ctx context.Context, tx *txn, nr NewExtractionRecei
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO extraction_receipts (id, job_id, created_at, namespace, client, outcome, server, model, input, reply, kept, refused, error, rerun_of)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, nr.JobID, tx.now.UnixMilli(), nr.Namespace, nr.Client, nr.Outcome, nr.Server, nr.Model,
+		id, nr.JobID, tx.Now.UnixMilli(), nr.Namespace, nr.Client, nr.Outcome, nr.Server, nr.Model,
 		nr.Input.String(), reply, string(kept), string(ref), nr.Error.String(), nr.RerunOf); err != nil {
 		return "", classify("store extraction receipt", err)
 	}

@@ -38,7 +38,7 @@ func forgetTx(ctx context.Context, tx *txn, id string, revision int, reason scre
 	}
 	if _, err := tx.ExecContext(ctx, `
 		UPDATE records SET status = ?, revision = revision + 1, updated_at = ? WHERE id = ?`,
-		StatusDeleted, tx.now.UnixMilli(), id,
+		StatusDeleted, tx.Now.UnixMilli(), id,
 	); err != nil {
 		return nil, classify("forget", err)
 	}

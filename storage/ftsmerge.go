@@ -3,7 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
-	"time"
+
+	"github.com/hearth-memory/hearth/storage/internal/engine"
 )
 
 // opMergeIndex merges full-text index segments: it rewrites how the index is
@@ -48,11 +49,11 @@ func (db *DB) MergeIndex(ctx context.Context) (more bool, err error) {
 // pages, each a change. When the count cannot be read, nothing more is
 // asked for.
 func mergeStepTx(ctx context.Context, tx *txn, table string, pages int) (bool, error) {
-	before := totalChanges(tx)
+	before := engine.TotalChanges(tx)
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %[1]s (%[1]s, rank) VALUES ('merge', ?)`, table), pages); err != nil {
 		return false, err
 	}
-	after := totalChanges(tx)
+	after := engine.TotalChanges(tx)
 	return before >= 0 && after-before > 1, nil
 }
 
@@ -66,41 +67,15 @@ func mergeStepTx(ctx context.Context, tx *txn, table string, pages int) (bool, e
 // 3 ms at 100,000 records), while no write waits (tidyIndex). Once writes
 // pause, the index a search reads has the shape automerge 4 gives; under
 // a long burst a level holds at most indexAutomerge-1 segments.
-const (
-	indexAutomerge = 8
-	tidyAfter      = 250 * time.Millisecond
-	tidyPages      = 32
-)
+//
+// indexAutomerge is engine.IndexAutomerge and tidyAfter the engine's; the
+// engine runs tidyStepTx as its Config.Tidy.
+const tidyPages = 32
 
 // tidyStepTx runs one step of the idle writer's merging in tx: the word
 // index's levels that hold usermerge segments, tidyPages pages.
 func tidyStepTx(ctx context.Context, tx *txn) (bool, error) {
 	return mergeStepTx(ctx, tx, "records_fts", tidyPages)
-}
-
-// tidyIndex runs one step of the idle writer's merging on its own
-// connection, between groups, and reports whether it merged anything (a
-// step that did not is rolled back: it wrote nothing). A damaged file or a
-// full disk is left alone.
-func (db *DB) tidyIndex() bool {
-	if db.damaged.Load() != nil || db.full.on() {
-		return false
-	}
-	ctx := context.Background()
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return false
-	}
-	defer tx.Rollback()
-	merged, err := tidyStepTx(ctx, tx)
-	if err != nil || !merged {
-		return false
-	}
-	if err := tx.Commit(); err != nil {
-		return false
-	}
-	db.tidied.Add(1)
-	return true
 }
 
 // TidyIndex does, through the write queue, what the idle writer does

@@ -21,7 +21,7 @@ func TestGateHolds(t *testing.T) {
 		store("github/acme/api", fmt.Sprintf("a quuxly %d", i))
 	}
 	if err := db.read(ctx, "test", func(tx *txn) error {
-		keys, err := db.namespaceKeysTx(ctx, tx, []string{"github/acme/api", "github/acme/web"}, db.gen.Load())
+		keys, err := db.namespaceKeysTx(ctx, tx, []string{"github/acme/api", "github/acme/web"}, db.eng.Gen())
 		if err != nil || len(keys) != 2 {
 			return fmt.Errorf("keys %v: %v", keys, err)
 		}

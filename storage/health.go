@@ -27,7 +27,7 @@ type Health struct {
 // Health reports the store's condition. It reads no table: it is cheap
 // enough for every /health request.
 func (db *DB) Health() Health {
-	h := Health{Path: db.path, Disk: db.DiskSpace(), Damage: db.damaged.Load(), Checkpoints: db.CheckpointStats()}
+	h := Health{Path: db.path, Disk: db.DiskSpace(), Damage: db.lite.Damage(), Checkpoints: db.CheckpointStats()}
 	if d, ok := db.DiskFull(); ok {
 		h.DiskFull = &d
 	}

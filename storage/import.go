@@ -303,7 +303,7 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 		}
 	} else {
 		var err error
-		if id, err = db.newID(tx.now); err != nil {
+		if id, err = db.newID(tx.Now); err != nil {
 			return ImportResult{}, err
 		}
 	}
@@ -311,7 +311,7 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 	// Without AsActive a line's claimed creation time is not kept either:
 	// the candidate is the importer's, made now (issue #41).
 	status, revision, writer, source := StatusCandidate, 1, opt.Client, SourceImport
-	created, updated := tx.now, tx.now
+	created, updated := tx.Now, tx.Now
 	anchors := make([]Anchor, len(anchorNames))
 	for i, a := range it.Anchors {
 		anchors[i] = Anchor{Anchor: a.Anchor.String(), State: AnchorUnknown}
@@ -349,7 +349,7 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 		for _, s := range it.Evidence {
 			at := s.At
 			if at.IsZero() {
-				at = tx.now
+				at = tx.Now
 			}
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO evidence (record_id, client, stance, note, at) VALUES (?, ?, ?, ?, ?)
@@ -376,7 +376,7 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO imports (digest, record_id, client, at) VALUES (?, ?, ?, ?)`,
-		digest, id, opt.Client, tx.now.UnixMilli()); err != nil {
+		digest, id, opt.Client, tx.Now.UnixMilli()); err != nil {
 		return ImportResult{}, classify("import", err)
 	}
 	mode := "as candidate"

@@ -104,7 +104,7 @@ type Tx struct {
 }
 
 // Now returns the transaction's time, the time every row it writes carries.
-func (t *Tx) Now() time.Time { return t.tx.now }
+func (t *Tx) Now() time.Time { return t.tx.Now }
 
 // Store writes a new record as DB.Store does, inside the transaction.
 func (t *Tx) Store(ctx context.Context, nr NewRecord) (*Record, error) {
@@ -151,7 +151,7 @@ func (db *DB) enqueueTx(ctx context.Context, tx *txn, nj NewJob) (*Job, bool, er
 			return j[0], false, nil
 		}
 	}
-	id, err := db.newID(tx.now)
+	id, err := db.newID(tx.Now)
 	if err != nil {
 		return nil, false, err
 	}
@@ -165,7 +165,7 @@ func (db *DB) enqueueTx(ctx context.Context, tx *txn, nj NewJob) (*Job, bool, er
 	}
 	runAfter := nj.RunAfter.UTC().Truncate(time.Millisecond)
 	if runAfter.IsZero() {
-		runAfter = tx.now
+		runAfter = tx.Now
 	}
 	var key any
 	if nj.Key != "" {
@@ -174,13 +174,13 @@ func (db *DB) enqueueTx(ctx context.Context, tx *txn, nj NewJob) (*Job, bool, er
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO jobs (id, kind, key, payload, state, max_attempts, run_after, created_at, updated_at)
 		VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
-		id, nj.Kind, key, payload, maxAttempts, runAfter.UnixMilli(), tx.now.UnixMilli(), tx.now.UnixMilli(),
+		id, nj.Kind, key, payload, maxAttempts, runAfter.UnixMilli(), tx.Now.UnixMilli(), tx.Now.UnixMilli(),
 	); err != nil {
 		return nil, false, classify("enqueue job", err)
 	}
 	return &Job{
 		ID: id, Kind: nj.Kind, Key: nj.Key, Payload: payload, State: JobQueued, MaxAttempts: maxAttempts,
-		RunAfter: runAfter, CreatedAt: tx.now, UpdatedAt: tx.now,
+		RunAfter: runAfter, CreatedAt: tx.Now, UpdatedAt: tx.Now,
 	}, true, nil
 }
 
@@ -209,7 +209,7 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 	kindsJSON := jsonList(kinds)
 	// A read first: an idle poll costs no write transaction.
 	var due bool
-	if err := db.reader.QueryRowContext(ctx,
+	if err := db.lite.Reader().QueryRowContext(ctx,
 		`SELECT EXISTS (SELECT 1 FROM jobs WHERE `+leasable+`)`, db.now().UnixMilli(), kindsJSON,
 	).Scan(&due); err != nil {
 		return nil, classify("lease job", err)
@@ -232,7 +232,7 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 // jobs whose last lease ran out; nil when none is due.
 func leaseTx(ctx context.Context, tx *txn, owner string, kindsJSON any, lease time.Duration) (*Job, error) {
 	for {
-		jobs, err := findJobTx(ctx, tx, `WHERE `+leasable+` ORDER BY run_after, id LIMIT 1`, tx.now.UnixMilli(), kindsJSON)
+		jobs, err := findJobTx(ctx, tx, `WHERE `+leasable+` ORDER BY run_after, id LIMIT 1`, tx.Now.UnixMilli(), kindsJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -250,11 +250,11 @@ func leaseTx(ctx context.Context, tx *txn, owner string, kindsJSON any, lease ti
 		if _, err := tx.ExecContext(ctx, `
 			UPDATE jobs SET state = 'leased', attempts = attempts + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ?
 			WHERE id = ?`,
-			owner, tx.now.Add(lease).UnixMilli(), tx.now.UnixMilli(), j.ID,
+			owner, tx.Now.Add(lease).UnixMilli(), tx.Now.UnixMilli(), j.ID,
 		); err != nil {
 			return nil, classify("lease job", err)
 		}
-		j.State, j.Attempts, j.LeaseOwner, j.LeaseExpiry, j.UpdatedAt = JobLeased, j.Attempts+1, owner, tx.now.Add(lease), tx.now
+		j.State, j.Attempts, j.LeaseOwner, j.LeaseExpiry, j.UpdatedAt = JobLeased, j.Attempts+1, owner, tx.Now.Add(lease), tx.Now
 		return j, nil
 	}
 }
@@ -278,7 +278,7 @@ func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx contex
 				return err
 			}
 		}
-		at = tx.now
+		at = tx.Now
 		return finishTx(ctx, tx, job, JobDone, job.LastError)
 	}); err != nil {
 		return err
@@ -299,7 +299,7 @@ func (db *DB) FailJob(ctx context.Context, job *Job, cause screen.Text, retryIn 
 			return err
 		}
 		msg := lastError(job.LastError, fmt.Sprintf("attempt %d: %s", job.Attempts, cause.String()))
-		return retryOrFailTx(ctx, tx, job, msg, tx.now.Add(max(retryIn, 0)))
+		return retryOrFailTx(ctx, tx, job, msg, tx.Now.Add(max(retryIn, 0)))
 	}); err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ func (db *DB) DeferJob(ctx context.Context, job *Job, cause screen.Text, runAfte
 			UPDATE jobs SET state = 'queued', attempts = attempts - 1, lease_owner = '', lease_expires_at = NULL,
 				run_after = ?, last_error = ?, updated_at = ?
 			WHERE id = ?`,
-			runAfter.UnixMilli(), lastError("", cause.String()), tx.now.UnixMilli(), job.ID,
+			runAfter.UnixMilli(), lastError("", cause.String()), tx.Now.UnixMilli(), job.ID,
 		); err != nil {
 			return classify("defer job", err)
 		}
@@ -356,7 +356,7 @@ func retryOrFailTx(ctx context.Context, tx *txn, j *Job, msg string, runAfter ti
 		UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL,
 			run_after = ?, last_error = ?, updated_at = ?
 		WHERE id = ?`,
-		runAfter.UnixMilli(), msg, tx.now.UnixMilli(), j.ID,
+		runAfter.UnixMilli(), msg, tx.Now.UnixMilli(), j.ID,
 	); err != nil {
 		return classify("requeue job", err)
 	}
@@ -379,8 +379,8 @@ func (db *DB) ReleaseLeases(ctx context.Context, owner string) (int, error) {
 			msg := lastError(j.LastError, fmt.Sprintf("attempt %d: lease of %s released at start (the process ended)", j.Attempts, j.LeaseOwner))
 			// A released job runs again at once (or when it was due, if later).
 			runAfter := j.RunAfter
-			if runAfter.After(tx.now) {
-				runAfter = tx.now
+			if runAfter.After(tx.Now) {
+				runAfter = tx.Now
 			}
 			if err := retryOrFailTx(ctx, tx, j, msg, runAfter); err != nil {
 				return err
@@ -408,7 +408,7 @@ func (db *DB) CancelJobs(ctx context.Context, kind, keep string, futureOnly bool
 		}
 		if futureOnly {
 			q += ` AND run_after > ?`
-			args = append(args, tx.now.UnixMilli())
+			args = append(args, tx.Now.UnixMilli())
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -470,7 +470,7 @@ func finishTx(ctx context.Context, tx *txn, job *Job, state, lastErr string) err
 		UPDATE jobs SET state = ?, lease_owner = '', lease_expires_at = NULL, last_error = ?,
 			updated_at = ?, done_at = ?
 		WHERE id = ?`,
-		state, lastErr, tx.now.UnixMilli(), tx.now.UnixMilli(), job.ID,
+		state, lastErr, tx.Now.UnixMilli(), tx.Now.UnixMilli(), job.ID,
 	); err != nil {
 		return classify("finish job", err)
 	}

@@ -121,7 +121,7 @@ func (m *Maintenance) validate() error {
 func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport, error) {
 	var rep MaintenanceReport
 	if m.CandidateExpiry > 0 {
-		cutoff := tx.now.Add(-m.CandidateExpiry).UnixMilli()
+		cutoff := tx.Now.Add(-m.CandidateExpiry).UnixMilli()
 		ids, err := idsTx(ctx, tx, `SELECT id FROM records WHERE status = 'candidate' AND created_at <= ? ORDER BY id`, cutoff)
 		if err != nil {
 			return nil, err
@@ -144,7 +144,7 @@ func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport
 		rep.ObservationsExpired = n
 	}
 
-	cutoff := tx.now.Add(-m.Retention).UnixMilli()
+	cutoff := tx.Now.Add(-m.Retention).UnixMilli()
 	// Anchors, usage and evidence go by their foreign keys' ON DELETE
 	// CASCADE and the full-text rows by the records_fts_delete trigger, all
 	// in this transaction.
@@ -157,7 +157,7 @@ func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport
 	res, err = tx.ExecContext(ctx, `
 		UPDATE receipts SET session_id = '', namespace = '', summary_id = '', summary_kept = 0,
 			notes_refused = 0, notes_refused_pattern = '', job_id = '', tombstoned_at = ?
-		WHERE tombstoned_at IS NULL AND closed_at <= ?`, tx.now.UnixMilli(), cutoff)
+		WHERE tombstoned_at IS NULL AND closed_at <= ?`, tx.Now.UnixMilli(), cutoff)
 	if err != nil {
 		return nil, classify("tombstone receipts", err)
 	}
@@ -173,7 +173,7 @@ func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport
 		return nil, err
 	}
 	if m.AuditRetention > 0 {
-		if rep.AuditPruned, err = pruneAuditTx(ctx, tx, tx.now.Add(-m.AuditRetention), m.AuditRetention); err != nil {
+		if rep.AuditPruned, err = pruneAuditTx(ctx, tx, tx.Now.Add(-m.AuditRetention), m.AuditRetention); err != nil {
 			return nil, err
 		}
 	}
@@ -224,7 +224,7 @@ func rowsAffected(res interface{ RowsAffected() (int64, error) }) int {
 // (migration 0097).
 func pruneAuditTx(ctx context.Context, tx *txn, cutoff time.Time, retention time.Duration) (int, error) {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO audit_prunes (at, cutoff) VALUES (?, ?)`,
-		tx.now.UnixMilli(), cutoff.UnixMilli()); err != nil {
+		tx.Now.UnixMilli(), cutoff.UnixMilli()); err != nil {
 		return 0, classify("prune audit", err)
 	}
 	res, err := tx.ExecContext(ctx, `

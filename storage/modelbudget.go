@@ -49,7 +49,7 @@ func (db *DB) AddModelUsage(ctx context.Context, day, server string, u ModelUsag
 			day, server, u.Calls, u.PromptTokens, u.CompletionTokens, u.Estimated); err != nil {
 			return classify("add model usage", err)
 		}
-		old := tx.now.AddDate(0, 0, -modelUsageDays).UTC().Format(time.DateOnly)
+		old := tx.Now.AddDate(0, 0, -modelUsageDays).UTC().Format(time.DateOnly)
 		_, err := tx.ExecContext(ctx, `DELETE FROM model_usage WHERE day < ?`, old)
 		return classify("add model usage", err)
 	})
@@ -99,7 +99,7 @@ func (db *DB) PauseModels(ctx context.Context, paused bool, day, client string, 
 	return db.write(ctx, opModelBudget, func(tx *txn) error {
 		action := ActionModelPause
 		if paused {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO model_pause (id, paused_at) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`, tx.now.UnixMilli()); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO model_pause (id, paused_at) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`, tx.Now.UnixMilli()); err != nil {
 				return classify("pause models", err)
 			}
 		} else {

@@ -32,7 +32,7 @@ func TestSearch_NamespaceKeyCache(t *testing.T) {
 	// Remembered: api's key, and web without one at this generation.
 	db.nsKeys.mu.Lock()
 	_, known := db.nsKeys.keys["github/acme/api"]
-	absent := db.nsKeys.absent["github/acme/web"] && db.nsKeys.gen == db.gen.Load()
+	absent := db.nsKeys.absent["github/acme/web"] && db.nsKeys.gen == db.eng.Gen()
 	db.nsKeys.mu.Unlock()
 	if !known || !absent {
 		t.Fatalf("cache: api known %v, web absent %v; want both", known, absent)
@@ -48,7 +48,7 @@ func TestSearch_NamespaceKeyCache(t *testing.T) {
 	// The remembered keys are namespace_keys' own.
 	for _, ns := range []string{"github/acme/api", "github/acme/web"} {
 		var want int64
-		if err := db.reader.QueryRowContext(ctx, `SELECT key FROM namespace_keys WHERE namespace = ?`, ns).Scan(&want); err != nil {
+		if err := db.lite.Reader().QueryRowContext(ctx, `SELECT key FROM namespace_keys WHERE namespace = ?`, ns).Scan(&want); err != nil {
 			t.Fatal(err)
 		}
 		db.nsKeys.mu.Lock()

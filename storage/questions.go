@@ -288,12 +288,12 @@ func (db *DB) questionSeqTx(ctx context.Context, tx *txn, ns, key, text string) 
 	if err != sql.ErrNoRows {
 		return 0, classify("find question", err)
 	}
-	id, err := db.newID(tx.now)
+	id, err := db.newID(tx.Now)
 	if err != nil {
 		return 0, err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO questions (id, namespace, key, text, created_at) VALUES (?, ?, ?, ?, ?)`,
-		id, ns, key, questionText(text), tx.now.UnixMilli())
+		id, ns, key, questionText(text), tx.Now.UnixMilli())
 	if err != nil {
 		return 0, classify("new question", err)
 	}

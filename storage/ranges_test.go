@@ -172,10 +172,10 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 
 	// Inside a namespace's range, hearth_rank is still FTS5's bm25.
 	var key int64
-	if err := db.reader.QueryRowContext(ctx, `SELECT key FROM namespace_keys WHERE namespace = 'github/acme/api'`).Scan(&key); err != nil {
+	if err := db.lite.Reader().QueryRowContext(ctx, `SELECT key FROM namespace_keys WHERE namespace = 'github/acme/api'`).Scan(&key); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := db.reader.QueryContext(ctx, `
+	rs, err := db.lite.Reader().QueryContext(ctx, `
 		SELECT bm25(records_fts, 3.0, 1.0, 0.0), hearth_rank(records_fts, 0, ds.sz, '', 3.0, 1.0, 0.0)
 		FROM records_fts JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid
 		WHERE records_fts MATCH '{title content} : ("retry" OR "cache" OR "term010")' AND records_fts.rowid BETWEEN ? AND ?`,
@@ -238,7 +238,7 @@ func TestSearch_RenameMovesTheRange(t *testing.T) {
 		t.Errorf("%d hits in the old namespace, want 0", n)
 	}
 	var keys int
-	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM namespace_keys`).Scan(&keys); err != nil || keys != 2 {
+	if err := db.lite.Reader().QueryRowContext(ctx, `SELECT count(*) FROM namespace_keys`).Scan(&keys); err != nil || keys != 2 {
 		t.Errorf("%d namespace keys (%v), want 2: the old one kept, the new one added", keys, err)
 	}
 	chk, err := db.CheckIntegrity(ctx)
@@ -301,7 +301,7 @@ func TestMigration0075(t *testing.T) {
 		`DROP TABLE records_fts_pending`,
 		`DELETE FROM migrations WHERE name = '0082_fts_pending.sql'`,
 	} {
-		if _, err := db.writer.ExecContext(ctx, q); err != nil {
+		if _, err := db.lite.Writer().ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
@@ -314,7 +314,7 @@ func TestMigration0075(t *testing.T) {
 	}
 	defer db.Close()
 	var keys int
-	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM namespace_keys`).Scan(&keys); err != nil || keys != len(namespaces) {
+	if err := db.lite.Reader().QueryRowContext(ctx, `SELECT count(*) FROM namespace_keys`).Scan(&keys); err != nil || keys != len(namespaces) {
 		t.Fatalf("%d namespace keys after the migration (%v), want %d", keys, err, len(namespaces))
 	}
 	if got := search(db); len(want) < 50 || !slices.Equal(got, want) {
@@ -403,7 +403,7 @@ func leanAndFull(t *testing.T, db *DB, q SearchQuery) (lean, full []ranked, ok b
 	t.Helper()
 	ctx := context.Background()
 	if err := db.read(ctx, "test", func(tx *txn) (err error) {
-		keys, err := db.namespaceKeysTx(ctx, tx, q.Namespaces, db.gen.Load())
+		keys, err := db.namespaceKeysTx(ctx, tx, q.Namespaces, db.eng.Gen())
 		if err != nil || len(keys) != 1 {
 			return fmt.Errorf("keys %v: %v", keys, err)
 		}

@@ -241,7 +241,7 @@ func (c *dfCache) estimate(token string) (int64, bool) {
 // absent reports whether token is in no record by a count made since the
 // last write: a word the store holds nowhere, for certain.
 func (c *dfCache) absent(db *DB, token string) bool {
-	gen := db.gen.Load()
+	gen := db.eng.Gen()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	df, ok := c.df[token]
@@ -252,10 +252,10 @@ func (c *dfCache) absent(db *DB, token string) bool {
 const maxCachedTerms = 1 << 16
 
 // get returns how many records hold token, from the cache or counted on the
-// vocabulary table (db.vocab, a pool of its own: the query that asks is
+// vocabulary table (db.lite.Vocab(), a pool of its own: the query that asks is
 // running on a reader connection).
 func (c *dfCache) get(db *DB, token string, rows int64) (int64, error) {
-	gen := db.gen.Load()
+	gen := db.eng.Gen()
 	c.mu.Lock()
 	if c.gen != gen || c.rows != rows || c.df == nil || len(c.df) >= maxCachedTerms {
 		c.gen, c.rows, c.df = gen, rows, map[string]int64{}
@@ -266,7 +266,7 @@ func (c *dfCache) get(db *DB, token string, rows int64) (int64, error) {
 		return df, nil
 	}
 	c.counted.Add(1)
-	err := db.vocab.QueryRowContext(context.Background(), `SELECT doc FROM records_vocab WHERE term = ?`, token).Scan(&df)
+	err := db.lite.Vocab().QueryRowContext(context.Background(), `SELECT doc FROM records_vocab WHERE term = ?`, token).Scan(&df)
 	if errors.Is(err, sql.ErrNoRows) {
 		df, err = 0, nil
 	}

@@ -127,7 +127,7 @@ func TestRank_MatchesBM25(t *testing.T) {
 		// What runs beside searches — recorded asks, counted uses, the job
 		// queue, audit rows — writes no record: the frequencies stay.
 		ctx := context.Background()
-		before, counted := db.gen.Load(), db.dfs.counted.Load()
+		before, counted := db.eng.Gen(), db.dfs.counted.Load()
 		q, _ := screen.Check("query", "retry webhook")
 		db.RecordAsk(Ask{Namespace: "global", Client: "t", Session: "s1", Query: q, Hits: []string{"01ARZ3NDEKTSV4RRFFQ69G5FAV"}})
 		if err := db.FlushAsks(ctx); err != nil {
@@ -143,7 +143,7 @@ func TestRank_MatchesBM25(t *testing.T) {
 		if err := db.Audit(ctx, AuditEntry{Client: "t", Action: ActionRefuseAuth}); err != nil {
 			t.Fatal(err)
 		}
-		if got := db.gen.Load(); got != before {
+		if got := db.eng.Gen(); got != before {
 			t.Errorf("bookkeeping advanced the write generation by %d", got-before)
 		}
 		check(t)
@@ -153,7 +153,7 @@ func TestRank_MatchesBM25(t *testing.T) {
 	})
 
 	t.Run("OKAfterWrites", func(t *testing.T) {
-		before := db.gen.Load()
+		before := db.eng.Gen()
 		rankCorpus(t, db, 50, 2)
 		recs, err := db.Timeline(context.Background(), TimelineQuery{Limit: 2})
 		if err != nil {
@@ -169,7 +169,7 @@ func TestRank_MatchesBM25(t *testing.T) {
 		if err := db.ExecRaw(context.Background(), `DELETE FROM records WHERE id = ?`, recs[1].ID); err != nil {
 			t.Fatal(err)
 		}
-		if db.gen.Load() == before {
+		if db.eng.Gen() == before {
 			t.Fatal("writes did not advance the write generation")
 		}
 		counted := db.dfs.counted.Load()

@@ -105,7 +105,7 @@ func renameTx(ctx context.Context, tx *txn, r Rename) (Renamed, error) {
 		}
 		args := []any{r.To + "/", len(lo) + 1, lo, hi}
 		if t.revision {
-			args = append(args, tx.now.UnixMilli())
+			args = append(args, tx.Now.UnixMilli())
 		}
 		res, err := tx.ExecContext(ctx, renameSQL(t.table, t.column, t.revision), args...)
 		if err != nil {

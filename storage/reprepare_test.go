@@ -56,7 +56,7 @@ func TestSQL_NotReprepared(t *testing.T) {
 			}})
 		}
 	}
-	conn, err := db.reader.Conn(ctx)
+	conn, err := db.lite.Reader().Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	var hits []Hit
 	// The write generation before the read begins: what the read does not
 	// see had not been written then (namespaceKeysTx).
-	gen := db.gen.Load()
+	gen := db.eng.Gen()
 	err := db.read(ctx, "search", func(tx *txn) error {
 		var lists [][]Hit
 		if len(words) > 0 {

@@ -40,9 +40,9 @@ func registerSessionDigest(c *sqlite3.Conn) error {
 }
 
 // loadSessionKey reads the database's session digest key (migration 0090).
-func (db *DB) loadSessionKey(ctx context.Context) error {
+func (db *DB) loadSessionKey(ctx context.Context, conn *sql.Conn) error {
 	var key []byte
-	err := db.writer.QueryRowContext(ctx, `SELECT key FROM digest_keys WHERE name = 'session'`).Scan(&key)
+	err := conn.QueryRowContext(ctx, `SELECT key FROM digest_keys WHERE name = 'session'`).Scan(&key)
 	if err == sql.ErrNoRows || err == nil && len(key) < 16 {
 		return fmt.Errorf("storage: open: the session digest key is missing")
 	}

@@ -142,12 +142,12 @@ func (db *DB) closeSessionTx(ctx context.Context, tx *txn, c SessionClose) (*Rec
 		return nil, false, err
 	}
 	if prev != nil {
-		r, err := replay(prev, c, tx.now)
+		r, err := replay(prev, c, tx.Now)
 		return r, err == nil, err
 	}
 
 	r := &Receipt{
-		OpID: c.OpID, Client: c.Client, SessionID: c.SessionID.String(), Namespace: c.Namespace, ClosedAt: tx.now,
+		OpID: c.OpID, Client: c.Client, SessionID: c.SessionID.String(), Namespace: c.Namespace, ClosedAt: tx.Now,
 		SummaryKept: c.SummaryKept, NotesRefused: c.NotesRefusedPattern != "", NotesRefusedPattern: c.NotesRefusedPattern,
 	}
 	if c.Summary != nil {

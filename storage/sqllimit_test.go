@@ -78,7 +78,7 @@ func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
 			return s.BindBlob(2, []byte(terms[run]))
 		})
 	}
-	for name, pool := range map[string]*sql.DB{"reader": db.reader, "writer": db.writer, "vocab": db.vocab} {
+	for name, pool := range map[string]*sql.DB{"reader": db.lite.Reader(), "writer": db.lite.Writer(), "vocab": db.lite.Vocab()} {
 		conn, err := pool.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)

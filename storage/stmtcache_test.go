@@ -33,9 +33,7 @@ func TestStmtCache_ReusesStatements(t *testing.T) {
 		return r
 	}
 	insert := func() *sql.Stmt {
-		db.writerStmts.mu.RLock()
-		defer db.writerStmts.mu.RUnlock()
-		for q, st := range db.writerStmts.m {
+		for q, st := range db.lite.Statements(true) {
 			if strings.Contains(q, "INSERT INTO records (") {
 				return st
 			}
@@ -52,7 +50,7 @@ func TestStmtCache_ReusesStatements(t *testing.T) {
 	}
 	// A schema change invalidates prepared statements; SQLite re-prepares
 	// them on their next step.
-	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE scratch (x)`); err != nil {
+	if _, err := db.lite.Writer().ExecContext(ctx, `CREATE TABLE scratch (x)`); err != nil {
 		t.Fatal(err)
 	}
 	r := store("second")
@@ -84,10 +82,8 @@ func TestStmtCache_BootstrapStatements(t *testing.T) {
 		}
 	}
 	cached := func() int {
-		db.readerStmts.mu.RLock()
-		defer db.readerStmts.mu.RUnlock()
 		n := 0
-		for q := range db.readerStmts.m {
+		for q := range db.lite.Statements(false) {
 			if strings.Contains(q, "FROM bootstrap_rank AS b") || strings.Contains(q, "CROSS JOIN bootstrap_rank AS b") {
 				n++
 			}
@@ -143,7 +139,7 @@ func TestSearch_ScopeIndexConsistent(t *testing.T) {
 		return len(hits)
 	}
 	for _, step := range []string{"integrity-check", "rebuild", "integrity-check"} {
-		if _, err := db.writer.ExecContext(ctx, `INSERT INTO records_fts (records_fts) VALUES (?)`, step); err != nil {
+		if _, err := db.lite.Writer().ExecContext(ctx, `INSERT INTO records_fts (records_fts) VALUES (?)`, step); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
 		if got := find("github/corp/api"); got != 1 {

@@ -90,13 +90,13 @@ func screenNamespace(ns string) error {
 
 // storeTx inserts a validated record and returns it as stored.
 func (db *DB) storeTx(ctx context.Context, tx *txn, nr NewRecord) (*Record, error) {
-	id, err := db.newID(tx.now)
+	id, err := db.newID(tx.Now)
 	if err != nil {
 		return nil, err
 	}
 	topics, _ := texts("topics", nr.Topics)
 	anchors, _ := texts("anchors", nr.Anchors)
-	now := tx.now.UnixMilli()
+	now := tx.Now.UnixMilli()
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO records (
 			id, namespace, type, title, content, status, revision, writer,
@@ -123,7 +123,7 @@ func (db *DB) storeTx(ctx context.Context, tx *txn, nr NewRecord) (*Record, erro
 	rec := &Record{
 		ID: id, Namespace: nr.Namespace, Type: nr.Type, Title: nr.Title.String(), Content: nr.Content.String(),
 		Status: nr.Status, Revision: 1, Writer: nr.Writer, Confidence: nr.Confidence, EffectiveConfidence: nr.Confidence,
-		Anchors: newAnchors, Topics: topics, Source: nr.Source, CreatedAt: tx.now, UpdatedAt: tx.now,
+		Anchors: newAnchors, Topics: topics, Source: nr.Source, CreatedAt: tx.Now, UpdatedAt: tx.Now,
 	}
 	if len(rec.Anchors) == 0 {
 		rec.Anchors = nil

@@ -18,7 +18,7 @@ func TestStore_TriggerSteps(t *testing.T) {
 	db := openTestDB(t)
 
 	// EXPLAIN lists the programs of the triggers after the statement's own.
-	rows, err := db.writer.QueryContext(ctx, `EXPLAIN
+	rows, err := db.lite.Writer().QueryContext(ctx, `EXPLAIN
 		INSERT INTO records (
 			id, namespace, type, title, content, status, revision, writer,
 			confidence, effective_confidence, topics, source, created_at, updated_at
@@ -51,7 +51,7 @@ func TestStore_TriggerSteps(t *testing.T) {
 
 	key := func(ns string) (k int64, keys int) {
 		t.Helper()
-		if err := db.reader.QueryRowContext(ctx, `SELECT (SELECT key FROM namespace_keys WHERE namespace = ?), (SELECT count(*) FROM namespace_keys)`, ns).Scan(&k, &keys); err != nil {
+		if err := db.lite.Reader().QueryRowContext(ctx, `SELECT (SELECT key FROM namespace_keys WHERE namespace = ?), (SELECT count(*) FROM namespace_keys)`, ns).Scan(&k, &keys); err != nil {
 			t.Fatal(err)
 		}
 		return k, keys

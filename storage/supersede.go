@@ -56,7 +56,7 @@ func supersedeTx(ctx context.Context, tx *txn, repl *Record, targetID, field, cl
 	if _, err := tx.ExecContext(ctx, `
 		UPDATE records SET status = ?, superseded_by = ?, revision = revision + 1, updated_at = ?
 		WHERE id = ?`,
-		StatusSuperseded, repl.ID, tx.now.UnixMilli(), target.ID,
+		StatusSuperseded, repl.ID, tx.Now.UnixMilli(), target.ID,
 	); err != nil {
 		return classify("supersede", err)
 	}

@@ -149,7 +149,7 @@ func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
 		return nil, classify("sweep", err)
 	}
 
-	s := &Sweep{At: tx.now, RequestedBy: run.Client, HomeAssistant: run.HomeAssistant, Unreachable: run.Unreachable,
+	s := &Sweep{At: tx.Now, RequestedBy: run.Client, HomeAssistant: run.HomeAssistant, Unreachable: run.Unreachable,
 		Detail: run.Detail.String()}
 	if run.Check != nil {
 		for _, k := range keys {
@@ -160,7 +160,7 @@ func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
 			}
 			s.Checked++
 			if found.State != c.was.State {
-				c.now = Anchor{Anchor: k.anchor, State: found.State, CheckedAt: tx.now, CheckedBy: SweepChecker,
+				c.now = Anchor{Anchor: k.anchor, State: found.State, CheckedAt: tx.Now, CheckedBy: SweepChecker,
 					Detail: screen.Redact(found.Detail).String()}
 				s.Changed++
 			}
@@ -183,7 +183,7 @@ func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
 		INSERT INTO anchor_sweeps (at, requested_by, home_assistant, unreachable, detail,
 			checked, changed, available, unavailable, unknown)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		tx.now.UnixMilli(), s.RequestedBy, s.HomeAssistant, s.Unreachable, s.Detail,
+		tx.Now.UnixMilli(), s.RequestedBy, s.HomeAssistant, s.Unreachable, s.Detail,
 		s.Checked, s.Changed, s.Available, s.Unavailable, s.Unknown,
 	); err != nil {
 		return nil, classify("sweep", err)

@@ -25,7 +25,7 @@ func (db *DB) TimelinePlan(ctx context.Context, q TimelineQuery) ([]string, erro
 // queryPlan returns the query plan of query with args on a reader, one
 // detail per line.
 func (db *DB) queryPlan(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := db.reader.QueryContext(ctx, `EXPLAIN QUERY PLAN `+query, args...)
+	rows, err := db.lite.Reader().QueryContext(ctx, `EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action 
 			INSERT INTO client_tokens (client, token_sha256, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (client) DO UPDATE SET
 				token_sha256 = excluded.token_sha256, updated_at = excluded.updated_at`,
-			client, hash, tx.now.UnixMilli(),
+			client, hash, tx.Now.UnixMilli(),
 		); err != nil {
 			return classify("store client token", err)
 		}

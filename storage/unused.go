@@ -40,7 +40,7 @@ func (db *DB) StartUsage(ctx context.Context) (time.Time, error) {
 		if since, err = usageStartTx(ctx, tx); err != nil || !since.IsZero() {
 			return err
 		}
-		since = tx.now
+		since = tx.Now
 		return insertAuditTx(ctx, tx, AuditEntry{
 			Client: SystemClient, Action: ActionUsageStart, Detail: screen.Redact("usage counting started"),
 		})
@@ -95,7 +95,7 @@ func (db *DB) Unused(ctx context.Context, namespace string, now time.Time, limit
 // unusedTx lists what Unused reports, in one snapshot.
 func unusedTx(ctx context.Context, tx *txn, namespace string, now time.Time, limit int) (recs []UnusedRecord, countingSince time.Time, ready bool, err error) {
 	if now.IsZero() {
-		now = tx.now
+		now = tx.Now
 	}
 	countingSince, err = usageStartTx(ctx, tx)
 	if err != nil {

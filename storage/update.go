@@ -84,7 +84,7 @@ func updateTx(ctx context.Context, tx *txn, id string, revision int, ch Changes,
 			effective_confidence = ?, topics = ?, revision = revision + 1, updated_at = ?
 		WHERE id = ?`,
 		next.Title, next.Content, next.Type, next.Status, next.Confidence,
-		next.EffectiveConfidence, topicsJSON(next.Topics), tx.now.UnixMilli(), id,
+		next.EffectiveConfidence, topicsJSON(next.Topics), tx.Now.UnixMilli(), id,
 	); err != nil {
 		return nil, classify("update", err)
 	}

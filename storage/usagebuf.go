@@ -180,7 +180,7 @@ func (db *DB) flushLoop() {
 			if backoff > 0 {
 				continue // the timer still runs: no early try on a full disk
 			}
-		case <-db.full.wake:
+		case <-db.lite.FullWake():
 		}
 		if !t.Stop() {
 			select {
@@ -189,15 +189,14 @@ func (db *DB) flushLoop() {
 			}
 		}
 		wait := UsageFlushInterval
-		if db.damaged.Load() == nil {
+		if db.lite.Damage() == nil {
 			// A failure leaves the uses in memory for the next round.
 			err := db.recoverFull(ctx)
 			if err == nil {
 				err = db.FlushUsage(ctx)
 			}
 			if ErrorCode(err) == Full {
-				db.full.tries.Add(1)
-				backoff = min(max(2*backoff, db.full.retryMin), db.full.retryMax)
+				backoff = db.lite.FullRetry(backoff)
 				wait = backoff
 			} else {
 				backoff = 0

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hearth-memory/hearth/storage/fulltext"
 )
@@ -16,11 +15,5 @@ import (
 // warmed works the same, its first search slower.
 func (db *DB) Warm(ctx context.Context) error {
 	fulltext.Warm()
-	if err := db.reader.PingContext(ctx); err != nil {
-		return fmt.Errorf("storage: warm readers: %w", err)
-	}
-	if err := db.vocab.PingContext(ctx); err != nil {
-		return fmt.Errorf("storage: warm vocabulary reader: %w", err)
-	}
-	return nil
+	return db.lite.Warm(ctx)
 }

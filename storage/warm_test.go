@@ -10,20 +10,20 @@ import (
 // none.
 func TestWarm(t *testing.T) {
 	db := openTestDB(t)
-	if n := db.reader.Stats().OpenConnections + db.vocab.Stats().OpenConnections; n != 0 {
+	if n := db.lite.Reader().Stats().OpenConnections + db.lite.Vocab().Stats().OpenConnections; n != 0 {
 		t.Fatalf("a store just opened holds %d read connections, want 0 (the premise)", n)
 	}
 	if err := db.Warm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if r, v := db.reader.Stats().OpenConnections, db.vocab.Stats().OpenConnections; r != 1 || v != 1 {
+	if r, v := db.lite.Reader().Stats().OpenConnections, db.lite.Vocab().Stats().OpenConnections; r != 1 || v != 1 {
 		t.Fatalf("after Warm: %d reader and %d vocabulary connections, want 1 and 1", r, v)
 	}
 	storeNote(t, db, "github/acme/api", "Deploy procedure for billing", "Deploy billing once the canary passes.")
 	if _, err := db.Search(context.Background(), SearchQuery{Text: "deploy billing", Namespaces: []string{"github/acme/api"}}); err != nil {
 		t.Fatal(err)
 	}
-	if r, v := db.reader.Stats().OpenConnections, db.vocab.Stats().OpenConnections; r != 1 || v != 1 {
+	if r, v := db.lite.Reader().Stats().OpenConnections, db.lite.Vocab().Stats().OpenConnections; r != 1 || v != 1 {
 		t.Errorf("after the first search: %d reader and %d vocabulary connections, want the warmed 1 and 1", r, v)
 	}
 }

@@ -1,4 +1,4 @@
-package storage
+package engine
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// txn is a transaction with the time fixed when it began.
-type txn struct {
+// Tx is a transaction with the time fixed when it began: Now, which every
+// row it writes carries. Its Exec, Query and Prepare go through the
+// pool's statement cache (stmtcache.go).
+type Tx struct {
 	*sql.Tx
-	now   time.Time
+	Now   time.Time
 	stmts *stmtCache
 	// write is set on the writer's transactions: their statements run
 	// without the caller's cancellation (see statementContext).
@@ -21,12 +23,12 @@ type txn struct {
 // begin starts a write transaction (BEGIN IMMEDIATE) on the writer. Only
 // the writer loop and the migrations call it; everything else goes through
 // write.
-func (db *DB) begin(ctx context.Context) (*txn, error) {
-	tx, err := db.writer.BeginTx(ctx, nil)
+func (e *Engine) begin(ctx context.Context) (*Tx, error) {
+	tx, err := e.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &txn{Tx: tx, now: db.now(), stmts: db.writerStmts, write: true}, nil
+	return &Tx{Tx: tx, Now: e.now(), stmts: e.writerStmts, write: true}, nil
 }
 
 // statementContext is the context a statement of tx runs under. A write
@@ -35,7 +37,7 @@ func (db *DB) begin(ctx context.Context) (*txn, error) {
 // transaction, which would undo the other callers' work committed in the
 // same group. A write is short and bounded; a caller that gives up before
 // its turn is skipped instead (see runGroup).
-func (tx *txn) statementContext(ctx context.Context) context.Context {
+func (tx *Tx) statementContext(ctx context.Context) context.Context {
 	if tx.write {
 		return context.WithoutCancel(ctx)
 	}
@@ -59,7 +61,7 @@ const (
 type writeRequest struct {
 	ctx context.Context
 	op  string
-	fn  func(tx *txn) error
+	fn  func(tx *Tx) error
 	// alone, set instead of fn, runs by itself on the writer connection
 	// with no transaction open (exclusive).
 	alone func(conn *sql.Conn) error
@@ -76,11 +78,11 @@ type writeResult struct {
 // ErrClosed is returned by a write after Close.
 var ErrClosed = errors.New("storage: closed")
 
-// write runs fn in a write transaction (BEGIN IMMEDIATE) on the single
+// Write runs fn in a write transaction (BEGIN IMMEDIATE) on the single
 // writer connection and commits what fn wrote. op names the operation in
 // internal errors ("storage: <op>: commit: …"). When fn fails, nothing it
 // wrote is kept and its error comes back as fn returned it: fn classifies
-// its own errors (classify, errorf). A failure to begin or to commit is an
+// its own errors. A failure to begin or to commit is an
 // internal error naming op.
 //
 // Writes are group-committed: the writer loop runs the fns of the callers
@@ -107,33 +109,33 @@ var ErrClosed = errors.New("storage: closed")
 //
 // A caller whose ctx ends while it waits for its turn gets ctx's error and
 // its fn never runs. A panic in fn is re-raised in the caller.
-func (db *DB) write(ctx context.Context, op string, fn func(tx *txn) error) error {
-	return db.send(&writeRequest{ctx: ctx, op: op, fn: fn, done: make(chan writeResult, 1)})
+func (e *Engine) Write(ctx context.Context, op string, fn func(tx *Tx) error) error {
+	return e.send(&writeRequest{ctx: ctx, op: op, fn: fn, done: make(chan writeResult, 1)})
 }
 
-// writeSolo is write for a fn that changes many pages (a batch of the
+// WriteSolo is Write for a fn that changes many pages (a batch of the
 // background workers): fn runs in a transaction of its own, never under a
 // savepoint, whose in-memory subjournal would hold a copy of every page fn
 // changes until the commit (docs/measurements.md); alone, each statement's
 // own journal holds only what it changed. Writes behind it wait one commit.
-func (db *DB) writeSolo(ctx context.Context, op string, fn func(tx *txn) error) error {
-	return db.send(&writeRequest{ctx: ctx, op: op, fn: fn, solo: true, done: make(chan writeResult, 1)})
+func (e *Engine) WriteSolo(ctx context.Context, op string, fn func(tx *Tx) error) error {
+	return e.send(&writeRequest{ctx: ctx, op: op, fn: fn, solo: true, done: make(chan writeResult, 1)})
 }
 
 // send hands r to the writer loop and returns its result.
-func (db *DB) send(r *writeRequest) error {
+func (e *Engine) send(r *writeRequest) error {
 	ctx := r.ctx
 	// Counted until the writer loop takes r (received) or the caller
 	// gives up: a count lowered by the sender once it runs again would
 	// still hold writes the loop has taken.
-	db.waiting.Add(1)
+	e.waiting.Add(1)
 	select {
-	case db.writes <- r:
+	case e.writes <- r:
 	case <-ctx.Done():
-		db.waiting.Add(-1)
+		e.waiting.Add(-1)
 		return ctx.Err()
-	case <-db.closing:
-		db.waiting.Add(-1)
+	case <-e.closing:
+		e.waiting.Add(-1)
 		return ErrClosed
 	}
 	res := <-r.done
@@ -143,25 +145,25 @@ func (db *DB) send(r *writeRequest) error {
 	return res.err
 }
 
-// received counts a write the writer loop has taken off db.writes.
-func (db *DB) received() { db.waiting.Add(-1) }
+// received counts a write the writer loop has taken off e.writes.
+func (e *Engine) received() { e.waiting.Add(-1) }
 
 // WritesWaiting returns how many writes wait for the writer loop to take
 // them: the queue in front of the single writer.
-func (db *DB) WritesWaiting() int64 { return db.waiting.Load() }
+func (e *Engine) WritesWaiting() int64 { return e.waiting.Load() }
 
 // GroupStats returns how many transactions the writer loop has committed
 // since open and how many writes they held: writes/groups is how many
 // writes a commit serves.
-func (db *DB) GroupStats() (groups, writes int64) { return db.groups.Load(), db.grouped.Load() }
+func (e *Engine) GroupStats() (groups, writes int64) { return e.groups.Load(), e.grouped.Load() }
 
 // writeLoop owns the writer connection: it takes the first waiting write
 // and runs it with the others that wait or come soon after (gather, up to
 // maxGroup) as one group. It returns when Close is called, after finishing
 // the group in hand; writes sent to it are never dropped.
-func (db *DB) writeLoop() {
-	defer close(db.loopDone)
-	g := &gather{db: db, timer: time.NewTimer(time.Hour), peak: 1}
+func (e *Engine) writeLoop() {
+	defer close(e.loopDone)
+	g := &gather{e: e, timer: time.NewTimer(time.Hour), peak: 1}
 	g.timer.Stop()
 	// tidy fires when the writer has been idle for tidyAfter since a
 	// commit that changed the full-text index (tidyIndex).
@@ -173,34 +175,34 @@ func (db *DB) writeLoop() {
 		next = nil
 		if first == nil {
 			select {
-			case first = <-db.writes:
-				db.received()
+			case first = <-e.writes:
+				e.received()
 			case <-tidy.C:
 				// A step at a time, each while no write waits; a write
 				// that waits goes first, and its group arms tidy again.
-				if db.waiting.Load() > 0 {
+				if e.waiting.Load() > 0 {
 					tidy.Reset(tidyAfter)
-				} else if db.tidyIndex() {
-					db.afterWrite()
+				} else if e.tidyIndex() {
+					e.afterWrite()
 					tidy.Reset(0)
 				}
 				continue
-			case <-db.closing:
+			case <-e.closing:
 				return
 			}
 		}
 		if first.alone != nil {
-			db.runAlone(first)
-			db.afterWrite()
+			e.runAlone(first)
+			e.afterWrite()
 			continue
 		}
-		gen := db.gen.Load()
+		gen := e.gen.Load()
 		g.start(first)
-		db.runGroup(g)
+		e.runGroup(g)
 		next = g.next
 		g.done()
-		db.afterWrite()
-		if db.gen.Load() != gen {
+		e.afterWrite()
+		if e.gen.Load() != gen {
 			tidy.Reset(tidyAfter)
 		}
 	}
@@ -214,7 +216,7 @@ func (db *DB) writeLoop() {
 // back. Under a single writer peak stays 1 and nothing ever waits. An
 // exclusive write met ends the group and runs next.
 type gather struct {
-	db    *DB
+	e     *Engine
 	timer *time.Timer
 	// peak is the size of the largest recent group; it falls by one per
 	// group smaller than it, so a load that dropped stops the waiting soon.
@@ -247,8 +249,8 @@ func (g *gather) waiting() []*writeRequest {
 	var out []*writeRequest
 	for g.next == nil && g.taken < maxGroup && !g.first.solo {
 		select {
-		case r := <-g.db.writes:
-			g.db.received()
+		case r := <-g.e.writes:
+			g.e.received()
 			g.add(&out, r)
 		default:
 			return out
@@ -278,12 +280,12 @@ func (g *gather) more() []*writeRequest {
 	}()
 	var out []*writeRequest
 	select {
-	case r := <-g.db.writes:
-		g.db.received()
+	case r := <-g.e.writes:
+		g.e.received()
 		g.add(&out, r)
 	case <-g.timer.C:
 		return nil
-	case <-g.db.closing:
+	case <-g.e.closing:
 		return nil
 	}
 	return append(out, g.waiting()...)
@@ -300,21 +302,21 @@ func (g *gather) add(out *[]*writeRequest, r *writeRequest) {
 	*out = append(*out, r)
 }
 
-// exclusive runs fn on the writer connection between groups, with no
+// Exclusive runs fn on the writer connection between groups, with no
 // transaction open, as the only thing the writer does meanwhile: for work
 // that cannot run inside a transaction (VACUUM, a schema repair). It waits
 // its turn as write does; fn's error comes back as it returned it.
-func (db *DB) exclusive(ctx context.Context, op string, fn func(conn *sql.Conn) error) error {
-	return db.send(&writeRequest{ctx: ctx, op: op, alone: fn, done: make(chan writeResult, 1)})
+func (e *Engine) Exclusive(ctx context.Context, op string, fn func(conn *sql.Conn) error) error {
+	return e.send(&writeRequest{ctx: ctx, op: op, alone: fn, done: make(chan writeResult, 1)})
 }
 
 // runAlone runs an exclusive write and answers it.
-func (db *DB) runAlone(r *writeRequest) {
+func (e *Engine) runAlone(r *writeRequest) {
 	if err := r.ctx.Err(); err != nil {
 		r.done <- writeResult{err: err}
 		return
 	}
-	conn, err := db.writer.Conn(context.Background())
+	conn, err := e.writer.Conn(context.Background())
 	if err != nil {
 		r.done <- writeResult{err: fmt.Errorf("storage: %s: %w", r.op, err)}
 		return
@@ -329,7 +331,7 @@ func (db *DB) runAlone(r *writeRequest) {
 		}()
 		res.err = r.alone(conn)
 	}()
-	res.err = db.writeError(r.op, res.err)
+	res.err = e.writeError(r.op, res.err)
 	r.done <- res
 }
 
@@ -344,7 +346,7 @@ func (db *DB) runAlone(r *writeRequest) {
 // (diskfull.go), a commit that changed rows says space is back. A failure
 // that is a full disk reaches its caller as the Full error; one that met a
 // damaged page starts an integrity check (writeError).
-func (db *DB) runGroup(g *gather) {
+func (e *Engine) runGroup(g *gather) {
 	var live []*writeRequest
 	var results []writeResult
 	// enter adds the writes whose callers still wait to the group; a
@@ -365,7 +367,7 @@ func (db *DB) runGroup(g *gather) {
 	}
 	answer := func() {
 		for i, r := range live {
-			results[i].err = db.writeError(r.op, results[i].err)
+			results[i].err = e.writeError(r.op, results[i].err)
 			r.done <- results[i]
 		}
 	}
@@ -380,7 +382,7 @@ func (db *DB) runGroup(g *gather) {
 
 	// The transaction is the loop's, not any caller's: a caller's ctx
 	// ending must not roll back the others' work.
-	tx, err := db.begin(context.Background())
+	tx, err := e.begin(context.Background())
 	if err != nil {
 		for i, r := range live {
 			results[i].err = fmt.Errorf("storage: %s: begin: %w", r.op, err)
@@ -389,11 +391,11 @@ func (db *DB) runGroup(g *gather) {
 	}
 	defer tx.Rollback()
 
-	damage := db.damaged.Load()
-	watch := damage != nil || db.full.on()
+	damage := e.damaged.Load()
+	watch := damage != nil || e.full.on()
 	var changes int64
 	if watch {
-		changes = totalChanges(tx)
+		changes = TotalChanges(tx)
 	}
 
 	// A lone write, with no other writer about, runs without a savepoint;
@@ -401,17 +403,17 @@ func (db *DB) runGroup(g *gather) {
 	if len(live) == 1 && damage == nil && (g.peak <= 1 || g.first.solo) {
 		results[0] = call(live[0].fn, tx)
 		if results[0].err == nil && results[0].panic == nil {
-			if err := indexPendingTx(tx, live); err != nil {
+			if err := e.indexPendingTx(tx, live); err != nil {
 				results[0].err = fmt.Errorf("storage: %s: full-text index: %w", live[0].op, err)
 				return
 			}
-			changed := watch && totalChanges(tx) != changes
+			changed := watch && TotalChanges(tx) != changes
 			if err := tx.Commit(); err != nil {
 				results[0].err = fmt.Errorf("storage: %s: commit: %w", live[0].op, err)
 			} else {
-				db.committed(live)
+				e.committed(live)
 				if changed {
-					db.full.wakeUp()
+					e.full.wakeUp()
 				}
 			}
 		}
@@ -435,7 +437,7 @@ func (db *DB) runGroup(g *gather) {
 		results[i] = call(r.fn, tx)
 		if damage != nil && results[i].panic == nil {
 			// A write that changed a row, or met a damaged page, is refused.
-			if n := totalChanges(tx); results[i].err == nil && (n != changes || n < 0) || corrupt(results[i].err) {
+			if n := TotalChanges(tx); results[i].err == nil && (n != changes || n < 0) || corrupt(results[i].err) {
 				results[i].err = damage.refusal()
 			}
 		}
@@ -455,92 +457,44 @@ func (db *DB) runGroup(g *gather) {
 		}
 		if damage != nil {
 			// A rollback does not lower the count: start from here.
-			changes = totalChanges(tx)
+			changes = TotalChanges(tx)
 		}
 	}
 	if damage != nil {
 		return // read-only: nothing to commit; the deferred rollback ends tx
 	}
-	if err := indexPendingTx(tx, live); err != nil {
+	if err := e.indexPendingTx(tx, live); err != nil {
 		failAll(fmt.Errorf("storage: %s: full-text index: %w", live[0].op, err))
 		return
 	}
-	changed := watch && totalChanges(tx) != changes
+	changed := watch && TotalChanges(tx) != changes
 	if err := tx.Commit(); err != nil {
 		failAll(fmt.Errorf("storage: %s: commit: %w", live[0].op, err))
 		return
 	}
-	db.committed(live)
+	e.committed(live)
 	if changed {
-		db.full.wakeUp()
+		e.full.wakeUp()
 	}
-}
-
-// opFlushUsage is the op of usage flushes, which never touch the records or
-// their full-text index.
-const opFlushUsage = "flush usage"
-
-// The ops of writes that never touch the records (indexUntouched).
-const (
-	opRecordAsks       = "record asks"
-	opQueueAnswer      = "queue answer"
-	opDeclareQuestion  = "declare question"
-	opAudit            = "audit"
-	opRefuse           = "refuse"
-	opPutEmbeddings    = "put embeddings"
-	opStoreClientToken = "store client token"
-	opEnqueueJob       = "enqueue job"
-	opLeaseJob         = "lease job"
-	opFailJob          = "fail job"
-	opReleaseLeases    = "release leases"
-	opCancelJobs       = "cancel jobs"
-)
-
-// indexUntouched holds the ops that never write the records or their
-// full-text index: bookkeeping that runs beside searches (the usage and
-// asks flushes run after every few searches, the answer worker's jobs on
-// every idle poll). Their commits leave the write generation, and so the
-// cached document frequencies, as they were. An op missing here only costs
-// a recount; one listed here wrongly would serve stale frequencies, so only
-// ops whose functions write none of records, records_fts or their
-// triggers' tables belong here.
-var indexUntouched = map[string]bool{
-	opFlushUsage:       true,
-	opRecordAsks:       true,
-	opQueueAnswer:      true,
-	opDeclareQuestion:  true,
-	opEnqueueJob:       true,
-	opLeaseJob:         true,
-	opFailJob:          true,
-	opReleaseLeases:    true,
-	opCancelJobs:       true,
-	opAudit:            true,
-	opRefuse:           true,
-	opRecovered:        true,
-	opPutEmbeddings:    true,
-	opStoreClientToken: true,
-	opAddModelUsage:    true,
-	opModelBudget:      true,
-	opDeferJob:         true,
-	opStoreReceipt:     true,
 }
 
 // committed counts a committed group and advances the write generation
 // after a commit that may have changed the full-text index, so that cached
 // document frequencies are counted again.
-func (db *DB) committed(group []*writeRequest) {
-	db.groups.Add(1)
-	db.grouped.Add(int64(len(group)))
-	if touchesIndex(group) {
-		db.gen.Add(1)
+func (e *Engine) committed(group []*writeRequest) {
+	e.groups.Add(1)
+	e.grouped.Add(int64(len(group)))
+	if e.touchesIndex(group) {
+		e.gen.Add(1)
 	}
 }
 
 // touchesIndex reports whether a write of group may have changed the
-// records or their full-text index: any op but those of indexUntouched.
-func touchesIndex(group []*writeRequest) bool {
+// records or their full-text index: any op but those Config.Untouched
+// names.
+func (e *Engine) touchesIndex(group []*writeRequest) bool {
 	for _, r := range group {
-		if !indexUntouched[r.op] {
+		if e.cfg.Untouched == nil || !e.cfg.Untouched(r.op) {
 			return true
 		}
 	}
@@ -556,8 +510,8 @@ func touchesIndex(group []*writeRequest) bool {
 // added twice. The rows go in rowid order: FTS5 writes out what it holds
 // whenever a rowid is not above the last one, and a group's records of
 // several namespaces would otherwise make a segment per namespace change.
-func indexPendingTx(tx *txn, group []*writeRequest) error {
-	if !touchesIndex(group) {
+func (e *Engine) indexPendingTx(tx *Tx, group []*writeRequest) error {
+	if !e.touchesIndex(group) {
 		return nil
 	}
 	ctx := context.Background()
@@ -576,9 +530,9 @@ func indexPendingTx(tx *txn, group []*writeRequest) error {
 	return err
 }
 
-// totalChanges is how many rows tx's connection has changed since it
+// TotalChanges is how many rows tx's connection has changed since it
 // opened (SQLite's total_changes()), or -1 when it cannot tell.
-func totalChanges(tx *txn) int64 {
+func TotalChanges(tx *Tx) int64 {
 	var n int64
 	if err := tx.Tx.QueryRowContext(context.Background(), `SELECT total_changes()`).Scan(&n); err != nil {
 		return -1
@@ -587,7 +541,7 @@ func totalChanges(tx *txn) int64 {
 }
 
 // call runs fn, catching a panic to re-raise in its caller.
-func call(fn func(*txn) error, tx *txn) (res writeResult) {
+func call(fn func(*Tx) error, tx *Tx) (res writeResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panic: p}
@@ -604,24 +558,53 @@ func firstErr(r writeResult, err error) error {
 	return err
 }
 
-// read runs fn in a read-only transaction on the reader pool: one
+// Read runs fn in a read-only transaction on the reader pool: one
 // consistent WAL snapshot for every statement fn runs, taken at its first.
 // op names the operation in internal errors. fn keeps to write's contract:
 // it neither ends tx nor keeps it, and gives results through its closure.
 // A read never blocks the writer, nor the writer a read, but for the
 // moment a checkpoint truncates the WAL (checkpoint.go).
-func (db *DB) read(ctx context.Context, op string, fn func(tx *txn) error) error {
+func (e *Engine) Read(ctx context.Context, op string, fn func(tx *Tx) error) error {
 	// The WAL policy may hold new reads back for a moment (checkpoint.go).
-	if err := db.readers.enter(ctx); err != nil {
+	if err := e.readers.enter(ctx); err != nil {
 		return err
 	}
-	defer db.readers.leave()
-	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	defer e.readers.leave()
+	tx, err := e.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("storage: %s: begin read: %w", op, err)
 	}
-	t := &txn{Tx: tx, now: db.now(), stmts: db.readerStmts}
+	t := &Tx{Tx: tx, Now: e.now(), stmts: e.readerStmts}
 	defer t.Rollback()
 
 	return fn(t)
+}
+
+// tidyAfter is how long the writer stays idle after a commit that changed
+// the full-text index before it runs Config.Tidy, a step at a time.
+const tidyAfter = 250 * time.Millisecond
+
+// tidyIndex runs one Config.Tidy step on the writer's connection, between
+// groups, and reports whether it changed anything (a step that did not is
+// rolled back: it wrote nothing). A damaged file or a full disk is left
+// alone.
+func (e *Engine) tidyIndex() bool {
+	if e.cfg.Tidy == nil || e.damaged.Load() != nil || e.full.on() {
+		return false
+	}
+	ctx := context.Background()
+	tx, err := e.begin(ctx)
+	if err != nil {
+		return false
+	}
+	defer tx.Rollback()
+	merged, err := e.cfg.Tidy(ctx, tx)
+	if err != nil || !merged {
+		return false
+	}
+	if err := tx.Commit(); err != nil {
+		return false
+	}
+	e.tidied.Add(1)
+	return true
 }

@@ -1,28 +1,16 @@
-package storage
+package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 )
 
-// openGroupDB opens a store with a table of its own for the group tests.
-// openTestDB opens a store in a temporary directory, closed with the test.
-func openTestDB(t *testing.T) *DB {
-	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-func openGroupDB(t *testing.T) *DB {
+// openGroupDB opens an engine with a table of its own for the group tests.
+func openGroupDB(t *testing.T) *Engine {
 	t.Helper()
 	db := openTestDB(t)
 	if err := db.ExecRaw(context.Background(), `CREATE TABLE g (k TEXT PRIMARY KEY)`); err != nil {
@@ -33,7 +21,7 @@ func openGroupDB(t *testing.T) *DB {
 
 // holdWriter starts a write that keeps the writer loop busy until release is
 // called, so that writes sent meanwhile wait and form one group.
-func holdWriter(t *testing.T, db *DB) (release func()) {
+func holdWriter(t *testing.T, db *Engine) (release func()) {
 	t.Helper()
 	held := holdWrite(db)
 	return func() {
@@ -45,11 +33,11 @@ func holdWriter(t *testing.T, db *DB) (release func()) {
 
 // holdWrite starts a write that holds the writer until release, which
 // returns the write's error.
-func holdWrite(db *DB) (release func() error) {
+func holdWrite(db *Engine) (release func() error) {
 	started, gate := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- db.write(context.Background(), "hold", func(tx *txn) error {
+		done <- db.Write(context.Background(), "hold", func(tx *Tx) error {
 			close(started)
 			<-gate
 			return nil
@@ -63,12 +51,12 @@ func holdWrite(db *DB) (release func() error) {
 }
 
 // queuedWrites is how many writes wait to be handed to the loop.
-func queuedWrites(db *DB) int { return int(db.WritesWaiting()) }
+func queuedWrites(db *Engine) int { return int(db.WritesWaiting()) }
 
-func keys(t *testing.T, db *DB) map[string]bool {
+func keys(t *testing.T, db *Engine) map[string]bool {
 	t.Helper()
 	got := map[string]bool{}
-	err := db.read(context.Background(), "keys", func(tx *txn) error {
+	err := db.Read(context.Background(), "keys", func(tx *Tx) error {
 		rows, err := tx.QueryContext(context.Background(), `SELECT k FROM g`)
 		if err != nil {
 			return err
@@ -106,7 +94,7 @@ func TestWrite_Group(t *testing.T) {
 	type outcome struct {
 		err      error
 		panicked any
-		tx       *txn
+		tx       *Tx
 	}
 	results := make([]outcome, n)
 	canceled, cancel := context.WithCancel(context.Background())
@@ -120,7 +108,7 @@ func TestWrite_Group(t *testing.T) {
 			if i == 11 {
 				ctx = canceled
 			}
-			results[i].err = db.write(ctx, "group", func(tx *txn) error {
+			results[i].err = db.Write(ctx, "group", func(tx *Tx) error {
 				results[i].tx = tx
 				if _, err := tx.ExecContext(ctx, `INSERT INTO g (k) VALUES (?)`, fmt.Sprint("k", i)); err != nil {
 					return err
@@ -149,7 +137,7 @@ func TestWrite_Group(t *testing.T) {
 	wg.Wait()
 
 	got := keys(t, db)
-	var groupTx *txn
+	var groupTx *Tx
 	for i, r := range results {
 		want := fmt.Sprint("k", i)
 		switch i {
@@ -191,7 +179,7 @@ func TestWrite_GroupLost(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = db.write(context.Background(), "lost", func(tx *txn) error {
+			errs[i] = db.Write(context.Background(), "lost", func(tx *Tx) error {
 				if _, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES (?)`, fmt.Sprint("k", i)); err != nil {
 					return err
 				}
@@ -219,7 +207,7 @@ func TestWrite_GroupLost(t *testing.T) {
 		t.Errorf("kept %v", got)
 	}
 	// The loop goes on.
-	if err := db.write(context.Background(), "after", func(tx *txn) error {
+	if err := db.Write(context.Background(), "after", func(tx *Tx) error {
 		_, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES ('after')`)
 		return err
 	}); err != nil || !keys(t, db)["after"] {
@@ -233,7 +221,7 @@ func TestWrite_Closed(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.write(context.Background(), "late", func(*txn) error { return nil }); !errors.Is(err, ErrClosed) {
+	if err := db.Write(context.Background(), "late", func(*Tx) error { return nil }); !errors.Is(err, ErrClosed) {
 		t.Errorf("got %v, want ErrClosed", err)
 	}
 }
@@ -258,7 +246,7 @@ func TestWrite_GroupCachedSavepoints(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 4 {
 			wg.Go(func() {
-				errs[i] = db.write(context.Background(), "group", func(tx *txn) error {
+				errs[i] = db.Write(context.Background(), "group", func(tx *Tx) error {
 					if _, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES (?)`, fmt.Sprint(round, "k", i)); err != nil {
 						return err
 					}

@@ -1,4 +1,4 @@
-package storage
+package engine
 
 import (
 	"context"
@@ -17,16 +17,16 @@ import (
 // when a transaction begins with every frame copied and no reader on one.
 // Commits arriving during the copy would keep it from ever doing so, so
 // the writer loop copies what came meanwhile between two groups (catchUp),
-// and journal_size_limit trims a file grown past walLimit.
+// and journal_size_limit trims a file grown past WALLimit.
 //
 // A reader of an older snapshot also keeps the WAL from starting over, so
 // the writer loop checks the WAL's frames at most every walCheckEvery and,
-// past walLimit, runs a TRUNCATE checkpoint (checkpoint): new reads wait
+// past WALLimit, runs a TRUNCATE checkpoint (checkpoint): new reads wait
 // and writes wait meanwhile, at most walBusy plus the copy. One that cannot
 // finish (a long read, a full disk) is tried again after walRetry. The
 // figures behind this are in docs/measurements.md.
 const (
-	walLimit      = 16 << 20
+	WALLimit      = 16 << 20
 	walCheckEvery = time.Second
 	walBusy       = time.Second
 	walRetry      = 30 * time.Second
@@ -65,14 +65,11 @@ type checkpointer struct {
 // the WAL trimmed to the policy's limit when it starts over, and with the
 // WAL hook that leaves checkpoints to checkpointLoop (setting a hook turns
 // SQLite's automatic checkpoint off) and counts the WAL's frames.
-func (db *DB) initWriter(c *sqlite3.Conn) error {
-	if err := db.initConn(c); err != nil {
+func (e *Engine) initWriter(c *sqlite3.Conn) error {
+	if err := e.cfg.schemaFuncs(c); err != nil {
 		return err
 	}
-	if err := registerSessionDigest(c); err != nil {
-		return err
-	}
-	if err := c.Exec(fmt.Sprintf(`PRAGMA journal_size_limit = %d`, db.wal.limit)); err != nil {
+	if err := c.Exec(fmt.Sprintf(`PRAGMA journal_size_limit = %d`, e.wal.limit)); err != nil {
 		return err
 	}
 	stmt, _, err := c.Prepare(`PRAGMA page_size`)
@@ -83,14 +80,14 @@ func (db *DB) initWriter(c *sqlite3.Conn) error {
 	if !stmt.Step() {
 		return fmt.Errorf("page_size: %w", stmt.Err())
 	}
-	db.ckpt.frameSize.Store(vfswrap.FrameHeader + stmt.ColumnInt64(0))
+	e.ckpt.frameSize.Store(vfswrap.FrameHeader + stmt.ColumnInt64(0))
 	c.WALHook(func(_ *sqlite3.Conn, _ string, pages int) error {
-		if int64(pages) < db.ckpt.frames.Swap(int64(pages)) {
-			db.ckpt.restarts.Add(1)
+		if int64(pages) < e.ckpt.frames.Swap(int64(pages)) {
+			e.ckpt.restarts.Add(1)
 		}
-		if checkpointDue(pages, int(db.ckpt.found.Load())) {
+		if checkpointDue(pages, int(e.ckpt.found.Load())) {
 			select {
-			case db.ckpt.wake <- struct{}{}:
+			case e.ckpt.wake <- struct{}{}:
 			default:
 			}
 		}
@@ -117,30 +114,30 @@ func checkpointDue(pages, found int) bool {
 // wakes it, until Close. A damaged file is left alone, as afterWrite does;
 // a checkpoint that fails (a full disk) leaves the pages in the WAL for the
 // next one.
-func (db *DB) checkpointLoop() {
-	defer close(db.ckpt.done)
+func (e *Engine) checkpointLoop() {
+	defer close(e.ckpt.done)
 	for {
 		select {
-		case <-db.ckpt.wake:
-		case <-db.ckpt.stop:
+		case <-e.ckpt.wake:
+		case <-e.ckpt.stop:
 			return
 		}
-		if db.damaged.Load() != nil {
+		if e.damaged.Load() != nil {
 			continue
 		}
-		db.ckpt.mu.Lock()
-		frames, err := passiveCheckpoint(db.ckpt.pool)
-		db.ckpt.mu.Unlock()
+		e.ckpt.mu.Lock()
+		frames, err := passiveCheckpoint(e.ckpt.pool)
+		e.ckpt.mu.Unlock()
 		if err == nil {
-			db.ckpt.found.Store(int64(frames))
-			db.ckpt.copied.Store(true)
+			e.ckpt.found.Store(int64(frames))
+			e.ckpt.copied.Store(true)
 		}
-		db.wal.mu.Lock()
-		db.wal.stats.Passive++
+		e.wal.mu.Lock()
+		e.wal.stats.Passive++
 		if err != nil {
-			db.wal.stats.PassiveFailed++
+			e.wal.stats.PassiveFailed++
 		}
-		db.wal.mu.Unlock()
+		e.wal.mu.Unlock()
 	}
 }
 
@@ -154,7 +151,7 @@ func passiveCheckpoint(pool *sql.DB) (frames int, err error) {
 
 // walPolicy is the writer loop's checkpoint state and its figures.
 type walPolicy struct {
-	// limit and every are walLimit and walCheckEvery but in tests.
+	// limit and every are WALLimit and walCheckEvery but in tests.
 	limit int64
 	every time.Duration
 	next  time.Time // the loop's alone: when it may look at the WAL again
@@ -185,47 +182,47 @@ type CheckpointStats struct {
 }
 
 // CheckpointStats returns the checkpoint policy's figures.
-func (db *DB) CheckpointStats() CheckpointStats {
-	db.wal.mu.Lock()
-	defer db.wal.mu.Unlock()
-	st := db.wal.stats
-	st.Restarts = db.ckpt.restarts.Load()
+func (e *Engine) CheckpointStats() CheckpointStats {
+	e.wal.mu.Lock()
+	defer e.wal.mu.Unlock()
+	st := e.wal.stats
+	st.Restarts = e.ckpt.restarts.Load()
 	return st
 }
 
 // afterWrite runs in the writer loop after each group: it applies the WAL
 // policy. A damaged file is left alone: nothing is committed to it, and a
 // checkpoint would write into it.
-func (db *DB) afterWrite() {
-	if db.damaged.Load() != nil {
+func (e *Engine) afterWrite() {
+	if e.damaged.Load() != nil {
 		return
 	}
-	db.catchUp()
+	e.catchUp()
 	now := time.Now()
-	if now.Before(db.wal.next) {
+	if now.Before(e.wal.next) {
 		return
 	}
-	db.wal.next = now.Add(db.wal.every)
-	size := db.ckpt.frames.Load() * db.ckpt.frameSize.Load()
-	db.wal.mu.Lock()
-	db.wal.stats.WALBytes = size
-	db.wal.mu.Unlock()
-	if size < db.wal.limit {
+	e.wal.next = now.Add(e.wal.every)
+	size := e.ckpt.frames.Load() * e.ckpt.frameSize.Load()
+	e.wal.mu.Lock()
+	e.wal.stats.WALBytes = size
+	e.wal.mu.Unlock()
+	if size < e.wal.limit {
 		return
 	}
 	start := time.Now()
-	busy, err := db.checkpoint()
+	busy, err := e.checkpoint()
 	took := time.Since(start)
 	unfinished := err != nil || busy
 	if unfinished {
-		db.wal.next = time.Now().Add(walRetry)
+		e.wal.next = time.Now().Add(walRetry)
 	} else {
 		size = 0
-		db.ckpt.frames.Store(0)
+		e.ckpt.frames.Store(0)
 	}
-	db.wal.mu.Lock()
-	defer db.wal.mu.Unlock()
-	s := &db.wal.stats
+	e.wal.mu.Lock()
+	defer e.wal.mu.Unlock()
+	s := &e.wal.stats
 	s.WALBytes = size
 	s.Count++
 	if unfinished {
@@ -244,18 +241,18 @@ func (db *DB) afterWrite() {
 // copy is a few commits' pages; the background checkpoint did the rest.
 // It never waits: while a background checkpoint runs, the next group's
 // end tries again.
-func (db *DB) catchUp() {
-	if !db.ckpt.copied.Load() || !db.ckpt.mu.TryLock() {
+func (e *Engine) catchUp() {
+	if !e.ckpt.copied.Load() || !e.ckpt.mu.TryLock() {
 		return
 	}
-	defer db.ckpt.mu.Unlock()
-	db.ckpt.copied.Store(false)
-	_, err := passiveCheckpoint(db.writer)
-	db.wal.mu.Lock()
-	defer db.wal.mu.Unlock()
-	db.wal.stats.CaughtUp++
+	defer e.ckpt.mu.Unlock()
+	e.ckpt.copied.Store(false)
+	_, err := passiveCheckpoint(e.writer)
+	e.wal.mu.Lock()
+	defer e.wal.mu.Unlock()
+	e.wal.stats.CaughtUp++
 	if err != nil {
-		db.wal.stats.CatchUpFailed++
+		e.wal.stats.CatchUpFailed++
 	}
 }
 
@@ -267,17 +264,17 @@ func (db *DB) catchUp() {
 // one reader of an older snapshot at most and then gives up, and with
 // several clients searching there nearly always is a second
 // (docs/measurements.md). Reads wait for it, as writes do.
-func (db *DB) checkpoint() (busy bool, err error) {
+func (e *Engine) checkpoint() (busy bool, err error) {
 	// A background checkpoint in progress finishes first.
-	db.ckpt.mu.Lock()
-	defer db.ckpt.mu.Unlock()
-	release, drained := db.readers.hold(walBusy)
+	e.ckpt.mu.Lock()
+	defer e.ckpt.mu.Unlock()
+	release, drained := e.readers.hold(walBusy)
 	defer release()
 	if !drained {
 		return true, nil // a long read (an integrity check) holds on
 	}
 	ctx := context.Background()
-	conn, err := db.writer.Conn(ctx)
+	conn, err := e.writer.Conn(ctx)
 	if err != nil {
 		return false, err
 	}

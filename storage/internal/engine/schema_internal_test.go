@@ -1,4 +1,4 @@
-package storage
+package engine
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func oldDatabase(t *testing.T, path string, k int, extra ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := driver.Open(dsn(path, "immediate", writerPragmas), (&DB{}).initWriter)
+	pool, err := driver.Open(dsn(path, "immediate", writerPragmas), (&Engine{cfg: Config{Funcs: testFuncs}}).initWriter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestSchema_Upgrade(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "hearth.db")
 			oldDatabase(t, path, k)
-			db, err := Open(context.Background(), path)
+			db, err := Open(context.Background(), testConfig(path))
 			if err != nil {
 				t.Fatalf("an older file after %d migrations: %v", k, err)
 			}
@@ -74,7 +74,7 @@ func TestSchema_Upgrade(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "hearth.db")
 		k := len(names) / 2
 		oldDatabase(t, path, k, `CREATE TRIGGER keep_out AFTER INSERT ON migrations BEGIN DELETE FROM records; END`)
-		_, err := Open(context.Background(), path)
+		_, err := Open(context.Background(), testConfig(path))
 		if err == nil || !strings.Contains(err.Error(), "extra trigger keep_out (on migrations)") {
 			t.Fatalf("got %v, want a refusal naming the trigger", err)
 		}
@@ -109,7 +109,7 @@ func fuzzDB(tb testing.TB) (*sql.DB, string) {
 			return
 		}
 		init := func(c *sqlite3.Conn) error {
-			if err := (&DB{}).initWriter(c); err != nil {
+			if err := (&Engine{cfg: Config{Funcs: testFuncs}}).initWriter(c); err != nil {
 				return err
 			}
 			return c.SetAuthorizer(func(action sqlite3.AuthorizerActionCode, _, _, _, _ string) sqlite3.AuthorizerReturnCode {
@@ -231,14 +231,14 @@ func FuzzSchemaCheck(f *testing.F) {
 			// The file claims other migrations: another expected schema,
 			// compared by TestSchema_Upgrade; here only that the check
 			// does not panic.
-			_ = checkSchema(ctx, tx)
+			_ = checkSchema(ctx, tx, testFuncs)
 			return
 		}
 		after, err := dumpSchema(ctx, tx)
 		if err != nil {
 			return // the statement broke the schema past reading, or ran out of time
 		}
-		checkErr := checkSchema(ctx, tx)
+		checkErr := checkSchema(ctx, tx, testFuncs)
 		var se *SchemaError
 		errors.As(checkErr, &se)
 		switch {
@@ -262,12 +262,12 @@ func FuzzSchemaCheck(f *testing.F) {
 func BenchmarkCheckSchema(b *testing.B) {
 	pool, _ := fuzzDB(b)
 	ctx := context.Background()
-	if err := checkSchema(ctx, pool); err != nil {
+	if err := checkSchema(ctx, pool, testFuncs); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := checkSchema(ctx, pool); err != nil {
+		if err := checkSchema(ctx, pool, testFuncs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -281,7 +281,7 @@ func BenchmarkBuildSchema(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := buildSchema(context.Background(), names); err != nil {
+		if _, err := buildSchema(context.Background(), names, testFuncs); err != nil {
 			b.Fatal(err)
 		}
 	}

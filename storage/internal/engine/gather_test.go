@@ -1,4 +1,4 @@
-package storage
+package engine
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 // returns once every send has been taken.
 func newGather(t *testing.T) (*gather, func(rs ...*writeRequest) (wait func())) {
 	t.Helper()
-	db := &DB{writes: make(chan *writeRequest), closing: make(chan struct{})}
-	g := &gather{db: db, timer: time.NewTimer(time.Hour), peak: 1}
+	db := &Engine{writes: make(chan *writeRequest), closing: make(chan struct{})}
+	g := &gather{e: db, timer: time.NewTimer(time.Hour), peak: 1}
 	g.timer.Stop()
 	send := func(rs ...*writeRequest) func() {
 		var wg sync.WaitGroup
@@ -29,7 +29,7 @@ func newGather(t *testing.T) (*gather, func(rs ...*writeRequest) (wait func())) 
 }
 
 func request(op string) *writeRequest {
-	return &writeRequest{ctx: context.Background(), op: op, fn: func(*txn) error { return nil }, done: make(chan writeResult, 1)}
+	return &writeRequest{ctx: context.Background(), op: op, fn: func(*Tx) error { return nil }, done: make(chan writeResult, 1)}
 }
 
 // TestGather: a group takes the writes waiting and stops at an exclusive
@@ -53,7 +53,7 @@ func TestGather(t *testing.T) {
 		}
 		// Taken, they no longer wait, whether or not their senders have
 		// run since.
-		if n := g.db.WritesWaiting(); n != 0 {
+		if n := g.e.WritesWaiting(); n != 0 {
 			t.Errorf("%d writes waiting after the group took them all, want 0", n)
 		}
 	})
@@ -74,8 +74,8 @@ func TestGather(t *testing.T) {
 
 		// A write already waiting (a buffered channel holds it) stays
 		// for the next group.
-		db := &DB{writes: make(chan *writeRequest, 1), closing: make(chan struct{})}
-		g := &gather{db: db, timer: time.NewTimer(time.Hour), peak: 8}
+		db := &Engine{writes: make(chan *writeRequest, 1), closing: make(chan struct{})}
+		g := &gather{e: db, timer: time.NewTimer(time.Hour), peak: 8}
 		g.timer.Stop()
 		a := request("a")
 		db.waiting.Add(1)
@@ -108,7 +108,7 @@ func TestGather(t *testing.T) {
 		g, _ := newGather(t)
 		g.peak = 8
 		g.start(request("first"))
-		close(g.db.closing)
+		close(g.e.closing)
 		if out := g.more(); out != nil {
 			t.Errorf("more while closing = %v, want none", out)
 		}
@@ -150,8 +150,8 @@ func endsGroup(t *testing.T, kind string, x *writeRequest) *gather {
 // a commit of its own.
 func TestWrite_GroupGathers(t *testing.T) {
 	db := openGroupDB(t)
-	insert := func(k string, ran **txn) func(tx *txn) error {
-		return func(tx *txn) error {
+	insert := func(k string, ran **Tx) func(tx *Tx) error {
+		return func(tx *Tx) error {
 			*ran = tx
 			_, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES (?)`, k)
 			return err
@@ -160,10 +160,10 @@ func TestWrite_GroupGathers(t *testing.T) {
 	// Two writers at once: the loop learns that writes come in groups.
 	release := holdWriter(t, db)
 	var wg sync.WaitGroup
-	var tx0, tx1 *txn
-	for i, ran := range []**txn{&tx0, &tx1} {
+	var tx0, tx1 *Tx
+	for i, ran := range []**Tx{&tx0, &tx1} {
 		wg.Go(func() {
-			if err := db.write(context.Background(), "pair", insert(fmt.Sprint("p", i), ran)); err != nil {
+			if err := db.Write(context.Background(), "pair", insert(fmt.Sprint("p", i), ran)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -178,10 +178,10 @@ func TestWrite_GroupGathers(t *testing.T) {
 	}
 
 	// A runs; B is sent while A's fn holds the loop.
-	var txA, txB *txn
+	var txA, txB *Tx
 	started := make(chan struct{})
 	wg.Go(func() {
-		err := db.write(context.Background(), "a", func(tx *txn) error {
+		err := db.Write(context.Background(), "a", func(tx *Tx) error {
 			close(started)
 			for queuedWrites(db) < 1 {
 				time.Sleep(time.Millisecond)
@@ -193,7 +193,7 @@ func TestWrite_GroupGathers(t *testing.T) {
 		}
 	})
 	<-started
-	if err := db.write(context.Background(), "b", insert("b", &txB)); err != nil {
+	if err := db.Write(context.Background(), "b", insert("b", &txB)); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -213,8 +213,8 @@ func TestWriteSolo(t *testing.T) {
 	db := openGroupDB(t)
 	// probe reports whether fn runs under the group's savepoint: ROLLBACK
 	// TO names one that exists, and undoes nothing fn has not written.
-	probe := func(under *bool, k string) func(tx *txn) error {
-		return func(tx *txn) error {
+	probe := func(under *bool, k string) func(tx *Tx) error {
+		return func(tx *Tx) error {
 			_, err := tx.ExecContext(context.Background(), `ROLLBACK TO w`)
 			*under = err == nil
 			if err != nil && !strings.Contains(err.Error(), "no such savepoint") {
@@ -230,7 +230,7 @@ func TestWriteSolo(t *testing.T) {
 	var pair [2]bool
 	for i := range pair {
 		wg.Go(func() {
-			if err := db.write(context.Background(), "pair", probe(&pair[i], fmt.Sprint("p", i))); err != nil {
+			if err := db.Write(context.Background(), "pair", probe(&pair[i], fmt.Sprint("p", i))); err != nil {
 				t.Error(err)
 			}
 		})
@@ -254,9 +254,9 @@ func TestWriteSolo(t *testing.T) {
 		k     string
 	}{{false, &underX, "x"}, {true, &underS, "s"}, {false, &underY, "y"}} {
 		wg.Go(func() {
-			send := db.write
+			send := db.Write
 			if w.solo {
-				send = db.writeSolo
+				send = db.WriteSolo
 			}
 			if err := send(context.Background(), w.k, probe(w.under, w.k)); err != nil {
 				t.Error(err)
@@ -281,62 +281,5 @@ func TestWriteSolo(t *testing.T) {
 	}
 	if got := keys(t, db); !got["x"] || !got["s"] || !got["y"] {
 		t.Errorf("stored %v", got)
-	}
-}
-
-// TestFlushUsage_RunsSolo: a usage flush is a solo write (writeSolo): it
-// never joins the group of the writes about it, so its many pages are
-// never copied into a savepoint's subjournal.
-func TestFlushUsage_RunsSolo(t *testing.T) {
-	db := openGroupDB(t)
-	insert := func(k string) func(tx *txn) error {
-		return func(tx *txn) error {
-			_, err := tx.ExecContext(context.Background(), `INSERT INTO g (k) VALUES (?)`, k)
-			return err
-		}
-	}
-	ids := make([]string, 500)
-	for i := range ids {
-		ids[i] = fmt.Sprint("no-such-record-", i)
-	}
-	db.NoteReturned(ids)
-
-	// Two writers at once: the loop learns that writes come in groups.
-	release := holdWriter(t, db)
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Go(func() {
-			if err := db.write(context.Background(), "pair", insert(fmt.Sprint("p", i))); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	for queuedWrites(db) < 2 {
-		time.Sleep(time.Millisecond)
-	}
-	release()
-	wg.Wait()
-
-	groups0, _ := db.GroupStats()
-	release = holdWriter(t, db)
-	for i, send := range []func() error{
-		func() error { return db.write(context.Background(), "x", insert("x")) },
-		func() error { return db.FlushUsage(context.Background()) },
-		func() error { return db.write(context.Background(), "y", insert("y")) },
-	} {
-		wg.Go(func() {
-			if err := send(); err != nil {
-				t.Error(err)
-			}
-		})
-		for queuedWrites(db) < i+1 {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	release()
-	wg.Wait()
-	// The hold's group takes x and ends at the flush; the flush; y.
-	if groups, _ := db.GroupStats(); groups-groups0 != 3 {
-		t.Errorf("%d commits for the hold, a write, a flush and a write; want 3 (the hold with x, the flush, y)", groups-groups0)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd)
 
-package storage
+package engine
 
 // diskSpace cannot tell on this platform.
 func diskSpace(string) DiskSpace { return DiskSpace{} }

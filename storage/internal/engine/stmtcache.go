@@ -1,8 +1,9 @@
-package storage
+package engine
 
 import (
 	"context"
 	"database/sql"
+	"maps"
 	"sync"
 )
 
@@ -85,9 +86,21 @@ func (c *stmtCache) close() error {
 	return first
 }
 
+// Statements returns the statements cached so far on the writer's pool
+// (writer) or the readers', by their SQL: for tests of what is cached.
+func (e *Engine) Statements(writer bool) map[string]*sql.Stmt {
+	c := e.readerStmts
+	if writer {
+		c = e.writerStmts
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.m)
+}
+
 // ExecContext runs query in the transaction, through a cached statement
 // when there is one.
-func (tx *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
@@ -97,7 +110,7 @@ func (tx *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.
 
 // QueryContext runs query in the transaction, through a cached statement
 // when there is one.
-func (tx *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
@@ -107,7 +120,7 @@ func (tx *txn) QueryContext(ctx context.Context, query string, args ...any) (*sq
 
 // QueryRowContext runs query in the transaction, through a cached statement
 // when there is one.
-func (tx *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
@@ -119,7 +132,7 @@ func (tx *txn) QueryRowContext(ctx context.Context, query string, args ...any) *
 // caller that runs it several times: the cached statement when there is
 // one, else one prepared for the transaction alone. Closing it leaves the
 // cached statement open.
-func (tx *txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+func (tx *Tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st), nil
@@ -128,7 +141,7 @@ func (tx *txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, err
 }
 
 // Commit commits and then prepares what the transaction marked.
-func (tx *txn) Commit() error {
+func (tx *Tx) Commit() error {
 	err := tx.Tx.Commit()
 	tx.stmts.fill()
 	return err
@@ -136,7 +149,7 @@ func (tx *txn) Commit() error {
 
 // Rollback rolls back (a no-op after Commit) and prepares what the
 // transaction marked.
-func (tx *txn) Rollback() error {
+func (tx *Tx) Rollback() error {
 	err := tx.Tx.Rollback()
 	tx.stmts.fill()
 	return err

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd
 
-package storage
+package engine
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,4 @@
-package storage
+package engine
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
 )
 
@@ -172,7 +173,7 @@ func appliedMigrations(ctx context.Context, q queryer) ([]string, error) {
 // checkSchema compares q's database with what the migrations it has had
 // create (expectedSchema). It returns a *SchemaError when they differ or
 // when the file has had a migration this build does not know.
-func checkSchema(ctx context.Context, q queryer) error {
+func checkSchema(ctx context.Context, q queryer, funcs func(*sqlite3.Conn) error) error {
 	applied, err := appliedMigrations(ctx, q)
 	if err != nil {
 		return err
@@ -202,7 +203,7 @@ func checkSchema(ctx context.Context, q queryer) error {
 			return &SchemaError{Gap: missing}
 		}
 	}
-	want, err := expectedSchema(ctx, applied)
+	want, err := expectedSchema(ctx, applied, funcs)
 	if err != nil {
 		return err
 	}
@@ -226,14 +227,14 @@ var expected struct {
 // expectedSchema is the schema the migrations named (in order) create on an
 // empty database: built once per process and set of migrations, in
 // memory, by running them, so it never drifts from the migrations.
-func expectedSchema(ctx context.Context, names []string) ([]schemaObject, error) {
+func expectedSchema(ctx context.Context, names []string, funcs func(*sqlite3.Conn) error) ([]schemaObject, error) {
 	key := strings.Join(names, "\x00")
 	expected.mu.Lock()
 	defer expected.mu.Unlock()
 	if s, ok := expected.schemas[key]; ok {
 		return s, nil
 	}
-	s, err := buildSchema(ctx, names)
+	s, err := buildSchema(ctx, names, funcs)
 	if err != nil {
 		return nil, fmt.Errorf("storage: expected schema: %w", err)
 	}
@@ -249,23 +250,27 @@ func expectedSchema(ctx context.Context, names []string) ([]schemaObject, error)
 // process, so that the build overlaps opening the file and its integrity
 // check (checkSchema waits on the cache's lock, or builds it first; the
 // other then finds it built).
-var warmSchema = sync.OnceFunc(func() {
-	names, err := migrationNames()
-	if err != nil {
-		return
-	}
-	go func() { _, _ = expectedSchema(context.Background(), names) }()
-})
+var warmOnce sync.Once
+
+func warmSchema(funcs func(*sqlite3.Conn) error) {
+	warmOnce.Do(func() {
+		names, err := migrationNames()
+		if err != nil {
+			return
+		}
+		go func() { _, _ = expectedSchema(context.Background(), names, funcs) }()
+	})
+}
 
 // buildSchema runs the migrations named on a new in-memory database, as
 // migrate does, and reads its schema. No migrations: nothing.
-func buildSchema(ctx context.Context, names []string) ([]schemaObject, error) {
+func buildSchema(ctx context.Context, names []string, funcs func(*sqlite3.Conn) error) ([]schemaObject, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	// The writer's connection setup: migrations may call the SQL functions
-	// it registers (hearth_session_digest).
-	pool, err := driver.Open(":memory:", (&DB{}).initWriter)
+	// What the writer's connections register: migrations may call the SQL
+	// functions (hearth_session_digest) and tokenizers it registers.
+	pool, err := driver.Open(":memory:", funcs)
 	if err != nil {
 		return nil, err
 	}
@@ -292,12 +297,12 @@ func buildSchema(ctx context.Context, names []string) ([]schemaObject, error) {
 
 // schemaRefusal words a SchemaError for the database: what differs and
 // what to do. Other errors are openError's.
-func (db *DB) schemaRefusal(err error) error {
+func (e *Engine) schemaRefusal(err error) error {
 	var se *SchemaError
 	if !errors.As(err, &se) {
-		return db.openError(err)
+		return e.openError(err)
 	}
-	path := db.path
+	path := e.path
 	if len(se.Unknown) > 0 {
 		return fmt.Errorf("storage: cannot open the database %s: %w: run that Hearth, or restore a backup this one made", path, err)
 	}
@@ -310,20 +315,20 @@ func (db *DB) schemaRefusal(err error) error {
 // so that nothing Hearth did not make fires on the migrations' writes,
 // and again after it when migrate had anything to do. A file whose
 // migrations have a gap is checked after migrate alone.
-func (db *DB) checkSchemaAround(ctx context.Context, migrate func(context.Context) error) error {
+func (e *Engine) checkSchemaAround(ctx context.Context, migrate func(context.Context) error) error {
 	var applied []string
 	check := func() error {
-		return db.onWriter(ctx, func(conn *sql.Conn) (err error) {
+		return e.onWriter(ctx, func(conn *sql.Conn) (err error) {
 			if applied, err = appliedMigrations(ctx, conn); err != nil {
 				return err
 			}
-			return checkSchema(ctx, conn)
+			return checkSchema(ctx, conn, e.cfg.schemaFuncs)
 		})
 	}
 	var se *SchemaError
 	err := check()
 	if err != nil && !(errors.As(err, &se) && len(se.Gap) > 0) {
-		return db.schemaRefusal(err)
+		return e.schemaRefusal(err)
 	}
 	known, kerr := migrationNames()
 	if kerr != nil {
@@ -331,7 +336,7 @@ func (db *DB) checkSchemaAround(ctx context.Context, migrate func(context.Contex
 	}
 	before := len(applied)
 	if err := migrate(ctx); err != nil {
-		return db.openError(err)
+		return e.openError(err)
 	}
 	if err == nil && before == len(known) {
 		return nil // nothing was pending: what was checked is what runs
@@ -347,7 +352,7 @@ func (db *DB) checkSchemaAround(ctx context.Context, migrate func(context.Contex
 		}
 	}
 	if err != nil {
-		return db.schemaRefusal(err)
+		return e.schemaRefusal(err)
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package storage
+package engine
 
 // isQuota: no disk quota error on this platform.
 func isQuota(error) bool { return false }
