@@ -39,7 +39,7 @@ type Coverage struct {
 func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) {
 	words := fulltext.QueryWords(text)
 	x := fulltext.Expand(words)
-	rows := db.dfs.rowsSeen.Load()
+	rows := db.fts.RowsSeen()
 	c := Coverage{rows: rows}
 	names := namedForms(text)
 	seen := map[string]bool{}
@@ -50,13 +50,13 @@ func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) 
 		}
 		seen[stem] = true
 		token := stem
-		if t, ok := db.stems.Get(w); ok {
+		if t, ok := db.fts.Stem(w); ok {
 			token = t
 		}
 		idf, df := 1.0, int64(0)
 		if rows > 0 {
 			var err error
-			df, err = db.dfs.get(db, token, rows)
+			df, err = db.fts.DocFreq(token, rows)
 			if err != nil {
 				return Coverage{}, err
 			}

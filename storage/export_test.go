@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/internal/engine"
+	"github.com/hearth-memory/hearth/storage/internal/fts"
 )
 
 // Test-only access to internals, for the external storage_test package.
 
-// FTSQuery exposes ftsQuery.
-var FTSQuery = ftsQuery
+// FTSQuery exposes fts.Query.
+var FTSQuery = fts.Query
 
 // WriterDSN is the DSN the writer opens path with.
 func WriterDSN(path string) string { return engine.WriterDSN(path) }

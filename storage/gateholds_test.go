@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/hearth-memory/hearth/storage/internal/fts"
 )
 
 // TestGateHolds: the probe before a gate of rare words counts the rows of
@@ -25,12 +27,12 @@ func TestGateHolds(t *testing.T) {
 		if err != nil || len(keys) != 2 {
 			return fmt.Errorf("keys %v: %v", keys, err)
 		}
-		api := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
-		web := &rowRange{lo: keys[1] << ftsSeqBits, hi: keys[1]<<ftsSeqBits | ftsSeqMask}
+		api := &fts.RowRange{Lo: keys[0] << fts.SeqBits, Hi: keys[0]<<fts.SeqBits | fts.SeqMask}
+		web := &fts.RowRange{Lo: keys[1] << fts.SeqBits, Hi: keys[1]<<fts.SeqBits | fts.SeqMask}
 		for _, tt := range []struct {
 			name  string
 			gate  string
-			rows  *rowRange
+			rows  *fts.RowRange
 			limit int
 			want  bool
 		}{
@@ -42,8 +44,8 @@ func TestGateHolds(t *testing.T) {
 			{"not everywhere", `"zorblax"`, nil, 34, false},
 			{"absent", `"nowhere"`, nil, 1, false},
 		} {
-			if got := gateHolds(ctx, tx, tt.gate, tt.rows, tt.limit); got != tt.want {
-				t.Errorf("%s: gateHolds(%s, limit %d) = %v, want %v", tt.name, tt.gate, tt.limit, got, tt.want)
+			if got := fts.GateHolds(ctx, tx, tt.gate, tt.rows, tt.limit); got != tt.want {
+				t.Errorf("%s: fts.GateHolds(%s, limit %d) = %v, want %v", tt.name, tt.gate, tt.limit, got, tt.want)
 			}
 		}
 		return nil
@@ -52,8 +54,8 @@ func TestGateHolds(t *testing.T) {
 	}
 }
 
-// gate is gateOf's gate and phrase count, as the pruning tests read them.
+// gate is fts.Index.GateOf's gate and phrase count, as the pruning tests read them.
 func (db *DB) gate(words []string) (string, int) {
-	g, n, _ := db.gateOf(words)
+	g, n, _ := db.fts.GateOf(words)
 	return g, n
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage/fulltext"
+	"github.com/hearth-memory/hearth/storage/internal/fts"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -122,7 +123,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 				for i, ns := range scope {
 					keys[i] = `"` + scopeToken(ns) + `"`
 				}
-				match := "fts_scope : (" + strings.Join(keys, " OR ") + ") AND {title content} : (" + quoted(x.Terms(), " OR ") + ")"
+				match := "fts_scope : (" + strings.Join(keys, " OR ") + ") AND {title content} : (" + fts.Quoted(x.Terms(), " OR ") + ")"
 				var want []ranked
 				if err := db.read(ctx, "test", func(tx *txn) (err error) {
 					want, err = rankTx(ctx, tx, wordIndex, match, []any{len(scope), x.RankWords()}, nil, q, exclude, q.Limit)
@@ -158,7 +159,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 			x := fulltext.Expand(fulltext.QueryWords(text))
 			var want []ranked
 			if err := db.read(ctx, "test", func(tx *txn) (err error) {
-				want, err = rankTx(ctx, tx, wordIndex, "{title content} : ("+quoted(x.Terms(), " OR ")+")", []any{0, x.RankWords()}, nil, q, q.Exclude, q.Limit)
+				want, err = rankTx(ctx, tx, wordIndex, "{title content} : ("+fts.Quoted(x.Terms(), " OR ")+")", []any{0, x.RankWords()}, nil, q, q.Exclude, q.Limit)
 				return err
 			}); err != nil {
 				t.Fatal(err)
@@ -179,7 +180,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 		SELECT bm25(records_fts, 3.0, 1.0, 0.0), hearth_rank(records_fts, 0, ds.sz, '', 3.0, 1.0, 0.0)
 		FROM records_fts JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid
 		WHERE records_fts MATCH '{title content} : ("retry" OR "cache" OR "term010")' AND records_fts.rowid BETWEEN ? AND ?`,
-		key<<ftsSeqBits, key<<ftsSeqBits|ftsSeqMask)
+		key<<fts.SeqBits, key<<fts.SeqBits|fts.SeqMask)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,9 +408,9 @@ func leanAndFull(t *testing.T, db *DB, q SearchQuery) (lean, full []ranked, ok b
 		if err != nil || len(keys) != 1 {
 			return fmt.Errorf("keys %v: %v", keys, err)
 		}
-		rows := &rowRange{lo: keys[0] << ftsSeqBits, hi: keys[0]<<ftsSeqBits | ftsSeqMask}
+		rows := &fts.RowRange{Lo: keys[0] << fts.SeqBits, Hi: keys[0]<<fts.SeqBits | fts.SeqMask}
 		x := fulltext.Expand(fulltext.QueryWords(q.Text))
-		all := "{title content} : (" + quoted(x.Terms(), " OR ") + ")"
+		all := "{title content} : (" + fts.Quoted(x.Terms(), " OR ") + ")"
 		if lean, ok, err = db.rankLeanTx(ctx, tx, all, 0, x.RankWords(), rows, q, nil, q.Limit); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage/fulltext"
+	"github.com/hearth-memory/hearth/storage/internal/fts"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -116,9 +117,9 @@ func TestRank_MatchesBM25(t *testing.T) {
 	t.Run("OKFresh", check)
 
 	t.Run("OKCached", func(t *testing.T) {
-		counted := db.dfs.counted.Load()
+		counted := db.fts.Counted()
 		check(t)
-		if got := db.dfs.counted.Load(); got != counted {
+		if got := db.fts.Counted(); got != counted {
 			t.Errorf("%d frequencies counted again without a write in between", got-counted)
 		}
 	})
@@ -127,7 +128,7 @@ func TestRank_MatchesBM25(t *testing.T) {
 		// What runs beside searches — recorded asks, counted uses, the job
 		// queue, audit rows — writes no record: the frequencies stay.
 		ctx := context.Background()
-		before, counted := db.eng.Gen(), db.dfs.counted.Load()
+		before, counted := db.eng.Gen(), db.fts.Counted()
 		q, _ := screen.Check("query", "retry webhook")
 		db.RecordAsk(Ask{Namespace: "global", Client: "t", Session: "s1", Query: q, Hits: []string{"01ARZ3NDEKTSV4RRFFQ69G5FAV"}})
 		if err := db.FlushAsks(ctx); err != nil {
@@ -147,7 +148,7 @@ func TestRank_MatchesBM25(t *testing.T) {
 			t.Errorf("bookkeeping advanced the write generation by %d", got-before)
 		}
 		check(t)
-		if got := db.dfs.counted.Load(); got != counted {
+		if got := db.fts.Counted(); got != counted {
 			t.Errorf("%d frequencies counted again after bookkeeping alone", got-counted)
 		}
 	})
@@ -172,31 +173,12 @@ func TestRank_MatchesBM25(t *testing.T) {
 		if db.eng.Gen() == before {
 			t.Fatal("writes did not advance the write generation")
 		}
-		counted := db.dfs.counted.Load()
+		counted := db.fts.Counted()
 		check(t)
-		if db.dfs.counted.Load() == counted {
+		if db.fts.Counted() == counted {
 			t.Error("no frequency was counted again after the writes")
 		}
 	})
-}
-
-// TestRank_Varint holds varint to SQLite's encoding.
-func TestRank_Varint(t *testing.T) {
-	for _, tt := range []struct {
-		b    []byte
-		v    uint64
-		size int
-	}{
-		{[]byte{0x05}, 5, 1},
-		{[]byte{0x81, 0x00}, 128, 2},
-		{[]byte{0xff, 0x7f}, 16383, 2},
-		{[]byte{0x81, 0x80, 0x00}, 16384, 3},
-		{[]byte{0x81}, 0, 0}, // cut short
-	} {
-		if v, n := varint(tt.b); v != tt.v || n != tt.size {
-			t.Errorf("varint(%x) = %d, %d; want %d, %d", tt.b, v, n, tt.v, tt.size)
-		}
-	}
 }
 
 // TestSearch_Pruned: on a store large enough to prune, a query with a common
@@ -210,8 +192,8 @@ func TestSearch_Pruned(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	defer func(n int64) { pruneMinRows = n }(pruneMinRows)
-	pruneMinRows = 500
+	defer func(n int64) { fts.PruneMinRows = n }(fts.PruneMinRows)
+	fts.PruneMinRows = 500
 	var recs []NewRecord
 	text := func(s string) screen.Text { x, _ := screen.Check("t", s); return x }
 	for i := range 1200 {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hearth-memory/hearth/storage/fulltext"
+	"github.com/hearth-memory/hearth/storage/internal/fts"
 )
 
 // Default limits when a query gives none.
@@ -195,17 +196,6 @@ func reorder(hits []Hit, order []int) {
 	copy(hits, moved)
 }
 
-// Pruning: on a large store, a word that most records hold adds little to
-// a rank but makes every record holding it a candidate to score.
-var (
-	// pruneMinRows is the size of index below which every match is scored
-	// (a variable for tests).
-	pruneMinRows int64 = 5000
-	// pruneCommon: a word held by more than this share of the records is
-	// common.
-	pruneCommon = 0.05
-)
-
 // searchWords searches records_fts for the terms of x: the query's words
 // and their synonyms (fulltext.Expand), which match title and content only.
 // Within namespaces (not a hub's reach), each namespace is searched on its
@@ -222,10 +212,10 @@ var (
 // out is one that shares nothing but common words with the query while
 // limit better ones exist: it would rank below them.
 func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x fulltext.Expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
-	all := "{title content} : (" + quoted(x.Terms(), " OR ") + ")"
+	all := "{title content} : (" + fts.Quoted(x.Terms(), " OR ") + ")"
 	joined := x.RankWords()
-	gate, n, common := db.gateOf(x.Terms())
-	search := func(rows *rowRange) ([]ranked, error) {
+	gate, n, common := db.fts.GateOf(x.Terms())
+	search := func(rows *fts.RowRange) ([]ranked, error) {
 		run := func(match string, nSkip int) ([]ranked, error) {
 			if len(q.Types) == 0 {
 				if top, ok, err := db.rankLeanTx(ctx, tx, match, nSkip, joined, rows, q, exclude, limit); err != nil || ok {
@@ -236,7 +226,7 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x fulltext.E
 		}
 		// A gate of rare words that lets fewer than limit rows through is
 		// not run: every match would be scored after it anyway.
-		if n > 0 && (common || gateHolds(ctx, tx, gate, rows, limit)) {
+		if n > 0 && (common || fts.GateHolds(ctx, tx, gate, rows, limit)) {
 			top, err := run("{title content} : ("+gate+") AND "+all, n)
 			if err != nil || len(top) >= limit {
 				return top, err
@@ -253,7 +243,7 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x fulltext.E
 	}
 	var top []ranked
 	for _, k := range keys {
-		t, err := search(&rowRange{lo: k << ftsSeqBits, hi: k<<ftsSeqBits | ftsSeqMask})
+		t, err := search(&fts.RowRange{Lo: k << fts.SeqBits, Hi: k<<fts.SeqBits | fts.SeqMask})
 		if err != nil {
 			return nil, err
 		}
@@ -269,16 +259,6 @@ func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x fulltext.E
 	}
 	return top[:min(len(top), limit)], nil
 }
-
-// A full-text rowid is the record's namespace key shifted ftsSeqBits left,
-// ORed with its seq (migration 0075).
-const (
-	ftsSeqBits       = 40
-	ftsSeqMask int64 = 1<<ftsSeqBits - 1
-)
-
-// rowRange bounds the full-text rowids a query reads, both ends included.
-type rowRange struct{ lo, hi int64 }
 
 // nsKeyCache remembers the namespaces' full-text keys (namespace_keys,
 // migration 0075), so a search looks up only namespaces it has not met: a
@@ -353,52 +333,6 @@ func (db *DB) namespaceKeysTx(ctx context.Context, tx *txn, namespaces []string,
 // remembers: a caller naming ever new ones must not grow it without end.
 const maxAbsentNamespaces = 1024
 
-// gateOf returns the pruning gate for words (see searchWords), how many
-// phrases it holds, or 0 when every match is to be scored, and whether the
-// gate is of common words, all of which a row must hold, rather than of
-// rare words, any of which it may.
-func (db *DB) gateOf(words []string) (gate string, n int, common bool) {
-	rows := db.dfs.rowsSeen.Load()
-	if rows < pruneMinRows {
-		return "", 0, false
-	}
-	var rare, commons []string
-	for _, w := range words {
-		if stem, ok := db.stems.Get(w); ok {
-			if db.dfs.absent(db, stem) {
-				// In no record (a synonym the store never uses, say): a
-				// gate of it would hold nothing back but cost a query.
-				continue
-			}
-			if df, ok := db.dfs.estimate(stem); ok && float64(df) > pruneCommon*float64(rows) {
-				commons = append(commons, w)
-				continue
-			}
-		}
-		rare = append(rare, w)
-	}
-	switch {
-	case len(commons) == 0:
-		return "", 0, false
-	case len(rare) > 0:
-		return quoted(rare, " OR "), len(rare), false
-	default:
-		return quoted(commons, " AND "), len(commons), true
-	}
-}
-
-// quoted quotes each word (a string, never FTS5 syntax) and joins them by op.
-func quoted(words []string, op string) string {
-	var b strings.Builder
-	for i, w := range words {
-		if i > 0 {
-			b.WriteString(op)
-		}
-		b.WriteString(`"` + w + `"`)
-	}
-	return b.String()
-}
-
 // index is a full-text index rankTx reads: its table, rank expression
 // (whose arguments from ?7 on rankTx's caller gives), the join it needs,
 // and the record's seq as its rowid gives it.
@@ -409,7 +343,7 @@ var (
 	// its rowids namespace ranges (migration 0075).
 	wordIndex = index{"records_fts", "hearth_rank(records_fts, ?7, ds.sz, ?8, 3.0, 1.0, 0.0)",
 		"JOIN records_fts_docsize AS ds ON ds.id = records_fts.rowid",
-		"(records_fts.rowid & " + strconv.FormatInt(ftsSeqMask, 10) + ")"}
+		"(records_fts.rowid & " + strconv.FormatInt(fts.SeqMask, 10) + ")"}
 	// cjkIndex is records_cjk: CJK bigrams (migration 0008), ranked by bm25
 	// with the same title weight; its rowids are the records' seqs.
 	cjkIndex = index{"records_cjk", "bm25(records_cjk, 3.0, 1.0)", "", "records_cjk.rowid"}
@@ -480,12 +414,12 @@ type ranked struct {
 // ranked with only what ranking and the filters need; readHits reads them
 // whole. Reading every match whole, or running the match again per hit
 // for FTS5's snippet(), cost more than ranking.
-func rankTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []any, rows *rowRange, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
+func rankTx(ctx context.Context, tx *txn, ix index, match string, rankArgs []any, rows *fts.RowRange, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
 	args := append([]any{match, jsonList(q.Namespaces), jsonList(q.Types), jsonList(exclude), limit, q.AllRepositories}, rankArgs...)
 	bounds := ""
 	if rows != nil {
 		bounds = ` AND ` + ix.table + `.rowid BETWEEN ?9 AND ?10`
-		args = append(args, rows.lo, rows.hi)
+		args = append(args, rows.Lo, rows.Hi)
 	}
 	rs, err := tx.QueryContext(ctx, `
 		SELECT r.seq, `+ix.rank+` AS rank, r.id
@@ -535,12 +469,12 @@ func leanDepth(limit int) int { return 2*limit + 8 }
 // or a row past the depth that ties in rank with the last row kept (it
 // might come first by id). A tie across the depth below the hits kept
 // settles nothing and is no reason. The caller then runs rankTx.
-func (db *DB) rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words string, rows *rowRange, q SearchQuery, exclude []string, limit int) (top []ranked, ok bool, err error) {
+func (db *DB) rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, words string, rows *fts.RowRange, q SearchQuery, exclude []string, limit int) (top []ranked, ok bool, err error) {
 	depth := leanDepth(limit)
 	bounds, args := "", []any{match, nSkip, words, depth + 1}
 	if rows != nil {
 		bounds = ` AND records_fts.rowid BETWEEN ?5 AND ?6`
-		args = append(args, rows.lo, rows.hi)
+		args = append(args, rows.Lo, rows.Hi)
 	}
 	rs, err := tx.QueryContext(ctx, `
 		SELECT records_fts.rowid, hearth_rank(records_fts, ?2, ds.sz, ?3, 3.0, 1.0, 0.0) AS rank
@@ -558,7 +492,7 @@ func (db *DB) rankLeanTx(ctx context.Context, tx *txn, match string, nSkip int, 
 			rs.Close()
 			return nil, false, classify("search", err)
 		}
-		r.seq &= ftsSeqMask
+		r.seq &= fts.SeqMask
 		cands = append(cands, r)
 	}
 	rs.Close()
@@ -729,34 +663,4 @@ func readHits(ctx context.Context, tx *txn, top []ranked, snip *fulltext.Snippet
 		return nil, err
 	}
 	return hits, nil
-}
-
-// ftsQuery turns natural-language text into an FTS5 query: its words (see
-// fulltext.QueryWords), each in double quotes (a string, never an operator
-// or column filter), joined by OR. It returns "" when no word is left.
-func ftsQuery(text string) string {
-	return quoted(fulltext.QueryWords(text), " OR ")
-}
-
-// gateHolds reports whether a gate of rare words lets through at least
-// limit rows of the range (every row when nil): counting them reads only
-// those words' entries, and a gate that lets fewer through would only
-// be followed by scoring every match.
-func gateHolds(ctx context.Context, tx *txn, gate string, rows *rowRange, limit int) bool {
-	lo, hi := int64(0), int64(math.MaxInt64)
-	if rows != nil {
-		lo, hi = rows.lo, rows.hi
-	}
-	rs, err := tx.QueryContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM records_fts
-		WHERE records_fts MATCH ? AND records_fts.rowid BETWEEN ? AND ? LIMIT +?)`,
-		"{title content} : ("+gate+")", lo, hi, limit)
-	if err != nil {
-		return true // the gate's own query will say what went wrong
-	}
-	defer rs.Close()
-	n := 0
-	if rs.Next() {
-		rs.Scan(&n)
-	}
-	return n >= limit
 }

@@ -42,7 +42,7 @@ func TestSQL_NoBareLimitParameter(t *testing.T) {
 }
 
 // TestSQL_LimitPlusParameterIsNotReprepared proves the premise on the
-// driver this module builds with, on a connection without initConn's
+// driver this module builds with, on a connection without fts.Index.Register's
 // planner setting (which alone would also stop it): LIMIT ? re-prepares at
 // every run, LIMIT +? never.
 func TestSQL_LimitPlusParameterIsNotReprepared(t *testing.T) {
@@ -62,7 +62,7 @@ func TestSQL_LimitPlusParameterIsNotReprepared(t *testing.T) {
 
 // TestSQL_FTS5LookupIsNotReprepared: FTS5 looks a term up in a segment with
 // a statement of its own whose plan SQLite would redo for each new binding;
-// the stores' connections plan without bound values (initConn), so it is
+// the stores' connections plan without bound values (fts.Index.Register), so it is
 // prepared once. The premise is checked on a connection without that
 // setting.
 func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
@@ -96,12 +96,12 @@ func TestSQL_FTS5LookupIsNotReprepared(t *testing.T) {
 		}
 	}
 	if n := lookups(plain); n == 0 {
-		t.Log("this SQLite no longer prepares the lookup again without the guarantee: initConn's setting is harmless but no longer needed")
+		t.Log("this SQLite no longer prepares the lookup again without the guarantee: fts.Index.Register's setting is harmless but no longer needed")
 	}
 }
 
 // storeWithPlainConn opens a store in a temporary directory and a plain
-// connection to its file, without the store's connection setup (initConn):
+// connection to its file, without the store's connection setup (fts.Index.Register):
 // where a premise about SQLite itself is checked. Both close with the test.
 func storeWithPlainConn(t *testing.T) (*DB, *sqlite3.Conn) {
 	t.Helper()

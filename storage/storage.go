@@ -24,8 +24,8 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/hearth-memory/hearth/storage/fulltext"
 	"github.com/hearth-memory/hearth/storage/internal/engine"
+	"github.com/hearth-memory/hearth/storage/internal/fts"
 )
 
 // DB is the store: the record domain over its engine (package engine: one
@@ -61,11 +61,10 @@ type DB struct {
 	flushStop chan struct{}
 	flushDone chan struct{}
 
-	// dfs caches document frequencies for one generation of the index
-	// (engineOps.Gen), counted on the engine's vocabulary pool; stems, the
-	// index tokens of query words hearth_rank learned (rank.go).
-	dfs   dfCache
-	stems fulltext.StemCache
+	// fts is the full-text engine's state: document frequencies per
+	// generation of the index (engineOps.Gen), counted on the engine's
+	// vocabulary pool, and the stems hearth_rank learned.
+	fts *fts.Index
 	// nsKeys caches the namespaces' full-text keys (search.go).
 	nsKeys nsKeyCache
 	// lean is the share of the rows the lean ranking looked up that it
@@ -113,17 +112,18 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		uses:      newUsageBuffer(),
 		flushStop: make(chan struct{}),
 	}
+	db.fts = fts.New(func() uint64 { return db.eng.Gen() }, func() *sql.DB { return db.lite.Vocab() })
 	for _, o := range opts {
 		o(db)
 	}
 	cfg := db.cfg
 	cfg.Path = abs
 	cfg.Now = func() time.Time { return db.Now() }
-	cfg.Funcs = db.initConn
+	cfg.Funcs = db.fts.Register
 	cfg.Writer = registerSessionDigest
 	cfg.Opened = db.opened
 	cfg.Untouched = func(op string) bool { return indexUntouched[op] }
-	cfg.Tidy = tidyStepTx
+	cfg.Tidy = fts.TidyStep
 	cfg.Check = func(ctx context.Context) { _, _ = db.CheckIntegrity(ctx) }
 	lite, err := engine.Open(ctx, cfg)
 	if err != nil {
@@ -154,9 +154,9 @@ func (db *DB) opened(ctx context.Context, conn *sql.Conn) error {
 
 // schemaFuncs registers on a connection what the migrations need, for a
 // file no DB has open (Verify, BackupFile, Restore): what every
-// connection has (initConn) and the writer's session digest.
+// connection has (fts.Index.Register) and the writer's session digest.
 func schemaFuncs(c *sqlite3.Conn) error {
-	if err := (&DB{}).initConn(c); err != nil {
+	if err := fts.New(nil, nil).Register(c); err != nil {
 		return err
 	}
 	return registerSessionDigest(c)

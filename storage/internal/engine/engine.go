@@ -113,7 +113,7 @@ type Engine struct {
 	writer *sql.DB
 	reader *sql.DB
 	// vocab is a reader pool of its own for counting the full-text index's
-	// document frequencies (rank.go in storage).
+	// document frequencies (package fts).
 	vocab *sql.DB
 	// Prepared statements of each pool (stmtcache.go).
 	writerStmts, readerStmts *stmtCache

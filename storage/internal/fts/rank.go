@@ -1,4 +1,10 @@
-package storage
+// Package fts is the store's full-text engine: the FTS5 setup of every
+// connection (hearth_rank, the CJK tokenizer and hearth_has_cjk), the
+// ranking with its document frequencies cached per write generation, the
+// pruning gate of common words, and the merging of the index's segments.
+// The index itself is kept by SQL triggers beside the records; storage
+// runs the queries (docs/design.md, §1b).
+package fts
 
 import (
 	"context"
@@ -26,7 +32,40 @@ const (
 // every connection: hearth_rank(records_fts, nSkip, docsize, words, weight...).
 const rankFunction = "hearth_rank"
 
-// initConn prepares a new connection: the query planner's stability
+// Index is what the full-text queries keep between them: document
+// frequencies per write generation, the stems hearth_rank learned. gen
+// gives the store's write generation (the engine's Gen) and vocab the pool
+// frequencies are counted on; both are read only when a query ranks.
+type Index struct {
+	gen   func() uint64
+	vocab func() *sql.DB
+	// dfs caches document frequencies for one generation, counted on
+	// vocab; stems, the index tokens of query words hearth_rank learned.
+	dfs   dfCache
+	stems fulltext.StemCache
+}
+
+// New returns an Index over the store whose write generation gen gives
+// and whose vocabulary pool vocab gives.
+func New(gen func() uint64, vocab func() *sql.DB) *Index {
+	return &Index{gen: gen, vocab: vocab}
+}
+
+// Counted is how many document frequencies were counted on the
+// vocabulary rather than taken from the cache.
+func (x *Index) Counted() int64 { return x.dfs.counted.Load() }
+
+// RowsSeen is the index's row count the last ranked query saw.
+func (x *Index) RowsSeen() int64 { return x.dfs.rowsSeen.Load() }
+
+// Stem returns the index token hearth_rank learned for a query word.
+func (x *Index) Stem(word string) (string, bool) { return x.stems.Get(word) }
+
+// DocFreq returns how many of the index's rows rows hold token: cached for
+// the write generation, else counted on the vocabulary.
+func (x *Index) DocFreq(token string, rows int64) (int64, error) { return x.dfs.get(x, token, rows) }
+
+// Register prepares a new connection: the query planner's stability
 // guarantee on, FTS5 registered (registerFTS), and hearth_has_cjk
 // (registerCJK).
 //
@@ -39,11 +78,11 @@ const rankFunction = "hearth_rank"
 // (TestSQL_FTS5LookupIsNotReprepared). Nothing here plans on bound values:
 // no LIKE or GLOB takes a bound pattern, LIMIT takes +? (sqllimit_test.go),
 // and the store keeps no sqlite_stat4.
-func (db *DB) initConn(c *sqlite3.Conn) error {
+func (x *Index) Register(c *sqlite3.Conn) error {
 	if _, err := c.Config(sqlite3.DBCONFIG_ENABLE_QPSG, true); err != nil {
 		return fmt.Errorf("storage: query planner stability guarantee: %w", err)
 	}
-	if err := db.registerFTS(c); err != nil {
+	if err := x.registerFTS(c); err != nil {
 		return err
 	}
 	return registerCJK(c)
@@ -51,12 +90,12 @@ func (db *DB) initConn(c *sqlite3.Conn) error {
 
 // registerFTS registers FTS5 on a new connection, with hearth_rank and the
 // hearth_cjk tokenizer.
-func (db *DB) registerFTS(c *sqlite3.Conn) error {
+func (x *Index) registerFTS(c *sqlite3.Conn) error {
 	return fts5.RegisterCustom(c, func(api *fts5.API) error {
 		if err := api.CreateTokenizer("hearth_cjk", func([]string) (fts5.Tokenizer, error) { return fulltext.CJKTokenizer{}, nil }); err != nil {
 			return err
 		}
-		return api.CreateFunction(rankFunction, db.rank)
+		return api.CreateFunction(rankFunction, x.rank)
 	})
 }
 
@@ -87,7 +126,7 @@ type rankData struct {
 // FTS5 for it from Go (xColumnSize) crashes go-sqlite3 v0.37 when the
 // lookup statement is not yet prepared. With a fresh cache the score equals
 // bm25's (rank_test.go).
-func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value) {
+func (x *Index) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value) {
 	d, _ := fts.GetAuxdata(false).(*rankData)
 	if d == nil {
 		nScope := 0
@@ -99,7 +138,7 @@ func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value)
 			words = args[2].Text()
 		}
 		var err error
-		if d, err = db.rankData(fts, nScope, strings.Fields(words)); err != nil {
+		if d, err = x.rankData(fts, nScope, strings.Fields(words)); err != nil {
 			ctx.ResultError(err)
 			return
 		}
@@ -151,7 +190,7 @@ func (db *DB) rank(fts fts5.Context, ctx sqlite3.Context, args ...sqlite3.Value)
 // rankData computes a query's IDFs from cached document frequencies, each
 // times its phrase's weight (fulltext.RankWord.Weigh), and learns the stems of
 // words, the words of the scored phrases.
-func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData, error) {
+func (x *Index) rankData(fts fts5.Context, nScope int, words []string) (*rankData, error) {
 	rows, err := fts.RowCount()
 	if err != nil {
 		return nil, err
@@ -166,7 +205,7 @@ func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData,
 	if rows > 0 && tokens > 0 {
 		d.avgdl = float64(tokens) / float64(rows)
 	}
-	db.dfs.rowsSeen.Store(rows)
+	x.dfs.rowsSeen.Store(rows)
 	terms := make([]fulltext.RankWord, n-d.nScope)
 	dfs := make([]int64, n-d.nScope)
 	for i := d.nScope; i < n; i++ {
@@ -185,9 +224,9 @@ func (db *DB) rankData(fts fts5.Context, nScope int, words []string) (*rankData,
 				return nil, err
 			}
 			if t == 0 && rw.Word != "" && fts.PhraseSize(i) == 1 {
-				db.stems.Learn(rw.Word, token)
+				x.stems.Learn(rw.Word, token)
 			}
-			df, err := db.dfs.get(db, token, rows)
+			df, err := x.dfs.get(x, token, rows)
 			if err != nil {
 				return nil, err
 			}
@@ -240,8 +279,8 @@ func (c *dfCache) estimate(token string) (int64, bool) {
 
 // absent reports whether token is in no record by a count made since the
 // last write: a word the store holds nowhere, for certain.
-func (c *dfCache) absent(db *DB, token string) bool {
-	gen := db.eng.Gen()
+func (c *dfCache) absent(x *Index, token string) bool {
+	gen := x.gen()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	df, ok := c.df[token]
@@ -252,10 +291,10 @@ func (c *dfCache) absent(db *DB, token string) bool {
 const maxCachedTerms = 1 << 16
 
 // get returns how many records hold token, from the cache or counted on the
-// vocabulary table (db.lite.Vocab(), a pool of its own: the query that asks is
+// vocabulary table (vocab, a pool of its own: the query that asks is
 // running on a reader connection).
-func (c *dfCache) get(db *DB, token string, rows int64) (int64, error) {
-	gen := db.eng.Gen()
+func (c *dfCache) get(x *Index, token string, rows int64) (int64, error) {
+	gen := x.gen()
 	c.mu.Lock()
 	if c.gen != gen || c.rows != rows || c.df == nil || len(c.df) >= maxCachedTerms {
 		c.gen, c.rows, c.df = gen, rows, map[string]int64{}
@@ -266,7 +305,7 @@ func (c *dfCache) get(db *DB, token string, rows int64) (int64, error) {
 		return df, nil
 	}
 	c.counted.Add(1)
-	err := db.lite.Vocab().QueryRowContext(context.Background(), `SELECT doc FROM records_vocab WHERE term = ?`, token).Scan(&df)
+	err := x.vocab().QueryRowContext(context.Background(), `SELECT doc FROM records_vocab WHERE term = ?`, token).Scan(&df)
 	if errors.Is(err, sql.ErrNoRows) {
 		df, err = 0, nil
 	}

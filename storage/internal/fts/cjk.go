@@ -1,4 +1,4 @@
-package storage
+package fts
 
 import (
 	"github.com/ncruces/go-sqlite3"
