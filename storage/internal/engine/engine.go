@@ -432,7 +432,7 @@ func (e *Engine) migrate(ctx context.Context) error {
 // several statements outside the statement cache, and its errors are
 // internal whatever their code.
 func (e *Engine) migrateFile(ctx context.Context, name string) error {
-	tx, err := e.begin(ctx)
+	tx, err := e.begin(ctx, e.now())
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

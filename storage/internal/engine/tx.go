@@ -20,15 +20,15 @@ type Tx struct {
 	write bool
 }
 
-// begin starts a write transaction (BEGIN IMMEDIATE) on the writer. Only
-// the writer loop and the migrations call it; everything else goes through
-// write.
-func (e *Engine) begin(ctx context.Context) (*Tx, error) {
+// begin starts a write transaction (BEGIN IMMEDIATE) on the writer, its
+// rows stamped now. Only the writer loop and the migrations call it;
+// everything else goes through Write.
+func (e *Engine) begin(ctx context.Context, now time.Time) (*Tx, error) {
 	tx, err := e.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{Tx: tx, Now: e.now(), stmts: e.writerStmts, write: true}, nil
+	return &Tx{Tx: tx, Now: now, stmts: e.writerStmts, write: true}, nil
 }
 
 // statementContext is the context a statement of tx runs under. A write
@@ -382,7 +382,7 @@ func (e *Engine) runGroup(g *gather) {
 
 	// The transaction is the loop's, not any caller's: a caller's ctx
 	// ending must not roll back the others' work.
-	tx, err := e.begin(context.Background())
+	tx, err := e.begin(context.Background(), e.now())
 	if err != nil {
 		for i, r := range live {
 			results[i].err = fmt.Errorf("storage: %s: begin: %w", r.op, err)
@@ -593,7 +593,9 @@ func (e *Engine) tidyIndex() bool {
 		return false
 	}
 	ctx := context.Background()
-	tx, err := e.begin(ctx)
+	// No clock: the merge writes no row that keeps a time, and the idle
+	// writer reads nothing a caller may be changing.
+	tx, err := e.begin(ctx, time.Time{})
 	if err != nil {
 		return false
 	}
