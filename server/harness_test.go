@@ -11,6 +11,7 @@ import (
 // over gRPC, REST and MCP through servertest (docs/design.md §19), with
 // the short names the daemon's tests use for its helpers.
 var (
+	secretGitHub  = servertest.SecretGitHub
 	get           = servertest.Get
 	str           = servertest.Str
 	num           = servertest.Num
@@ -49,4 +50,10 @@ func seedReceipt(t *testing.T, td *servertest.Server, ns string) string {
 func auditRows(tb testing.TB, td *servertest.Server, action storage.Action, id string) int {
 	tb.Helper()
 	return servertest.AuditRows(tb, td.DB, action, id)
+}
+
+// questionIn returns the question of memory_questions in ns with the text.
+func questionIn(tb testing.TB, td *servertest.Server, tok, ns, text string) map[string]any {
+	tb.Helper()
+	return servertest.QuestionIn(tb, td.DB, td.REST, tok, ns, text)
 }

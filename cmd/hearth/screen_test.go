@@ -11,13 +11,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hearth-memory/hearth/server/servertest"
 )
 
 // Fake secrets of several patterns (made up, right shape). The test proves
 // none of them reaches the database, its WAL, the logs or an error.
 var (
 	secretAWS     = "AKIAQX7WZJ3N5R2T4V6Y"
-	secretGitHub  = "ghp_R8mK2xQ7vN4pL9sT3wY6zB1cF5hJ0dG8aE2u"
+	secretGitHub  = servertest.SecretGitHub
 	secretPEM     = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDx7Rk2mQp9VwLz3nY8cT4hJ6sB0aF5eG1iK2oU3pX9dQAAAJg=\n-----END OPENSSH PRIVATE KEY-----"
 	secretURLPass = "Pw9xTq2LmZ4v"
 	secretParam   = "Zq8Rt5Wm2Xn7Kp4V"

@@ -168,3 +168,9 @@ func auditRows(tb testing.TB, td *testDaemon, action storage.Action, id string) 
 	tb.Helper()
 	return servertest.AuditRows(tb, td.db, action, id)
 }
+
+// questionIn returns the question of memory_questions in ns with the text.
+func questionIn(tb testing.TB, td *testDaemon, tok, ns, text string) map[string]any {
+	tb.Helper()
+	return servertest.QuestionIn(tb, td.db, servertest.REST{URL: td.url}, tok, ns, text)
+}

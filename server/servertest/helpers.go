@@ -10,6 +10,10 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
+// SecretGitHub is a made-up GitHub token of the right shape: the screen
+// refuses it wherever a client sends it.
+const SecretGitHub = "ghp_R8mK2xQ7vN4pL9sT3wY6zB1cF5hJ0dG8aE2u"
+
 // AnchoredArgs are memory_store's arguments for a decision with anchors.
 func AnchoredArgs(ns, title, content string, anchors ...string) map[string]any {
 	args := StoreArgs(ns, title, content)
@@ -107,4 +111,25 @@ func AuditRows(tb testing.TB, db *storage.DB, action storage.Action, id string) 
 		}
 	}
 	return n
+}
+
+// QuestionIn returns the question of memory_questions (over rest) in ns
+// with the text, once db has written the recorded questions.
+func QuestionIn(tb testing.TB, db *storage.DB, rest REST, tok, ns, text string) map[string]any {
+	tb.Helper()
+	if err := db.FlushAsks(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	r := rest.Call(tb, tok, "memory_questions", map[string]any{"namespace": ns, "limit": 50})
+	if !r.OK {
+		tb.Fatalf("memory_questions: %v", r)
+	}
+	qs, _ := r.Body["questions"].([]any)
+	for _, q := range qs {
+		if Str(q, "text") == text {
+			return q.(map[string]any)
+		}
+	}
+	tb.Fatalf("no question %q in %s", text, r.Raw)
+	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"context"
@@ -13,27 +13,8 @@ import (
 
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/server/servertest"
 )
-
-// question returns the question of memory_questions in ns with the text.
-func questionIn(tb testing.TB, td *testDaemon, tok, ns, text string) map[string]any {
-	tb.Helper()
-	if err := td.db.FlushAsks(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	r := restTransport{td}.call(tb, tok, "memory_questions", map[string]any{"namespace": ns, "limit": 50})
-	if !r.ok {
-		tb.Fatalf("memory_questions: %v", r)
-	}
-	qs, _ := r.body["questions"].([]any)
-	for _, q := range qs {
-		if str(q, "text") == text {
-			return q.(map[string]any)
-		}
-	}
-	tb.Fatalf("no question %q in %s", text, r.raw)
-	return nil
-}
 
 // answerModel starts an Ollama test server for o whose rule answers with
 // the first sentence of the first record it was given, citing it.
@@ -59,23 +40,24 @@ func answerModel(t *testing.T, o *options.Options) (*modeltest.Server, modeltest
 // the worker answers with the model, memory_answer reads the answer and
 // its staleness, and memory_question_add declares.
 func TestAnswer_EndToEnd(t *testing.T) {
+	t.Parallel()
 	o := testOptions()
 	srv, firstSentence := answerModel(t, &o)
-	td := startDaemon(t, o)
-	tok := td.tokens["claude-code"]
-	rest := restTransport{td}
+	td := servertest.Start(t, o)
+	tok := td.Tokens["claude-code"]
+	rest := td.REST
 	const ns = "github/acme/answers"
-	stored := rest.call(t, tok, "memory_store", storeArgs(ns, "Migrations", "Run make migrate before deploying. CI runs them on a scratch database."))
-	if !stored.ok {
+	stored := rest.Call(t, tok, "memory_store", storeArgs(ns, "Migrations", "Run make migrate before deploying. CI runs them on a scratch database."))
+	if !stored.OK {
 		t.Fatal(stored)
 	}
-	srcID := str(stored.body, "record", "id")
+	srcID := str(stored.Body, "record", "id")
 
 	// One search per transport, each in its own session.
-	for _, tr := range transports(td) {
-		r := tr.call(t, tok, "memory_search", map[string]any{"namespace": ns, "query": "How do we run the migrations?", "session_id": "s-" + tr.name()})
-		if !r.ok {
-			t.Fatalf("%s search: %v", tr.name(), r)
+	for _, tr := range td.Transports() {
+		r := tr.Call(t, tok, "memory_search", map[string]any{"namespace": ns, "query": "How do we run the migrations?", "session_id": "s-" + tr.Name()})
+		if !r.OK {
+			t.Fatalf("%s search: %v", tr.Name(), r)
 		}
 	}
 	// Neither a recall search nor a secret query is recorded.
@@ -83,12 +65,12 @@ func TestAnswer_EndToEnd(t *testing.T) {
 		{"namespace": ns, "query": "running migrations", "recall": true, "session_id": "s-recall"},
 		{"namespace": ns, "query": "migrations with " + secretGitHub, "session_id": "s-secret"},
 	} {
-		if r := rest.call(t, tok, "memory_search", args); !r.ok {
+		if r := rest.Call(t, tok, "memory_search", args); !r.OK {
 			t.Fatal(r)
 		}
 	}
 	// A get of a hit in the REST search's session: that ask was used.
-	if r := rest.call(t, tok, "memory_get", map[string]any{"ids": []string{srcID}, "session_id": "s-rest"}); !r.ok {
+	if r := rest.Call(t, tok, "memory_get", map[string]any{"ids": []string{srcID}, "session_id": "s-rest"}); !r.OK {
 		t.Fatal(r)
 	}
 	q := questionIn(t, td, tok, ns, "How do we run the migrations?")
@@ -107,14 +89,14 @@ func TestAnswer_EndToEnd(t *testing.T) {
 			t.Errorf("source_ids %v, want [%s]", a["source_ids"], srcID)
 		}
 		var first []byte
-		for _, tr := range transports(td) {
-			r := tr.call(t, tok, "memory_answer", map[string]any{"namespace": ns, "question_id": str(q, "id")})
-			if !r.ok || str(r.body, "answer", "basis") != a["basis"] {
-				t.Errorf("%s: %v", tr.name(), r)
+		for _, tr := range td.Transports() {
+			r := tr.Call(t, tok, "memory_answer", map[string]any{"namespace": ns, "question_id": str(q, "id")})
+			if !r.OK || str(r.Body, "answer", "basis") != a["basis"] {
+				t.Errorf("%s: %v", tr.Name(), r)
 			}
-			raw, _ := json.Marshal(r.body)
+			raw, _ := json.Marshal(r.Body)
 			if first != nil && string(raw) != string(first) {
-				t.Errorf("%s differs:\n%s\n%s", tr.name(), raw, first)
+				t.Errorf("%s differs:\n%s\n%s", tr.Name(), raw, first)
 			}
 			first = raw
 		}
@@ -128,16 +110,16 @@ func TestAnswer_EndToEnd(t *testing.T) {
 		srv.Script(modeltest.Rule{Path: "/api/chat", Times: 1, Action: modeltest.Action{Gate: gate, Reply: func(c modeltest.Chat) string {
 			return fmt.Sprintf(`{"sentences": [{"text": "Run make migrate-all first.", "source_ids": [%q]}]}`, srcID)
 		}}}, firstSentence)
-		got := rest.call(t, tok, "memory_get", map[string]any{"ids": []string{srcID}})
-		rev := num(got.body, "records", 0, "revision")
-		if r := rest.call(t, tok, "memory_update", map[string]any{"id": srcID, "revision": rev,
-			"changes": map[string]any{"content": "Run make migrate-all first. CI runs them on a scratch database."}}); !r.ok {
+		got := rest.Call(t, tok, "memory_get", map[string]any{"ids": []string{srcID}})
+		rev := num(got.Body, "records", 0, "revision")
+		if r := rest.Call(t, tok, "memory_update", map[string]any{"id": srcID, "revision": rev,
+			"changes": map[string]any{"content": "Run make migrate-all first. CI runs them on a scratch database."}}); !r.OK {
 			t.Fatal(r)
 		}
-		for _, tr := range transports(td) {
-			r := tr.call(t, tok, "memory_answer", map[string]any{"namespace": ns, "text": "migrations: how to run them?"})
-			if !r.ok || get(r.body, "answer", "stale") != true || str(r.body, "question", "answer_state") != "stale" {
-				t.Errorf("%s after the edit: %v, want stale", tr.name(), r)
+		for _, tr := range td.Transports() {
+			r := tr.Call(t, tok, "memory_answer", map[string]any{"namespace": ns, "text": "migrations: how to run them?"})
+			if !r.OK || get(r.Body, "answer", "stale") != true || str(r.Body, "question", "answer_state") != "stale" {
+				t.Errorf("%s after the edit: %v, want stale", tr.Name(), r)
 			}
 		}
 		close(gate)
@@ -148,10 +130,10 @@ func TestAnswer_EndToEnd(t *testing.T) {
 	})
 
 	t.Run("OKDeclare", func(t *testing.T) {
-		for _, tr := range transports(td) {
-			r := tr.call(t, tok, "memory_question_add", map[string]any{"namespace": ns, "text": "Who reviews schema changes?"})
-			if !r.ok || get(r.body, "question", "declared") != true || str(r.body, "question", "namespace") != ns {
-				t.Errorf("%s: %v", tr.name(), r)
+		for _, tr := range td.Transports() {
+			r := tr.Call(t, tok, "memory_question_add", map[string]any{"namespace": ns, "text": "Who reviews schema changes?"})
+			if !r.OK || get(r.Body, "question", "declared") != true || str(r.Body, "question", "namespace") != ns {
+				t.Errorf("%s: %v", tr.Name(), r)
 			}
 		}
 		a := awaitAnswer(t, td, tok, ns, "schema changes: who reviews?")
@@ -161,16 +143,16 @@ func TestAnswer_EndToEnd(t *testing.T) {
 	})
 
 	t.Run("ErrNotFound", func(t *testing.T) {
-		r := rest.call(t, tok, "memory_answer", map[string]any{"namespace": ns, "text": "where do the dragons live"})
-		if r.ok || r.code != "NOT_FOUND" || r.http != 404 || str(r.body, "error", "field") != "text" {
+		r := rest.Call(t, tok, "memory_answer", map[string]any{"namespace": ns, "text": "where do the dragons live"})
+		if r.OK || r.Code != "NOT_FOUND" || r.HTTP != 404 || str(r.Body, "error", "field") != "text" {
 			t.Errorf("got %v, want NOT_FOUND naming text", r)
 		}
-		r = rest.call(t, tok, "memory_answer", map[string]any{"question_id": "01JD3M5ZK9Q8W7E6R5T4Y3X2V1"})
-		if r.ok || r.code != "NOT_FOUND" || str(r.body, "error", "field") != "question_id" {
+		r = rest.Call(t, tok, "memory_answer", map[string]any{"question_id": "01JD3M5ZK9Q8W7E6R5T4Y3X2V1"})
+		if r.OK || r.Code != "NOT_FOUND" || str(r.Body, "error", "field") != "question_id" {
 			t.Errorf("got %v, want NOT_FOUND naming question_id", r)
 		}
-		r = rest.call(t, tok, "memory_answer", map[string]any{"question_id": "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", "text": "x y"})
-		if r.ok || r.code != "INVALID_ARGUMENT" || str(r.body, "error", "field") != "question_id" {
+		r = rest.Call(t, tok, "memory_answer", map[string]any{"question_id": "01JD3M5ZK9Q8W7E6R5T4Y3X2V1", "text": "x y"})
+		if r.OK || r.Code != "INVALID_ARGUMENT" || str(r.Body, "error", "field") != "question_id" {
 			t.Errorf("both: got %v, want INVALID_ARGUMENT naming question_id", r)
 		}
 	})
@@ -180,19 +162,19 @@ func TestAnswer_EndToEnd(t *testing.T) {
 		// data_version (it moves when any other connection commits) and the
 		// model server's chat log stay as they were.
 		awaitAnswer(t, td, tok, ns, "How do we run the migrations?")
-		if err := td.db.FlushAsks(context.Background()); err != nil {
+		if err := td.DB.FlushAsks(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		conn := dataVersionConn(t, filepath.Join(td.Config.DataDir, "hearth.db"))
+		conn := dataVersionConn(t, filepath.Join(td.Dir, "hearth.db"))
 		dv := dataVersion(t, conn)
 		chats := srv.Count("/api/chat")
 		for i := range 10 {
-			for _, tr := range transports(td) {
+			for _, tr := range td.Transports() {
 				args := map[string]any{"namespace": ns, "text": "How do we run the migrations?"}
 				if i%2 == 1 {
 					args = map[string]any{"question_id": str(q, "id")}
 				}
-				if r := tr.call(t, tok, "memory_answer", args); !r.ok {
+				if r := tr.Call(t, tok, "memory_answer", args); !r.OK {
 					t.Fatal(r)
 				}
 			}
