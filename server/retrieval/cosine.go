@@ -98,21 +98,23 @@ func (c Cosine) Rank(ctx context.Context, q Query) (Ranked, error) {
 		return Ranked{}, err
 	}
 	cos := make(map[string]float64, len(scored))
-	for _, e := range scored {
-		s, ok := stored[e.id()]
+	cosOf := make(map[*entry]float64, len(scored))
+	for i, e := range scored {
+		s, ok := stored[ids[i]]
 		if !ok || digestKey(s.Digest) != e.digest || len(s.Vector) != len(vec.Values) {
 			return Ranked{}, ErrNotCurrent // re-embedded or dropped since the index synced
 		}
-		cos[e.id()] = dot(vec.Values, s.Vector)
+		cos[ids[i]] = dot(vec.Values, s.Vector)
+		cosOf[e] = cos[ids[i]]
 	}
 	slices.SortFunc(want, func(a, b *entry) int {
-		switch ca, cb := cos[a.id()], cos[b.id()]; {
+		switch ca, cb := cosOf[a], cosOf[b]; {
 		case ca > cb:
 			return -1
 		case ca < cb:
 			return 1
 		}
-		return strings.Compare(a.id(), b.id())
+		return compareIDs(a, b)
 	})
 	want = want[:min(len(want), q.Depth)]
 
@@ -145,16 +147,22 @@ func candidates(es []*entry, ids []string) ([]*entry, bool) {
 	if len(ids) == 0 {
 		return nil, true
 	}
-	at := make(map[string]int, len(ids))
+	// Where each id is in out, by the id as entries hold it (packID): a
+	// map for packed ids and one for others, so that no entry's id is
+	// made as text.
+	at := [2]map[string]int{{}, {}}
+	n := 0
 	for _, id := range ids {
-		if _, ok := at[id]; !ok {
-			at[id] = len(at)
+		raw, packed := packID(id)
+		if _, ok := at[b2i(packed)][raw]; !ok {
+			at[b2i(packed)][raw] = n
+			n++
 		}
 	}
-	out := make([]*entry, len(at))
+	out := make([]*entry, n)
 	found := 0
 	for _, e := range es {
-		if i, ok := at[e.id()]; ok && out[i] == nil {
+		if i, ok := at[b2i(e.flags&isPacked != 0)][e.rawID()]; ok && out[i] == nil {
 			out[i] = e
 			if found++; found == len(out) {
 				break
@@ -162,6 +170,14 @@ func candidates(es []*entry, ids []string) ([]*entry, bool) {
 		}
 	}
 	return out, found == len(out)
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // snippetWords is how many words of its content a hit found by similarity

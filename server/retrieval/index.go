@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/hearth-memory/hearth/server/encoder"
 	"github.com/hearth-memory/hearth/storage"
@@ -39,7 +42,8 @@ import (
 // Memory (docs/operations.md, "Vector memory"): the entries and their
 // codes lie in a few large chunks (slab) rather than an allocation each,
 // the list is kept in seq order so that a binary search finds a record
-// (no map), and an entry holds its id in the same string as its codes.
+// (no map), and an entry holds its id in the same string as its codes,
+// a ULID as its 16 bytes rather than its 26 characters.
 type Index struct {
 	db *storage.DB
 	// dims, when above 0, is how many leading coordinates of each vector
@@ -77,8 +81,8 @@ type Index struct {
 type entry struct {
 	seq int64
 	// data holds the vector's codes, codeLen(dim) bytes at codeBits bits
-	// a coordinate (see quantize), then the record's id: one string,
-	// immutable, its bytes in the slab's chunk.
+	// a coordinate (see quantize), then the record's id (see packID): one
+	// string, immutable, its bytes in the slab's chunk.
 	data string
 	// digest is a hash of the digest that keys the stored vector (see
 	// digestKey), 0 for none.
@@ -87,7 +91,7 @@ type entry struct {
 	ns     int32
 	dim    uint16 // the coordinates coded (see Index.prefix); 0 for no vector
 	typ    uint8  // 1 + its index in storage.Types; 0 for another
-	flags  uint8  // isLive, isCurrent
+	flags  uint8  // isLive, isCurrent, isPacked
 }
 
 const (
@@ -96,6 +100,8 @@ const (
 	// isCurrent: the digest is the one the record's text gives under the
 	// index's key.
 	isCurrent
+	// isPacked: data holds the id as a ULID's 16 bytes (see packID).
+	isPacked
 )
 
 func (e *entry) live() bool    { return e.flags&isLive != 0 }
@@ -107,8 +113,55 @@ const _ uint16 = storage.MaxEmbeddingDim
 // codes returns the entry's vector codes.
 func (e *entry) codes() string { return e.data[:codeLen(int(e.dim))] }
 
+// rawID returns the id as data holds it: a ULID's 16 bytes when
+// isPacked, else the id itself.
+func (e *entry) rawID() string { return e.data[codeLen(int(e.dim)):] }
+
 // id returns the entry's record id.
-func (e *entry) id() string { return e.data[codeLen(int(e.dim)):] }
+func (e *entry) id() string {
+	if e.flags&isPacked == 0 {
+		return e.rawID()
+	}
+	return string(e.appendID(make([]byte, 0, ulid.EncodedSize)))
+}
+
+// appendID appends the entry's record id to dst.
+func (e *entry) appendID(dst []byte) []byte {
+	if e.flags&isPacked == 0 {
+		return append(dst, e.rawID()...)
+	}
+	var u ulid.ULID
+	copy(u[:], e.rawID())
+	var text [ulid.EncodedSize]byte
+	_ = u.MarshalTextTo(text[:]) // cannot fail: the buffer is the size
+	return append(dst, text[:]...)
+}
+
+// compareIDs orders entries by record id as strings.Compare orders the
+// ids. A ULID's text is its 16 bytes in base 32, most significant first,
+// with digits in ascending order, so two packed ids compare as their
+// bytes do.
+func compareIDs(a, b *entry) int {
+	if a.flags&b.flags&isPacked != 0 {
+		return strings.Compare(a.rawID(), b.rawID())
+	}
+	return strings.Compare(a.id(), b.id())
+}
+
+// packID returns id as an entry's data holds it: the 16 bytes of a ULID
+// in its canonical text (every id the store makes; docs/operations.md,
+// "Vector memory"), else id itself; packed says which.
+func packID(id string) (raw string, packed bool) {
+	u, err := ulid.ParseStrict(id)
+	if err != nil {
+		return id, false
+	}
+	var text [ulid.EncodedSize]byte
+	if u.MarshalTextTo(text[:]) != nil || string(text[:]) != id { // lower case, say
+		return id, false
+	}
+	return string(u[:]), true
+}
 
 // entrySize is what an entry takes in a slab's chunk besides its data.
 const entrySize = int(unsafe.Sizeof(entry{}))
@@ -366,6 +419,10 @@ func (x *Index) read(ctx context.Context, s *slab, since int64, model, snapshot 
 			e.flags |= isLive
 		}
 		codes = codes[:0]
+		id, packed := packID(c.ID)
+		if packed {
+			e.flags |= isPacked
+		}
 		if c.Digest != "" && len(c.Vector) > 0 {
 			e.digest = digestKey(c.Digest)
 			var dim int
@@ -376,7 +433,7 @@ func (x *Index) read(ctx context.Context, s *slab, since int64, model, snapshot 
 				e.flags |= isCurrent
 			}
 		}
-		out = append(out, change{e: s.put(e, codes, c.ID), ns: c.Namespace})
+		out = append(out, change{e: s.put(e, codes, id), ns: c.Namespace})
 		return nil
 	})
 	return out, version, err
@@ -587,17 +644,22 @@ func (x *Index) collect(q Query) ([]*entry, string, string, error) {
 	for _, t := range q.Types {
 		types = append(types, typeCode(t))
 	}
-	var exclude []string
+	var exclude [][]byte
 	for _, p := range q.Exclude {
 		if len(p) >= storage.MinExcludePrefix {
-			exclude = append(exclude, strings.ToUpper(p))
+			exclude = append(exclude, []byte(strings.ToUpper(p)))
 		}
 	}
 	keep := func(e *entry) bool {
 		if !e.live() || !allowed[e.ns] || (len(q.Types) > 0 && (e.typ == 0 || !slices.Contains(types, e.typ))) {
 			return false
 		}
-		return !slices.ContainsFunc(exclude, func(p string) bool { return strings.HasPrefix(e.id(), p) })
+		if len(exclude) == 0 {
+			return true
+		}
+		var buf [ulid.EncodedSize]byte
+		id := e.appendID(buf[:0])
+		return !slices.ContainsFunc(exclude, func(p []byte) bool { return bytes.HasPrefix(id, p) })
 	}
 	// The namespaces' own entries, or all of them when those are most.
 	n := 0
@@ -768,7 +830,7 @@ func nearest(q []float32, es []*entry, k int) []*entry {
 
 // byScore orders by approximate cosine, highest first, then by id.
 func byScore(a, b scored) int {
-	return cmp.Or(cmp.Compare(b.a, a.a), strings.Compare(a.e.id(), b.e.id()))
+	return cmp.Or(cmp.Compare(b.a, a.a), compareIDs(a.e, b.e))
 }
 
 // scanPart returns the m entries of es with the highest approximate

@@ -7,8 +7,11 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
@@ -307,10 +310,11 @@ func TestIndex_CollectTypes(t *testing.T) {
 }
 
 // TestIndex_HeldBytes holds the index's memory a record to its count
-// (docs/operations.md, "Vector memory"): its codes and id, a 40-byte
-// entry and 16 bytes of places in the lists, with a little to spare for
-// the ends of chunks the slab filled; the unused end of its last chunks
-// aside.
+// (docs/operations.md, "Vector memory"): its codes and id (the store's
+// ids are ULIDs, which the index holds as their 16 bytes rather than
+// their 26 characters), a 40-byte entry and 16 bytes of places in the
+// lists, with a little to spare for the ends of chunks the slab filled;
+// the unused end of its last chunks aside.
 func TestIndex_HeldBytes(t *testing.T) {
 	t.Parallel()
 	const n, dim = 1000, 96
@@ -323,7 +327,10 @@ func TestIndex_HeldBytes(t *testing.T) {
 	if c, ok := x.Counts(); !ok || c.Current != n {
 		t.Fatalf("counts %+v (counted %v), want %d current", c, ok, n)
 	}
-	data := codeLen(dim) + len(ids[0])
+	if _, packed := packID(ids[0]); !packed {
+		t.Fatalf("the store made id %q, not a ULID in its canonical text", ids[0])
+	}
+	data := codeLen(dim) + len(ulid.ULID{})
 	used := x.heldBytes() - x.slab.unused()
 	if perRecord := float64(used) / n; perRecord > float64(data+40+16+2) {
 		t.Fatalf("the index holds %.1f bytes a record, want at most %d of data and 58 more", perRecord, data)
@@ -468,5 +475,58 @@ func TestNearest_PrefixRecall(t *testing.T) {
 	}
 	if recall := float64(found) / (queries * k); recall < 0.98 {
 		t.Fatalf("recall@%d of the rescored shortlist of %d leading coordinates %.4f, want ≥ 0.98", k, dims, recall)
+	}
+}
+
+// TestEntry_IDs: an entry holds a ULID in its canonical text as its 16
+// bytes and any other id as it is; either way it gives the id back, orders
+// entries by id as the ids' text orders, and finds them by id and prefix
+// (candidates, collect's exclusions).
+func TestEntry_IDs(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(51, 52))
+	var ids []string
+	for range 40 {
+		var u ulid.ULID
+		for i := range u {
+			u[i] = byte(rng.Uint32())
+		}
+		u[0] &= 0x3f // alike in their leading digits, some of them
+		ids = append(ids, u.String())
+	}
+	ids = append(ids, strings.ToLower(ids[0]), "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "not-a-ulid", "01", ids[1][:25]+"!")
+	var s slab
+	var es []*entry
+	for i, id := range ids {
+		raw, packed := packID(id)
+		if want := i < 40; packed != want {
+			t.Fatalf("packID(%q) packed %v, want %v", id, packed, want)
+		}
+		if packed && len(raw) != len(ulid.ULID{}) {
+			t.Fatalf("packID(%q) holds %d bytes, want 16", id, len(raw))
+		}
+		e := entry{seq: int64(i), dim: 3}
+		if packed {
+			e.flags |= isPacked
+		}
+		es = append(es, s.put(e, []byte{1, 2}, raw))
+	}
+	for i, e := range es {
+		if e.id() != ids[i] || string(e.appendID(nil)) != ids[i] {
+			t.Errorf("entry %d gives id %q, want %q", i, e.id(), ids[i])
+		}
+		for j, f := range es {
+			if got, want := compareIDs(e, f), strings.Compare(ids[i], ids[j]); got != want {
+				t.Errorf("compareIDs(%q, %q) = %d, want %d", ids[i], ids[j], got, want)
+			}
+		}
+	}
+	want := []string{ids[41], ids[3], ids[0], ids[40], ids[3]}
+	got, ok := candidates(es, want)
+	if !ok || len(got) != 4 || got[0] != es[41] || got[1] != es[3] || got[2] != es[0] || got[3] != es[40] {
+		t.Errorf("candidates(%q) found %v, ok %v", want, got, ok)
+	}
+	if _, ok := candidates(es, []string{ulid.Make().String()}); ok {
+		t.Error("candidates found an id no entry holds")
 	}
 }
