@@ -25,7 +25,6 @@ var (
 	anchoredArgs  = servertest.AnchoredArgs
 	must          = servertest.Must
 	anchorState   = servertest.AnchorState
-	auditEntries  = servertest.AuditEntries
 	parityOptions = servertest.ParityOptions
 	routes        = servertest.Routes
 	dialFrom      = servertest.DialFrom

@@ -28,9 +28,6 @@ func startHADaemon(tb testing.TB, ha *hatest.Server, opts options.Options) *test
 		SupervisorToken: ha.Token, SupervisorURL: ha.URL}}, true)
 }
 
-
-
-
 // TestAnchor_Sweep holds every sweep outcome through the daemon and
 // memory_anchor_sweep, the daemon reading a test Supervisor over TCP with
 // the token it was started with.
@@ -135,7 +132,6 @@ func TestAnchor_Sweep(t *testing.T) {
 		})
 	}
 }
-
 
 // TestAnchor_ScheduledSweep holds the durable schedule in a running daemon:
 // the first sweep runs at start, as the system client.

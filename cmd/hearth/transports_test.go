@@ -8,7 +8,6 @@ import (
 
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/servertest"
-	"github.com/hearth-memory/hearth/storage"
 )
 
 // The daemon's tests call its port with servertest's transports, the
@@ -161,12 +160,6 @@ func awaitAnswer(tb testing.TB, td *testDaemon, tok, ns, text string) map[string
 func seedReceipt(t *testing.T, td *testDaemon, ns string) string {
 	t.Helper()
 	return servertest.SeedReceipt(t, td.db, ns)
-}
-
-// auditRows counts the daemon's audit rows of action for record id.
-func auditRows(tb testing.TB, td *testDaemon, action storage.Action, id string) int {
-	tb.Helper()
-	return servertest.AuditRows(tb, td.db, action, id)
 }
 
 // questionIn returns the question of memory_questions in ns with the text.
