@@ -206,6 +206,7 @@ const adminChildEnv = "HEARTH_TEST_ADMIN_CHILD"
 //     files stay); prints "serving, socket: PATH" (PATH "" for none) or
 //     "failed: ERROR".
 func TestLocalAdmin_Child(t *testing.T) {
+	t.Parallel()
 	what, arg, _ := strings.Cut(os.Getenv(adminChildEnv), " ")
 	switch what {
 	case "":

@@ -73,6 +73,7 @@ func wantFlags(tb testing.TB, td *testDaemon, chain []string) map[string]string 
 // since when, and the REST body and the whole MCP reply stay within 2,000
 // bytes.
 func TestBudget_BootstrapAnchors(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, budgetOptions())
 	tok := td.tokens["claude-code"]
 	rest := restTransport{td}
@@ -147,6 +148,7 @@ func TestBudget_BootstrapAnchors(t *testing.T) {
 // the item stays, its reason still anchor-unavailable; the packet is refused
 // only when the bare item does not fit either.
 func TestBudget_BootstrapFirstFlagged(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	tok := td.tokens["claude-code"]
 	rest := restTransport{td}

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-memory/hearth/server/homeassistant/hatest"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 const supervisorToken = "supervisor-token-e2e-4c1d"
@@ -32,6 +33,7 @@ func startHADaemon(tb testing.TB, ha *hatest.Server, opts options.Options) *test
 // memory_anchor_sweep, the daemon reading a test Supervisor over TCP with
 // the token it was started with.
 func TestAnchor_Sweep(t *testing.T) {
+	t.Parallel()
 	ha := hatest.New(t, supervisorToken)
 	ha.Set("binary_sensor.garage_door", "off")
 	ha.Set("light.kitchen", "on")
@@ -54,7 +56,7 @@ func TestAnchor_Sweep(t *testing.T) {
 	}
 	// The sweep scheduled at start may already have run: wait for it, so
 	// that the calls below are the only writers.
-	waitFor(t, "the condition", func() bool {
+	testwait.WaitFor(t, "the condition", func() bool {
 		st := must(t, "status", rest.call(t, tok, "memory_status", map[string]any{}))
 		return get(st, "last_sweep") != nil && get(st, "next_sweep_at") != nil
 	})
@@ -136,6 +138,7 @@ func TestAnchor_Sweep(t *testing.T) {
 // TestAnchor_ScheduledSweep holds the durable schedule in a running daemon:
 // the first sweep runs at start, as the system client.
 func TestAnchor_ScheduledSweep(t *testing.T) {
+	t.Parallel()
 	ha := hatest.New(t, supervisorToken)
 	ha.Set("light.kitchen", "unavailable")
 	opts := testOptions()
@@ -151,7 +154,7 @@ func TestAnchor_ScheduledSweep(t *testing.T) {
 
 	td = openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: opts, SupervisorToken: ha.Token, SupervisorURL: ha.URL}}, true)
 	var st map[string]any
-	waitFor(t, "the condition", func() bool {
+	testwait.WaitFor(t, "the condition", func() bool {
 		st = must(t, "status", restTransport{td}.call(t, tok, "memory_status", map[string]any{}))
 		return get(st, "last_sweep", "home_assistant") == true
 	})

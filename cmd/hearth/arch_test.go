@@ -77,6 +77,7 @@ func isTestSupport(pkg string) bool {
 // the contract or a transport to storage or server, and any package to a
 // test-support package (testSupport, whose own imports are free).
 func TestImports_OneWay(t *testing.T) {
+	t.Parallel()
 	lines := goList(t, `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`)
 	checked := 0
 	for _, line := range lines {
@@ -122,6 +123,7 @@ const maxDocLines = 25
 // TestPackageDocs fails when a package (generated code aside) has no doc
 // comment, has more than one, or has one longer than maxDocLines lines.
 func TestPackageDocs(t *testing.T) {
+	t.Parallel()
 	for _, line := range goList(t, "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \",\"}}") {
 		parts := strings.Split(line, "\t")
 		pkg, dir, files := parts[0], parts[1], strings.Split(parts[2], ",")

@@ -239,6 +239,7 @@ const (
 // nothing, requests nothing but itself, and shows what the API reports;
 // hostile text renders as text. Screenshots go to .tmp/artifacts/.
 func TestBrowser_Chromium(t *testing.T) {
+	t.Parallel()
 	browser := os.Getenv("HEARTH_CHROMIUM")
 	if browser == "" {
 		t.Skip("HEARTH_CHROMIUM is not set (make test installs Chromium and sets it)")

@@ -259,6 +259,7 @@ func checkBootstrapBody(tb testing.TB, td *testDaemon, text string, chain []stri
 // reply stay within 2,000 bytes for every request id, the reply is exactly
 // what the service measured, and the packet is right.
 func TestBudget_Bootstrap(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, budgetOptions())
 	tok := td.tokens["claude-code"]
 	fillBudgetStore(t, td, 3000, 1)
@@ -326,6 +327,7 @@ func TestBudget_Bootstrap(t *testing.T) {
 // is, it is in the packet (its title shortened if need be), on both
 // transports; and a base that leaves no room is refused, naming the field.
 func TestBudget_BootstrapFirstItem(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	tok := td.tokens["claude-code"]
 	ns := "github/acme/" + strings.Repeat("w", 160-len("github/acme/"))
@@ -393,6 +395,7 @@ func TestBudget_BootstrapFirstItem(t *testing.T) {
 // JSON result (R-B2..R-B4, R-B7): within budget, whole records, left_out and
 // truncated exact, clamping, and use counted for context but not bootstrap.
 func TestBudget_Reads(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, budgetOptions())
 	tok := td.tokens["claude-code"]
 	ids := fillBudgetStore(t, td, 2000, 2)

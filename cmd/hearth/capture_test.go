@@ -17,6 +17,7 @@ import (
 
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/hook"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // captured lists the events waiting in e's capture spool.
@@ -53,6 +54,8 @@ func observationsIn(t *testing.T, td *testDaemon, ns string) map[string]*storage
 // off), and events sent again after a send that was not settled (the hook
 // killed before it removed its files) are kept once.
 func TestHook_CaptureProcess(t *testing.T) {
+	// Not parallel: the hook's client keeps its shipped dial and send
+	// timeouts, which a daemon slowed by tests running beside it misses.
 	if testing.Short() {
 		t.Skip("builds the hearth binary")
 	}
@@ -73,7 +76,7 @@ func TestHook_CaptureProcess(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the event is spooled", func() bool { return len(captured(e)) == i+1 })
+		testwait.WaitFor(t, "the event is spooled", func() bool { return len(captured(e)) == i+1 })
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // storeTrigger in a prompt makes a scripted model call memory_store once.
@@ -543,7 +545,7 @@ func TestE2E_ClaudeCode(t *testing.T) {
 		if str(got.body, "records", 0, "writer") != "claude-code" {
 			t.Errorf("writer = %q, want claude-code", str(got.body, "records", 0, "writer"))
 		}
-		waitFor(t, "session 1 is closed", func() bool { return closesFor(t, td, sid1) == 1 })
+		testwait.WaitFor(t, "session 1 is closed", func() bool { return closesFor(t, td, sid1) == 1 })
 	})
 
 	t.Run("RecallNotTwiceInASession", func(t *testing.T) {
@@ -636,8 +638,8 @@ func TestE2E_ClaudeCode(t *testing.T) {
 		if r := runCLI(t, repo, env, cli, "-p", "next question", "--session-id", next); r.err != nil {
 			t.Fatalf("claude -p: %v\n%s%s", r.err, r.stdout, r.stderr)
 		}
-		waitFor(t, "both closes land", func() bool { return closesFor(t, td, killed) == 1 && closesFor(t, td, next) == 1 })
-		waitFor(t, "the spool is empty", func() bool { return len(spooledIn(cache)) == 0 })
+		testwait.WaitFor(t, "both closes land", func() bool { return closesFor(t, td, killed) == 1 && closesFor(t, td, next) == 1 })
+		testwait.WaitFor(t, "the spool is empty", func() bool { return len(spooledIn(cache)) == 0 })
 		if n := closesFor(t, td, killed); n != 1 {
 			t.Errorf("the killed session closed %d times, want once", n)
 		}
@@ -675,7 +677,7 @@ func TestE2E_ClaudeCode(t *testing.T) {
 			countContaining(hookContexts(tr, "UserPromptSubmit"), deploy) != 1 {
 			t.Errorf("the plugin's hooks did not inject: %q %q", hookContexts(tr, "SessionStart"), hookContexts(tr, "UserPromptSubmit"))
 		}
-		waitFor(t, "the plugin session is closed", func() bool { return closesFor(t, td, sid) == 1 })
+		testwait.WaitFor(t, "the plugin session is closed", func() bool { return closesFor(t, td, sid) == 1 })
 	})
 }
 
@@ -825,7 +827,7 @@ func TestE2E_Codex(t *testing.T) {
 		if str(got.body, "records", 0, "writer") != "codex" {
 			t.Errorf("writer = %q, want codex", str(got.body, "records", 0, "writer"))
 		}
-		waitFor(t, "session 1 is closed", func() bool { return closesFor(t, td, sid1) == 1 })
+		testwait.WaitFor(t, "session 1 is closed", func() bool { return closesFor(t, td, sid1) == 1 })
 	})
 
 	t.Run("RecallNotTwiceInASession", func(t *testing.T) {
@@ -902,8 +904,8 @@ func TestE2E_Codex(t *testing.T) {
 			t.Fatalf("the killed hook's close arrived before the next run (%d)", n)
 		}
 		next := codexSessionID(t, codexExec(t, env, "next question"))
-		waitFor(t, "both closes land", func() bool { return closesFor(t, td, killed) == 1 && closesFor(t, td, next) == 1 })
-		waitFor(t, "the spool is empty", func() bool { return len(spooledIn(cache)) == 0 })
+		testwait.WaitFor(t, "both closes land", func() bool { return closesFor(t, td, killed) == 1 && closesFor(t, td, next) == 1 })
+		testwait.WaitFor(t, "the spool is empty", func() bool { return len(spooledIn(cache)) == 0 })
 		if n := closesFor(t, td, killed); n != 1 {
 			t.Errorf("the killed session closed %d times, want once", n)
 		}
@@ -930,6 +932,6 @@ func TestE2E_Codex(t *testing.T) {
 		if countContaining(dev, "Hearth memory for github/acme/e2e") != 1 || countContaining(dev, "Hearth memory that may bear on this prompt") != 1 {
 			t.Errorf("the plugin's hooks did not inject: %q", dev)
 		}
-		waitFor(t, "the plugin session is closed", func() bool { return closesFor(t, td, sid) == 1 })
+		testwait.WaitFor(t, "the plugin session is closed", func() bool { return closesFor(t, td, sid) == 1 })
 	})
 }

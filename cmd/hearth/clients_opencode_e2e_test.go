@@ -21,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // openCodeCaptureStep is the scripted model's tool call after n tool
@@ -287,7 +289,7 @@ func TestE2E_OpenCode(t *testing.T) {
 		if w := str(got.body, "records", 0, "writer"); w != "opencode" {
 			t.Errorf("writer = %q, want opencode", w)
 		}
-		waitFor(t, "the session is closed", func() bool { return closesFor(t, td, sid) == 1 })
+		testwait.WaitFor(t, "the session is closed", func() bool { return closesFor(t, td, sid) == 1 })
 		ops := closes(t, td)
 		rc, err := td.db.Receipt(t.Context(), ops[0])
 		if err != nil || len(ops) != before+1 || rc.SessionID != sid || !rc.SummaryKept {
@@ -332,9 +334,9 @@ func TestE2E_OpenCode(t *testing.T) {
 		if n := strings.Count(last, "Deploy billing with make deploy once the canary passes"); n != 1 {
 			t.Errorf("the deploy record was recalled %d times in the session, want once", n)
 		}
-		waitFor(t, "the resumed session is closed again", func() bool { return closesFor(t, td, sid) == 2 })
+		testwait.WaitFor(t, "the resumed session is closed again", func() bool { return closesFor(t, td, sid) == 2 })
 		for _, title := range []string{"`sh check.sh` failed, then passed", "`sh other.sh` fails: TestOther"} {
-			waitFor(t, "an observation "+title, func() bool { return observationsIn(t, td, "github/acme/e2e")[title] != nil })
+			testwait.WaitFor(t, "an observation "+title, func() bool { return observationsIn(t, td, "github/acme/e2e")[title] != nil })
 		}
 	})
 }

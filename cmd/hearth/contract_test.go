@@ -66,6 +66,7 @@ var scopeOf = map[hearthv1.Scope]auth.Scope{
 // the tool with the option's hints. Conversely every method the
 // gRPC server serves is declared or public.
 func TestContract_EveryRPC(t *testing.T) {
+	t.Parallel()
 	rpcs := declaredRPCs(t)
 	for _, r := range rpcs {
 		switch {

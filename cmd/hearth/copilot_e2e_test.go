@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // copilotHookContexts returns the additionalContext of every hook of type
@@ -131,7 +133,7 @@ func TestE2E_CopilotCLI(t *testing.T) {
 	// removed: a detached drainer a session end started may still write
 	// its log there.
 	t.Cleanup(func() {
-		waitFor(t, "the hooks' drainers exit", func() bool { return !hearthRunning(bin) })
+		testwait.WaitFor(t, "the hooks' drainers exit", func() bool { return !hearthRunning(bin) })
 	})
 	connect := runCLI(t, repo, env, bin, "connect", "copilot", "--apply", "--url", td.url, "--token-file", tokenFile)
 	if connect.err != nil {
@@ -227,7 +229,7 @@ func TestE2E_CopilotCLI(t *testing.T) {
 		// deliver what waits (on a busy machine the 80 ms can pass).
 		prompt(t, env, "-p", "/compact", "--resume="+sid)
 		prompt(t, env, "-p", "And now?", "--resume="+sid)
-		waitFor(t, "the compaction is captured", func() bool {
+		testwait.WaitFor(t, "the compaction is captured", func() bool {
 			lo, err := td.db.LeftOff(context.Background(), "github/acme/e2e", "")
 			return err == nil && lo != nil && lo.SessionID == sid && lo.Harness == "copilot"
 		})

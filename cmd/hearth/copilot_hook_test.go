@@ -115,6 +115,7 @@ func TestHook_Copilot(t *testing.T) {
 // mcp-config.json and hooks/hearth.json under COPILOT_HOME and says the MCP
 // server reads $HEARTH_TOKEN.
 func TestRunConnect_Copilot(t *testing.T) {
+	// Not parallel: it sets the process environment (t.Setenv), which every test shares.
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("COPILOT_HOME", filepath.Join(home, "cp"))

@@ -25,6 +25,7 @@ import (
 // net/http. An HTTP/2 request that is not gRPC is refused by the gRPC
 // transport with 415 and says why; HTTP/1.1 gets the routes.
 func TestDaemon_OnePort(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	hc := healthpb.NewHealthClient(td.conn)
 	if r, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
@@ -55,6 +56,7 @@ func TestDaemon_OnePort(t *testing.T) {
 // stops inside the gRPC preface or inside HTTP/1.1 headers, is closed after
 // the header timeout instead of holding a connection and its goroutines.
 func TestDaemon_SilentConnectionClosed(t *testing.T) {
+	t.Parallel()
 	td := openDaemon(t, &Daemon{Config: Config{DataDir: t.TempDir(), Options: testOptions()}, HeaderTimeout: 200 * time.Millisecond}, true)
 	for _, tc := range []struct{ name, send string }{
 		{"Nothing", ""},
@@ -84,6 +86,7 @@ func TestDaemon_SilentConnectionClosed(t *testing.T) {
 // TestDaemon_Version holds R-T4, R-T5 and R-T8: one version on /health, the
 // Server header and MCP serverInfo; /health and /healthz need no token.
 func TestDaemon_Version(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	resp, err := http.Get(td.url + "/health")
 	if err != nil {
@@ -132,6 +135,7 @@ func TestDaemon_Version(t *testing.T) {
 // TestDaemon_GRPCHealthAndReflection holds R-T3: health and reflection on
 // the shared port, without a token.
 func TestDaemon_GRPCHealthAndReflection(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -184,6 +188,7 @@ func rawRequest(t *testing.T, addr, req string) int {
 // TestDaemon_Boundary holds R-Q1 and R-Q2 on the real listener, before
 // authentication (no token is sent).
 func TestDaemon_Boundary(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	addr := td.Addr()
 	tok := td.tokens["claude-code"]
@@ -228,6 +233,7 @@ func TestDaemon_Boundary(t *testing.T) {
 // TestDaemon_TokensWrittenOnce holds R-A3: generated tokens are written to
 // DIR/tokens/<client> with mode 0600 once, and survive a restart unchanged.
 func TestDaemon_TokensWrittenOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	open := func() *Daemon {
 		d := &Daemon{Config: Config{DataDir: dir, Listen: "127.0.0.1:0", Options: testOptions()}, Log: discardLog()}

@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // benchDim is Qwen3-Embedding-0.6B's dimension.
@@ -37,7 +38,7 @@ func BenchmarkSearchFused(b *testing.B) {
 		putVectors(b, td.db, "qwen3-emb-0.6b", "emb.gguf")
 		tok := td.tokens["claude-code"]
 		g := grpcTransport{td: td}
-		waitFor(b, "current vectors", func() bool {
+		testwait.WaitFor(b, "current vectors", func() bool {
 			st := encoderStatus(b, g, tok)
 			return encNum(st["vectors_current"]) == n
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-memory/hearth/server/encoder"
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // encoderStatus reads memory_status's encoder object.
@@ -36,6 +37,7 @@ func encNum(v any) int {
 // sent, and the refusals of the ranking argument (R-K3, R-K4, R-M8..R-M10,
 // R-S5).
 func TestDaemon_Encoder(t *testing.T) {
+	t.Parallel()
 	const dim = 32
 	srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb-v1.gguf", Dim: dim})
 	opts := testOptions()
@@ -59,7 +61,7 @@ func TestDaemon_Encoder(t *testing.T) {
 			// Until the vector index has loaded, memory_status leaves the
 			// counts out (TestDaemon_EncoderDownFromStart): the stores' own
 			// vectors must be counted current, and none missing or stale.
-			waitFor(t, "the vectors", func() bool {
+			testwait.WaitFor(t, "the vectors", func() bool {
 				st := encoderStatus(t, tr, tok)
 				_, counted := st["vectors_missing"]
 				return st["live"] == true && encNum(st["vectors_current"]) >= len(titles) &&
@@ -201,6 +203,7 @@ func TestDaemon_Encoder(t *testing.T) {
 // are absent, not zero (a page or a script would read "none missing"), and
 // /metrics has the encoder's gauge but no vector series.
 func TestDaemon_EncoderDownFromStart(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb-v1.gguf", Dim: 8})
 	srv.Down()
 	opts := testOptions()

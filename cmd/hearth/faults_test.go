@@ -16,11 +16,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/faultvfs"
 	"github.com/hearth-memory/hearth/storage/storagetest"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // Issue #21: a full disk, a damaged file and a shutdown, through the whole
@@ -80,18 +80,6 @@ func auditOf(tb testing.TB, td *testDaemon, action string) []any {
 	return out
 }
 
-// pollUntil polls cond until it holds or 30 s pass.
-func pollUntil(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time
-	}
-}
-
 // checkRefusedFull holds the answer to a write on a full disk: every
 // transport says RESOURCE_EXHAUSTED with HTTP 507 and the reason, and the
 // message says what happened and that writes resume.
@@ -109,6 +97,7 @@ func checkRefusedFull(t *testing.T, tr transport, r result) {
 }
 
 func TestDaemon_DiskFull(t *testing.T) {
+	t.Parallel()
 	v := faultvfs.Register(fmt.Sprintf("daemon-full-%d", faultSeq.Add(1)))
 	td := startFaultDaemon(t, t.TempDir(), v.Name())
 	t.Cleanup(func() { v.SetFull(false) })
@@ -161,7 +150,7 @@ func TestDaemon_DiskFull(t *testing.T) {
 	}
 	// The episode ends once its audit row is written: the row is visible
 	// from its commit on, the store's state a moment later.
-	pollUntil(t, "the disk-full audit row and the end of the episode", func() bool {
+	testwait.WaitFor(t, "the disk-full audit row and the end of the episode", func() bool {
 		_, full := td.db.DiskFull()
 		return len(auditOf(t, td, "refuse.disk-full")) > 0 && !full
 	})
@@ -186,6 +175,7 @@ func TestDaemon_DiskFull(t *testing.T) {
 // tmpfs mounted as the data directory, with a ballast file deleted to free
 // space.
 func TestDaemon_DiskFull_Tmpfs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}
@@ -262,7 +252,7 @@ func TestDaemon_DiskFull_Tmpfs(t *testing.T) {
 		}
 		return n
 	}
-	pollUntil(t, "the disk-full audit rows", func() bool { return counted() >= 4 })
+	testwait.WaitFor(t, "the disk-full audit rows", func() bool { return counted() >= 4 })
 	if n := counted(); n != 4 {
 		t.Errorf("disk-full audit rows count %d refused stores, want 4: %v", n, auditOf(t, td, "refuse.disk-full"))
 	}
@@ -337,6 +327,7 @@ func readOnlyServed(t *testing.T, td *testDaemon, path, first string) {
 }
 
 func TestDaemon_Damaged(t *testing.T) {
+	t.Parallel()
 	t.Run("ReadOnly", func(t *testing.T) {
 		// The daemon serves before it reads the file whole (the start
 		// reads no damaged page here); the check after the start finds
@@ -424,6 +415,7 @@ func TestDaemon_Damaged(t *testing.T) {
 // TestDaemon_Drain: once the daemon drains, a new call over any transport
 // is refused UNAVAILABLE (503 over HTTP) without running.
 func TestDaemon_Drain(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	tok := td.tokens["claude-code"]
 	if err := td.srv.Drain(context.Background()); err != nil {

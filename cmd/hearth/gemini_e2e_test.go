@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/hearth-memory/hearth/server/options"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // geminiModel is the model the test asks for: naming one skips Gemini CLI's
@@ -185,10 +186,10 @@ func TestE2E_GeminiCLI(t *testing.T) {
 	var sessions []string
 	t.Cleanup(func() {
 		for _, sid := range sessions {
-			waitFor(t, "session "+sid+" is closed", func() bool { return closesFor(t, td, sid) == 1 })
+			testwait.WaitFor(t, "session "+sid+" is closed", func() bool { return closesFor(t, td, sid) == 1 })
 		}
-		waitFor(t, "the spool is empty", func() bool { return len(spooledIn(cache)) == 0 })
-		waitFor(t, "the session-end hooks are done", func() bool { return len(hookProcesses(bin)) == 0 })
+		testwait.WaitFor(t, "the spool is empty", func() bool { return len(spooledIn(cache)) == 0 })
+		testwait.WaitFor(t, "the session-end hooks are done", func() bool { return len(hookProcesses(bin)) == 0 })
 	})
 	type result struct {
 		SessionID string `json:"session_id"`
@@ -257,7 +258,7 @@ func TestE2E_GeminiCLI(t *testing.T) {
 		if str(got.body, "records", 0, "writer") != "gemini-cli" {
 			t.Errorf("writer = %q, want gemini-cli", str(got.body, "records", 0, "writer"))
 		}
-		waitFor(t, "session 1 is closed", func() bool { return closesFor(t, td, sid1) == 1 })
+		testwait.WaitFor(t, "session 1 is closed", func() bool { return closesFor(t, td, sid1) == 1 })
 	})
 
 	// A session whose scripted model runs a failing check, fixes it, runs

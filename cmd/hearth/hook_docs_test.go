@@ -15,6 +15,7 @@ import (
 // from the constants themselves, so a changed limit fails until the docs
 // follow.
 func TestHookDocs_Limits(t *testing.T) {
+	t.Parallel()
 	days := func(d time.Duration) string { return fmt.Sprintf("%d days", int(d.Hours()/24)) }
 	ms := func(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
 	common := []string{

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/cmd/hearth/internal/hook"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // hookCmd is `bin hook <event> --harness claude-code` for e, its stdin the
@@ -43,23 +44,21 @@ func spooled(e *hookEnv) []string {
 	return names
 }
 
-// waitFor polls cond until it holds, failing after 30 s.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time
-	}
-}
+// waitFor and pollUntil are testwait.WaitFor under the names the test
+// files from m to z still call it by (they are moving to server/, issue
+// #45 item 3); the files from a to l call testwait.WaitFor.
+var (
+	waitFor   = testwait.WaitFor
+	pollUntil = testwait.WaitFor
+)
 
 // TestHook_Process runs the real binary as the harnesses do: a session-end
 // hook killed between spooling its close and sending it loses nothing (the
 // next hook run delivers it, once), and the detached drainer delivers a
 // close after the hook process has exited.
 func TestHook_Process(t *testing.T) {
+	// Not parallel: the binary's prompt recall keeps the shipped deadline,
+	// which a daemon slowed by tests running beside it misses.
 	if testing.Short() {
 		t.Skip("builds the hearth binary")
 	}
@@ -84,7 +83,7 @@ func TestHook_Process(t *testing.T) {
 		if err := end.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the close is spooled", func() bool { return len(spooled(e)) == 1 })
+		testwait.WaitFor(t, "the close is spooled", func() bool { return len(spooled(e)) == 1 })
 		if err := end.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +96,7 @@ func TestHook_Process(t *testing.T) {
 		if out, err := next.Output(); err != nil || !strings.Contains(string(out), "Retry policy for billing") {
 			t.Fatalf("next hook run: %v, %q", err, out)
 		}
-		waitFor(t, "the spool is delivered", func() bool { return len(spooled(e)) == 0 && len(closes(t, td)) > before })
+		testwait.WaitFor(t, "the spool is delivered", func() bool { return len(spooled(e)) == 0 && len(closes(t, td)) > before })
 		// Another run finds nothing to do; the close stays single.
 		again := hookCmd(bin, e, td.url, "prompt", map[string]any{"session_id": "proc-3", "prompt": "zebra"})
 		if err := again.Run(); err != nil {
@@ -126,7 +125,7 @@ func TestHook_Process(t *testing.T) {
 		if n := len(closes(t, td)); n != before {
 			t.Fatalf("the close landed before the hook returned")
 		}
-		waitFor(t, "the drainer delivers the close", func() bool { return len(closes(t, td)) == before+1 && len(spooled(e)) == 0 })
+		testwait.WaitFor(t, "the drainer delivers the close", func() bool { return len(closes(t, td)) == before+1 && len(spooled(e)) == 0 })
 		if n := proxy.count("/api/memory_session_close"); n != 1 {
 			t.Errorf("the close was sent %d times, want once", n)
 		}

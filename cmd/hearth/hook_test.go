@@ -146,6 +146,8 @@ func closes(t *testing.T, td *testDaemon) []string {
 // harness's shape (R-B1, R-B6 through the hook), also on compact and
 // resume, and reports the records' path anchors as the checkout has them.
 func TestHook_SessionStart(t *testing.T) {
+	// Not parallel: the hook's client keeps its shipped dial and send
+	// timeouts, which a daemon slowed by tests running beside it misses.
 	td := startDaemon(t, testOptions())
 	a := store(t, td, "github/acme/api", "constraint", "Never log tokens", "Tokens never reach a log line.", "path:internal/billing/x")
 	b := store(t, td, "github/acme/api", "decision", "Queue on SQLite", "The job queue lives in SQLite.", "path:gone/file.go")
@@ -240,6 +242,8 @@ func (p *countingProxy) count(path string) int {
 // nothing when nothing matches, and never sends a prompt that screens as a
 // secret (R-K4, R-S5 through the hook).
 func TestHook_Prompt(t *testing.T) {
+	// Not parallel: the hook's client keeps its shipped dial and send
+	// timeouts, which a daemon slowed by tests running beside it misses.
 	td := startDaemon(t, testOptions())
 	retry := store(t, td, "github/acme/api", "decision", "Retry policy for billing", "Retry idempotent billing calls three times with backoff.")
 	logs := store(t, td, "github/acme/api", "decision", "Structured logging", "Logs are JSON lines with request ids.")
@@ -300,6 +304,8 @@ func TestHook_Prompt(t *testing.T) {
 // TestHook_SessionEnd closes the session exactly once with a summary and
 // notes from the transcript tail (R-Z1, R-Z2 through the hook).
 func TestHook_SessionEnd(t *testing.T) {
+	// Not parallel: the hook's client keeps its shipped dial and send
+	// timeouts, which a daemon slowed by tests running beside it misses.
 	td := startDaemon(t, testOptions())
 	transcript := filepath.Join("internal", "hook", "testdata", "transcript", "claude-code.jsonl")
 	t.Run("OK", func(t *testing.T) {
@@ -375,6 +381,8 @@ func TestHook_SessionEnd(t *testing.T) {
 // TestHook_Spool drains spooled closes exactly once: kept while the server
 // is down, delivered when it is up, dropped when it refuses them for good.
 func TestHook_Spool(t *testing.T) {
+	// Not parallel: the hook's client keeps its shipped dial and send
+	// timeouts, which a daemon slowed by tests running beside it misses.
 	td := startDaemon(t, testOptions())
 	ctx := context.Background()
 	down := "http://" + closedAddr(t)
@@ -439,6 +447,7 @@ func closedAddr(t testing.TB) string {
 // token, answering garbage), every hook prints nothing, returns, and logs
 // the cause without the token.
 func TestHook_FailOpen(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	store(t, td, "github/acme/api", "decision", "Retry policy for billing", "Retry billing calls three times.")
 	slow := newCountingProxy(t, td.url)
@@ -509,6 +518,7 @@ func TestHook_FailOpen(t *testing.T) {
 // TestRunHook_CLI: the subcommand exits 0 on every hook failure, honours
 // HEARTH_HOOKS=off, and mcp-headers prints the header from a token file.
 func TestRunHook_CLI(t *testing.T) {
+	// Not parallel: it sets the process environment (t.Setenv), which every test shares.
 	td := startDaemon(t, testOptions())
 	store(t, td, "github/acme/api", "decision", "Retry policy for billing", "Retry billing calls three times.")
 	e := newHookEnv(t, td, hook.Codex, "")
@@ -558,6 +568,7 @@ func TestRunHook_CLI(t *testing.T) {
 // the given URL, refuses what it cannot connect, and --apply writes the
 // settings under HOME.
 func TestRunConnect_CLI(t *testing.T) {
+	// Not parallel: it sets the process environment (t.Setenv), which every test shares.
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
@@ -599,6 +610,8 @@ func TestRunConnect_CLI(t *testing.T) {
 // docs/design.md §18b (id, anchor, state → record) and records the calls; every other
 // call reaches the daemon.
 func TestHook_AnchorReport(t *testing.T) {
+	// Not parallel: the hook's client keeps its shipped dial and send
+	// timeouts, which a daemon slowed by tests running beside it misses.
 	td := startDaemon(t, testOptions())
 	present := store(t, td, "github/acme/api", "constraint", "Billing client", "See the billing code.", "path:internal/billing/x", "url:https://example.com/doc")
 	missing := store(t, td, "github/acme/api", "decision", "Old queue", "The old queue file.", "path:internal/queue/old.go")
@@ -652,6 +665,8 @@ func TestHook_AnchorReport(t *testing.T) {
 // (docs/capture.md; issue 42). A proxy in front of the real daemon records
 // every route asked.
 func TestHook_NoHandoffRoute(t *testing.T) {
+	// Not parallel: the hook's client keeps its shipped dial and send
+	// timeouts, which a daemon slowed by tests running beside it misses.
 	td := startDaemon(t, testOptions())
 	store(t, td, "github/acme/api", "decision", "Queue on SQLite", "The job queue lives in SQLite.")
 	u, _ := url.Parse(td.url)

@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // buildHearth returns the hearth binary built with the failpoint tag (which
@@ -135,6 +136,7 @@ func (p *proc) waitLine(t testing.TB, re *regexp.Regexp) []string {
 // the commits that answered were whole in the write-ahead log, however the
 // log's writes were joined (storage/internal/vfswrap.JoinFrames).
 func TestKill_StoresMidBurst(t *testing.T) {
+	t.Parallel()
 	p, dir, b := burstingDaemon(t)
 	b.until(t, 300)
 	if err := p.cmd.Process.Kill(); err != nil {
@@ -157,6 +159,7 @@ func TestKill_StoresMidBurst(t *testing.T) {
 // exactly once, its effect (a candidate expired) applied once. The
 // HEARTH_FAILPOINT=job-after-lease failpoint holds the job after its lease.
 func TestKill_JobExactlyOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the hearth binary")
 	}
@@ -224,20 +227,13 @@ func TestKill_JobExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	rest := restTransport{&testDaemon{url: "http://" + p.addr}}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.WaitFor(t, "the job's effect shows", func() bool {
 		r := rest.call(t, strings.TrimSpace(string(tokBytes)), "memory_get", map[string]any{"ids": []string{cand.ID}})
 		if !r.ok {
 			t.Fatalf("memory_get: %v", r)
 		}
-		if str(r.body, "records", 0, "status") == storage.StatusDeleted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the job's effect never showed: %v", r)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, not waiting for time
-	}
+		return str(r.body, "records", 0, "status") == storage.StatusDeleted
+	})
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -288,6 +284,7 @@ func TestKill_JobExactlyOnce(t *testing.T) {
 // after a restart the job asks the model again and its candidates are
 // stored exactly once, with the job's completion.
 func TestKill_ExtractionExactlyOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the hearth binary")
 	}
@@ -346,21 +343,15 @@ func TestKill_ExtractionExactlyOnce(t *testing.T) {
 	p = startHearth(t, bin, dir)
 	p.waitLine(t, regexp.MustCompile(`released job leases of an earlier process.*jobs=1`))
 	rest = restTransport{&testDaemon{url: "http://" + p.addr}}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.WaitFor(t, "the extraction completes", func() bool {
 		st := rest.call(t, tok, "memory_status", map[string]any{})
-		done := false
 		for _, e := range get(st.body, "jobs").([]any) {
-			done = done || (str(e, "kind") == storage.KindExtraction && str(e, "state") == storage.JobDone)
+			if str(e, "kind") == storage.KindExtraction && str(e, "state") == storage.JobDone {
+				return true
+			}
 		}
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the extraction never completed: %v", st)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, not waiting for time
-	}
+		return false
+	})
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
