@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"hash/fnv"
 	"math"
@@ -75,15 +76,18 @@ type Index struct {
 	nsNames []string
 }
 
-// entry is one record as the index knows it, 40 bytes besides its data.
+// entry is one record as the index knows it, 32 bytes besides its data.
 // Entries are never changed once in the index: a change replaces the
 // entry, so a scan may read the entries it collected without the lock.
 type entry struct {
 	seq int64
-	// data holds the vector's codes, codeLen(dim) bytes at codeBits bits
-	// a coordinate (see quantize), then the record's id (see packID): one
-	// string, immutable, its bytes in the slab's chunk.
-	data string
+	// data is where the entry's bytes start in the slab's chunk,
+	// immutable: the vector's codes, codeLen(dim) bytes at codeBits bits
+	// a coordinate (see quantize), then the record's id, a ULID's 16
+	// bytes when isPacked (see packID), else its length (a uvarint) and
+	// the id. A pointer rather than a string: the lengths follow from dim
+	// and flags, and the entry is 8 bytes smaller.
+	data *byte
 	// digest is a hash of the digest that keys the stored vector (see
 	// digestKey), 0 for none.
 	digest uint32
@@ -111,11 +115,46 @@ func (e *entry) current() bool { return e.flags&isCurrent != 0 }
 const _ uint16 = storage.MaxEmbeddingDim
 
 // codes returns the entry's vector codes.
-func (e *entry) codes() string { return e.data[:codeLen(int(e.dim))] }
+func (e *entry) codes() string { return unsafe.String(e.data, codeLen(int(e.dim))) }
 
-// rawID returns the id as data holds it: a ULID's 16 bytes when
+// rawID returns the id as packID gives it: a ULID's 16 bytes when
 // isPacked, else the id itself.
-func (e *entry) rawID() string { return e.data[codeLen(int(e.dim)):] }
+func (e *entry) rawID() string {
+	at, n := e.idAt()
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(e.data), at)), n)
+}
+
+// idAt returns where rawID is in data and its length.
+func (e *entry) idAt() (at, n int) {
+	at = codeLen(int(e.dim))
+	if e.flags&isPacked != 0 {
+		return at, len(ulid.ULID{})
+	}
+	// The uvarint, a byte at a time (never past its end).
+	for shift := 0; ; shift += 7 {
+		b := *(*byte)(unsafe.Add(unsafe.Pointer(e.data), at))
+		at++
+		n |= int(b&0x7f) << shift
+		if b < 0x80 {
+			return at, n
+		}
+	}
+}
+
+// bytes returns all of the entry's data.
+func (e *entry) bytes() string {
+	at, n := e.idAt()
+	return unsafe.String(e.data, at+n)
+}
+
+// idTail is what follows the codes in an entry's data for the id raw,
+// packed or not (see packID).
+func idTail(raw string, packed bool) string {
+	if packed {
+		return raw
+	}
+	return string(binary.AppendUvarint(nil, uint64(len(raw)))) + raw
+}
 
 // id returns the entry's record id.
 func (e *entry) id() string {
@@ -188,22 +227,23 @@ const (
 	maxDataChunk = 128 << 10
 )
 
-// put returns a copy of e in the slab, its data codes then id.
-func (s *slab) put(e entry, codes []byte, id string) *entry {
+// put returns a copy of e in the slab, its data codes then tail (see
+// entry.data).
+func (s *slab) put(e entry, codes []byte, tail string) *entry {
 	if len(s.entries) == cap(s.entries) {
 		s.chunk = min(maxChunk, max(minChunk, 2*s.chunk))
 		s.entries = make([]entry, 0, s.chunk)
 		s.held += s.chunk * entrySize
 	}
-	if n := len(codes) + len(id); s.data.Cap()-s.data.Len() < n {
+	if n := len(codes) + len(tail); s.data.Cap()-s.data.Len() < n {
 		s.data = strings.Builder{}
 		s.data.Grow(max(n, min(s.chunk*n, maxDataChunk)))
 		s.held += s.data.Cap()
 	}
 	at := s.data.Len()
 	s.data.Write(codes)
-	s.data.WriteString(id)
-	e.data = s.data.String()[at:]
+	s.data.WriteString(tail)
+	e.data = unsafe.StringData(s.data.String()[at:])
 	s.entries = append(s.entries, e)
 	s.made++
 	return &s.entries[len(s.entries)-1]
@@ -373,7 +413,7 @@ func (x *Index) compact() {
 	fresh := &slab{}
 	moved := make([]*entry, len(x.list))
 	for i, e := range x.list {
-		moved[i] = fresh.put(*e, nil, e.data)
+		moved[i] = fresh.put(*e, nil, e.bytes())
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -433,7 +473,7 @@ func (x *Index) read(ctx context.Context, s *slab, since int64, model, snapshot 
 				e.flags |= isCurrent
 			}
 		}
-		out = append(out, change{e: s.put(e, codes, id), ns: c.Namespace})
+		out = append(out, change{e: s.put(e, codes, idTail(id, packed)), ns: c.Namespace})
 		return nil
 	})
 	return out, version, err

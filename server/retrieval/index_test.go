@@ -152,7 +152,16 @@ func nearCopy(rng *rand.Rand, v []float32) []float32 {
 // quantized is an index entry for v, current, as the index makes one.
 func quantized(id string, v []float32) *entry {
 	codes, scale := quantize(nil, v)
-	return &entry{flags: isLive | isCurrent, data: string(codes) + id, scale: scale, dim: uint16(len(v))}
+	return withData(entry{flags: isLive | isCurrent, scale: scale, dim: uint16(len(v))}, string(codes), id)
+}
+
+// withData returns e in a slab of its own with codes and id as its data.
+func withData(e entry, codes, id string) *entry {
+	raw, packed := packID(id)
+	if packed {
+		e.flags |= isPacked
+	}
+	return new(slab).put(e, []byte(codes), idTail(raw, packed))
 }
 
 // bruteShortlist is the contract of nearest, spelled out: every entry of
@@ -211,7 +220,7 @@ func TestIndex_Apply(t *testing.T) {
 	}
 	x.reloading.Store(false)
 	e := func(seq int64, id string) *entry {
-		return &entry{seq: seq, flags: isLive | isCurrent, data: "\x01" + id, scale: 1, dim: 1}
+		return withData(entry{seq: seq, flags: isLive | isCurrent, scale: 1, dim: 1}, "\x01", id)
 	}
 	put := func(seq int64, id, ns string) change { return change{e: e(seq, id), ns: ns} }
 	gone := func(seq int64) change { return change{e: &entry{seq: seq}, gone: true} }
@@ -281,13 +290,13 @@ func TestIndex_CollectTypes(t *testing.T) {
 	x := NewIndex(nil)
 	var changes []change
 	for i, typ := range []string{storage.TypeDecision, storage.TypeNote, storage.TypeDecision, storage.TypeProcedure} {
-		changes = append(changes, change{ns: "ns/a", e: &entry{seq: int64(i + 1), data: fmt.Sprintf("\x01R%d", i+1),
-			typ: typeCode(typ), flags: isLive | isCurrent, scale: 1, dim: 1}})
+		changes = append(changes, change{ns: "ns/a", e: withData(entry{seq: int64(i + 1),
+			typ: typeCode(typ), flags: isLive | isCurrent, scale: 1, dim: 1}, "\x01", fmt.Sprintf("R%d", i+1))})
 	}
 	// A type the index does not know (none can be stored) matches no
 	// search's types, not even its own name.
-	changes = append(changes, change{ns: "ns/a", e: &entry{seq: 9, data: "\x01R9", typ: typeCode("no-such-type"),
-		flags: isLive | isCurrent, scale: 1, dim: 1}})
+	changes = append(changes, change{ns: "ns/a", e: withData(entry{seq: 9, typ: typeCode("no-such-type"),
+		flags: isLive | isCurrent, scale: 1, dim: 1}, "\x01", "R9")})
 	x.apply(changes, 1)
 	for _, c := range []struct {
 		types []string
@@ -312,7 +321,7 @@ func TestIndex_CollectTypes(t *testing.T) {
 // TestIndex_HeldBytes holds the index's memory a record to its count
 // (docs/operations.md, "Vector memory"): its codes and id (the store's
 // ids are ULIDs, which the index holds as their 16 bytes rather than
-// their 26 characters), a 40-byte entry and 16 bytes of places in the
+// their 26 characters), a 32-byte entry and 16 bytes of places in the
 // lists, with a little to spare for the ends of chunks the slab filled;
 // the unused end of its last chunks aside.
 func TestIndex_HeldBytes(t *testing.T) {
@@ -332,8 +341,8 @@ func TestIndex_HeldBytes(t *testing.T) {
 	}
 	data := codeLen(dim) + len(ulid.ULID{})
 	used := x.heldBytes() - x.slab.unused()
-	if perRecord := float64(used) / n; perRecord > float64(data+40+16+2) {
-		t.Fatalf("the index holds %.1f bytes a record, want at most %d of data and 58 more", perRecord, data)
+	if perRecord := float64(used) / n; perRecord > float64(data+32+16+2) {
+		t.Fatalf("the index holds %.1f bytes a record, want at most %d of data and 50 more", perRecord, data)
 	}
 }
 
@@ -452,7 +461,7 @@ func TestNearest_PrefixRecall(t *testing.T) {
 		if coded != dims || len(codes) != codeLen(dims) {
 			t.Fatalf("coded %d coordinates in %d bytes, want %d in %d", coded, len(codes), dims, codeLen(dims))
 		}
-		es[i] = &entry{flags: isLive | isCurrent, data: string(codes) + fmt.Sprintf("R%06d", i), scale: scale, dim: uint16(coded)}
+		es[i] = withData(entry{flags: isLive | isCurrent, scale: scale, dim: uint16(coded)}, string(codes), fmt.Sprintf("R%06d", i))
 		byEntry[es[i]] = vecs[i]
 	}
 	found := 0
@@ -494,7 +503,8 @@ func TestEntry_IDs(t *testing.T) {
 		u[0] &= 0x3f // alike in their leading digits, some of them
 		ids = append(ids, u.String())
 	}
-	ids = append(ids, strings.ToLower(ids[0]), "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "not-a-ulid", "01", ids[1][:25]+"!")
+	ids = append(ids, strings.ToLower(ids[0]), "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "not-a-ulid", "01", ids[1][:25]+"!",
+		strings.Repeat("a long id ", 30))
 	var s slab
 	var es []*entry
 	for i, id := range ids {
@@ -509,11 +519,14 @@ func TestEntry_IDs(t *testing.T) {
 		if packed {
 			e.flags |= isPacked
 		}
-		es = append(es, s.put(e, []byte{1, 2}, raw))
+		es = append(es, s.put(e, []byte{1, 2}, idTail(raw, packed)))
 	}
 	for i, e := range es {
-		if e.id() != ids[i] || string(e.appendID(nil)) != ids[i] {
-			t.Errorf("entry %d gives id %q, want %q", i, e.id(), ids[i])
+		if e.id() != ids[i] || string(e.appendID(nil)) != ids[i] || e.codes() != "\x01\x02" {
+			t.Errorf("entry %d gives id %q and codes %q, want %q and 1, 2", i, e.id(), e.codes(), ids[i])
+		}
+		if moved := s.put(*e, nil, e.bytes()); moved.id() != ids[i] || moved.codes() != e.codes() { // as compact moves it
+			t.Errorf("entry %d moved gives id %q and codes %q, want %q and 1, 2", i, moved.id(), moved.codes(), ids[i])
 		}
 		for j, f := range es {
 			if got, want := compareIDs(e, f), strings.Compare(ids[i], ids[j]); got != want {
