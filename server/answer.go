@@ -70,7 +70,7 @@ func (s *Server) recordUse(ctx context.Context, session string, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	s.db.RecordUse(storage.Use{Client: client(ctx), Session: s.sessionKey(session), IDs: ids})
+	s.db.RecordUse(storage.AskUse{Client: client(ctx), Session: s.sessionKey(session), IDs: ids})
 }
 
 func checkQuestionsRequest(r *hearthv1.QuestionsRequest) error {

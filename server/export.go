@@ -267,7 +267,7 @@ func (a *adminService) Import(ctx context.Context, r *hearthv1.ImportRequest) (*
 		lineNo = append(lineNo, n)
 	}
 	if len(screened.items) > 0 {
-		a.refuse(ctx, storage.Refusal{Client: who, Action: storage.ActionRefuseScreen, Detail: "memory_import: " + screened.String()})
+		a.refuse(ctx, storage.RefusalEntry{Client: who, Action: storage.ActionRefuseScreen, Detail: "memory_import: " + screened.String()})
 	}
 	results, err := a.db.Import(ctx, items, storage.ImportOptions{Client: who, AsActive: r.GetAsActive()})
 	if err != nil {
@@ -289,7 +289,7 @@ func (a *adminService) Import(ctx context.Context, r *hearthv1.ImportRequest) (*
 		}
 	}
 	if len(conflicts.items) > 0 {
-		a.refuse(ctx, storage.Refusal{Client: who, Action: storage.ActionRefuseConflict,
+		a.refuse(ctx, storage.RefusalEntry{Client: who, Action: storage.ActionRefuseConflict,
 			Detail: "memory_import: a record with the id exists with other content: " + conflicts.String()})
 	}
 	failed.reply(resp)

@@ -52,28 +52,28 @@ type refusalKey struct {
 type refusalCount struct {
 	n int // refusals after the first
 	// last is the last one counted.
-	last auth.Refusal
+	last auth.Denial
 }
 
 // refusalKind says how one kind of refusal is coalesced: its pairs, and
 // the audit rows of its first refusals and of its counts.
 type refusalKind struct {
 	// key is the pair a refusal belongs to.
-	key func(r auth.Refusal) refusalKey
+	key func(r auth.Denial) refusalKey
 	// shared is the key of the entry the pairs past RefusalEntries share.
 	shared refusalKey
 	// first is the row of a pair's first refusal in a minute (shared:
 	// the first of the shared entry's).
-	first func(k refusalKey, r auth.Refusal, shared bool) storage.Refusal
+	first func(k refusalKey, r auth.Denial, shared bool) storage.RefusalEntry
 	// count is the row of the n later refusals of k in the minute from
 	// window, the last of them last.
-	count func(k refusalKey, n int, window time.Time, last auth.Refusal) storage.Refusal
+	count func(k refusalKey, n int, window time.Time, last auth.Denial) storage.RefusalEntry
 }
 
 // unauthenticated coalesces calls without a valid token by source address
 // and reason.
 var unauthenticated = refusalKind{
-	key: func(r auth.Refusal) refusalKey {
+	key: func(r auth.Denial) refusalKey {
 		addr := "unknown address"
 		if r.Addr.IsValid() {
 			addr = r.Addr.String()
@@ -81,16 +81,16 @@ var unauthenticated = refusalKind{
 		return refusalKey{who: addr, what: r.Reason}
 	},
 	shared: refusalKey{who: "other sources", what: "any reason"},
-	first: func(k refusalKey, r auth.Refusal, shared bool) storage.Refusal {
+	first: func(k refusalKey, r auth.Denial, shared bool) storage.RefusalEntry {
 		detail := "from " + k.who + ": " + r.Method + ": " + r.Reason
 		if shared {
 			detail = fmt.Sprintf("from %s (more than %d sources and reasons this minute; the rest are counted together): %s: %s",
 				sourceOf(r), RefusalEntries, r.Method, r.Reason)
 		}
-		return storage.Refusal{Action: storage.ActionRefuseAuth, Detail: detail}
+		return storage.RefusalEntry{Action: storage.ActionRefuseAuth, Detail: detail}
 	},
-	count: func(k refusalKey, n int, window time.Time, last auth.Refusal) storage.Refusal {
-		return storage.Refusal{Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf(
+	count: func(k refusalKey, n int, window time.Time, last auth.Denial) storage.RefusalEntry {
+		return storage.RefusalEntry{Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf(
 			"%d more refusals from %s (%s) in the minute from %s UTC, the last %s",
 			n, k.who, k.what, window.Format("2006-01-02 15:04"), last.Method)}
 	},
@@ -99,30 +99,30 @@ var unauthenticated = refusalKind{
 // outOfScope coalesces a known client's calls of methods that need a
 // scope it lacks, by client and method.
 var outOfScope = refusalKind{
-	key:    func(r auth.Refusal) refusalKey { return refusalKey{who: r.Client, what: r.Method} },
+	key:    func(r auth.Denial) refusalKey { return refusalKey{who: r.Client, what: r.Method} },
 	shared: refusalKey{who: "other clients", what: "other methods"},
-	first: func(k refusalKey, r auth.Refusal, shared bool) storage.Refusal {
+	first: func(k refusalKey, r auth.Denial, shared bool) storage.RefusalEntry {
 		detail := r.Method + ": " + r.Reason
 		if shared {
 			detail = fmt.Sprintf("%s: %s (more than %d clients and methods this minute; the rest are counted together)",
 				r.Method, r.Reason, RefusalEntries)
 		}
-		return storage.Refusal{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: detail}
+		return storage.RefusalEntry{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: detail}
 	},
-	count: func(k refusalKey, n int, window time.Time, last auth.Refusal) storage.Refusal {
+	count: func(k refusalKey, n int, window time.Time, last auth.Denial) storage.RefusalEntry {
 		if k.who == "other clients" {
-			return storage.Refusal{Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf(
+			return storage.RefusalEntry{Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf(
 				"%d more refusals of other clients and methods (out of scope) in the minute from %s UTC, the last %s: %s",
 				n, window.Format("2006-01-02 15:04"), last.Method, last.Reason)}
 		}
-		return storage.Refusal{Client: k.who, Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf(
+		return storage.RefusalEntry{Client: k.who, Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf(
 			"%d more refusals of %s in the minute from %s UTC: %s",
 			n, k.what, window.Format("2006-01-02 15:04"), last.Reason)}
 	},
 }
 
 // sourceOf is a refusal's source address as the audit names it.
-func sourceOf(r auth.Refusal) string {
+func sourceOf(r auth.Denial) string {
 	if r.Addr.IsValid() {
 		return r.Addr.String()
 	}
@@ -147,11 +147,11 @@ func newRefusals(s *Server, kind refusalKind) *refusals {
 }
 
 // add audits or counts one refusal.
-func (rf *refusals) add(ctx context.Context, r auth.Refusal) {
+func (rf *refusals) add(ctx context.Context, r auth.Denial) {
 	now := rf.s.db.Now().UTC()
 	w := now.Truncate(refusalWindow)
 	rf.mu.Lock()
-	var due []storage.Refusal
+	var due []storage.RefusalEntry
 	if !w.Equal(rf.window) {
 		due = rf.drain()
 		rf.window = w
@@ -189,8 +189,8 @@ func boolInt(b bool) int {
 
 // drain returns the count rows of the minute that ended and starts an
 // empty one. rf.mu is held.
-func (rf *refusals) drain() []storage.Refusal {
-	var out []storage.Refusal
+func (rf *refusals) drain() []storage.RefusalEntry {
+	var out []storage.RefusalEntry
 	for k, e := range rf.entries {
 		if e.n == 0 {
 			continue
@@ -221,7 +221,7 @@ func (rf *refusals) tick() {
 		rf.mu.Unlock()
 		return
 	}
-	var due []storage.Refusal
+	var due []storage.RefusalEntry
 	if w := rf.s.db.Now().UTC().Truncate(refusalWindow); !w.Equal(rf.window) {
 		due = rf.drain()
 		rf.window = w

@@ -199,21 +199,21 @@ func streamWorkers() uint32 { return uint32(4 * runtime.GOMAXPROCS(0)) }
 // client's call out of its scope with the others of its client and method
 // (refusals.go); any other refusal (a method without a scope) is written
 // at once.
-func (s *Server) AuditRefusal(ctx context.Context, r auth.Refusal) {
+func (s *Server) AuditRefusal(ctx context.Context, r auth.Denial) {
 	switch {
 	case r.Code == codes.Unauthenticated:
 		s.ops.refusals.add(ctx, r)
 	case r.Client != "":
 		s.ops.scopeRefusals.add(ctx, r)
 	default:
-		s.refuse(ctx, storage.Refusal{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: r.Method + ": " + r.Reason})
+		s.refuse(ctx, storage.RefusalEntry{Client: r.Client, Action: storage.ActionRefuseAuth, Detail: r.Method + ": " + r.Reason})
 	}
 }
 
 // refuse audits a refusal: the one way the server writes one. The row is
 // written even when the call's context is done, and a failure to write it
 // is logged, not returned: the refusal stands either way.
-func (s *Server) refuse(ctx context.Context, r storage.Refusal) {
+func (s *Server) refuse(ctx context.Context, r storage.RefusalEntry) {
 	if err := s.db.Refuse(context.WithoutCancel(ctx), r); err != nil {
 		s.log.ErrorContext(ctx, "audit refusal", "err", err)
 	}
@@ -241,7 +241,7 @@ func client(ctx context.Context) string {
 // revision conflict) against namespace ns and record id (either may be
 // empty), and maps err to a gRPC status. Other errors are only mapped.
 func (s *Server) fail(ctx context.Context, ns, id string, err error) error {
-	r := storage.Refusal{Client: client(ctx), Namespace: ns, RecordID: id}
+	r := storage.RefusalEntry{Client: client(ctx), Namespace: ns, RecordID: id}
 	var ref *screen.Refusal
 	switch {
 	case errors.As(err, &ref):

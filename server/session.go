@@ -209,7 +209,7 @@ func (s *sessionService) Close(ctx context.Context, r *hearthv1.CloseRequest) (*
 // failClose audits a refused op_id (taken by another close, or expired)
 // and maps err; other errors go to fail.
 func (s *sessionService) failClose(ctx context.Context, ns string, err error) error {
-	r := storage.Refusal{Client: client(ctx), Namespace: ns, Detail: err.Error()}
+	r := storage.RefusalEntry{Client: client(ctx), Namespace: ns, Detail: err.Error()}
 	switch storage.ErrorCode(err) {
 	case storage.Exists:
 		r.Action = storage.ActionRefuseConflict

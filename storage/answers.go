@@ -134,7 +134,7 @@ type NewAnswer struct {
 // done state commit together. It returns NotFound (Field "question_id")
 // when the question is gone (purged) and Invalid for an answer that breaks
 // NewAnswer's rules or whose joined text screens as a secret.
-func (t *Tx) StoreAnswer(ctx context.Context, jobID string, na NewAnswer) error {
+func (t *JobTx) StoreAnswer(ctx context.Context, jobID string, na NewAnswer) error {
 	var (
 		texts   []string
 		sents   []Sentence

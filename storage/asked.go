@@ -36,9 +36,9 @@ type Ask struct {
 	Hits      []string
 }
 
-// Use is a memory_get by client in session that returned ids: every recorded
+// AskUse is a memory_get by client in session that returned ids: every recorded
 // ask of that session not yet used whose hits hold one of them becomes used.
-type Use struct {
+type AskUse struct {
 	Client  string
 	Session string
 	IDs     []string
@@ -54,7 +54,7 @@ type AskStats struct {
 type askOp struct {
 	at  time.Time
 	ask *Ask
-	use *Use
+	use *AskUse
 }
 
 // askQueue holds asks and uses until the writer applies them.
@@ -77,7 +77,7 @@ func (db *DB) RecordAsk(a Ask) {
 }
 
 // RecordUse queues a memory_get's ids to mark the session's asks used.
-func (db *DB) RecordUse(u Use) {
+func (db *DB) RecordUse(u AskUse) {
 	u.IDs = uniq(u.IDs)
 	if len(u.IDs) == 0 {
 		return
@@ -200,7 +200,7 @@ func (db *DB) askTx(ctx context.Context, tx *txn, at time.Time, a *Ask) error {
 }
 
 // useTx marks used the session's unused asks whose hits hold one of u.IDs.
-func (db *DB) useTx(ctx context.Context, tx *txn, u *Use) error {
+func (db *DB) useTx(ctx context.Context, tx *txn, u *AskUse) error {
 	if _, err := tx.ExecContext(ctx, `
 		UPDATE asked SET used = 1
 		WHERE client = ?1 AND session = ?2 AND used = 0

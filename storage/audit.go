@@ -119,10 +119,10 @@ func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
 	})
 }
 
-// Refusal is a request Hearth refused, as the audit records it (docs/design.md R-R7,
+// RefusalEntry is a request Hearth refused, as the audit records it (docs/design.md R-R7,
 // R-S2): who was refused, by which rule and why, never the refused value.
 // Every refusal row is written through Refuse or refuseTx.
-type Refusal struct {
+type RefusalEntry struct {
 	// Client is the caller; "" (unknown, as before authentication) is
 	// written as "-".
 	Client string
@@ -142,7 +142,7 @@ type Refusal struct {
 // Refuse appends the audit row of r in a transaction of its own.
 //
 // It returns Invalid (Field "action") when r.Action is not a refusal.
-func (db *DB) Refuse(ctx context.Context, r Refusal) error {
+func (db *DB) Refuse(ctx context.Context, r RefusalEntry) error {
 	e, err := r.entry()
 	if err != nil {
 		return err
@@ -155,7 +155,7 @@ func (db *DB) Refuse(ctx context.Context, r Refusal) error {
 // refuseTx appends the audit row of r inside the caller's transaction, for
 // a refusal that is part of a request that goes on (a close whose notes were
 // refused).
-func refuseTx(ctx context.Context, tx *txn, r Refusal) error {
+func refuseTx(ctx context.Context, tx *txn, r RefusalEntry) error {
 	e, err := r.entry()
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ func refuseTx(ctx context.Context, tx *txn, r Refusal) error {
 }
 
 // entry is the audit row of r.
-func (r Refusal) entry() (AuditEntry, error) {
+func (r RefusalEntry) entry() (AuditEntry, error) {
 	if !r.Action.refusal() {
 		return AuditEntry{}, errorf(Invalid, "action", "%q is not a refusal", r.Action)
 	}

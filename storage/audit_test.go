@@ -70,7 +70,7 @@ func TestDB_Audit(t *testing.T) {
 func TestDB_Refuse(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
-		refusals := []storage.Refusal{
+		refusals := []storage.RefusalEntry{
 			{Client: "codex", Action: storage.ActionRefuseScreen, Namespace: "global", RecordID: "01ABC",
 				Field: "content", Pattern: "aws-access-key", Detail: "ignored for a screen refusal"},
 			{Action: storage.ActionRefuseAuth, Detail: "/hearth.v1.MemoryService/Store: unknown token"},
@@ -110,7 +110,7 @@ func TestDB_Refuse(t *testing.T) {
 		db := storagetest.Open(t)
 		for _, a := range []storage.Action{"", storage.ActionStore, "refuse.other"} {
 			unchanged(t, db, storage.Invalid, "action", func() error {
-				return db.Refuse(ctx, storage.Refusal{Client: "codex", Action: a, Detail: "x"})
+				return db.Refuse(ctx, storage.RefusalEntry{Client: "codex", Action: a, Detail: "x"})
 			})
 		}
 	})

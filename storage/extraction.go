@@ -71,7 +71,7 @@ func (db *DB) StoreExtractionReceipt(ctx context.Context, nr NewExtractionReceip
 
 // StoreExtractionReceipt writes a receipt inside the job's completion
 // transaction.
-func (t *Tx) StoreExtractionReceipt(ctx context.Context, nr NewExtractionReceipt) (string, error) {
+func (t *JobTx) StoreExtractionReceipt(ctx context.Context, nr NewExtractionReceipt) (string, error) {
 	return t.db.storeReceiptTx(ctx, t.tx, nr)
 }
 

@@ -34,7 +34,7 @@ func TestDB_History(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A stale write refused against revision 4 names the record too.
-		if err := db.Refuse(ctx, storage.Refusal{Client: "codex", Action: storage.ActionRefuseConflict,
+		if err := db.Refuse(ctx, storage.RefusalEntry{Client: "codex", Action: storage.ActionRefuseConflict,
 			Namespace: "global", RecordID: r.ID, Detail: "revision 1 is stale"}); err != nil {
 			t.Fatal(err)
 		}

@@ -130,7 +130,7 @@ func TestDB_Open_Damaged(t *testing.T) {
 		if !strings.Contains(e.Message, "read-only") || !strings.Contains(e.Message, "hearth restore") {
 			t.Errorf("refusal %q does not say read-only and how to restore", e.Message)
 		}
-		if err := db.Refuse(ctx, storage.Refusal{Client: "x", Action: storage.ActionRefuseAuth, Detail: "no token"}); storage.ErrorCode(err) != storage.ReadOnly {
+		if err := db.Refuse(ctx, storage.RefusalEntry{Client: "x", Action: storage.ActionRefuseAuth, Detail: "no token"}); storage.ErrorCode(err) != storage.ReadOnly {
 			t.Errorf("an audit row on a damaged file: %v, want ReadOnly", err)
 		}
 		// A write that changes nothing still answers: the usage-start row

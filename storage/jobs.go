@@ -94,20 +94,20 @@ func (nj *NewJob) validate() error {
 	return nil
 }
 
-// Tx is a write transaction in which a job's effects run: CompleteJob hands
+// JobTx is a write transaction in which a job's effects run: CompleteJob hands
 // one to the effects and commits it together with the job's completion, so
 // the effects and the job's done state are written together or not at all
-// (docs/design.md R-R6). A Tx is valid only until the function it was given to returns.
-type Tx struct {
+// (docs/design.md R-R6). A JobTx is valid only until the function it was given to returns.
+type JobTx struct {
 	db *DB
 	tx *txn
 }
 
 // Now returns the transaction's time, the time every row it writes carries.
-func (t *Tx) Now() time.Time { return t.tx.Now }
+func (t *JobTx) Now() time.Time { return t.tx.Now }
 
 // Store writes a new record as DB.Store does, inside the transaction.
-func (t *Tx) Store(ctx context.Context, nr NewRecord) (*Record, error) {
+func (t *JobTx) Store(ctx context.Context, nr NewRecord) (*Record, error) {
 	if err := nr.validate(); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (t *Tx) Store(ctx context.Context, nr NewRecord) (*Record, error) {
 }
 
 // EnqueueJob queues a job as DB.EnqueueJob does, inside the transaction.
-func (t *Tx) EnqueueJob(ctx context.Context, nj NewJob) (*Job, bool, error) {
+func (t *JobTx) EnqueueJob(ctx context.Context, nj NewJob) (*Job, bool, error) {
 	if err := nj.validate(); err != nil {
 		return nil, false, err
 	}
@@ -267,14 +267,14 @@ func leaseTx(ctx context.Context, tx *txn, owner string, kindsJSON any, lease ti
 // It returns Conflict (Field "job") when the lease was lost (it ran out and
 // another worker took the job, or the job is no longer leased); then the
 // effects are not run.
-func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx context.Context, tx *Tx) error) error {
+func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx context.Context, tx *JobTx) error) error {
 	var at time.Time
 	if err := db.write(ctx, "complete job", func(tx *txn) error {
 		if err := holdsLeaseTx(ctx, tx, job); err != nil {
 			return err
 		}
 		if effects != nil {
-			if err := effects(ctx, &Tx{db: db, tx: tx}); err != nil {
+			if err := effects(ctx, &JobTx{db: db, tx: tx}); err != nil {
 				return err
 			}
 		}

@@ -130,7 +130,7 @@ func TestDB_LeaseJob(t *testing.T) {
 		// The first worker lost its lease: its completion is refused and
 		// its effects are not written.
 		ran := false
-		err := db.CompleteJob(ctx, a, func(ctx context.Context, tx *storage.Tx) error { ran = true; return nil })
+		err := db.CompleteJob(ctx, a, func(ctx context.Context, tx *storage.JobTx) error { ran = true; return nil })
 		wantErr(t, err, storage.Conflict, "job")
 		if ran {
 			t.Error("effects ran without the lease")
@@ -173,7 +173,7 @@ func TestDB_CompleteJob(t *testing.T) {
 		enqueue(t, db, storage.NewJob{})
 		j := lease(t, db, "w1")
 		var stored *storage.Record
-		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.Tx) error {
+		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.JobTx) error {
 			var err error
 			if !tx.Now().Equal(t0) {
 				t.Errorf("tx.Now = %v", tx.Now())
@@ -200,7 +200,7 @@ func TestDB_CompleteJob(t *testing.T) {
 		j := lease(t, db, "w1")
 		boom := errors.New("boom")
 		before := snapshot(t, db)
-		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.Tx) error {
+		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.JobTx) error {
 			if _, err := tx.Store(ctx, rec(t, "global", "Half done", "Must not survive.")); err != nil {
 				return err
 			}

@@ -75,7 +75,7 @@ func (r MaintenanceReport) String() string {
 }
 
 // Maintain runs maintenance in its own transaction. Job handlers use
-// Tx.Maintain, so the run commits with the job's completion.
+// JobTx.Maintain, so the run commits with the job's completion.
 //
 // It returns Invalid when Retention is not positive (Field "retention") or
 // CandidateExpiry is negative (Field "candidate_expiry").
@@ -94,7 +94,7 @@ func (db *DB) Maintain(ctx context.Context, m Maintenance) (*MaintenanceReport, 
 }
 
 // Maintain runs maintenance, as DB.Maintain does, inside the transaction.
-func (t *Tx) Maintain(ctx context.Context, m Maintenance) (*MaintenanceReport, error) {
+func (t *JobTx) Maintain(ctx context.Context, m Maintenance) (*MaintenanceReport, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}

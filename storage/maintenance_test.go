@@ -152,7 +152,7 @@ func TestDB_MaintainPrunesAudit(t *testing.T) {
 	db := storagetest.OpenPath(t, path)
 	clk := newClock(db, t0)
 	for i := range 20 {
-		if err := db.Refuse(ctx, storage.Refusal{Client: "lan-reader", Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf("refusal %d", i)}); err != nil {
+		if err := db.Refuse(ctx, storage.RefusalEntry{Client: "lan-reader", Action: storage.ActionRefuseAuth, Detail: fmt.Sprintf("refusal %d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func TestDB_MaintainPrunesAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Add(400 * days)
-	if err := db.Refuse(ctx, storage.Refusal{Client: "lan-reader", Action: storage.ActionRefuseAuth, Detail: "young"}); err != nil {
+	if err := db.Refuse(ctx, storage.RefusalEntry{Client: "lan-reader", Action: storage.ActionRefuseAuth, Detail: "young"}); err != nil {
 		t.Fatal(err)
 	}
 	before := auditCount(t, db)

@@ -41,7 +41,7 @@ var ModelKinds = []string{KindExtraction, KindReview}
 
 // Record returns the record id as the transaction sees it, with its
 // anchors. It returns NotFound (Field "id") for an unknown id.
-func (t *Tx) Record(ctx context.Context, id string) (*Record, error) {
+func (t *JobTx) Record(ctx context.Context, id string) (*Record, error) {
 	return findRecordTx(ctx, t.tx, id)
 }
 
@@ -50,14 +50,14 @@ func (t *Tx) Record(ctx context.Context, id string) (*Record, error) {
 //
 // It returns NotFound for an unknown id, Conflict for another revision and
 // Invalid (Field "id") for a record already deleted.
-func (t *Tx) Forget(ctx context.Context, id string, revision int, reason screen.Text, client string) (*Record, error) {
+func (t *JobTx) Forget(ctx context.Context, id string, revision int, reason screen.Text, client string) (*Record, error) {
 	return forgetTx(ctx, t.tx, id, revision, reason, client)
 }
 
 // Audit appends e inside the transaction, as DB.Audit does.
 //
 // It returns Invalid (Field "action") when Action is empty.
-func (t *Tx) Audit(ctx context.Context, e AuditEntry) error {
+func (t *JobTx) Audit(ctx context.Context, e AuditEntry) error {
 	if e.Action == "" {
 		return errorf(Invalid, "action", "is required")
 	}
@@ -68,7 +68,7 @@ func (t *Tx) Audit(ctx context.Context, e AuditEntry) error {
 // does.
 //
 // It returns Invalid (Field "action") when r.Action is not a refusal.
-func (t *Tx) Refuse(ctx context.Context, r Refusal) error {
+func (t *JobTx) Refuse(ctx context.Context, r RefusalEntry) error {
 	return refuseTx(ctx, t.tx, r)
 }
 

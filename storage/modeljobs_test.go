@@ -19,7 +19,7 @@ func TestTx_ModelJobEffects(t *testing.T) {
 		enqueue(t, db, storage.NewJob{})
 		j := lease(t, db, "w1")
 		var seen *storage.Record
-		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.Tx) error {
+		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.JobTx) error {
 			var err error
 			if seen, err = tx.Record(ctx, target.ID); err != nil {
 				return err
@@ -30,7 +30,7 @@ func TestTx_ModelJobEffects(t *testing.T) {
 			if err := tx.Audit(ctx, storage.AuditEntry{Client: storage.SystemClient, Action: storage.ActionReview, Detail: text(t, "1 candidate")}); err != nil {
 				return err
 			}
-			return tx.Refuse(ctx, storage.Refusal{Client: storage.SystemClient, Action: storage.ActionRefuseScreen, Field: "memories[0].content", Pattern: "github-token"})
+			return tx.Refuse(ctx, storage.RefusalEntry{Client: storage.SystemClient, Action: storage.ActionRefuseScreen, Field: "memories[0].content", Pattern: "github-token"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +62,7 @@ func TestTx_ModelJobEffects(t *testing.T) {
 		j := lease(t, db, "w1")
 		before := snapshot(t, db)
 		boom := errors.New("boom")
-		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.Tx) error {
+		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.JobTx) error {
 			if _, err := tx.Forget(ctx, target.ID, 0, text(t, "gone"), storage.SystemClient); err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ func TestTx_ModelJobEffects(t *testing.T) {
 		target := storagetest.Store(t, db, rec(t, "global", "A record", "Stays."))
 		enqueue(t, db, storage.NewJob{})
 		j := lease(t, db, "w1")
-		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.Tx) error {
+		err := db.CompleteJob(ctx, j, func(ctx context.Context, tx *storage.JobTx) error {
 			if _, err := tx.Record(ctx, "01NOSUCHRECORD0000000000000"); storage.ErrorCode(err) != storage.NotFound {
 				t.Errorf("Tx.Record unknown: got %v, want NotFound", err)
 			}
@@ -93,7 +93,7 @@ func TestTx_ModelJobEffects(t *testing.T) {
 			if err := tx.Audit(ctx, storage.AuditEntry{}); storage.ErrorCode(err) != storage.Invalid {
 				t.Errorf("Tx.Audit without action: got %v, want Invalid", err)
 			}
-			if err := tx.Refuse(ctx, storage.Refusal{Action: storage.ActionReview}); storage.ErrorCode(err) != storage.Invalid {
+			if err := tx.Refuse(ctx, storage.RefusalEntry{Action: storage.ActionReview}); storage.ErrorCode(err) != storage.Invalid {
 				t.Errorf("Tx.Refuse with no refusal: got %v, want Invalid", err)
 			}
 			return nil

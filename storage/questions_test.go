@@ -157,7 +157,7 @@ func recordAsks(tb testing.TB, db *storage.DB, asks ...storage.Ask) {
 
 func use(tb testing.TB, db *storage.DB, client, session string, ids ...string) {
 	tb.Helper()
-	db.RecordUse(storage.Use{Client: client, Session: session, IDs: ids})
+	db.RecordUse(storage.AskUse{Client: client, Session: session, IDs: ids})
 	if err := db.FlushAsks(ctx); err != nil {
 		tb.Fatal(err)
 	}
@@ -433,7 +433,7 @@ func storeAnswer(tb testing.TB, db *storage.DB, na storage.NewAnswer) {
 	if err != nil || job == nil {
 		tb.Fatalf("lease: %v, %v", job, err)
 	}
-	if err := db.CompleteJob(ctx, job, func(ctx context.Context, tx *storage.Tx) error {
+	if err := db.CompleteJob(ctx, job, func(ctx context.Context, tx *storage.JobTx) error {
 		return tx.StoreAnswer(ctx, job.ID, na)
 	}); err != nil {
 		tb.Fatal(err)
@@ -514,7 +514,7 @@ func TestTx_StoreAnswer(t *testing.T) {
 		} {
 			job, _, _ := db.EnqueueJob(ctx, storage.NewJob{Kind: "answer-bad"})
 			job, _ = db.LeaseJob(ctx, "test", []string{"answer-bad"}, time.Minute)
-			err := db.CompleteJob(ctx, job, func(ctx context.Context, tx *storage.Tx) error { return tx.StoreAnswer(ctx, job.ID, bad) })
+			err := db.CompleteJob(ctx, job, func(ctx context.Context, tx *storage.JobTx) error { return tx.StoreAnswer(ctx, job.ID, bad) })
 			if storage.ErrorCode(err) != storage.Invalid {
 				t.Errorf("%+v: got %v, want Invalid", bad, err)
 			}
@@ -563,7 +563,7 @@ func TestDB_QueueAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 		order = append(order, p.QuestionID)
-		if err := db.CompleteJob(ctx, leased, func(ctx context.Context, tx *storage.Tx) error {
+		if err := db.CompleteJob(ctx, leased, func(ctx context.Context, tx *storage.JobTx) error {
 			return tx.StoreAnswer(ctx, leased.ID, storage.NewAnswer{QuestionID: p.QuestionID, Kind: storage.AnswerNone, Basis: storage.Basis(nil, nil)})
 		}); err != nil {
 			t.Fatal(err)

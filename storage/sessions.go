@@ -166,7 +166,7 @@ func (db *DB) closeSessionTx(ctx context.Context, tx *txn, c SessionClose) (*Rec
 	}
 	if r.NotesRefused {
 		// The notes' refusal is audited like any screen refusal (docs/design.md R-S2).
-		if err := refuseTx(ctx, tx, Refusal{
+		if err := refuseTx(ctx, tx, RefusalEntry{
 			Client: c.Client, Action: ActionRefuseScreen, Namespace: c.Namespace,
 			Field: "notes", Pattern: c.NotesRefusedPattern,
 		}); err != nil {

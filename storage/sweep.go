@@ -97,7 +97,7 @@ func (db *DB) Sweep(ctx context.Context, run SweepRun) (*Sweep, error) {
 
 // Sweep records a sweep as DB.Sweep does, inside the transaction: a
 // scheduled sweep commits with its job's completion.
-func (t *Tx) Sweep(ctx context.Context, run SweepRun) (*Sweep, error) {
+func (t *JobTx) Sweep(ctx context.Context, run SweepRun) (*Sweep, error) {
 	if err := run.validate(); err != nil {
 		return nil, err
 	}

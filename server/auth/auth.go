@@ -86,8 +86,8 @@ func FromContext(ctx context.Context) (Caller, bool) {
 	return c, ok
 }
 
-// Refusal describes a refused call for the audit. It never carries a token.
-type Refusal struct {
+// Denial describes a refused call for the audit. It never carries a token.
+type Denial struct {
 	Client string // the known client, or "" when unauthenticated
 	Method string
 	Code   codes.Code
@@ -115,7 +115,7 @@ type Interceptor struct {
 	tokens []Client
 	addrs  map[netip.Addr]Client
 	// OnRefuse, when set, is called for every refused call (the audit).
-	OnRefuse func(ctx context.Context, r Refusal)
+	OnRefuse func(ctx context.Context, r Denial)
 	// OnDone, when set, is called after every call of a method that is not
 	// public, refused or not (the access log).
 	OnDone func(ctx context.Context, d Done)
@@ -198,7 +198,7 @@ func (s *stream) Context() context.Context { return s.ctx }
 func (in *Interceptor) authorize(ctx context.Context, method string) (context.Context, string, error) {
 	need, ok := in.methods[method]
 	if !ok {
-		return nil, "", in.refuse(ctx, Refusal{Method: method, Code: codes.PermissionDenied, Reason: "method declares no scope"})
+		return nil, "", in.refuse(ctx, Denial{Method: method, Code: codes.PermissionDenied, Reason: "method declares no scope"})
 	}
 	addr := SourceAddr(ctx)
 	if need == Public {
@@ -206,16 +206,16 @@ func (in *Interceptor) authorize(ctx context.Context, method string) (context.Co
 	}
 	caller, err := in.identify(metadata.ValueFromIncomingContext(ctx, "authorization"), addr)
 	if err != nil {
-		return nil, "", in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: addr})
+		return nil, "", in.refuse(ctx, Denial{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: addr})
 	}
 	if !caller.Has(need) {
-		return nil, caller.Name, in.refuse(ctx, Refusal{Client: caller.Name, Method: method, Code: codes.PermissionDenied,
+		return nil, caller.Name, in.refuse(ctx, Denial{Client: caller.Name, Method: method, Code: codes.PermissionDenied,
 			Reason: "client " + caller.Name + " lacks scope " + string(need), Addr: addr})
 	}
 	return context.WithValue(ctx, callerKey{}, caller), caller.Name, nil
 }
 
-func (in *Interceptor) refuse(ctx context.Context, r Refusal) error {
+func (in *Interceptor) refuse(ctx context.Context, r Denial) error {
 	if in.OnRefuse != nil {
 		in.OnRefuse(ctx, r)
 	}
@@ -239,7 +239,7 @@ func (e authError) Error() string { return string(e) }
 func (in *Interceptor) Authenticate(ctx context.Context, method string, authorization []string, addr string) error {
 	a := parseAddr(addr)
 	if _, err := in.identify(authorization, a); err != nil {
-		return in.refuse(ctx, Refusal{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: a})
+		return in.refuse(ctx, Denial{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: a})
 	}
 	return nil
 }

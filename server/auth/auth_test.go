@@ -83,8 +83,8 @@ func TestInterceptor_Unary(t *testing.T) {
 		"/x/Write":  auth.Write,
 		"/x/Health": auth.Public,
 	})
-	var refused []auth.Refusal
-	in.OnRefuse = func(_ context.Context, r auth.Refusal) { refused = append(refused, r) }
+	var refused []auth.Denial
+	in.OnRefuse = func(_ context.Context, r auth.Denial) { refused = append(refused, r) }
 	tcp := func(a string) net.Addr { return addr{"tcp", a} }
 	bufconn := addr{auth.InProcessNetwork, "bufconn"}
 	bearer := metadata.Pairs("authorization", "Bearer hearth_secret-token")
@@ -179,8 +179,8 @@ func TestInterceptor_Authenticate(t *testing.T) {
 		{Name: "agent", Scopes: []auth.Scope{auth.Write}, TokenSHA256: sum[:]},
 		{Name: "lan", Scopes: []auth.Scope{auth.Write}, IP: netip.MustParseAddr("192.168.1.50")},
 	}, map[string]auth.Scope{"/x/Whoami": auth.Read})
-	var refused []auth.Refusal
-	in.OnRefuse = func(_ context.Context, r auth.Refusal) { refused = append(refused, r) }
+	var refused []auth.Denial
+	in.OnRefuse = func(_ context.Context, r auth.Denial) { refused = append(refused, r) }
 	ctx := context.Background()
 	for _, c := range []struct {
 		name          string

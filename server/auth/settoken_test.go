@@ -58,8 +58,8 @@ func TestInterceptor_SetToken(t *testing.T) {
 		}
 	})
 	t.Run("RefusalCarriesAddr", func(t *testing.T) {
-		var got auth.Refusal
-		in.OnRefuse = func(_ context.Context, r auth.Refusal) { got = r }
+		var got auth.Denial
+		in.OnRefuse = func(_ context.Context, r auth.Denial) { got = r }
 		defer func() { in.OnRefuse = nil }()
 		call(in, "/x/Read", p, with("hearth_nope"))
 		if got.Addr != netip.MustParseAddr("192.0.2.1") || got.Code != codes.Unauthenticated {

@@ -80,7 +80,7 @@ func AnchorSweep(sw *sweep.Sweeper, s SweepSchedule) Handler {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, tx *storage.Tx) error {
+		return func(ctx context.Context, tx *storage.JobTx) error {
 			if _, err := tx.Sweep(ctx, run); err != nil {
 				return err
 			}

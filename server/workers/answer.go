@@ -52,7 +52,7 @@ func Answer(c *answers.Composer) Handler {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, tx *storage.Tx) error {
+		return func(ctx context.Context, tx *storage.JobTx) error {
 			return tx.StoreAnswer(ctx, job.ID, na)
 		}, nil
 	}

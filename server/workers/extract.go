@@ -144,7 +144,7 @@ func Extract(r *models.Router, check Check, db *storage.DB) Handler {
 			}
 		}
 		plan := planExtraction(p, out.Memories, check)
-		return func(ctx context.Context, tx *storage.Tx) error {
+		return func(ctx context.Context, tx *storage.JobTx) error {
 			kept, err := plan.apply(ctx, tx, reply)
 			if err != nil || !called {
 				return err
@@ -343,7 +343,7 @@ func planExtraction(p extraction, mems []memory, check Check) *extractPlan {
 
 // apply writes the plan in the job's completion transaction and returns
 // the ids of the records it stored.
-func (plan *extractPlan) apply(ctx context.Context, tx *storage.Tx, reply models.Reply) ([]string, error) {
+func (plan *extractPlan) apply(ctx context.Context, tx *storage.JobTx, reply models.Reply) ([]string, error) {
 	ns := plan.p.Namespace
 	var kept []string
 	for _, nr := range plan.records {
@@ -356,7 +356,7 @@ func (plan *extractPlan) apply(ctx context.Context, tx *storage.Tx, reply models
 	for _, d := range plan.drops {
 		var err error
 		if d.pattern != "" {
-			err = tx.Refuse(ctx, storage.Refusal{Client: storage.SystemClient, Action: storage.ActionRefuseScreen,
+			err = tx.Refuse(ctx, storage.RefusalEntry{Client: storage.SystemClient, Action: storage.ActionRefuseScreen,
 				Namespace: ns, Field: d.field, Pattern: d.pattern})
 		} else {
 			err = tx.Audit(ctx, storage.AuditEntry{Client: storage.SystemClient, Action: storage.ActionExtractDrop,

@@ -428,7 +428,7 @@ func TestWorkers_FailpointBeforeComplete(t *testing.T) {
 	var ran atomic.Int32
 	w.Handle("work", func(ctx context.Context, job *storage.Job) (workers.Effects, error) {
 		ran.Add(1)
-		return func(ctx context.Context, tx *storage.Tx) error {
+		return func(ctx context.Context, tx *storage.JobTx) error {
 			_, err := tx.Store(ctx, storage.NewRecord{Namespace: "global", Type: "note", Title: storagetest.Text(t, "Effect"),
 				Content: storagetest.Text(t, "Written at completion."), Confidence: 0.5, Writer: "test", Source: storage.SourceStore, Status: storage.StatusActive})
 			return err

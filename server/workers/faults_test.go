@@ -69,7 +69,7 @@ func TestWorkers_FullDisk(t *testing.T) {
 	})
 	done := make(chan struct{})
 	w.Handle("work", func(ctx context.Context, job *storage.Job) (workers.Effects, error) {
-		return func(ctx context.Context, tx *storage.Tx) error { close(done); return nil }, nil
+		return func(ctx context.Context, tx *storage.JobTx) error { close(done); return nil }, nil
 	})
 	if err := w.Prepare(ctx); err != nil {
 		t.Fatal(err)

@@ -74,7 +74,7 @@ func queueReview(h Handler) Handler {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, tx *storage.Tx) error {
+		return func(ctx context.Context, tx *storage.JobTx) error {
 			if effects != nil {
 				if err := effects(ctx, tx); err != nil {
 					return err

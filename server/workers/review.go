@@ -153,7 +153,7 @@ func (rv *reviewer) handle(ctx context.Context, job *storage.Job) (Effects, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, tx *storage.Tx) error {
+	return func(ctx context.Context, tx *storage.JobTx) error {
 		return applyReview(ctx, tx, props, workers)
 	}, nil
 }
@@ -213,7 +213,7 @@ type reviewCounts struct {
 }
 
 // applyReview applies the proposals in the completion transaction.
-func applyReview(ctx context.Context, tx *storage.Tx, props []proposal, workers int) error {
+func applyReview(ctx context.Context, tx *storage.JobTx, props []proposal, workers int) error {
 	var n reviewCounts
 	for i := range props {
 		if err := applyOne(ctx, tx, &props[i], &n); err != nil {
@@ -229,7 +229,7 @@ func applyReview(ctx context.Context, tx *storage.Tx, props []proposal, workers 
 }
 
 // applyOne applies one proposal: the verdict when its guard holds.
-func applyOne(ctx context.Context, tx *storage.Tx, p *proposal, n *reviewCounts) error {
+func applyOne(ctx context.Context, tx *storage.JobTx, p *proposal, n *reviewCounts) error {
 	c := p.cand
 	audit := func(a storage.Action, detail string) error {
 		return tx.Audit(ctx, storage.AuditEntry{Client: storage.SystemClient, Action: a, Namespace: c.Namespace,
@@ -292,7 +292,7 @@ func applyOne(ctx context.Context, tx *storage.Tx, p *proposal, n *reviewCounts)
 
 // duplicateGuard returns why the duplicate verdict of p may not be applied
 // to cur, or "" when its guard holds.
-func duplicateGuard(ctx context.Context, tx *storage.Tx, p *proposal, cur *storage.Record) (string, error) {
+func duplicateGuard(ctx context.Context, tx *storage.JobTx, p *proposal, cur *storage.Record) (string, error) {
 	id := p.v.DuplicateOf
 	switch {
 	case id == cur.ID:

@@ -97,7 +97,7 @@ const maxMergeSteps = 10000
 // (capture_retention_days), purge after retention_deleted_days and the
 // audit's after audit_retention_days (0 keeps it), written with the job's
 // completion together with an
-// audit row of the counts (storage.Tx.Maintain). First it merges the
+// audit row of the counts (storage.JobTx.Maintain). First it merges the
 // full-text index's segments into one, in short steps of their own between
 // other writes (storage.DB.MergeIndex); a merge that fails is logged and
 // left to the next night, as the index is whole either way.
@@ -116,7 +116,7 @@ func Maintenance(db *storage.DB, o options.Options, log *slog.Logger) Handler {
 			}
 			log.Warn("maintenance: merging the full-text index", "steps", steps, "err", err)
 		}
-		return func(ctx context.Context, tx *storage.Tx) error {
+		return func(ctx context.Context, tx *storage.JobTx) error {
 			_, err := tx.Maintain(ctx, m)
 			return err
 		}, nil

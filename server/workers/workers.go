@@ -62,7 +62,7 @@ type Handler func(ctx context.Context, job *storage.Job) (Effects, error)
 
 // Effects writes a job's results inside its completion transaction. Nil
 // writes nothing.
-type Effects = func(ctx context.Context, tx *storage.Tx) error
+type Effects = func(ctx context.Context, tx *storage.JobTx) error
 
 // Config is what Workers run with.
 type Config struct {

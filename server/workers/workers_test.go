@@ -276,7 +276,7 @@ func TestWorkers_Retry(t *testing.T) {
 		if calls.Add(1) <= 2 {
 			return nil, errors.New("model server unavailable")
 		}
-		return func(ctx context.Context, tx *storage.Tx) error {
+		return func(ctx context.Context, tx *storage.JobTx) error {
 			_, err := tx.Store(ctx, storage.NewRecord{
 				Namespace: "global", Type: storage.TypeNote, Title: storagetest.Text(t, "from flaky"), Content: storagetest.Text(t, "x"),
 				Confidence: 0.5, Writer: "test", Source: storage.SourceExtraction, Status: storage.StatusCandidate,
@@ -326,7 +326,7 @@ func TestWorkers_FailsForGood(t *testing.T) {
 		return nil, errors.New("cannot parse the reply")
 	})
 	w.Handle("panics", func(ctx context.Context, job *storage.Job) (workers.Effects, error) {
-		return func(ctx context.Context, tx *storage.Tx) error { panic("bug") }, nil
+		return func(ctx context.Context, tx *storage.JobTx) error { panic("bug") }, nil
 	})
 	prepare(t, w)
 	broken, _, _ := db.EnqueueJob(ctx, storage.NewJob{Kind: "broken", MaxAttempts: 2})
@@ -350,7 +350,7 @@ func TestWorkers_ReleasesDeadLeases(t *testing.T) {
 	db, _ := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	var effects atomic.Int32
 	handler := func(ctx context.Context, job *storage.Job) (workers.Effects, error) {
-		return func(ctx context.Context, tx *storage.Tx) error { effects.Add(1); return nil }, nil
+		return func(ctx context.Context, tx *storage.JobTx) error { effects.Add(1); return nil }, nil
 	}
 	j, _, _ := db.EnqueueJob(ctx, storage.NewJob{Kind: "work"})
 	// A process leased it and died: its lease has ten minutes to run.
@@ -378,7 +378,7 @@ func TestWorkers_StartStop(t *testing.T) {
 	w := newWorkers(t, db, func(c *workers.Config) { c.Poll = 10 * time.Millisecond })
 	var effects atomic.Int32
 	w.Handle("work", func(ctx context.Context, job *storage.Job) (workers.Effects, error) {
-		return func(ctx context.Context, tx *storage.Tx) error { effects.Add(1); return nil }, nil
+		return func(ctx context.Context, tx *storage.JobTx) error { effects.Add(1); return nil }, nil
 	})
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
