@@ -6,6 +6,7 @@ import "testing"
 // frames, counted from where the last one found the WAL, or from its start
 // once it started over.
 func TestCheckpointDue(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		pages, found int
 		want         bool

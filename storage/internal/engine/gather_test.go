@@ -37,6 +37,7 @@ func request(op string) *writeRequest {
 // it stops without waiting; the largest group of late falls by one per
 // smaller group.
 func TestGather(t *testing.T) {
+	t.Parallel() // each owns its engine, gather or gate
 	t.Run("Waiting", func(t *testing.T) {
 		g, send := newGather(t)
 		g.start(request("first"))
@@ -149,6 +150,7 @@ func endsGroup(t *testing.T, kind string, x *writeRequest) *gather {
 // while a group runs joins that group's transaction instead of waiting for
 // a commit of its own.
 func TestWrite_GroupGathers(t *testing.T) {
+	t.Parallel() // each owns its engine, gather or gate
 	db := openGroupDB(t)
 	insert := func(k string, ran **Tx) func(tx *Tx) error {
 		return func(tx *Tx) error {
@@ -210,6 +212,7 @@ func TestWrite_GroupGathers(t *testing.T) {
 // others runs under one); the writes queued around it commit in groups of
 // their own.
 func TestWriteSolo(t *testing.T) {
+	t.Parallel() // each owns its engine, gather or gate
 	db := openGroupDB(t)
 	// probe reports whether fn runs under the group's savepoint: ROLLBACK
 	// TO names one that exists, and undoes nothing fn has not written.

@@ -82,6 +82,7 @@ func keys(t *testing.T, db *Engine) map[string]bool {
 // alone and its caller gets its error, while the others commit; a caller
 // whose context ended while it waited is skipped.
 func TestWrite_Group(t *testing.T) {
+	t.Parallel() // each owns its engine, gather or gate
 	db := openGroupDB(t)
 	// The key write 5 repeats is there before the group: the writes run in
 	// the order they reached the loop, which no goroutine here decides.
@@ -171,6 +172,7 @@ func TestWrite_Group(t *testing.T) {
 // middle of a group (as a full disk or an I/O error does), every write of
 // the group fails and nothing of it is kept.
 func TestWrite_GroupLost(t *testing.T) {
+	t.Parallel() // each owns its engine, gather or gate
 	db := openGroupDB(t)
 	release := holdWriter(t, db)
 	errs := make([]error, 3)
@@ -217,6 +219,7 @@ func TestWrite_GroupLost(t *testing.T) {
 
 // TestWrite_Closed: a write after Close fails with ErrClosed.
 func TestWrite_Closed(t *testing.T) {
+	t.Parallel() // each owns its engine, gather or gate
 	db := openGroupDB(t)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -231,6 +234,7 @@ func TestWrite_Closed(t *testing.T) {
 // that runs them prepared still undoes a failed write alone, across
 // groups and after a transaction SQLite ended itself.
 func TestWrite_GroupCachedSavepoints(t *testing.T) {
+	t.Parallel() // each owns its engine, gather or gate
 	db := openGroupDB(t)
 	cached := func(q string) bool {
 		db.writerStmts.mu.RLock()

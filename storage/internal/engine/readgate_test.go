@@ -8,6 +8,7 @@ import (
 )
 
 func TestReadGate_Hold(t *testing.T) {
+	t.Parallel() // each owns its engine, gather or gate
 	t.Run("OK", func(t *testing.T) {
 		var g readGate
 		if err := g.enter(context.Background()); err != nil {
