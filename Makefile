@@ -104,14 +104,14 @@ install: build ## Put the hearth command in $(INSTALL_DIR) (GOBIN, else ~/.local
 
 .PHONY: test
 test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test, SKIP_POSTGRES=1 the PostgreSQL ones)
-	env -u HEARTH_CHROMIUM $(TEST_ENV) go test -race -timeout 15m ./...
+	env -u HEARTH_CHROMIUM $(TEST_ENV) go test -race -shuffle=on -timeout 15m ./...
 
 # e2e runs without the race detector (make test has it on every package):
 # the CLIs wait 300 ms for prompt recall, so the daemon must answer at the
 # speed it ships at, not ten times slower.
 .PHONY: e2e
 e2e: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) $(OPENCODE_CLI) $(GEMINI_CLI) ## Prove the hooks and MCP registration with the real agent CLIs (offline)
-	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) HEARTH_COPILOT_CLI=$(COPILOT_CLI) HEARTH_OPENCODE_CLI=$(OPENCODE_CLI) HEARTH_GEMINI_CLI=$(GEMINI_CLI) go test -tags e2e -timeout 30m -run '^TestE2E' -count 1 -v ./cmd/hearth/
+	HEARTH_CLAUDE_CLI=$(CLAUDE_CLI) HEARTH_CODEX_CLI=$(CODEX_CLI) HEARTH_COPILOT_CLI=$(COPILOT_CLI) HEARTH_OPENCODE_CLI=$(OPENCODE_CLI) HEARTH_GEMINI_CLI=$(GEMINI_CLI) go test -tags e2e -shuffle=on -timeout 30m -run '^TestE2E' -count 1 -v ./cmd/hearth/
 
 .PHONY: clients
 clients: $(CLAUDE_CLI) $(CODEX_CLI) $(COPILOT_CLI) $(OPENCODE_CLI) $(GEMINI_CLI) ## Install the pinned agent CLIs into .tmp/clients
