@@ -52,6 +52,7 @@ func fixedClock(db *storage.DB) *time.Time {
 }
 
 func TestDB_ReportAnchors(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		now := fixedClock(db)
@@ -251,6 +252,7 @@ func TestDB_ReportAnchors(t *testing.T) {
 }
 
 func TestDB_Store_AnchorForm(t *testing.T) {
+	t.Parallel()
 	t.Run("ErrStore", func(t *testing.T) {
 		db := storagetest.Open(t)
 		nr := rec(t, "global", "t", "c")

@@ -48,6 +48,7 @@ func witnessed(tb testing.TB, db *storage.DB, c float64) *storage.Record {
 }
 
 func TestDB_Evidence(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		// The example of the issue: 0.6 → 0.7333 → 0.8222 → 0.4111.
 		db := storagetest.Open(t)

@@ -103,6 +103,7 @@ func outcomes(rs []storage.ImportResult) map[string]int {
 }
 
 func TestDB_Export(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	history(t, db)
 	t.Run("OKPrefix", func(t *testing.T) {
@@ -152,6 +153,7 @@ func compare(a, b string) int {
 // writers, times, anchors with their checks, evidence and its derived
 // counts, supersession links), and a second import changes nothing.
 func TestDB_Import(t *testing.T) {
+	t.Parallel()
 	src := storagetest.Open(t)
 	history(t, src)
 	exported := exportAll(t, src, "", 2)

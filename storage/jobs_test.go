@@ -44,6 +44,7 @@ func job(tb testing.TB, db *storage.DB, id string) *storage.Job {
 }
 
 func TestDB_EnqueueJob(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		newClock(db, t0)
@@ -86,6 +87,7 @@ func TestDB_EnqueueJob(t *testing.T) {
 }
 
 func TestDB_LeaseJob(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		clk := newClock(db, t0)
@@ -167,6 +169,7 @@ func TestDB_LeaseJob(t *testing.T) {
 }
 
 func TestDB_CompleteJob(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		newClock(db, t0)
@@ -219,6 +222,7 @@ func TestDB_CompleteJob(t *testing.T) {
 }
 
 func TestDB_FailJob(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	clk := newClock(db, t0)
 	e := enqueue(t, db, storage.NewJob{MaxAttempts: 2})
@@ -258,6 +262,7 @@ func TestDB_FailJob(t *testing.T) {
 }
 
 func TestDB_ReleaseLeases(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	newClock(db, t0)
 	a := enqueue(t, db, storage.NewJob{})
@@ -287,6 +292,7 @@ func TestDB_ReleaseLeases(t *testing.T) {
 }
 
 func TestDB_CancelJobs(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	clk := newClock(db, t0)
 	due := enqueue(t, db, storage.NewJob{Key: "due"})

@@ -20,6 +20,7 @@ import (
 )
 
 func TestQuestionKey(t *testing.T) {
+	t.Parallel()
 	t.Run("OKSameQuestionOtherWordsAndOrder", func(t *testing.T) {
 		for _, group := range [][]string{
 			{"How do we run the migrations?", "running migrations", "Migrations: how to run them", "RUN MIGRATION", "migrations, run"},
@@ -84,6 +85,7 @@ func TestQuestionKey(t *testing.T) {
 // vocabulary is stemmed by SQLite (read back through fts5vocab) and by
 // QuestionKey, and the two must agree.
 func TestQuestionKey_AgreesWithFTS5(t *testing.T) {
+	t.Parallel()
 	words := strings.Fields(`running runs run ran runner migrations migration migrate migrated migrating
 		deploy deploys deployed deploying deployment deployments staging stage stages configuration configure
 		configured configs tests testing tested tester building builds built builder caching cached caches
@@ -177,6 +179,7 @@ func questionsOf(tb testing.TB, db *storage.DB, ns ...string) []*storage.Questio
 }
 
 func TestDB_RecordAsk(t *testing.T) {
+	t.Parallel()
 	const ns = "github/acme/api"
 	t.Run("OKGroupsAndCounts", func(t *testing.T) {
 		db := storagetest.Open(t)
@@ -264,6 +267,7 @@ func TestDB_RecordAsk(t *testing.T) {
 // TestDemand holds the documented formula (docs/design.md R-W2) on constructed
 // histories, as stored and as storage.Demand computes it.
 func TestDemand(t *testing.T) {
+	t.Parallel()
 	const ns = "global"
 	cases := []struct {
 		name string
@@ -393,6 +397,7 @@ func TestDemand_ByClient(t *testing.T) {
 }
 
 func TestDB_DeclareQuestion(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	t.Run("OK", func(t *testing.T) {
 		q, err := db.DeclareQuestion(ctx, "global", text(t, "How do we rotate tokens?"), "claude-code")
@@ -441,6 +446,7 @@ func storeAnswer(tb testing.TB, db *storage.DB, na storage.NewAnswer) {
 }
 
 func TestTx_StoreAnswer(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	r1 := storagetest.Store(t, db, rec(t, "global", "Migrations", "Run make migrate before deploying."))
 	r2 := storagetest.Store(t, db, rec(t, "global", "Migrations in CI", "CI runs migrations on a scratch database."))
@@ -523,6 +529,7 @@ func TestTx_StoreAnswer(t *testing.T) {
 }
 
 func TestDB_QueueAnswer(t *testing.T) {
+	t.Parallel()
 	const ns = "global"
 	refresh := storage.AnswerRefresh{MinSessions: 2, MaxAge: 24 * time.Hour}
 	db := storagetest.Open(t)
@@ -579,6 +586,7 @@ func TestDB_QueueAnswer(t *testing.T) {
 }
 
 func TestMaintain_PurgesAsks(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	db.Now = func() time.Time { return now }
@@ -619,6 +627,7 @@ func TestMaintain_PurgesAsks(t *testing.T) {
 // TestDB_RenameNamespaces_Questions holds R-N6 for questions: a rename
 // moves them with their asks and answers.
 func TestDB_RenameNamespaces_Questions(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	recordAsks(t, db, ask(t, "github/old/api", "codex", "s1", "where is the changelog"))
 	q := questionsOf(t, db)[0]

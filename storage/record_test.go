@@ -12,6 +12,7 @@ import (
 )
 
 func TestDB_Store(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		nr := rec(t, "github/acme/api", "Use PostgreSQL", "We chose PostgreSQL 16 for billing.")
@@ -117,6 +118,7 @@ func equalRecords(a, b *storage.Record) bool {
 }
 
 func TestDB_Get(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	a := storagetest.Store(t, db, storage.NewRecord{Title: text(t, "a")})
 	b := storagetest.Store(t, db, storage.NewRecord{Title: text(t, "b")})
@@ -150,6 +152,7 @@ func TestDB_Get(t *testing.T) {
 }
 
 func TestDB_Update(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		r := storagetest.Store(t, db, rec(t, "global", "old title", "old content"))
@@ -325,6 +328,7 @@ func TestDB_Update(t *testing.T) {
 }
 
 func TestDB_Forget(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		r := storagetest.Store(t, db, rec(t, "global", "t", "c"))
@@ -390,6 +394,7 @@ func TestDB_Forget(t *testing.T) {
 }
 
 func TestDB_Supersede(t *testing.T) {
+	t.Parallel()
 	t.Run("OKStore", func(t *testing.T) {
 		db := storagetest.Open(t)
 		old := storagetest.Store(t, db, rec(t, "global", "Use MySQL", "c"))

@@ -64,6 +64,7 @@ func countRows(tb testing.TB, db *storage.DB, query string) int {
 }
 
 func TestCloseDigest(t *testing.T) {
+	t.Parallel()
 	a := storage.CloseDigest("c", "ab", "c")
 	if len(a) != 64 {
 		t.Fatalf("digest %q is not 64 hex digits", a)
@@ -83,6 +84,7 @@ func TestCloseDigest(t *testing.T) {
 }
 
 func TestValidOpID(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]bool{
 		"abcdefgh": true, "A_b-9xyz": true, strings.Repeat("a", 64): true,
 		"abcdefg": false, strings.Repeat("a", 65): false, "abcd efgh": false, "abcd.efgh": false, "": false,
@@ -94,6 +96,7 @@ func TestValidOpID(t *testing.T) {
 }
 
 func TestDB_CloseSession(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		newClock(db, t0)
