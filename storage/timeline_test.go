@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +22,53 @@ import (
 // timelineStore fills a store with records of every namespace, type and
 // status, three to an instant (so the cursor goes on by id), and returns
 // it with every record as stored.
+//
+// The store is filled once per test binary (the tests that use it only
+// read it): each caller opens its own copy of the file.
 func timelineStore(t *testing.T) (*storage.DB, []*storage.Record, []string) {
 	t.Helper()
-	db := storagetest.Open(t)
+	timeline.once.Do(func() { timeline.fixture = fillTimeline(t) })
+	f := timeline.fixture
+	if f == nil {
+		t.Fatal("the shared timeline store was not built: the test that built it says why")
+	}
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	if err := os.WriteFile(path, f.file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return storagetest.OpenPath(t, path), f.all, slices.Clone(f.namespaces)
+}
+
+// timeline holds the store timelineStore fills, made once.
+var timeline struct {
+	once    sync.Once
+	fixture *timelineFixture
+}
+
+// timelineFixture is a filled store's file, closed (its log folded in),
+// with every record as stored and the namespaces used.
+type timelineFixture struct {
+	file       []byte
+	all        []*storage.Record
+	namespaces []string
+}
+
+// fillTimeline fills a store in a directory of its own (it outlives tb)
+// as timelineStore describes, closes it and returns its file.
+func fillTimeline(tb testing.TB) *timelineFixture {
+	dir, err := os.MkdirTemp("", "hearth-timeline-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "hearth.db")
+	db, err := storage.Open(ctx, path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	now := t0
-	db.Now = func() time.Time { return now }
+	clk := newClock(db, t0)
 	namespaces := []string{"global", "projects/x", "topics/go"}
 	for i := range 6 {
 		namespaces = append(namespaces, fmt.Sprintf("github/acme/repo%d", i))
@@ -33,9 +77,11 @@ func timelineStore(t *testing.T) (*storage.DB, []*storage.Record, []string) {
 	var ids []string
 	active := map[string][]string{} // by namespace, the active records that can be superseded
 	for i := range 240 {
-		now = t0.Add(time.Duration(i/3) * time.Minute)
+		if i > 0 && i%3 == 0 {
+			clk.Add(time.Minute)
+		}
 		ns := namespaces[rng.IntN(len(namespaces))]
-		nr := rec(t, ns, fmt.Sprintf("r%d", i), "c")
+		nr := rec(tb, ns, fmt.Sprintf("r%d", i), "c")
 		nr.Type = storage.Types[rng.IntN(len(storage.Types))]
 		if rng.IntN(4) == 0 {
 			nr.Status = storage.StatusCandidate
@@ -44,29 +90,36 @@ func timelineStore(t *testing.T) (*storage.DB, []*storage.Record, []string) {
 			nr.Supersedes = old[j]
 			active[ns] = slices.Delete(old, j, j+1)
 		}
-		id := storagetest.Store(t, db, nr).ID
+		id := storagetest.Store(tb, db, nr).ID
 		ids = append(ids, id)
 		if nr.Status == storage.StatusActive {
 			active[ns] = append(active[ns], id)
 		}
 	}
 	for _, i := range rng.Perm(len(ids))[:40] {
-		if _, err := db.Forget(ctx, ids[i], 0, text(t, "gone"), "test"); err != nil {
-			t.Fatal(err)
+		if _, err := db.Forget(ctx, ids[i], 0, text(tb, "gone"), "test"); err != nil {
+			tb.Fatal(err)
 		}
 	}
 	all, err := db.Get(ctx, ids)
 	if err != nil || len(all) != len(ids) {
-		t.Fatalf("Get: %d of %d records, %v", len(all), len(ids), err)
+		tb.Fatalf("Get: %d of %d records, %v", len(all), len(ids), err)
 	}
 	seen := map[string]bool{}
 	for _, r := range all {
 		seen[r.Status] = true
 	}
 	if len(seen) != 4 {
-		t.Fatalf("statuses %v, want all four", seen)
+		tb.Fatalf("statuses %v, want all four", seen)
 	}
-	return db, all, namespaces
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &timelineFixture{file: file, all: all, namespaces: namespaces}
 }
 
 // wantTimeline is the timeline of q over all, worked out record by record.
@@ -137,6 +190,7 @@ func pick(rng *rand.Rand, from []string, n int) []string {
 // range, cursor and limit, with repeats, an unknown namespace and an empty
 // one.
 func TestDB_TimelineMatchesEveryFilter(t *testing.T) {
+	t.Parallel()
 	db, all, namespaces := timelineStore(t)
 	namespaces = append(namespaces, "github/acme/none", "")
 	statuses := []string{storage.StatusActive, storage.StatusCandidate, storage.StatusSuperseded, storage.StatusDeleted}
@@ -179,6 +233,7 @@ func TestDB_TimelineMatchesEveryFilter(t *testing.T) {
 // timeline once, in order, for filters that walk each namespace and status
 // and for those that walk each status.
 func TestDB_TimelinePages(t *testing.T) {
+	t.Parallel()
 	db, all, namespaces := timelineStore(t)
 	for _, q := range []storage.TimelineQuery{
 		{},
@@ -210,6 +265,7 @@ func TestDB_TimelinePages(t *testing.T) {
 // TestDB_TimelinePage: a page read a few records at a time holds the
 // records Timeline returns, in order, and fn's error comes back.
 func TestDB_TimelinePage(t *testing.T) {
+	t.Parallel()
 	db, _, namespaces := timelineStore(t)
 	for _, q := range []storage.TimelineQuery{
 		{},
@@ -242,6 +298,7 @@ func TestDB_TimelinePage(t *testing.T) {
 // every match (a filter of a few records among many took tens of
 // milliseconds at 100,000 records) fails here.
 func TestDB_TimelinePlan(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	many := []string{"a", "b", "c", "d", "e", "f"}
 	for _, q := range []storage.TimelineQuery{
@@ -285,6 +342,7 @@ func TestDB_TimelinePlan(t *testing.T) {
 // anchors, some one, most none: a page reads anchors only for records
 // that have any, and puts rows in the page's order itself.
 func TestPage_RecordsAsGet(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
