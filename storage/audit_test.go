@@ -11,6 +11,7 @@ import (
 )
 
 func TestDB_Audit(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		t0 := time.Date(2026, 4, 1, 8, 0, 0, 0, time.UTC)
@@ -68,6 +69,7 @@ func TestDB_Audit(t *testing.T) {
 }
 
 func TestDB_Refuse(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		refusals := []storage.RefusalEntry{

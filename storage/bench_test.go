@@ -89,6 +89,8 @@ func BenchmarkStoreClients(b *testing.B) {
 // subtracted) fell within 0.8% of each other, so it shows a change to the
 // store path of 2%.
 func TestStoreLoad(t *testing.T) {
+	// Not parallel: it counts the instructions of its own stores, which other
+	// tests running beside it would add to.
 	v := os.Getenv("HEARTH_STORE_LOAD")
 	if v == "" {
 		t.Skip("HEARTH_STORE_LOAD is not set: make bench-instructions sets it")
@@ -227,6 +229,7 @@ func (g *gen) record(tb testing.TB) storage.NewRecord {
 // storable: make test runs no benchmark, and a screen that learns a new
 // shape would otherwise break them unseen.
 func TestBenchCorpus_PassesTheScreen(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{1, 2, 3, 99} {
 		g := newGen(seed)
 		for range 2000 {

@@ -126,6 +126,7 @@ func setAnchorState(tb testing.TB, db *storage.DB, id, state string) {
 }
 
 func TestDB_Bootstrap(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		db.Now, _ = steppingClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Second)

@@ -224,6 +224,7 @@ func TestDB_Capture_Err(t *testing.T) {
 // TestDB_Maintain_Capture forgets observations older than the retention
 // that no one fetched, cited or promoted, and purges capture's rows.
 func TestDB_Maintain_Capture(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	clk := newClock(db, t0)
 	e := (&events{tb: t, sid: "s1", at: t0}).edit("plain.go", false).edit("fetched.go", false).edit("promoted.go", false)

@@ -33,6 +33,7 @@ func feed(tb testing.TB, db *storage.DB, since int64, vectors bool) (map[string]
 }
 
 func TestDB_PutEmbeddings(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		a := storagetest.Store(t, db, rec(t, "global", "alpha", "first"))
@@ -94,6 +95,7 @@ func TestDB_PutEmbeddings(t *testing.T) {
 // TestDB_Embeddings_Dropped checks that forget and purge drop the vector
 // (docs/design.md R-M10), whichever path forgets.
 func TestDB_Embeddings_Dropped(t *testing.T) {
+	t.Parallel()
 	t.Run("Forget", func(t *testing.T) {
 		db := storagetest.Open(t)
 		a := storagetest.Store(t, db, rec(t, "global", "alpha", "first"))
@@ -144,6 +146,7 @@ func TestDB_Embeddings_Dropped(t *testing.T) {
 // to vector search moves the record to the feed's end, and nothing else
 // does.
 func TestDB_VectorChanges(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	a := storagetest.Store(t, db, rec(t, "global", "alpha", "first"))
 	b := storagetest.Store(t, db, rec(t, "github/acme/api", "beta", "second"))

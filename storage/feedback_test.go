@@ -10,6 +10,7 @@ import (
 // TestReorder: reorder puts hits in the order of any permutation, as
 // copying each hit to its place does.
 func TestReorder(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	for range 2000 {
 		n := rng.IntN(40)
@@ -34,6 +35,7 @@ func TestReorder(t *testing.T) {
 // queue) ranks above the one that bm25 alone puts first (shorter); a
 // literal search, without feedback, keeps bm25's order.
 func TestSearch_Feedback(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t)
 	store := func(title, content string) string { return storeNote(t, db, "global", title, content).ID }

@@ -12,6 +12,7 @@ import (
 // the range that hold one of them, up to limit, so that a gate letting
 // fewer than limit through is not run.
 func TestGateHolds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t)
 	store := func(ns, content string) { storeNote(t, db, ns, "note", content) }

@@ -16,6 +16,7 @@ func entryLine(e storage.HistoryEntry) string {
 }
 
 func TestDB_History(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -187,6 +188,7 @@ func TestDB_History(t *testing.T) {
 // TestDB_AuditRevision: rows that name no record keep no revision, and
 // memory_audit's reading of the log is unchanged by the new column.
 func TestDB_AuditRevision(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	r := storagetest.Store(t, db, rec(t, "global", "A record", "x"))
 	if err := db.Audit(ctx, storage.AuditEntry{Client: "hearth", Action: storage.ActionMaintenance, Detail: text(t, "run")}); err != nil {
@@ -209,6 +211,7 @@ func TestDB_AuditRevision(t *testing.T) {
 }
 
 func TestDB_TimelineFilters(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0

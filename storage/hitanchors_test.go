@@ -9,6 +9,7 @@ import (
 // whether the lean ranking read its record or the full query did (a type
 // filter), and a record without anchors has none.
 func TestSearch_HitAnchors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t)
 	store := func(title string, anchors ...string) { storeNote(t, db, "global", title, "about webhooks", anchors...) }

@@ -12,6 +12,7 @@ import (
 // search admits every repository namespace besides its own chain, and
 // nothing else.
 func TestDB_Search_AllRepositories(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	for _, ns := range []string{
 		"github/acme/api", "gitea/team/tools", "local/scratch", "projects/platform",

@@ -16,6 +16,7 @@ import (
 const days = 24 * time.Hour
 
 func TestDB_Maintain(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	clk := newClock(db, t0)
 	m := storage.Maintenance{CandidateExpiry: 14 * days, Retention: 30 * days}
@@ -121,6 +122,7 @@ func TestDB_Maintain(t *testing.T) {
 }
 
 func TestDB_Maintain_ExpiryOff(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	clk := newClock(db, t0)
 	c := storagetest.Store(t, db, storage.NewRecord{Status: storage.StatusCandidate})
@@ -135,6 +137,7 @@ func TestDB_Maintain_ExpiryOff(t *testing.T) {
 }
 
 func TestDB_Maintain_ErrInvalid(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	_, err := db.Maintain(ctx, storage.Maintenance{})
 	wantErr(t, err, storage.Invalid, "retention")
@@ -148,6 +151,7 @@ func TestDB_Maintain_ErrInvalid(t *testing.T) {
 // saying how many went and up to when; a row inside the retention still
 // cannot be deleted; and a retention of 0 keeps everything.
 func TestDB_MaintainPrunesAudit(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db := storagetest.OpenPath(t, path)
 	clk := newClock(db, t0)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestTx_ModelJobEffects(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		c := newClock(db, t0)
@@ -108,6 +109,7 @@ func TestTx_ModelJobEffects(t *testing.T) {
 }
 
 func TestDB_Candidates(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	c := newClock(db, t0)
 	cand := func(title string) *storage.Record {
@@ -145,6 +147,7 @@ func TestDB_Candidates(t *testing.T) {
 }
 
 func TestDB_JobCounts(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	newClock(db, t0)
 	enqueue(t, db, storage.NewJob{})

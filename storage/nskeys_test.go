@@ -10,6 +10,7 @@ import (
 // in a namespace the last search found empty is found by the next search;
 // keys found are the ones namespace_keys holds.
 func TestSearch_NamespaceKeyCache(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t)
 	store := func(ns, title string) { storeNote(t, db, ns, title, "about caches") }

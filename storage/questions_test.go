@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hearth-memory/hearth/storage/testwait"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -254,13 +255,7 @@ func TestDB_RecordAsk(t *testing.T) {
 	t.Run("OKFlushesByItself", func(t *testing.T) {
 		db := storagetest.Open(t)
 		db.RecordAsk(ask(t, ns, "claude-code", "s1", "where do the logs go", "L1"))
-		deadline := time.Now().Add(10 * time.Second)
-		for len(questionsOf(t, db)) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the ask was not written within 10 s")
-			}
-			time.Sleep(5 * time.Millisecond) // polling the flush the timer makes
-		}
+		testwait.WaitFor(t, "the timer's flush writes the ask", func() bool { return len(questionsOf(t, db)) > 0 })
 	})
 }
 

@@ -43,6 +43,7 @@ func rangesCorpus(t *testing.T, db *DB, n int, namespaces []string) {
 // does, with the same scores, for one namespace or several, filtered by
 // type or not; and hearth_rank still equals bm25 inside a range.
 func TestSearch_NamespaceRanges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
@@ -207,6 +208,7 @@ func TestSearch_NamespaceRanges(t *testing.T) {
 // indexed in that namespace's range, found there and no longer in the old
 // one, and the index agrees with the records.
 func TestSearch_RenameMovesTheRange(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
@@ -253,6 +255,7 @@ func TestSearch_RenameMovesTheRange(t *testing.T) {
 // triggers over it), and searches find and rank what they did, before and
 // after a store through the new triggers.
 func TestMigration0075(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db, err := Open(ctx, path)
@@ -362,6 +365,7 @@ func rankedLines(rs []ranked) []string {
 // tie may have the lower id and come first. Here the tie's later rows are
 // imported with earlier ids.
 func TestSearch_LeanChunks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t)
 	store := func(title, content string) { storeNote(t, db, "global", title, content) }
@@ -427,6 +431,7 @@ func leanAndFull(t *testing.T, db *DB, q SearchQuery) (lean, full []ranked, ok b
 // past the depth ranks below them too); one that reaches the last hit kept
 // does not.
 func TestSearch_LeanTieBelowHits(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	const limit = 3
 	for i := range limit { // the hits, each better than the tie
@@ -454,6 +459,7 @@ func TestSearch_LeanTieBelowHits(t *testing.T) {
 // nearly all are live, a whole chunk once most are not; the hits are the
 // full ranking's either way.
 func TestSearch_LeanShare(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		share float64
 		want  int

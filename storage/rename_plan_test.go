@@ -11,6 +11,7 @@ import (
 // since migration 0088 dropped records_namespace_created_at_idx, never by a
 // scan of the table.
 func TestRename_Plan(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	plan, err := db.queryPlan(context.Background(), renameSQL("records", "namespace", true),
 		"github/new/", 12, "github/old/", "github/old0", int64(0))

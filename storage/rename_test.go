@@ -11,6 +11,7 @@ import (
 )
 
 func TestDB_RenameNamespaces(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		start := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)

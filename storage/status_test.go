@@ -15,6 +15,7 @@ import (
 )
 
 func TestDB_Status(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	storagetest.Store(t, db, rec(t, "global", "a", "c"))
 	storagetest.Store(t, db, rec(t, "global", "b", "c"))
@@ -45,6 +46,7 @@ func TestDB_Status(t *testing.T) {
 }
 
 func TestDB_StoreClientToken(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	h1 := strings.Repeat("ab", 32)
 	h2 := strings.Repeat("0F", 32)
@@ -77,6 +79,7 @@ func TestDB_StoreClientToken(t *testing.T) {
 // the records themselves, every few steps of a random history of stores,
 // type and status changes, supersessions, forgets, purges and renames.
 func TestDB_StatusCounts(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	randomStatusHistory(t, db, rand.New(rand.NewPCG(9, 10)), 300, 25)
 	checkStatus(t, db)
@@ -85,6 +88,7 @@ func TestDB_StatusCounts(t *testing.T) {
 // TestDB_StatusBackfill: migration 0073 fills its sums from the counts
 // already kept.
 func TestDB_StatusBackfill(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db, err := storage.Open(ctx, path)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		for _, reader := range []bool{false, true} {
@@ -88,6 +89,7 @@ func TestOpen(t *testing.T) {
 }
 
 func TestDB_Now(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
 	now := t0
@@ -128,6 +130,7 @@ func TestDB_Now(t *testing.T) {
 // must commit (the single writer queues them; no SQLITE_BUSY), while readers
 // keep reading.
 func TestDB_Concurrent(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	const goroutines, each = 16, 20
 	var wg sync.WaitGroup
@@ -181,6 +184,7 @@ func TestDB_Concurrent(t *testing.T) {
 }
 
 func TestErrorCode(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		err  error
 		want storage.Code
@@ -203,6 +207,7 @@ func TestErrorCode(t *testing.T) {
 // TestOpen_Private: the database, its WAL and its shared-memory file are
 // 0600 whatever the umask, also when an older start left them wider.
 func TestOpen_Private(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hearth.db")
 	check := func(t *testing.T) {
@@ -236,6 +241,7 @@ func TestOpen_Private(t *testing.T) {
 // a crash can lose") promises of a stop. Commits themselves do not wait for
 // the disk (synchronous=NORMAL, TestOpen).
 func TestClose_LeavesNoLog(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db := storagetest.OpenPath(t, path)
 	storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, "t"), Content: storagetest.Text(t, "c")})

@@ -14,6 +14,7 @@ import (
 // 0085: the single writer pays for each on every store), and a new
 // namespace still gets the next key once, a known one keeps its own.
 func TestStore_TriggerSteps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t)
 

@@ -31,6 +31,7 @@ func bootstrapDrift(t *testing.T, db *storage.DB) int {
 // every type and status, and move it to the end of the vector change feed
 // once, also when its seq is taken again after a purge.
 func TestStoreTriggers(t *testing.T) {
+	t.Parallel()
 	t.Run("Bootstrap", func(t *testing.T) {
 		db := storagetest.Open(t)
 		for _, typ := range storage.Types {
@@ -100,6 +101,7 @@ func TestStoreTriggers(t *testing.T) {
 // find a purged record's referrers through their partial indexes (migration
 // 0084), not by reading every record, and a purge clears the references.
 func TestDB_SupersedeIndexes(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	for _, col := range []string{"supersedes", "superseded_by"} {
 		// The plan's one row: the lookup the foreign key's action makes.

@@ -26,6 +26,7 @@ var (
 )
 
 func TestDB_Sweep(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		now := fixedClock(db)
@@ -195,6 +196,7 @@ func TestDB_Sweep(t *testing.T) {
 }
 
 func TestDB_AnchorStatus(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	now := fixedClock(db)
 	st, err := db.AnchorStatus(ctx, 10)

@@ -13,6 +13,7 @@ import (
 // the one holding a synonym; a synonym of a word no record holds ranks as
 // that word would; the snippet shows the synonym.
 func TestSearch_Synonyms(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t)
 	store := func(title, content string) string { return storeNote(t, db, "global", title, content).ID }

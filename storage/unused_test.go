@@ -12,6 +12,7 @@ import (
 const day = 24 * time.Hour
 
 func TestDB_StartUsage(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -52,6 +53,7 @@ func TestDB_StartUsage(t *testing.T) {
 }
 
 func TestDB_Unused(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	now := t0.Add(-60 * day)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDB_CountReturned(t *testing.T) {
+	t.Parallel()
 	db := storagetest.Open(t)
 	t0 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
@@ -72,6 +73,7 @@ func TestDB_CountReturned(t *testing.T) {
 // TestDB_NoteReturned: a noted use is in memory at once (Usage shows it)
 // and stored by Close, exactly once, without any write by the reader.
 func TestDB_NoteReturned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db, err := storage.Open(ctx, path)

@@ -9,6 +9,7 @@ import (
 // and in the vocabulary pool before any read, so its first search opens
 // none.
 func TestWarm(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	if n := db.lite.Reader().Stats().OpenConnections + db.lite.Vocab().Stats().OpenConnections; n != 0 {
 		t.Fatalf("a store just opened holds %d read connections, want 0 (the premise)", n)
