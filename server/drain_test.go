@@ -3,12 +3,13 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/hearth-memory/hearth/storage/testwait"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 func TestGate_Drain(t *testing.T) {

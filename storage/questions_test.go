@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/hearth-memory/hearth/storage/testwait"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 func TestQuestionKey(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hearth-memory/hearth/storage/testwait"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
 	"github.com/hearth-memory/hearth/storage/storagetest"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // fakeGitHubToken has a GitHub token's shape; it is made up.

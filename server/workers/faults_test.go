@@ -3,7 +3,6 @@ package workers_test
 import (
 	"bytes"
 	"context"
-	"github.com/hearth-memory/hearth/storage/testwait"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/faultvfs"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // lockedBuffer is a log sink safe for the runner's goroutine.

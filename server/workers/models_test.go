@@ -2,7 +2,6 @@ package workers_test
 
 import (
 	"fmt"
-	"github.com/hearth-memory/hearth/storage/testwait"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // waitCount polls until srv received n requests for path, and fails the

@@ -3,7 +3,6 @@ package workers_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/hearth-memory/hearth/storage/testwait"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // shownRecord matches a stored record's header in a review prompt.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/hearth-memory/hearth/storage/testwait"
 	"io"
 	"log/slog"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 var ctx = context.Background()

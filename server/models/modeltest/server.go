@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hearth-memory/hearth/storage/testwait"
 	"io"
 	"net"
 	"net/http"
@@ -24,6 +23,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // Flavor is the kind of server a Server imitates.
