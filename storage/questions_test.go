@@ -346,11 +346,10 @@ func TestDemand_ByClient(t *testing.T) {
 	t.Parallel()
 	const ns = "global"
 	db := storagetest.Open(t)
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return now }
+	clk := newClock(db, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	for i := range 30 {
 		if i == 25 {
-			now = now.Add(20 * 24 * time.Hour) // the first 25 go with the purge below
+			clk.Add(20 * 24 * time.Hour) // the first 25 go with the purge below
 		}
 		recordAsks(t, db, ask(t, ns, "lan-reader", fmt.Sprintf("invented-%d", i), "which port does the exporter use", "P1"))
 	}
@@ -380,7 +379,7 @@ func TestDemand_ByClient(t *testing.T) {
 		t.Errorf("order %q, %q; want the question of 30 sessions above the one of 3", got[1].Text, got[2].Text)
 	}
 	// The purge takes 25 of the 30 sessions: the weight is the 5 left's.
-	now = now.Add(15 * 24 * time.Hour)
+	clk.Add(15 * 24 * time.Hour)
 	if _, err := db.Maintain(ctx, storage.Maintenance{Retention: 30 * 24 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
@@ -528,8 +527,7 @@ func TestDB_QueueAnswer(t *testing.T) {
 	const ns = "global"
 	refresh := storage.AnswerRefresh{MinSessions: 2, MaxAge: 24 * time.Hour}
 	db := storagetest.Open(t)
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return now }
+	clk := newClock(db, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 
 	if job, err := db.QueueAnswer(ctx, refresh); err != nil || job != nil {
 		t.Fatalf("empty store: %v, %v; want nothing", job, err)
@@ -574,7 +572,7 @@ func TestDB_QueueAnswer(t *testing.T) {
 	if want := []string{port.ID, tokens.ID, declared.ID}; !slices.Equal(order, want) {
 		t.Errorf("answered %v, want %v (demand order, declared last, one-session question never)", order, want)
 	}
-	now = now.Add(25 * time.Hour)
+	clk.Add(25 * time.Hour)
 	if job, _ := db.QueueAnswer(ctx, refresh); job == nil {
 		t.Errorf("no job once the answers are older than MaxAge")
 	}
@@ -583,16 +581,15 @@ func TestDB_QueueAnswer(t *testing.T) {
 func TestMaintain_PurgesAsks(t *testing.T) {
 	t.Parallel()
 	db := storagetest.Open(t)
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return now }
+	clk := newClock(db, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	recordAsks(t, db,
 		ask(t, "global", "codex", "s1", "where is the changelog", "C1"),
 		ask(t, "global", "claude-code", "s2", "the changelog: where?", "C1"),
 	)
 	declared, _ := db.DeclareQuestion(ctx, "global", text(t, "who owns billing"), "codex")
-	now = now.Add(20 * 24 * time.Hour)
+	clk.Add(20 * 24 * time.Hour)
 	recordAsks(t, db, ask(t, "global", "claude-code", "s3", "where is the changelog"))
-	now = now.Add(15 * 24 * time.Hour)
+	clk.Add(15 * 24 * time.Hour)
 	rep, err := db.Maintain(ctx, storage.Maintenance{Retention: 30 * 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -609,7 +606,7 @@ func TestMaintain_PurgesAsks(t *testing.T) {
 			t.Errorf("after the purge: asks %d sessions %d clients %d, want 1 1 1", q.Asks, q.Sessions, q.Clients)
 		}
 	}
-	now = now.Add(31 * 24 * time.Hour)
+	clk.Add(31 * 24 * time.Hour)
 	rep, _ = db.Maintain(ctx, storage.Maintenance{Retention: 30 * 24 * time.Hour})
 	if rep.AsksPurged != 1 || rep.QuestionsPurged != 1 || !strings.Contains(rep.String(), "recorded queries purged 1, questions purged 1") {
 		t.Errorf("second run %+v (%s), want the last ask and its question purged", rep, rep)
