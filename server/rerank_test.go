@@ -39,9 +39,16 @@ func rerankSearch(t testing.TB, db *storage.DB, opts options.Options, query stri
 
 // rerankOptions are the default options with the stand-in rerank server
 // at url.
+// rerankOptions point at the stand-in with a timeout far above the
+// default: the stand-in answers at once, but a loaded test machine running
+// the package's tests in parallel can take longer than the default's
+// fraction of a second to carry the call, and these tests are of what a
+// search does with the answer, not of the timeout (the fallback cases set
+// their own).
 func rerankOptions(url string) options.Options {
 	opts := options.Default()
 	opts.RerankURL, opts.RerankModel = url, "bge-reranker-v2-m3"
+	opts.RerankTimeout = 10 * time.Second
 	return opts
 }
 
@@ -120,24 +127,28 @@ func TestSearch_Rerank(t *testing.T) {
 		fault func(*modeltest.Server)
 		// asked: the stand-in receives the call (it is up).
 		asked bool
+		// timeout is the search's rerank timeout: short only where the
+		// case is the timeout (Slow), whose call still reaches the
+		// stand-in well within a second on a loaded machine.
+		timeout time.Duration
 	}{
-		{"Down", func(s *modeltest.Server) { s.Down() }, false},
+		{"Down", func(s *modeltest.Server) { s.Down() }, false, 100 * time.Millisecond},
 		{"Slow", func(s *modeltest.Server) {
 			s.Script(modeltest.Rule{Path: modeltest.RerankPath, Action: modeltest.Action{Delay: 5 * time.Second}})
-		}, true},
+		}, true, time.Second},
 		{"Error", func(s *modeltest.Server) {
 			s.Script(modeltest.Rule{Path: modeltest.RerankPath, Action: modeltest.Action{Status: http.StatusInternalServerError}})
-		}, true},
+		}, true, 10 * time.Second},
 		{"Malformed", func(s *modeltest.Server) {
 			s.Script(modeltest.Rule{Path: modeltest.RerankPath, Action: modeltest.Action{Body: `{"results":[{"index":0}]}`}})
-		}, true},
+		}, true, 10 * time.Second},
 	} {
 		t.Run("Fallback"+tt.name, func(t *testing.T) {
 			t.Parallel()
 			ms := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Name: "bge-reranker-v2-m3"})
 			tt.fault(ms)
 			opts := rerankOptions(ms.URL)
-			opts.RerankTimeout = 100 * time.Millisecond
+			opts.RerankTimeout = tt.timeout
 			got := rerankSearch(t, db, opts, rerankQuery, true)
 			if got.GetRanking() != "fts" || !slices.Equal(titles(got.GetHits()), titles(plain.GetHits())) {
 				t.Errorf("ranking %q order %q, want fts and %q", got.GetRanking(), titles(got.GetHits()), titles(plain.GetHits()))
