@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"time"
 
@@ -21,9 +20,6 @@ type engineOps interface {
 	// WriteSolo is Write for a fn that changes many pages: a transaction
 	// of its own, never grouped.
 	WriteSolo(ctx context.Context, op string, fn func(tx *txn) error) error
-	// Exclusive runs fn on the writer's connection with no transaction
-	// open, between groups (VACUUM, a schema repair).
-	Exclusive(ctx context.Context, op string, fn func(conn *sql.Conn) error) error
 	// Read runs fn in a read-only transaction: one snapshot.
 	Read(ctx context.Context, op string, fn func(tx *txn) error) error
 	// Gen counts the commits that may have changed the full-text index.
@@ -47,11 +43,6 @@ func (db *DB) write(ctx context.Context, op string, fn func(tx *txn) error) erro
 // writeSolo is write in a transaction of its own (engineOps.WriteSolo).
 func (db *DB) writeSolo(ctx context.Context, op string, fn func(tx *txn) error) error {
 	return lift(db.eng.WriteSolo(ctx, op, fn))
-}
-
-// exclusive runs fn alone on the writer's connection (engineOps.Exclusive).
-func (db *DB) exclusive(ctx context.Context, op string, fn func(conn *sql.Conn) error) error {
-	return lift(db.eng.Exclusive(ctx, op, fn))
 }
 
 // read runs fn on one read snapshot (engineOps.Read).
