@@ -44,14 +44,6 @@ func spooled(e *hookEnv) []string {
 	return names
 }
 
-// waitFor and pollUntil are testwait.WaitFor under the names the test
-// files from m to z still call it by (they are moving to server/, issue
-// #45 item 3); the files from a to l call testwait.WaitFor.
-var (
-	waitFor   = testwait.WaitFor
-	pollUntil = testwait.WaitFor
-)
-
 // TestHook_Process runs the real binary as the harnesses do: a session-end
 // hook killed between spooling its close and sending it loses nothing (the
 // next hook run delivers it, once), and the detached drainer delivers a

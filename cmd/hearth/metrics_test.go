@@ -23,6 +23,7 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // scrape gets /metrics with token ("" for none).
@@ -272,7 +273,7 @@ func TestMetrics_ModelsAndEncoder(t *testing.T) {
 		}
 	}
 	var fams map[string]*dto.MetricFamily
-	waitFor(t, "the vectors", func() bool {
+	testwait.WaitFor(t, "the vectors", func() bool {
 		code, _, text := scrape(t, td, tok)
 		if code != 200 {
 			t.Fatalf("scrape: %d %s", code, text)

@@ -9,6 +9,7 @@ import (
 	"github.com/hearth-memory/hearth/server/models/modeltest"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // TestModels_Budget holds issue 39's hard budget end to end: with
@@ -61,7 +62,7 @@ func TestModels_Budget(t *testing.T) {
 	}
 
 	closeOne()
-	waitFor(t, "the first extraction", jobsDone(t, td, storage.KindExtraction, 1))
+	testwait.WaitFor(t, "the first extraction", jobsDone(t, td, storage.KindExtraction, 1))
 	closeOne()
 	waitsWithStatus("spent", false)
 	st := rest.call(t, tok, "memory_status", map[string]any{})
@@ -84,7 +85,7 @@ func TestModels_Budget(t *testing.T) {
 	if !r.ok || get(r.body, "resumed") == true || str(r.body, "spent", 0, "calls") != "1" {
 		t.Fatalf("resume: %v", r)
 	}
-	waitFor(t, "the second extraction", jobsDone(t, td, storage.KindExtraction, 2))
+	testwait.WaitFor(t, "the second extraction", jobsDone(t, td, storage.KindExtraction, 2))
 
 	if r := mcp.call(t, tok, "memory_model_pause", map[string]any{}); !r.ok || get(r.body, "paused") != true {
 		t.Fatalf("pause: %v", r)
@@ -95,14 +96,14 @@ func TestModels_Budget(t *testing.T) {
 	if r := rest.call(t, tok, "memory_model_resume", map[string]any{}); !r.ok || get(r.body, "resumed") != true {
 		t.Fatalf("resume: %v", r)
 	}
-	waitFor(t, "the third extraction", jobsDone(t, td, storage.KindExtraction, 3))
+	testwait.WaitFor(t, "the third extraction", jobsDone(t, td, storage.KindExtraction, 3))
 
 	// The third call spent the new day's budget: the fourth waits for the
 	// day after.
 	closeOne()
 	waitsWithStatus("spent again", false)
 	clock.Add(24 * time.Hour)
-	waitFor(t, "the fourth extraction, the next day", jobsDone(t, td, storage.KindExtraction, 4))
+	testwait.WaitFor(t, "the fourth extraction, the next day", jobsDone(t, td, storage.KindExtraction, 4))
 	if n := srv.Count("/api/chat"); n != 4 {
 		t.Errorf("chats: got %d, want 4", n)
 	}
@@ -158,7 +159,7 @@ func TestModels_Receipts(t *testing.T) {
 		}
 		return list(r.body, "receipts")
 	}
-	waitFor(t, "the unparsable receipt", func() bool { return len(receipts(rest)) >= 2 })
+	testwait.WaitFor(t, "the unparsable receipt", func() bool { return len(receipts(rest)) >= 2 })
 	var kept, unparsable map[string]any
 	for _, tr := range transports(td) {
 		for _, x := range receipts(tr) {
@@ -204,7 +205,7 @@ func TestModels_Receipts(t *testing.T) {
 		t.Fatalf("the same rerun again: %v (first %v)", again, r)
 	}
 	var rerun map[string]any
-	waitFor(t, "the rerun's receipt", func() bool {
+	testwait.WaitFor(t, "the rerun's receipt", func() bool {
 		for _, x := range receipts(rest) {
 			if m, _ := x.(map[string]any); str(m, "rerun_of") == str(unparsable, "id") {
 				rerun = m

@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // modelOptions are testOptions with the model servers given (primary,
@@ -64,7 +65,7 @@ func jobsDone(tb testing.TB, td *testDaemon, kind string, n int) func() bool {
 func waitProbed(tb testing.TB, td *testDaemon, urls ...string) {
 	tb.Helper()
 	rest := restTransport{td}
-	waitFor(tb, "the first probes", func() bool {
+	testwait.WaitFor(tb, "the first probes", func() bool {
 		r := rest.call(tb, td.tokens["claude-code"], "memory_status", map[string]any{})
 		for _, u := range urls {
 			if get(serverEntry(r.body, u), "probed") != true {
@@ -187,7 +188,7 @@ func TestModels_Extraction(t *testing.T) {
 			t.Fatalf("%s close: %v", tr.name(), r)
 		}
 	}
-	waitFor(t, "three extractions", jobsDone(t, td, storage.KindExtraction, 3))
+	testwait.WaitFor(t, "three extractions", jobsDone(t, td, storage.KindExtraction, 3))
 	for _, tr := range transports(td) {
 		t.Run(tr.name(), func(t *testing.T) {
 			r := tr.call(t, tok, "memory_search", map[string]any{"namespace": "github/acme/api", "query": "failover decision via " + tr.name()})
@@ -238,7 +239,7 @@ func TestModels_SecretFromModel(t *testing.T) {
 	if !r.ok {
 		t.Fatalf("close: %v", r)
 	}
-	waitFor(t, "the extraction", jobsDone(t, td, storage.KindExtraction, 1))
+	testwait.WaitFor(t, "the extraction", jobsDone(t, td, storage.KindExtraction, 1))
 	log, err := td.db.AuditLog(context.Background(), 100)
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +305,7 @@ func TestModels_NightlyReview(t *testing.T) {
 	if r := rest.call(t, tok, "memory_session_close", closeArgs("review-close-1", "", "Cache work. "+hostile)); !r.ok {
 		t.Fatalf("close: %v", r)
 	}
-	waitFor(t, "the extraction", jobsDone(t, td, storage.KindExtraction, 1))
+	testwait.WaitFor(t, "the extraction", jobsDone(t, td, storage.KindExtraction, 1))
 	srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Reply: func(c modeltest.Chat) string {
 		b, _ := json.Marshal(map[string]string{"verdict": "duplicate", "duplicate_of": targetID, "reason": "as the notes say"})
 		return string(b)
@@ -315,7 +316,7 @@ func TestModels_NightlyReview(t *testing.T) {
 		t.Fatalf("maintenance jobs: %v %v", m, err)
 	}
 	clock.Set(m[0].RunAfter)
-	waitFor(t, "the review", jobsDone(t, td, storage.KindReview, 1))
+	testwait.WaitFor(t, "the review", jobsDone(t, td, storage.KindReview, 1))
 
 	for _, tr := range transports(td) {
 		t.Run(tr.name(), func(t *testing.T) {
@@ -380,7 +381,7 @@ func TestModels_Page(t *testing.T) {
 		t.Fatalf("close: %v", r)
 	}
 	// The extraction fails on m1 (500) and waits for its retry.
-	waitFor(t, "a failed extraction attempt", func() bool {
+	testwait.WaitFor(t, "a failed extraction attempt", func() bool {
 		js, _ := td.db.Jobs(context.Background(), storage.KindExtraction, storage.JobQueued)
 		return len(js) == 1 && js[0].Attempts == 1
 	})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // TestShutdown_SIGTERMMidBurst holds issue #21's shutdown: SIGTERM while 8
@@ -150,7 +151,7 @@ func startBurst(t *testing.T, addr, token string) *burst {
 // meets the closed connection first must know why.
 func (b *burst) until(t *testing.T, n int) {
 	t.Helper()
-	pollUntil(t, fmt.Sprintf("%d acknowledged stores", n), func() bool {
+	testwait.WaitFor(t, fmt.Sprintf("%d acknowledged stores", n), func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return len(b.out.acked) >= n

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // generatedClients names, sorted, the clients of o whose tokens Hearth
@@ -242,7 +243,7 @@ func TestToken_MCPCheckedInPlace(t *testing.T) {
 	if code, raw := mcp.rpc(t, fresh, "initialize", initialize); code != http.StatusOK {
 		t.Errorf("initialize with the new token: %d %s", code, raw)
 	}
-	pollUntil(t, "the refusal's audit row", func() bool {
+	testwait.WaitFor(t, "the refusal's audit row", func() bool {
 		return len(auditOf(t, td, string(storage.ActionRefuseAuth))) > before
 	})
 	_, _, body := scrape(t, td, admin)
