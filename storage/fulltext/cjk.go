@@ -73,26 +73,38 @@ func (CJKTokenizer) Tokenize(_ fts5.TokenizeFlag, text, _ string, token fts5.Tok
 }
 
 // CJKQuery turns the CJK runs of natural-language text into an FTS5 query
-// for records_cjk: the distinct bigrams of each run (a one-character run
-// itself), each quoted (a string, never FTS5 syntax: a run holds no quote),
-// ORed — as words are ORed for records_fts, since the word boundaries of
-// such a question are unknown: a record sharing more of its bigrams ranks
-// higher. It returns "" when text has no CJK character.
+// for records_cjk: its CJKTerms, each quoted (a string, never FTS5 syntax:
+// a run holds no quote), ORed — as words are ORed for records_fts, since
+// the word boundaries of such a question are unknown: a record sharing
+// more of its bigrams ranks higher. It returns "" when text has no CJK
+// character.
 func CJKQuery(text string) string {
+	var b strings.Builder
+	for i, term := range CJKTerms(text) {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteString(`"` + term + `"`)
+	}
+	return b.String()
+}
+
+// CJKTerms returns the distinct bigrams of each CJK run of text (a
+// one-character run itself), in order, at most MaxQueryTerms: the index
+// tokens a search of text looks up in the CJK index. It returns nil when
+// text has no CJK character.
+func CJKTerms(text string) []string {
 	var (
-		b    strings.Builder
-		seen = map[string]bool{}
-		run  []rune
+		terms []string
+		seen  = map[string]bool{}
+		run   []rune
 	)
 	add := func(term string) {
 		if seen[term] || len(seen) == MaxQueryTerms {
 			return
 		}
 		seen[term] = true
-		if b.Len() > 0 {
-			b.WriteString(" OR ")
-		}
-		b.WriteString(`"` + term + `"`)
+		terms = append(terms, term)
 	}
 	flush := func() {
 		switch len(run) {
@@ -114,7 +126,7 @@ func CJKQuery(text string) string {
 		}
 	}
 	flush()
-	return b.String()
+	return terms
 }
 
 // HasCJK reports whether text holds a CJK character: whether the
