@@ -29,6 +29,15 @@ func (r rebound) QueryContext(ctx context.Context, query string, args ...any) (*
 	return r.db.QueryContext(ctx, q, args...)
 }
 
+// pgRow runs a query of one row as rebound does.
+func pgRow(ctx context.Context, r rebound, query string, args ...any) *sql.Row {
+	q, err := pgdialect.Rebind(query)
+	if err != nil {
+		panic(err)
+	}
+	return r.db.QueryRowContext(ctx, q, args...)
+}
+
 // pgRecord is a row of records for the tests: id, namespace, type,
 // title, content and status.
 type pgRecord struct{ id, ns, typ, title, content, status string }
@@ -301,5 +310,30 @@ func TestPGIndex_CountsAgain(t *testing.T) {
 	// alpha is rarer among four records than among one: it ranks better.
 	if !(after[0].Rank < first[0].Rank) {
 		t.Errorf("after three more records alpha's record ranks %v, before %v: not counted again", after[0].Rank, first[0].Rank)
+	}
+}
+
+// A word inside a host name, file path, e-mail address, URL or version is
+// found by itself, as FTS5's unicode61 tokenizer splits them on SQLite,
+// though PostgreSQL's parser reads each as one token (docs/postgres.md).
+func TestPGWords_WordsInsideCompounds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q := pgStore(t,
+		pgRecord{id: "01A", ns: "n", title: "Endpoints", content: "Call api.stripe.com; the list is in /etc/hosts and config.yaml."},
+		pgRecord{id: "01B", ns: "n", title: "Contacts", content: "Mail ops@acme.io or open https://github.com/acme/web, release v1.2.3, snake_case names."},
+	)
+	x, _ := newPG()
+	for _, tt := range []struct{ text, want string }{
+		{"stripe", "01A"}, {"hosts", "01A"}, {"yaml", "01A"}, {"config", "01A"},
+		{"ops", "01B"}, {"acme", "01B"}, {"web", "01B"}, {"github", "01B"}, {"snake", "01B"},
+	} {
+		rs, err := x.Words(ctx, q, words(tt.text, true), Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(rs); !slices.Equal(got, []string{tt.want}) {
+			t.Errorf("%s: %v, want %s", tt.text, got, tt.want)
+		}
 	}
 }

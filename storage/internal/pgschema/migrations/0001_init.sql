@@ -23,6 +23,17 @@ CREATE TEXT SEARCH CONFIGURATION hearth (COPY = english);
 ALTER TEXT SEARCH CONFIGURATION hearth
 	ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH hearth_stem;
 
+-- hearth_fts_text is the text records.fts indexes: t with the characters
+-- that join words into the parser's host, e-mail, URL, file path, version
+-- and number tokens (. / @ : \ ~ % ? = & + # _) made spaces, so that each
+-- word inside them (stripe in api.stripe.com, hosts in /etc/hosts) is a
+-- word of its own, as FTS5's unicode61 tokenizer splits them on SQLite.
+-- A hyphen stays: the parser keeps a hyphenated word and each of its parts.
+CREATE FUNCTION hearth_fts_text(t text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+	SELECT translate(t, './@:\~%?=&+#_', '             ')
+$$;
+
 -- hearth_cjk_lexemes is the hearth_cjk tokenizer (storage/fulltext, cjk.go)
 -- as a tsvector: each run of Chinese, Japanese or Korean characters gives
 -- its overlapping bigrams, each at its own position, and each character at
@@ -86,7 +97,8 @@ CREATE TABLE records (
 	created_at           BIGINT  NOT NULL,
 	updated_at           BIGINT  NOT NULL,
 	fts                  tsvector GENERATED ALWAYS AS (
-		setweight(to_tsvector('hearth', title), 'A') || setweight(to_tsvector('hearth', content), 'B')) STORED,
+		setweight(to_tsvector('hearth', hearth_fts_text(title)), 'A')
+		|| setweight(to_tsvector('hearth', hearth_fts_text(content)), 'B')) STORED,
 	cjk                  tsvector GENERATED ALWAYS AS (hearth_cjk(title, content)) STORED
 );
 
