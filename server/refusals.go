@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/flush"
 )
 
 // Refused calls are audited coalesced, so that a flood of them can neither
@@ -129,51 +129,73 @@ func sourceOf(r auth.Denial) string {
 	return "unknown address"
 }
 
-// refusals coalesces one kind of refusal; see the comment above.
+// refusals coalesces one kind of refusal; see the comment above. Its
+// buffer holds the current minute's pairs: a count row is due when the
+// minute is over by the store's clock (a second after, so that a clock a
+// little behind still finds it over), or when a refusal of the next minute
+// arrives, or at close.
 type refusals struct {
 	s    *Server
 	kind refusalKind
-	mu   sync.Mutex
-	// window is the start of the current minute (zero before the first).
-	window time.Time
-	// entries holds the current minute's entries with their counts.
+	buf  *flush.Buffer[refusalMinute]
+}
+
+// refusalMinute is one minute's pairs with their counts.
+type refusalMinute struct {
+	// window is the start of the minute (zero before the first refusal).
+	window  time.Time
 	entries map[refusalKey]*refusalCount
-	timer   *time.Timer
-	closed  bool
+	// counted is how many entries hold refusals after the first: the
+	// count rows due.
+	counted int
 }
 
 func newRefusals(s *Server, kind refusalKind) *refusals {
-	return &refusals{s: s, kind: kind, entries: map[refusalKey]*refusalCount{}}
+	rf := &refusals{s: s, kind: kind}
+	rf.buf = flush.New(flush.Policy[refusalMinute]{
+		New:   func() refusalMinute { return refusalMinute{entries: map[refusalKey]*refusalCount{}} },
+		Write: rf.writeCounts,
+		Delay: func(m refusalMinute) time.Duration {
+			return max(m.window.Add(refusalWindow).Sub(s.db.Now())+time.Second, time.Second)
+		},
+		Ended: func(m refusalMinute) bool {
+			return !m.window.IsZero() && !m.window.Equal(s.db.Now().UTC().Truncate(refusalWindow))
+		},
+	})
+	return rf
 }
 
 // add audits or counts one refusal.
 func (rf *refusals) add(ctx context.Context, r auth.Denial) {
-	now := rf.s.db.Now().UTC()
-	w := now.Truncate(refusalWindow)
-	rf.mu.Lock()
-	var due []storage.RefusalEntry
-	if !w.Equal(rf.window) {
-		due = rf.drain()
-		rf.window = w
-	}
-	key := rf.kind.key(r)
-	e, seen := rf.entries[key]
-	if _, sharing := rf.entries[rf.kind.shared]; !seen && len(rf.entries) >= RefusalEntries+boolInt(sharing) {
-		key = rf.kind.shared
-		e, seen = rf.entries[key]
-	}
-	first := !seen
-	if first {
-		rf.entries[key] = &refusalCount{last: r}
-	} else {
-		e.n++
-		e.last = r
-		rf.schedule()
-	}
-	rf.mu.Unlock()
-
-	for _, d := range due {
-		rf.s.refuse(ctx, d)
+	var (
+		key   refusalKey
+		first bool
+	)
+	if !rf.buf.Add(func(m *refusalMinute) int {
+		if m.window.IsZero() {
+			m.window = rf.s.db.Now().UTC().Truncate(refusalWindow)
+		}
+		key = rf.kind.key(r)
+		e, seen := m.entries[key]
+		if _, sharing := m.entries[rf.kind.shared]; !seen && len(m.entries) >= RefusalEntries+boolInt(sharing) {
+			key = rf.kind.shared
+			e, seen = m.entries[key]
+		}
+		first = !seen
+		switch {
+		case first:
+			m.entries[key] = &refusalCount{last: r}
+		case e.n == 0:
+			m.counted++
+			fallthrough
+		default:
+			e.n++
+			e.last = r
+		}
+		return m.counted
+	}) {
+		// Closed: nothing coalesces any more, so the refusal is written as is.
+		key, first = rf.kind.key(r), true
 	}
 	if first {
 		rf.s.refuse(ctx, rf.kind.first(key, r, key == rf.kind.shared))
@@ -187,66 +209,19 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// drain returns the count rows of the minute that ended and starts an
-// empty one. rf.mu is held.
-func (rf *refusals) drain() []storage.RefusalEntry {
-	var out []storage.RefusalEntry
-	for k, e := range rf.entries {
-		if e.n == 0 {
-			continue
+// writeCounts writes the count rows of a minute.
+func (rf *refusals) writeCounts(ctx context.Context, m refusalMinute) error {
+	for k, e := range m.entries {
+		if e.n > 0 {
+			rf.s.refuse(ctx, rf.kind.count(k, e.n, m.window, e.last))
 		}
-		out = append(out, rf.kind.count(k, e.n, rf.window, e.last))
 	}
-	rf.entries = map[refusalKey]*refusalCount{}
-	return out
-}
-
-// schedule arranges for the counts to be written once the minute is over,
-// even if no refusal follows. rf.mu is held.
-func (rf *refusals) schedule() {
-	if rf.timer != nil || rf.closed {
-		return
-	}
-	wait := rf.window.Add(refusalWindow).Sub(rf.s.db.Now()) + time.Second
-	wait = max(wait, time.Second)
-	rf.timer = time.AfterFunc(wait, rf.tick)
-}
-
-// tick writes the counts of a minute that is over by the store's clock;
-// while the minute lasts (a clock that tests hold still) it waits again.
-func (rf *refusals) tick() {
-	rf.mu.Lock()
-	rf.timer = nil
-	if rf.closed {
-		rf.mu.Unlock()
-		return
-	}
-	var due []storage.RefusalEntry
-	if w := rf.s.db.Now().UTC().Truncate(refusalWindow); !w.Equal(rf.window) {
-		due = rf.drain()
-		rf.window = w
-	} else {
-		rf.schedule()
-	}
-	rf.mu.Unlock()
-	for _, d := range due {
-		rf.s.refuse(context.Background(), d)
-	}
+	return nil
 }
 
 // close writes the counts still held, whatever the minute, and stops the
 // timer. The daemon calls it once the gRPC server has stopped, so no
 // refusal arrives after it.
 func (rf *refusals) close(ctx context.Context) {
-	rf.mu.Lock()
-	rf.closed = true
-	if rf.timer != nil {
-		rf.timer.Stop()
-		rf.timer = nil
-	}
-	due := rf.drain()
-	rf.mu.Unlock()
-	for _, d := range due {
-		rf.s.refuse(ctx, d)
-	}
+	_ = rf.buf.Close(ctx) // writeCounts logs its failures and returns none
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/flush"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -57,23 +58,46 @@ type askOp struct {
 	use *AskUse
 }
 
-// askQueue holds asks and uses until the writer applies them.
+// askQueue holds asks and uses until the writer applies them, and counts
+// what it did not write.
 type askQueue struct {
+	buf *flush.Buffer[[]askOp]
+
 	mu      sync.Mutex
-	ops     []askOp
-	timer   *time.Timer
-	closed  bool
 	stats   AskStats
 	onError func(error)
+}
 
-	flushMu sync.Mutex // one flush at a time, so batches apply in order
+// newAsks returns the queue of recorded queries: a batch is written
+// AskFlushDelay after its first entry, or at once when AskBatch wait, one
+// batch at a time so that they apply in order; a batch whose write fails
+// is lost and counted.
+func (db *DB) newAsks() *askQueue {
+	q := &askQueue{}
+	q.buf = flush.New(flush.Policy[[]askOp]{
+		New:   func() []askOp { return nil },
+		Write: db.writeAsks,
+		Size:  AskBatch,
+		Max:   askQueueMax,
+		Delay: func([]askOp) time.Duration { return AskFlushDelay },
+		Lost: func(_ []askOp, n int, err error) {
+			q.mu.Lock()
+			q.stats.Failed += int64(n)
+			onError := q.onError
+			q.mu.Unlock()
+			if onError != nil {
+				onError(fmt.Errorf("storage: %d recorded queries lost: %w", n, err))
+			}
+		},
+	})
+	return q
 }
 
 // RecordAsk queues a search to record. A query whose key is empty (no
 // meaningful word) is skipped when the queue is applied.
 func (db *DB) RecordAsk(a Ask) {
 	a.Hits = uniq(a.Hits)
-	db.asks.add(db, askOp{at: db.now(), ask: &a})
+	db.asks.add(askOp{at: db.now(), ask: &a})
 }
 
 // RecordUse queues a memory_get's ids to mark the session's asks used.
@@ -82,7 +106,7 @@ func (db *DB) RecordUse(u AskUse) {
 	if len(u.IDs) == 0 {
 		return
 	}
-	db.asks.add(db, askOp{at: db.now(), use: &u})
+	db.asks.add(askOp{at: db.now(), use: &u})
 }
 
 // OnAskError sets the function told of a failed batch write (the batch is
@@ -100,50 +124,23 @@ func (db *DB) AskStats() AskStats {
 	return db.asks.stats
 }
 
-func (q *askQueue) add(db *DB, op askOp) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed || len(q.ops) >= askQueueMax {
+// add queues op, or counts it dropped when the queue is full or closed.
+func (q *askQueue) add(op askOp) {
+	if !q.buf.Add(func(ops *[]askOp) int { *ops = append(*ops, op); return len(*ops) }) {
+		q.mu.Lock()
 		q.stats.Dropped++
-		return
+		q.mu.Unlock()
 	}
-	q.ops = append(q.ops, op)
-	switch {
-	case len(q.ops) == AskBatch:
-		go db.flushAsks(context.Background())
-	case q.timer == nil:
-		q.timer = time.AfterFunc(AskFlushDelay, func() { db.flushAsks(context.Background()) })
-	}
-}
-
-// take removes and returns what waits, and stops the timer.
-func (q *askQueue) take() []askOp {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	ops := q.ops
-	q.ops = nil
-	if q.timer != nil {
-		q.timer.Stop()
-		q.timer = nil
-	}
-	return ops
 }
 
 // FlushAsks writes every queued ask and use now, in arrival order, and
 // returns the write's error (the batch is then lost and counted as failed).
 // Tests and benchmarks call it to read what they recorded.
-func (db *DB) FlushAsks(ctx context.Context) error {
-	return db.flushAsks(ctx)
-}
+func (db *DB) FlushAsks(ctx context.Context) error { return db.asks.buf.Flush(ctx) }
 
-func (db *DB) flushAsks(ctx context.Context) error {
-	db.asks.flushMu.Lock()
-	defer db.asks.flushMu.Unlock()
-	ops := db.asks.take()
-	if len(ops) == 0 {
-		return nil
-	}
-	err := db.write(ctx, opRecordAsks, func(tx *txn) error {
+// writeAsks applies ops in one transaction, in their order.
+func (db *DB) writeAsks(ctx context.Context, ops []askOp) error {
+	return db.write(ctx, opRecordAsks, func(tx *txn) error {
 		for _, op := range ops {
 			var err error
 			if op.ask != nil {
@@ -157,25 +154,6 @@ func (db *DB) flushAsks(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err != nil {
-		db.asks.mu.Lock()
-		db.asks.stats.Failed += int64(len(ops))
-		onError := db.asks.onError
-		db.asks.mu.Unlock()
-		if onError != nil {
-			onError(fmt.Errorf("storage: %d recorded queries lost: %w", len(ops), err))
-		}
-	}
-	return err
-}
-
-// closeAsks flushes what waits and refuses later entries. Close calls it
-// before closing the writer.
-func (db *DB) closeAsks() error {
-	db.asks.mu.Lock()
-	db.asks.closed = true
-	db.asks.mu.Unlock()
-	return db.flushAsks(context.Background())
 }
 
 // askTx records one ask under its question, making the question when it

@@ -55,8 +55,7 @@ func (db *DB) History(ctx context.Context, id string, limit int) (*History, erro
 	// No flush runs between the read and the uses still in memory being
 	// added, as for Usage: a flush takes its batch out of memory before it
 	// commits, and a read in between would count that batch nowhere.
-	db.uses.flushing.RLock()
-	defer db.uses.flushing.RUnlock()
+	defer db.uses.Hold()()
 	var h *History
 	err := db.read(ctx, "history", func(tx *txn) (err error) {
 		h, err = historyTx(ctx, tx, id, limit)

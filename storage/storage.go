@@ -24,6 +24,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/hearth-memory/hearth/storage/flush"
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/fts"
 )
@@ -55,11 +56,8 @@ type DB struct {
 
 	closeOnce sync.Once
 
-	// uses holds counted uses until flushLoop stores them (usagebuf.go);
-	// flushStop stops flushLoop, flushDone says it has stopped.
-	uses      *usageBuffer
-	flushStop chan struct{}
-	flushDone chan struct{}
+	// uses holds counted uses until its loop stores them (usagebuf.go).
+	uses *flush.Buffer[uses]
 
 	// fts is the full-text engine's state: document frequencies per
 	// generation of the index (engineOps.Gen), counted on the engine's
@@ -72,7 +70,7 @@ type DB struct {
 	lean leanShare
 
 	// asks are recorded queries waiting for the writer (asked.go).
-	asks askQueue
+	asks *askQueue
 }
 
 // Option changes how Open opens the store.
@@ -106,12 +104,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("storage: open: %w", err)
 	}
 	db := &DB{
-		path:      abs,
-		Now:       time.Now,
-		entropy:   ulid.Monotonic(rand.Reader, 0),
-		uses:      newUsageBuffer(),
-		flushStop: make(chan struct{}),
+		path:    abs,
+		Now:     time.Now,
+		entropy: ulid.Monotonic(rand.Reader, 0),
 	}
+	db.uses, db.asks = db.newUses(), db.newAsks()
 	db.fts = fts.New(func() uint64 { return db.eng.Gen() }, func() *sql.DB { return db.lite.Vocab() })
 	for _, o := range opts {
 		o(db)
@@ -130,8 +127,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		return nil, lift(err)
 	}
 	db.eng, db.lite = lite, lite
-	db.flushDone = make(chan struct{})
-	go db.flushLoop()
+	db.uses.Start()
 	if err := db.auditOpenRepairs(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -174,15 +170,9 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		// The flusher stops first, then what it had not stored is stored,
 		// then the writer stops: a clean stop loses no counted use.
-		close(db.flushStop)
-		if db.flushDone != nil {
-			<-db.flushDone
-			errs = append(errs, db.FlushUsage(context.Background()))
-		}
+		errs = append(errs, db.uses.Close(context.Background()))
 		// Recorded queries still queued (asked.go) too.
-		if db.eng != nil {
-			errs = append(errs, db.closeAsks())
-		}
+		errs = append(errs, db.asks.buf.Close(context.Background()))
 	})
 	for _, err := range errs {
 		if err != nil {

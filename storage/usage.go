@@ -41,8 +41,7 @@ func (db *DB) Usage(ctx context.Context, id string) (Usage, error) {
 		lastRet, lastFech sql.NullInt64
 	)
 	// No flush moves the uses between the read and the memory meanwhile.
-	db.uses.flushing.RLock()
-	defer db.uses.flushing.RUnlock()
+	defer db.uses.Hold()()
 	if err := db.read(ctx, "usage", func(tx *txn) error {
 		err := tx.QueryRowContext(ctx, `
 			SELECT COALESCE(u.returned, 0), COALESCE(u.fetched, 0),

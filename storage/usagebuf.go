@@ -2,8 +2,9 @@ package storage
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/flush"
 )
 
 // UsageFlushInterval is the longest a counted use waits in memory before
@@ -23,20 +24,37 @@ type use struct {
 	lastReturned, lastFetched int64 // unix ms, 0 when none
 }
 
-// usageBuffer accumulates counted uses in memory for the flusher.
-type usageBuffer struct {
-	mu      sync.Mutex
-	pending map[string]*use
-	kick    chan struct{} // a flush is due before the interval ends
-	// flushing is held by a flush from taking the batch until its write
-	// is done, and shared by Usage and History, which so never read a use that is
-	// neither in memory nor stored: a checkpoint that holds reads back
-	// while the flush waits its turn made that gap wide.
-	flushing sync.RWMutex
-}
+// uses are counted uses by record id, waiting for the writer.
+type uses = map[string]*use
 
-func newUsageBuffer() *usageBuffer {
-	return &usageBuffer{pending: map[string]*use{}, kick: make(chan struct{}, 1)}
+// newUses returns the buffer of counted uses: its loop stores them every
+// UsageFlushInterval, or sooner when maxPendingUses records wait, until
+// Close stops it and stores what is left. A write that fails puts its uses
+// back for the next round, so each is stored exactly once.
+//
+// While the disk is full the loop backs off, from fullRetryMin doubling to
+// fullRetryMax, and each round first tries to write the full-disk
+// episode's audit row (recoverFull): that write is the probe that finds
+// space back when no client writes. A write that succeeds meanwhile wakes
+// it at once. While the file is damaged it stores nothing: the store is
+// read-only, and the uses wait in memory.
+func (db *DB) newUses() *flush.Buffer[uses] {
+	return flush.New(flush.Policy[uses]{
+		New:     func() uses { return uses{} },
+		Write:   db.writeUses,
+		Size:    maxPendingUses,
+		Requeue: requeueUses,
+		Every:   UsageFlushInterval,
+		Before:  db.recoverFull,
+		Backoff: func(prev time.Duration, err error) time.Duration {
+			if ErrorCode(err) == Full {
+				return db.lite.FullRetry(prev)
+			}
+			return 0
+		},
+		Paused: func() bool { return db.lite.Damage() != nil },
+		Wake:   func() <-chan struct{} { return db.lite.FullWake() },
+	})
 }
 
 // NoteReturned counts the records in ids (a repeated id once) as returned by
@@ -54,30 +72,23 @@ func (db *DB) note(ids []string, fetched bool) {
 		return
 	}
 	at := db.now().UnixMilli()
-	b := db.uses
-	b.mu.Lock()
-	for _, id := range ids {
-		u := b.pending[id]
-		if u == nil {
-			u = &use{}
-			b.pending[id] = u
+	db.uses.Add(func(pending *uses) int {
+		for _, id := range ids {
+			u := (*pending)[id]
+			if u == nil {
+				u = &use{}
+				(*pending)[id] = u
+			}
+			if fetched {
+				u.fetched++
+				u.lastFetched = max(u.lastFetched, at)
+			} else {
+				u.returned++
+				u.lastReturned = max(u.lastReturned, at)
+			}
 		}
-		if fetched {
-			u.fetched++
-			u.lastFetched = max(u.lastFetched, at)
-		} else {
-			u.returned++
-			u.lastReturned = max(u.lastReturned, at)
-		}
-	}
-	full := len(b.pending) >= maxPendingUses
-	b.mu.Unlock()
-	if full {
-		select {
-		case b.kick <- struct{}{}:
-		default:
-		}
-	}
+		return len(*pending)
+	})
 }
 
 // FlushUsage stores every use counted so far in one write transaction of
@@ -86,18 +97,11 @@ func (db *DB) note(ids []string, fetched bool) {
 // skipped.
 // When the write fails, the uses go back to memory for the next flush, so
 // each is stored exactly once.
-func (db *DB) FlushUsage(ctx context.Context) error {
-	b := db.uses
-	b.flushing.Lock()
-	defer b.flushing.Unlock()
-	b.mu.Lock()
-	batch := b.pending
-	b.pending = map[string]*use{}
-	b.mu.Unlock()
-	if len(batch) == 0 {
-		return nil
-	}
-	err := db.writeSolo(ctx, opFlushUsage, func(tx *txn) error {
+func (db *DB) FlushUsage(ctx context.Context) error { return db.uses.Flush(ctx) }
+
+// writeUses stores batch (FlushUsage).
+func (db *DB) writeUses(ctx context.Context, batch uses) error {
+	return db.writeSolo(ctx, opFlushUsage, func(tx *txn) error {
 		for id, u := range batch {
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO usage (record_id, returned, fetched, last_returned_at, last_fetched_at)
@@ -113,33 +117,33 @@ func (db *DB) FlushUsage(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err != nil {
-		b.mu.Lock()
-		for id, u := range batch {
-			p := b.pending[id]
-			if p == nil {
-				b.pending[id] = u
-				continue
-			}
-			p.returned += u.returned
-			p.fetched += u.fetched
-			p.lastReturned = max(p.lastReturned, u.lastReturned)
-			p.lastFetched = max(p.lastFetched, u.lastFetched)
+}
+
+// requeueUses adds the uses of a batch whose write failed to those
+// counted meanwhile and returns how many records wait.
+func requeueUses(pending *uses, failed uses) int {
+	for id, u := range failed {
+		p := (*pending)[id]
+		if p == nil {
+			(*pending)[id] = u
+			continue
 		}
-		b.mu.Unlock()
+		p.returned += u.returned
+		p.fetched += u.fetched
+		p.lastReturned = max(p.lastReturned, u.lastReturned)
+		p.lastFetched = max(p.lastFetched, u.lastFetched)
 	}
-	return err
+	return len(*pending)
 }
 
 // pendingUse returns what id has been counted but not yet stored.
-func (db *DB) pendingUse(id string) use {
-	b := db.uses
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if u := b.pending[id]; u != nil {
-		return *u
-	}
-	return use{}
+func (db *DB) pendingUse(id string) (p use) {
+	db.uses.Peek(func(pending uses) {
+		if u := pending[id]; u != nil {
+			p = *u
+		}
+	})
+	return p
 }
 
 // addPending adds to u what id has been counted but not yet stored, so a
@@ -153,55 +157,5 @@ func (db *DB) addPending(id string, u *Usage) {
 	}
 	if at := time.UnixMilli(p.lastFetched).UTC(); p.lastFetched > 0 && at.After(u.LastFetchedAt) {
 		u.LastFetchedAt = at
-	}
-}
-
-// flushLoop stores counted uses every UsageFlushInterval, or sooner when
-// many wait, until Close stops it; Close then flushes what is left.
-//
-// While the disk is full it backs off, from fullRetryMin doubling to
-// fullRetryMax, and each round first tries to write the full-disk
-// episode's audit row (recoverFull): that write is the probe that finds
-// space back when no client writes. A write that succeeds meanwhile wakes
-// it at once. While the file is damaged it stores nothing: the store is
-// read-only, and the uses wait in memory.
-func (db *DB) flushLoop() {
-	defer close(db.flushDone)
-	ctx := context.Background()
-	t := time.NewTimer(UsageFlushInterval)
-	defer t.Stop()
-	backoff := time.Duration(0)
-	for {
-		select {
-		case <-db.flushStop:
-			return
-		case <-t.C:
-		case <-db.uses.kick:
-			if backoff > 0 {
-				continue // the timer still runs: no early try on a full disk
-			}
-		case <-db.lite.FullWake():
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		wait := UsageFlushInterval
-		if db.lite.Damage() == nil {
-			// A failure leaves the uses in memory for the next round.
-			err := db.recoverFull(ctx)
-			if err == nil {
-				err = db.FlushUsage(ctx)
-			}
-			if ErrorCode(err) == Full {
-				backoff = db.lite.FullRetry(backoff)
-				wait = backoff
-			} else {
-				backoff = 0
-			}
-		}
-		t.Reset(wait)
 	}
 }
