@@ -276,7 +276,7 @@ func minutes(s *store, delays *atomic.Int64) flush.Policy[minute] {
 		Write: func(ctx context.Context, m minute) error { return s.write(ctx, m.vals) },
 		Delay: func(m minute) time.Duration {
 			delays.Add(1)
-			return max(m.start.Add(time.Minute).Sub(time.Now())+time.Second, time.Second)
+			return max(time.Until(m.start.Add(time.Minute))+time.Second, time.Second)
 		},
 		Ended: func(m minute) bool {
 			return !m.start.IsZero() && !m.start.Equal(time.Now().Truncate(time.Minute))
