@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/internal/jobq"
 )
 
 // FlaggedRecord is a live record with an unavailable anchor, as
@@ -42,15 +44,12 @@ func (db *DB) AnchorStatus(ctx context.Context, limit int) (*AnchorStatus, error
 func anchorStatusTx(ctx context.Context, tx *txn, limit int) (*AnchorStatus, error) {
 	var st AnchorStatus
 	var err error
-	if st.LastSweep, err = lastSweepTx(ctx, tx); err != nil {
+	if st.LastSweep, err = jobq.LastSweep(ctx, tx); err != nil {
 		return nil, err
 	}
-	var next sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT MIN(run_after) FROM jobs WHERE kind = ? AND state = 'queued'`,
-		KindAnchorSweep).Scan(&next); err != nil {
-		return nil, classify("anchor status", err)
+	if st.NextSweep, err = jobq.NextRun(ctx, tx, KindAnchorSweep); err != nil {
+		return nil, err
 	}
-	st.NextSweep = fromMS(next)
 
 	// Per record: its first unavailable anchor (by position), how many,
 	// and when the latest of them became unavailable, which orders the list.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/jobq"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -302,15 +303,11 @@ const nextDue = `SELECT q.id FROM questions AS q LEFT JOIN answers AS a ON a.que
 		AND (a.question IS NULL OR a.current = 0 OR a.generated_at <= ?1)
 	ORDER BY q.demand DESC, q.id LIMIT 1`
 
-// answerPending is true while an answer job waits or runs.
-const answerPending = `SELECT EXISTS (SELECT 1 FROM jobs WHERE kind = '` + KindAnswer + `' AND state IN ('queued', 'leased'))`
-
 // nextDueTx returns the question whose answer is due first, or "" when none
 // is or an answer job is already pending.
 func nextDueTx(ctx context.Context, tx *txn, r AnswerRefresh) (string, error) {
-	var pending bool
-	if err := tx.QueryRowContext(ctx, answerPending).Scan(&pending); err != nil || pending {
-		return "", classify("answer due", err)
+	if pending, err := jobq.Pending(ctx, tx, KindAnswer); err != nil || pending {
+		return "", err
 	}
 	var id string
 	err := tx.QueryRowContext(ctx, nextDue, tx.Now.Add(-r.MaxAge).UnixMilli(), r.MinSessions).Scan(&id)

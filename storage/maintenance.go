@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/jobq"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -163,11 +164,9 @@ func maintainTx(ctx context.Context, tx *txn, m Maintenance) (*MaintenanceReport
 	}
 	rep.ReceiptsTombstoned = rowsAffected(res)
 
-	res, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE state = 'done' AND done_at <= ?`, cutoff)
-	if err != nil {
-		return nil, classify("purge jobs", err)
+	if rep.JobsPurged, err = jobq.PurgeDone(ctx, tx, tx.Now.Add(-m.Retention)); err != nil {
+		return nil, err
 	}
-	rep.JobsPurged = rowsAffected(res)
 
 	if rep.AsksPurged, rep.QuestionsPurged, err = purgeAskedTx(ctx, tx, cutoff); err != nil {
 		return nil, err

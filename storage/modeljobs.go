@@ -34,11 +34,6 @@ const (
 	ActionReviewFailed Action = "review.failed"
 )
 
-// ModelKinds are the job kinds that need a model server: extraction and
-// the nightly review. They wait, queued, while no server is configured or
-// live.
-var ModelKinds = []string{KindExtraction, KindReview}
-
 // Record returns the record id as the transaction sees it, with its
 // anchors. It returns NotFound (Field "id") for an unknown id.
 func (t *JobTx) Record(ctx context.Context, id string) (*Record, error) {

@@ -121,7 +121,7 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 		}
 	}
 	if c.Extraction != nil {
-		if err := c.Extraction.validate(); err != nil {
+		if err := validateJob(c.Extraction); err != nil {
 			return nil, false, err
 		}
 	}

@@ -4,20 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"strings"
-	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/jobq"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// KindAnchorSweep is the scheduled entity sweep (docs/design.md R-H1): a durable job
-// every anchor_sweep_hours.
-const KindAnchorSweep = "anchor-sweep"
-
 // SweepChecker is the checked_by of anchors whose state a sweep set.
 const SweepChecker = "sweep"
-
-// keptSweeps is how many sweeps anchor_sweeps keeps.
-const keptSweeps = 100
 
 // EntityCheck is what a sweep found for one entity: State is
 // AnchorAvailable or AnchorUnavailable, Detail says why, briefly.
@@ -42,23 +35,8 @@ type SweepRun struct {
 	Check  func(entityID string) EntityCheck
 }
 
-// Sweep is a recorded sweep: when, who asked, whether Home Assistant was
-// there and answered, and the counts. Checked counts the entity anchors of
-// active and candidate records that were compared with Home Assistant's
-// states, Changed those whose state changed; Available, Unavailable and
-// Unknown count every such anchor by its state after the sweep.
-type Sweep struct {
-	At            time.Time
-	RequestedBy   string
-	HomeAssistant bool
-	Unreachable   bool
-	Detail        string
-	Checked       int
-	Changed       int
-	Available     int
-	Unavailable   int
-	Unknown       int
-}
+// Sweep is a recorded sweep (package jobq keeps their log).
+type Sweep = jobq.Sweep
 
 func (r *SweepRun) validate() error {
 	switch {
@@ -76,7 +54,7 @@ func (r *SweepRun) validate() error {
 // detail; each record with such anchors advances its revision once and gets
 // one audit row (ActionAnchor, as run.Client). Anchors already in the state
 // found are not touched. Without run.Check nothing but the sweep's own row
-// is written. anchor_sweeps keeps the latest 100 sweeps.
+// is written. The log keeps only the latest sweeps (jobq.RecordSweep).
 //
 // It returns Invalid for an empty Client, a Check without a Home Assistant
 // that answered, or a check whose state is neither available nor
@@ -179,18 +157,8 @@ func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
 			s.Unknown++
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO anchor_sweeps (at, requested_by, home_assistant, unreachable, detail,
-			checked, changed, available, unavailable, unknown)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		tx.Now.UnixMilli(), s.RequestedBy, s.HomeAssistant, s.Unreachable, s.Detail,
-		s.Checked, s.Changed, s.Available, s.Unavailable, s.Unknown,
-	); err != nil {
-		return nil, classify("sweep", err)
-	}
-	if _, err := tx.ExecContext(ctx, `
-		DELETE FROM anchor_sweeps WHERE seq <= (SELECT MAX(seq) FROM anchor_sweeps) - ?`, keptSweeps); err != nil {
-		return nil, classify("sweep", err)
+	if err := jobq.RecordSweep(ctx, tx, s); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -199,28 +167,8 @@ func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
 func (db *DB) LastSweep(ctx context.Context) (*Sweep, error) {
 	var s *Sweep
 	err := db.read(ctx, "last sweep", func(tx *txn) (err error) {
-		s, err = lastSweepTx(ctx, tx)
+		s, err = jobq.LastSweep(ctx, tx)
 		return err
 	})
 	return s, err
-}
-
-func lastSweepTx(ctx context.Context, tx *txn) (*Sweep, error) {
-	var (
-		s  Sweep
-		at int64
-	)
-	err := tx.QueryRowContext(ctx, `
-		SELECT at, requested_by, home_assistant, unreachable, detail, checked, changed, available, unavailable, unknown
-		FROM anchor_sweeps ORDER BY seq DESC LIMIT 1`,
-	).Scan(&at, &s.RequestedBy, &s.HomeAssistant, &s.Unreachable, &s.Detail, &s.Checked, &s.Changed,
-		&s.Available, &s.Unavailable, &s.Unknown)
-	switch {
-	case err == sql.ErrNoRows:
-		return nil, nil
-	case err != nil:
-		return nil, classify("last sweep", err)
-	}
-	s.At = time.UnixMilli(at).UTC()
-	return &s, nil
 }
