@@ -27,7 +27,7 @@ func checkBootstrapRequest(r *hearthv1.BootstrapRequest) error {
 // R-B5, R-B6): candidates awaiting review, the chain's durable records and
 // records whose anchors are unavailable, as compact items, in the order
 // storage.DB.Bootstrap gives, within 2,000 bytes on the wire for the
-// transport that asked (Config.Wire): the REST body, or the whole
+// transport that asked (Config.Carrier): the REST body, or the whole
 // JSON-RPC reply over MCP. An item that does not fit is passed over (a later,
 // shorter one may fit) and counted in left_out with every item not read.
 // The first item is always there: when it does not fit as it is, its title
@@ -60,7 +60,7 @@ func (m *memoryService) Bootstrap(ctx context.Context, r *hearthv1.BootstrapRequ
 	}
 	o := budget.Options{
 		MaxBytes: budget.Bootstrap * budget.BytesPerToken,
-		Wire:     m.wire(ctx),
+		Carrier:  m.carrier(ctx),
 		Skip:     true,
 		More:     list.Total - len(items),
 	}

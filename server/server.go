@@ -47,9 +47,10 @@ type Config struct {
 	// Marshal renders a response as its caller receives it (the transports'
 	// shared JSON); budgets measure with it. Required.
 	Marshal func(proto.Message) ([]byte, error)
-	// Wire says how the reply to the call in ctx travels, for the budget
-	// measured on the wire (R-B1); nil, or a nil result, is the JSON itself.
-	Wire func(ctx context.Context) budget.Wire
+	// Carrier says how the reply to the call in ctx travels, for the budget
+	// measured on the bytes sent (R-B1); nil, or a nil result, is the JSON
+	// itself.
+	Carrier func(ctx context.Context) budget.Carrier
 	// Models is the model router whose servers memory_status reports; nil
 	// means none is configured.
 	Models *models.Router
@@ -78,10 +79,10 @@ type Server struct {
 	opts    options.Options
 	// scopes resolves namespaces and scope chains; built once from opts.
 	scopes *scope.Resolver
-	// size measures responses for their budgets; wire says how a reply
-	// travels.
-	size *budget.Sizer
-	wire func(ctx context.Context) budget.Wire
+	// size measures responses for their budgets; carrier says how a
+	// reply travels.
+	size    *budget.Sizer
+	carrier func(ctx context.Context) budget.Carrier
 	// pipeline ranks searches and context packets.
 	pipeline *retrieval.Pipeline
 	// models is the model router (nil: none configured).
@@ -111,16 +112,16 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	wire := cfg.Wire
-	if wire == nil {
-		wire = func(context.Context) budget.Wire { return nil }
+	carrier := cfg.Carrier
+	if carrier == nil {
+		carrier = func(context.Context) budget.Carrier { return nil }
 	}
 	sw := cfg.Sweeper
 	if sw == nil {
 		sw = sweep.New(nil)
 	}
 	s := &Server{db: db, log: log, version: cfg.Version, opts: cfg.Options, scopes: scope.New(cfg.Options),
-		size: size, wire: wire, pipeline: retrieval.New(db), models: cfg.Models, sweeper: sw}
+		size: size, carrier: carrier, pipeline: retrieval.New(db), models: cfg.Models, sweeper: sw}
 	if cfg.Encoder != nil && cfg.Encoder.Configured() && cfg.Vectors != nil {
 		s.encoder, s.vectors = cfg.Encoder, cfg.Vectors
 		s.pipeline = retrieval.New(db, retrieval.Cosine{DB: db, Encoder: cfg.Encoder, Index: cfg.Vectors})

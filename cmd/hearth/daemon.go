@@ -179,7 +179,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		Marshal: gateway.MarshalResult,
 		// A reply that is not an MCP one is its JSON: nil says so, and lets
 		// the budget size it without marshaling it.
-		Wire: func(ctx context.Context) budget.Wire {
+		Carrier: func(ctx context.Context) budget.Carrier {
 			if w := gateway.WireFrom(ctx); w.MCP {
 				return w
 			}

@@ -5,8 +5,8 @@
 // estimated from struct sizes.
 //
 // Most budgets hold on that JSON: the REST body, which is also the text an
-// MCP client hands its model. The bootstrap budget holds on the wire (a
-// Wire says how the transport that asked carries the JSON), so Pack can
+// MCP client hands its model. The bootstrap budget holds on the bytes sent (a
+// Carrier says how the transport that asked carries the JSON), so Pack can
 // measure a response for an MCP JSON-RPC reply exactly.
 //
 // Packing is whole items, best first: a response never carries part of an
@@ -33,7 +33,7 @@ const BytesPerToken = 4
 // Budgets in tokens (docs/design.md §9). The context packet's budget is an option
 // (context_budget_tokens, at most hard_context_limit_tokens).
 const (
-	// Bootstrap is the session-start packet's budget, on the wire (R-B1).
+	// Bootstrap is the session-start packet's budget, on the bytes sent (R-B1).
 	Bootstrap = 500
 	// Search is memory_search's budget (R-B2).
 	Search = 750
@@ -55,9 +55,10 @@ type Response interface {
 	SetLeftOut(uint32)
 }
 
-// Wire says how a response's JSON reaches its caller, and so how its bytes
-// count. A nil Wire means the JSON itself (REST, gRPC).
-type Wire interface {
+// Carrier is how a response's JSON reaches its caller (an MCP JSON-RPC
+// reply wraps and escapes it), and so how its bytes count. A nil Carrier
+// means the JSON itself (REST, gRPC).
+type Carrier interface {
 	// Size returns the bytes the caller receives for a response whose JSON
 	// is b.
 	Size(b []byte) int
@@ -77,7 +78,7 @@ type Sizer struct {
 	// its JSON without items plus what its items add.
 	split bool
 	// fast is set when jsonSize agrees with the marshal function: sizes are
-	// then computed without marshaling, where no wire needs the bytes.
+	// then computed without marshaling, where no Carrier needs the bytes.
 	fast bool
 }
 
@@ -176,10 +177,10 @@ func (s *Sizer) Size(m proto.Message) (int, error) {
 
 // Options says how Pack fills a response.
 type Options struct {
-	// MaxBytes is the budget in bytes, measured by Wire.
+	// MaxBytes is the budget in bytes, as Carrier counts them.
 	MaxBytes int
-	// Wire is how the response travels; nil measures its JSON.
-	Wire Wire
+	// Carrier is how the response travels; nil measures its JSON.
+	Carrier Carrier
 	// KeepFirst keeps the first item even when it alone is over budget.
 	KeepFirst bool
 	// Skip passes over an item that does not fit and tries the next;
@@ -196,17 +197,17 @@ type Packed struct {
 	Kept []int
 	// LeftOut counts the items offered but not packed, plus Options.More.
 	LeftOut int
-	// JSON is the size of the response's JSON; Wire its size as Options.Wire
-	// measures it.
-	JSON, Wire int
+	// JSON is the size of the response's JSON; Sent the bytes its caller
+	// receives, as Options.Carrier carries it.
+	JSON, Sent int
 }
 
 // Fits reports whether the packed response is within budget.
-func (p Packed) Fits(o Options) bool { return p.Wire <= o.MaxBytes }
+func (p Packed) Fits(o Options) bool { return p.Sent <= o.MaxBytes }
 
 // Pack sets resp's list to items through set (the response's generated
 // setter, e.g. resp.SetHits), best first, as many as fit in o.MaxBytes as
-// o.Wire measures the response. Items are packed whole. It sets
+// o.Carrier measures the response. Items are packed whole. It sets
 // estimated_tokens to the tokens of the final JSON, left_out to the items
 // not packed plus o.More, and truncated when left_out is not 0. Other fields
 // of resp must be set before the call.
@@ -231,7 +232,7 @@ func PackFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n in
 	// estimated_tokens at the budget), then each item alone: the list adds
 	// the items' bytes and a separator between two.
 	setReport(resp, uint32(offered), false, Tokens(o.MaxBytes))
-	base, err := s.measure(resp, o.Wire)
+	base, err := s.measure(resp, o.Carrier)
 	if err != nil {
 		return Packed{}, err
 	}
@@ -242,30 +243,30 @@ func PackFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n in
 		// without items.
 		adds []sizes
 	)
-	size := base.wire
+	size := base.sent
 	for i := range n {
 		it, err := item(i)
 		if err != nil {
 			return Packed{}, err
 		}
-		add, err := s.measureItem(it, o.Wire)
+		add, err := s.measureItem(it, o.Carrier)
 		if err != nil {
 			return Packed{}, err
 		}
 		if len(p.Kept) > 0 {
 			add.json += s.sep
-			add.wire += s.sep
+			add.sent += s.sep
 		}
-		if size+add.wire > o.MaxBytes && !(o.KeepFirst && i == 0) {
+		if size+add.sent > o.MaxBytes && !(o.KeepFirst && i == 0) {
 			if o.Skip {
 				continue
 			}
 			break
 		}
-		size += add.wire
+		size += add.sent
 		if len(adds) > 0 {
 			add.json += adds[len(adds)-1].json
-			add.wire += adds[len(adds)-1].wire
+			add.sent += adds[len(adds)-1].sent
 		}
 		adds = append(adds, add)
 		p.Kept = append(p.Kept, i)
@@ -279,15 +280,15 @@ func PackFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n in
 	// JSON without items plus what the kept items add: every round then
 	// marshals only the small response without items. Otherwise each
 	// round marshals the whole response.
-	measure := func([]T) (sizes, error) { return s.measure(resp, o.Wire) }
+	measure := func([]T) (sizes, error) { return s.measure(resp, o.Carrier) }
 	if s.split {
 		measure = func(kept []T) (sizes, error) {
 			set(nil)
-			m, err := s.measure(resp, o.Wire)
+			m, err := s.measure(resp, o.Carrier)
 			set(kept)
 			if len(kept) > 0 {
 				m.json += adds[len(kept)-1].json
-				m.wire += adds[len(kept)-1].wire
+				m.sent += adds[len(kept)-1].sent
 			}
 			return m, err
 		}
@@ -305,8 +306,8 @@ func settle[R Response, T proto.Message](s *Sizer, resp R, set func([]T), kept [
 		if err != nil {
 			return Packed{}, err
 		}
-		p.JSON, p.Wire = m.json, m.wire
-		if p.Wire <= o.MaxBytes || len(p.Kept) == 0 || (o.KeepFirst && len(p.Kept) == 1 && p.Kept[0] == 0) {
+		p.JSON, p.Sent = m.json, m.sent
+		if p.Sent <= o.MaxBytes || len(p.Kept) == 0 || (o.KeepFirst && len(p.Kept) == 1 && p.Kept[0] == 0) {
 			return p, nil
 		}
 		p.Kept = p.Kept[:len(p.Kept)-1]
@@ -332,37 +333,37 @@ func FitFunc[R Response, T proto.Message](s *Sizer, resp R, set func([]T), n int
 	return len(p.Kept), err
 }
 
-// sizes is a response's measure: its JSON and on its wire.
-type sizes struct{ json, wire int }
+// sizes is a response's measure: its JSON and the bytes sent.
+type sizes struct{ json, sent int }
 
-func (s *Sizer) measure(m proto.Message, w Wire) (sizes, error) {
-	if w == nil {
+func (s *Sizer) measure(m proto.Message, c Carrier) (sizes, error) {
+	if c == nil {
 		n, err := s.Size(m)
-		return sizes{json: n, wire: n}, err
+		return sizes{json: n, sent: n}, err
 	}
 	b, err := s.marshal(m)
 	if err != nil {
 		return sizes{}, err
 	}
 	n := len(b)
-	if w != nil {
-		n = w.Size(b)
+	if c != nil {
+		n = c.Size(b)
 	}
-	return sizes{json: len(b), wire: n}, nil
+	return sizes{json: len(b), sent: n}, nil
 }
 
 // measureItem is what item adds to a response as a list element, before
-// the separator: its JSON and on w.
-func (s *Sizer) measureItem(item proto.Message, w Wire) (sizes, error) {
-	if w == nil {
+// the separator: its JSON and as c carries it.
+func (s *Sizer) measureItem(item proto.Message, c Carrier) (sizes, error) {
+	if c == nil {
 		n, err := s.Size(item)
-		return sizes{json: n, wire: n}, err
+		return sizes{json: n, sent: n}, err
 	}
 	b, err := s.marshal(item)
 	if err != nil {
 		return sizes{}, err
 	}
-	return sizes{json: len(b), wire: w.Fragment(b)}, nil
+	return sizes{json: len(b), sent: c.Fragment(b)}, nil
 }
 
 // setReport sets the reporting fields.

@@ -36,8 +36,8 @@ func mcpReply(tb testing.TB, id any, text string) []byte {
 	return b.Bytes()
 }
 
-// wireOf is the Wire the bridge would send for a reply to id (nil: REST).
-func wireOf(tb testing.TB, id any) budget.Wire {
+// carrierOf is the Carrier the bridge would send a reply to id with (nil: REST).
+func carrierOf(tb testing.TB, id any) budget.Carrier {
 	if id == nil {
 		return nil
 	}
@@ -211,7 +211,7 @@ func TestPack_Property(t *testing.T) {
 		id := ids[r.IntN(len(ids))]
 		o := budget.Options{
 			MaxBytes:  []int{200, 2000, 3000, 8000, 16000}[r.IntN(5)] + r.IntN(500),
-			Wire:      wireOf(t, id),
+			Carrier:   carrierOf(t, id),
 			KeepFirst: r.IntN(2) == 0,
 			Skip:      r.IntN(2) == 0,
 			More:      []int{0, 0, 3, 100000}[r.IntN(4)],
@@ -223,8 +223,8 @@ func TestPack_Property(t *testing.T) {
 		}
 		body := received(t, id, resp)
 		json, _ := gateway.MarshalResult(resp)
-		if p.Wire != len(body) || p.JSON != len(json) {
-			t.Fatalf("%s: measured %d wire / %d JSON, received %d / %d", name, p.Wire, p.JSON, len(body), len(json))
+		if p.Sent != len(body) || p.JSON != len(json) {
+			t.Fatalf("%s: measured %d sent / %d JSON, received %d / %d", name, p.Sent, p.JSON, len(body), len(json))
 		}
 		firstOnly := len(p.Kept) == 1 && p.Kept[0] == 0 && o.KeepFirst
 		if len(body) > o.MaxBytes && !firstOnly && len(p.Kept) > 0 {
@@ -284,25 +284,25 @@ func packWhole[R budget.Response, T proto.Message](tb testing.TB, resp R, set fu
 		tb.Fatal(err)
 	}
 	sep := len(two) - len("[nullnull]")
-	measure := func() (json, wire int) {
+	measure := func() (json, sent int) {
 		b, err := gateway.MarshalResult(resp)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if o.Wire == nil {
+		if o.Carrier == nil {
 			return len(b), len(b)
 		}
-		return len(b), o.Wire.Size(b)
+		return len(b), o.Carrier.Size(b)
 	}
-	report := func(leftOut int) (json, wire int) {
+	report := func(leftOut int) (json, sent int) {
 		tokens := resp.GetEstimatedTokens()
 		for {
 			resp.SetLeftOut(uint32(leftOut))
 			resp.SetTruncated(leftOut > 0)
 			resp.SetEstimatedTokens(tokens)
-			json, wire := measure()
+			json, sent := measure()
 			if budget.Tokens(json) == tokens {
-				return json, wire
+				return json, sent
 			}
 			tokens = budget.Tokens(json)
 		}
@@ -323,8 +323,8 @@ func packWhole[R budget.Response, T proto.Message](tb testing.TB, resp R, set fu
 			tb.Fatal(err)
 		}
 		n := len(b)
-		if o.Wire != nil {
-			n = o.Wire.Fragment(b)
+		if o.Carrier != nil {
+			n = o.Carrier.Fragment(b)
 		}
 		if len(p.Kept) > 0 {
 			n += sep
@@ -342,8 +342,8 @@ func packWhole[R budget.Response, T proto.Message](tb testing.TB, resp R, set fu
 	set(kept)
 	for {
 		p.LeftOut = offered - len(p.Kept)
-		p.JSON, p.Wire = report(p.LeftOut)
-		if p.Wire <= o.MaxBytes || len(p.Kept) == 0 || (o.KeepFirst && len(p.Kept) == 1 && p.Kept[0] == 0) {
+		p.JSON, p.Sent = report(p.LeftOut)
+		if p.Sent <= o.MaxBytes || len(p.Kept) == 0 || (o.KeepFirst && len(p.Kept) == 1 && p.Kept[0] == 0) {
 			return p
 		}
 		p.Kept = p.Kept[:len(p.Kept)-1]
@@ -373,7 +373,7 @@ func TestPack_AsWhole(t *testing.T) {
 		}
 		o := budget.Options{
 			MaxBytes:  []int{0, 40, 396, 400, 404, 3996, 4000, 4004, 8000}[r.IntN(9)] + r.IntN(300),
-			Wire:      wireOf(t, ids[r.IntN(len(ids))]),
+			Carrier:   carrierOf(t, ids[r.IntN(len(ids))]),
 			KeepFirst: r.IntN(2) == 0,
 			Skip:      r.IntN(2) == 0,
 			More:      []int{0, 0, 3, 100000}[r.IntN(4)],
@@ -398,7 +398,7 @@ func TestPack_AsWhole(t *testing.T) {
 		default:
 			t.Fatalf("no packWhole for %T", w)
 		}
-		if !slices.Equal(got.Kept, p.Kept) || got.LeftOut != p.LeftOut || got.JSON != p.JSON || got.Wire != p.Wire {
+		if !slices.Equal(got.Kept, p.Kept) || got.LeftOut != p.LeftOut || got.JSON != p.JSON || got.Sent != p.Sent {
 			t.Fatalf("%d/%s/%+v: packed %+v, by whole responses %+v", iter, k.name, o, got, p)
 		}
 		if !proto.Equal(resp, want) {
@@ -490,7 +490,7 @@ func TestPackFunc(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(gp.Kept, wp.Kept) || gp.LeftOut != wp.LeftOut || gp.JSON != wp.JSON || gp.Wire != wp.Wire || !proto.Equal(got, want) {
+		if !slices.Equal(gp.Kept, wp.Kept) || gp.LeftOut != wp.LeftOut || gp.JSON != wp.JSON || gp.Sent != wp.Sent || !proto.Equal(got, want) {
 			t.Fatalf("%d/%+v: PackFunc %+v, Pack %+v", iter, o, gp, wp)
 		}
 		for i, a := range asked {

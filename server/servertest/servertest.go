@@ -129,7 +129,7 @@ func StartAt(tb testing.TB, opts options.Options, now func() time.Time) *Server 
 	srv, err := server.New(db, server.Config{
 		Version: version.Version, Log: log, Options: opts, Sweeper: sw,
 		Marshal: gateway.MarshalResult,
-		Wire: func(ctx context.Context) budget.Wire {
+		Carrier: func(ctx context.Context) budget.Carrier {
 			if w := gateway.WireFrom(ctx); w.MCP {
 				return w
 			}
