@@ -12,7 +12,7 @@ import (
 // the process (SIGKILL) loses at most the uses counted in the last
 // interval; a clean Close stores them all. A power loss also loses what the
 // operating system had not yet written back: commits do not wait for the
-// disk (synchronous=NORMAL, DOCS.md "What a crash can lose").
+// disk (synchronous=NORMAL; docs/design.md, "Buffered writes").
 const UsageFlushInterval = time.Second
 
 // maxPendingUses starts a flush early when this many records wait.
