@@ -25,6 +25,9 @@ import (
 // It returns Invalid (Field "out") when dst exists, and an internal error
 // when the copy or a check fails; then no dst is left behind.
 func (db *DB) Backup(ctx context.Context, dst, client string) (*BackupInfo, error) {
+	if db.lite == nil {
+		return nil, notApplicable("backup", "pg_dump or the server's own tools back it up (docs/postgres.md)")
+	}
 	info, err := db.lite.Backup(ctx, dst)
 	if err != nil {
 		return nil, lift(err)

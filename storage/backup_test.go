@@ -203,6 +203,7 @@ func TestBackupFile(t *testing.T) {
 }
 
 func TestRestore(t *testing.T) {
+	storagetest.SQLiteOnly(t, "backup and restore copy the database file; PostgreSQL's are pg_dump and the server's tools")
 	// backup makes a verified copy of a store holding one record per title.
 	backup := func(t *testing.T, titles ...string) string {
 		db := storagetest.Open(t)

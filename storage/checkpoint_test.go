@@ -147,6 +147,7 @@ func TestDB_BackgroundCheckpoint(t *testing.T) {
 // (catchUp), so the WAL starts over from the file's start, again and
 // again, with no TRUNCATE checkpoint.
 func TestDB_WALStartsOver(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the WAL and its checkpoints")
 	db := storagetest.Open(t)
 	body := strings.Repeat("Words that take room in the write-ahead log. ", 40)
 	var next atomic.Int64

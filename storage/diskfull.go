@@ -21,6 +21,9 @@ import (
 // is what ends the episode; on a disk still full it fails with Full and the
 // episode goes on.
 func (db *DB) recoverFull(ctx context.Context) error {
+	if db.lite == nil {
+		return nil // PostgreSQL: no episode (DiskFull)
+	}
 	counts, since, last, ok := db.lite.FullEpisode()
 	if !ok {
 		return nil

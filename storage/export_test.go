@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/fts"
+	"github.com/hearth-memory/hearth/storage/internal/pgdialect"
 )
 
 // Test-only access to internals, for the external storage_test package.
@@ -23,32 +24,61 @@ func WriterDSN(path string) string { return engine.WriterDSN(path) }
 // ExecRaw runs SQL on the writer outside the API: tests use it to probe
 // triggers and to build states the API refuses to make.
 func (db *DB) ExecRaw(ctx context.Context, query string, args ...any) error {
+	if db.lite == nil {
+		_, err := db.pg.DB().ExecContext(ctx, rebind(query), args...)
+		return err
+	}
 	_, err := db.lite.Writer().ExecContext(ctx, query, args...)
 	return err
 }
 
+// rebind gives query PostgreSQL's placeholders, failing the test's query
+// where Rebind refuses it.
+func rebind(query string) string {
+	out, err := pgdialect.Rebind(query)
+	if err != nil {
+		return "rebind: " + err.Error()
+	}
+	return out
+}
+
+// rawPool is the pool ExecRaw and QueryRaw run on: the writer's or the
+// readers' on SQLite, the one pool on PostgreSQL.
+func (db *DB) rawPool(reader bool) *sql.DB {
+	switch {
+	case db.lite == nil:
+		return db.pg.DB()
+	case reader:
+		return db.lite.Reader()
+	}
+	return db.lite.Writer()
+}
+
 // QueryRaw scans the one row query yields into dest, on the writer (w) or a reader.
 func (db *DB) QueryRaw(ctx context.Context, reader bool, query string, dest ...any) error {
-	pool := db.lite.Writer()
-	if reader {
-		pool = db.lite.Reader()
+	if db.lite == nil {
+		query = rebind(query)
 	}
-	return pool.QueryRowContext(ctx, query).Scan(dest...)
+	return db.rawPool(reader).QueryRowContext(ctx, query).Scan(dest...)
 }
 
 // Snapshot digests every row of every table a mutation can touch, including
 // the FTS index's own pages, so a test can prove that nothing was written.
 func (db *DB) Snapshot(ctx context.Context) (string, error) {
 	h := sha256.New()
-	for _, q := range []string{
+	qs := []string{
 		`SELECT * FROM records ORDER BY seq`,
 		`SELECT * FROM anchors ORDER BY record_id, anchor`,
 		`SELECT * FROM usage ORDER BY record_id`,
 		`SELECT * FROM audit ORDER BY seq`,
 		`SELECT * FROM client_tokens ORDER BY client`,
-		`SELECT id, block FROM records_fts_data ORDER BY id`,
-	} {
-		if err := dump(ctx, db.lite.Writer(), q, h); err != nil {
+	}
+	// On PostgreSQL the index is the records' own generated columns.
+	if db.lite != nil {
+		qs = append(qs, `SELECT id, block FROM records_fts_data ORDER BY id`)
+	}
+	for _, q := range qs {
+		if err := dump(ctx, db.rawPool(false), q, h); err != nil {
 			return "", err
 		}
 	}
@@ -59,7 +89,11 @@ func (db *DB) Snapshot(ctx context.Context) (string, error) {
 // is (re)indexed.
 func (db *DB) FTSDigest(ctx context.Context) (string, error) {
 	h := sha256.New()
-	if err := dump(ctx, db.lite.Writer(), `SELECT id, block FROM records_fts_data ORDER BY id`, h); err != nil {
+	q := `SELECT id, block FROM records_fts_data ORDER BY id`
+	if db.lite == nil {
+		q = `SELECT seq, fts, cjk FROM records ORDER BY seq`
+	}
+	if err := dump(ctx, db.rawPool(false), q, h); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -17,8 +17,11 @@ const opMergeIndex = "merge index"
 // that a caller repeats it until none is left. Between nightly merges the
 // writer keeps the segments to a few per level (fts.TidyStep); one segment is
 // what a search reads fastest (every query term is looked up once per
-// segment).
+// segment). PostgreSQL's GIN index has no segments: there it does nothing.
 func (db *DB) MergeIndex(ctx context.Context) (more bool, err error) {
+	if db.lite == nil {
+		return false, nil
+	}
 	err = db.write(ctx, opMergeIndex, func(tx *txn) error {
 		var err error
 		more, err = fts.MergeStep(ctx, tx)
@@ -31,8 +34,11 @@ func (db *DB) MergeIndex(ctx context.Context) (more bool, err error) {
 // after writes stop: it merges the word index's fuller levels step by
 // step until none is left, and returns how many steps merged anything.
 // For a caller that must not wait for the writer to be idle (a benchmark
-// that fills a store and closes it).
+// that fills a store and closes it). On PostgreSQL it does nothing.
 func (db *DB) TidyIndex(ctx context.Context) (int, error) {
+	if db.lite == nil {
+		return 0, nil
+	}
 	for n := 0; ; n++ {
 		var merged bool
 		err := db.write(ctx, opMergeIndex, func(tx *txn) (err error) {

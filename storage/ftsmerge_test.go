@@ -68,6 +68,7 @@ func segmentedStore(t *testing.T, n int) (db *storage.DB, segments int, searches
 // writer merges on its own the levels that hold 4 or more, until none is
 // left, and searches find and rank exactly what they did.
 func TestTidyIndex(t *testing.T) {
+	storagetest.SQLiteOnly(t, "FTS5's index segments and their merging; PostgreSQL's GIN index has none")
 	db, before, want := segmentedStore(t, 120)
 
 	// The idle writer's steps start a moment after the last commit and
@@ -98,6 +99,7 @@ func TestTidyIndex(t *testing.T) {
 // several segments; merging steps until none is left brings it to one, and
 // searches find and rank exactly what they did, the index still sound.
 func TestMergeIndex(t *testing.T) {
+	storagetest.SQLiteOnly(t, "FTS5's index segments and their merging; PostgreSQL's GIN index has none")
 	db, before, want := segmentedStore(t, 40)
 	if before < 2 {
 		t.Fatalf("%d segments before merging: the test needs several", before)

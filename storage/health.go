@@ -27,12 +27,15 @@ type Health struct {
 // Health reports the store's condition. It reads no table: it is cheap
 // enough for every /health request.
 func (db *DB) Health() Health {
-	h := Health{Path: db.path, Disk: db.DiskSpace(), Damage: db.lite.Damage(), Checkpoints: db.CheckpointStats()}
+	h := Health{Path: db.path, Disk: db.DiskSpace(), Damage: db.Damage(), Checkpoints: db.CheckpointStats()}
 	if d, ok := db.DiskFull(); ok {
 		h.DiskFull = &d
 	}
 	if c, ok := db.LastIntegrityCheck(); ok {
 		h.LastCheck = &c
+	}
+	if db.lite == nil {
+		return h
 	}
 	if fi, err := os.Stat(db.path + "-wal"); err == nil {
 		h.WALBytes = fi.Size()

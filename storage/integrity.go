@@ -37,6 +37,9 @@ func (db *DB) CheckDeferred(ctx context.Context) (*IntegrityCheck, error) {
 // checkWhole is CheckIntegrity; auditSound says whether the outcome is
 // audited besides a repair.
 func (db *DB) checkWhole(ctx context.Context, auditSound bool) (*IntegrityCheck, error) {
+	if db.lite == nil {
+		return nil, notApplicable("the integrity check", "the server checks its own pages (data checksums, amcheck)")
+	}
 	chk, err := db.lite.CheckIntegrity(ctx)
 	if err != nil {
 		return nil, lift(err)
@@ -57,6 +60,9 @@ func (db *DB) checkWhole(ctx context.Context, auditSound bool) (*IntegrityCheck,
 
 // auditOpenRepairs writes the audit row of a repair made while opening.
 func (db *DB) auditOpenRepairs(ctx context.Context) error {
+	if db.lite == nil {
+		return nil
+	}
 	r := db.lite.OpenRepairs()
 	if r == "" {
 		return nil

@@ -276,6 +276,7 @@ func TestDB_Open_Damaged(t *testing.T) {
 }
 
 func TestDB_CheckIntegrity(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the file's integrity check and the FTS5 index's repair; PostgreSQL checks its own pages")
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
 		if _, err := db.Store(ctx, rec(t, "global", "Sound", "Nothing to repair.")); err != nil {

@@ -103,7 +103,7 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 	if err := jobq.CheckLease(owner, kinds, lease); err != nil {
 		return nil, lift(err)
 	}
-	if due, err := jobq.Due(ctx, db.lite.Reader(), db.now(), kinds); err != nil || !due {
+	if due, err := jobq.Due(ctx, outside{db}, db.now(), kinds); err != nil || !due {
 		return nil, err
 	}
 	var job *Job

@@ -105,30 +105,70 @@ func FormatBytes(n uint64) string { return engine.FormatBytes(n) }
 
 // WritesWaiting returns how many writes wait for the writer loop to take
 // them: the queue in front of the single writer.
-func (db *DB) WritesWaiting() int64 { return db.lite.WritesWaiting() }
+// On PostgreSQL, where every write is a transaction of its own, none.
+func (db *DB) WritesWaiting() int64 {
+	if db.lite == nil {
+		return 0
+	}
+	return db.lite.WritesWaiting()
+}
 
 // GroupStats returns how many transactions the writer loop has committed
 // since open and how many writes they held: writes/groups is how many
-// writes a commit serves.
-func (db *DB) GroupStats() (groups, writes int64) { return db.lite.GroupStats() }
+// writes a commit serves. On PostgreSQL, no groups.
+func (db *DB) GroupStats() (groups, writes int64) {
+	if db.lite == nil {
+		return 0, 0
+	}
+	return db.lite.GroupStats()
+}
 
-// CheckpointStats returns the checkpoint policy's figures.
-func (db *DB) CheckpointStats() CheckpointStats { return db.lite.CheckpointStats() }
+// CheckpointStats returns the checkpoint policy's figures: none on
+// PostgreSQL, whose checkpoints are the server's.
+func (db *DB) CheckpointStats() CheckpointStats {
+	if db.lite == nil {
+		return CheckpointStats{}
+	}
+	return db.lite.CheckpointStats()
+}
 
 // DiskFull returns the current episode; ok is false while the disk is not
-// known to be full.
-func (db *DB) DiskFull() (d DiskFull, ok bool) { return db.lite.DiskFull() }
+// known to be full, as it always is on PostgreSQL: the server's disk is
+// not this process's to watch, and a write it refuses for a full disk is
+// Full all the same.
+func (db *DB) DiskFull() (d DiskFull, ok bool) {
+	if db.lite == nil {
+		return DiskFull{}, false
+	}
+	return db.lite.DiskFull()
+}
 
 // DiskSpace returns the space of the file system holding the database and
-// its WAL.
-func (db *DB) DiskSpace() DiskSpace { return db.lite.DiskSpace() }
+// its WAL; unknown (Known false) on PostgreSQL.
+func (db *DB) DiskSpace() DiskSpace {
+	if db.lite == nil {
+		return DiskSpace{}
+	}
+	return db.lite.DiskSpace()
+}
 
-// Damage returns the damage that keeps the store read-only, or nil.
-func (db *DB) Damage() *Damage { return db.lite.Damage() }
+// Damage returns the damage that keeps the store read-only, or nil; always
+// nil on PostgreSQL, whose integrity is the server's.
+func (db *DB) Damage() *Damage {
+	if db.lite == nil {
+		return nil
+	}
+	return db.lite.Damage()
+}
 
 // LastIntegrityCheck returns the latest check, at open or nightly; ok is
-// false before the first.
-func (db *DB) LastIntegrityCheck() (c IntegrityCheck, ok bool) { return db.lite.LastIntegrityCheck() }
+// false before the first, and always on PostgreSQL.
+func (db *DB) LastIntegrityCheck() (c IntegrityCheck, ok bool) {
+	if db.lite == nil {
+		return IntegrityCheck{}, false
+	}
+	return db.lite.LastIntegrityCheck()
+}
 
 // now reads the clock once, in UTC and at the millisecond precision rows keep.
 func (db *DB) now() time.Time {

@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/flush"
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/fts"
+	"github.com/hearth-memory/hearth/storage/internal/pgengine"
 )
 
 // DB is the store: the record domain over its engine (package engine: one
@@ -39,6 +41,10 @@ type DB struct {
 	// checkpoints and backups.
 	eng  engineOps
 	lite *engine.Engine
+	// pg is the PostgreSQL engine when the store runs on one (then lite
+	// is nil; backend.go); closer is whichever of the two is open.
+	pg     *pgengine.Engine
+	closer io.Closer
 	// cfg is what Open gives the engine; options set it.
 	cfg engine.Config
 
@@ -103,16 +109,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open: %w", err)
 	}
-	db := &DB{
-		path:    abs,
-		Now:     time.Now,
-		entropy: ulid.Monotonic(rand.Reader, 0),
-	}
-	db.uses, db.asks = db.newUses(), db.newAsks()
-	db.fts = fts.New(func() uint64 { return db.eng.Gen() }, func() *sql.DB { return db.lite.Vocab() })
-	for _, o := range opts {
-		o(db)
-	}
+	db := newDB(opts)
+	db.path = abs
 	cfg := db.cfg
 	cfg.Path = abs
 	cfg.Now = func() time.Time { return db.Now() }
@@ -126,14 +124,31 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, lift(err)
 	}
-	db.eng, db.lite = lite, lite
-	db.uses.Start()
+	db.eng, db.lite, db.closer = lite, lite, lite
+	db.start()
 	if err := db.auditOpenRepairs(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
 }
+
+// newDB makes a DB with opts applied, not yet on an engine.
+func newDB(opts []Option) *DB {
+	db := &DB{
+		Now:     time.Now,
+		entropy: ulid.Monotonic(rand.Reader, 0),
+	}
+	db.uses, db.asks = db.newUses(), db.newAsks()
+	db.fts = fts.New(func() uint64 { return db.eng.Gen() }, db.vocab)
+	for _, o := range opts {
+		o(db)
+	}
+	return db
+}
+
+// start starts the DB's background work once its engine is open.
+func (db *DB) start() { db.uses.Start() }
 
 // opened reads, on the writer connection once the file is checked and
 // migrated, what the store keeps for its life: the newest id and the
@@ -176,11 +191,11 @@ func (db *DB) Close() error {
 	})
 	for _, err := range errs {
 		if err != nil {
-			db.lite.Close()
+			db.closer.Close()
 			return fmt.Errorf("storage: close: %w", err)
 		}
 	}
-	return db.lite.Close()
+	return db.closer.Close()
 }
 
 // loadLastID seeds the id clock from the newest stored id, so ids keep

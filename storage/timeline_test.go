@@ -298,6 +298,7 @@ func TestDB_TimelinePage(t *testing.T) {
 // every match (a filter of a few records among many took tens of
 // milliseconds at 100,000 records) fails here.
 func TestDB_TimelinePlan(t *testing.T) {
+	storagetest.SQLiteOnly(t, "SQLite's query plans (EXPLAIN QUERY PLAN)")
 	t.Parallel()
 	db := storagetest.Open(t)
 	many := []string{"a", "b", "c", "d", "e", "f"}

@@ -48,12 +48,12 @@ func (db *DB) newUses() *flush.Buffer[uses] {
 		Before:  db.recoverFull,
 		Backoff: func(prev time.Duration, err error) time.Duration {
 			if ErrorCode(err) == Full {
-				return db.lite.FullRetry(prev)
+				return db.fullRetry(prev)
 			}
 			return 0
 		},
-		Paused: func() bool { return db.lite.Damage() != nil },
-		Wake:   func() <-chan struct{} { return db.lite.FullWake() },
+		Paused: func() bool { return db.Damage() != nil },
+		Wake:   db.fullWake,
 	})
 }
 

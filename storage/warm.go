@@ -15,5 +15,8 @@ import (
 // warmed works the same, its first search slower.
 func (db *DB) Warm(ctx context.Context) error {
 	fulltext.Warm()
+	if db.lite == nil {
+		return db.pg.DB().PingContext(ctx)
+	}
 	return db.lite.Warm(ctx)
 }

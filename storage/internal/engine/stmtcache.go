@@ -101,6 +101,9 @@ func (e *Engine) Statements(writer bool) map[string]*sql.Stmt {
 // ExecContext runs query in the transaction, through a cached statement
 // when there is one.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if tx.dialect != nil {
+		return tx.Tx.ExecContext(ctx, tx.dialect.SQL(query), args...)
+	}
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
@@ -111,6 +114,9 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 // QueryContext runs query in the transaction, through a cached statement
 // when there is one.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if tx.dialect != nil {
+		return tx.Tx.QueryContext(ctx, tx.dialect.SQL(query), args...)
+	}
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
@@ -121,6 +127,9 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 // QueryRowContext runs query in the transaction, through a cached statement
 // when there is one.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if tx.dialect != nil {
+		return tx.Tx.QueryRowContext(ctx, tx.dialect.SQL(query), args...)
+	}
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
@@ -133,6 +142,9 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // one, else one prepared for the transaction alone. Closing it leaves the
 // cached statement open.
 func (tx *Tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	if tx.dialect != nil {
+		return tx.Tx.PrepareContext(ctx, tx.dialect.SQL(query))
+	}
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st), nil
@@ -143,7 +155,9 @@ func (tx *Tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, erro
 // Commit commits and then prepares what the transaction marked.
 func (tx *Tx) Commit() error {
 	err := tx.Tx.Commit()
-	tx.stmts.fill()
+	if tx.stmts != nil {
+		tx.stmts.fill()
+	}
 	return err
 }
 
@@ -151,6 +165,8 @@ func (tx *Tx) Commit() error {
 // transaction marked.
 func (tx *Tx) Rollback() error {
 	err := tx.Tx.Rollback()
-	tx.stmts.fill()
+	if tx.stmts != nil {
+		tx.stmts.fill()
+	}
 	return err
 }

@@ -10,14 +10,34 @@ import (
 
 // Tx is a transaction with the time fixed when it began: Now, which every
 // row it writes carries. Its Exec, Query and Prepare go through the
-// pool's statement cache (stmtcache.go).
+// pool's statement cache (stmtcache.go), or, on another engine's
+// transaction (NewTx), through that engine's Dialect.
 type Tx struct {
 	*sql.Tx
 	Now   time.Time
 	stmts *stmtCache
+	// dialect, set on another engine's transactions, turns each
+	// statement's SQL into that engine's before it runs; nil on SQLite's.
+	dialect Dialect
 	// write is set on the writer's transactions: their statements run
 	// without the caller's cancellation (see statementContext).
 	write bool
+}
+
+// Dialect turns the record domain's SQL, written for SQLite, into the SQL
+// of another engine's connections (PostgreSQL's: placeholders rebound,
+// docs/postgres.md). It is called for every statement and caches what it
+// makes.
+type Dialect interface {
+	SQL(query string) string
+}
+
+// NewTx gives another engine's transaction tx (docs/design.md, "Storage
+// layout") to the record domain as a Tx: its rows stamped now, each
+// statement's SQL turned by d. Its statements run under their caller's
+// context; the engine's own driver caches their preparation.
+func NewTx(tx *sql.Tx, now time.Time, d Dialect) *Tx {
+	return &Tx{Tx: tx, Now: now, dialect: d}
 }
 
 // begin starts a write transaction (BEGIN IMMEDIATE) on the writer, its

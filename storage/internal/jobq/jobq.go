@@ -186,9 +186,15 @@ func CheckLease(owner string, kinds []string, lease time.Duration) error {
 	return nil
 }
 
+// RowQuerier runs one statement outside a transaction: a *sql.DB, or the
+// store's reader on either engine (its statements rebound on PostgreSQL).
+type RowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // Due reports whether a job of one of kinds may be leased at now, read on
 // pool outside any write: an idle poll costs no write transaction.
-func Due(ctx context.Context, pool *sql.DB, now time.Time, kinds []string) (bool, error) {
+func Due(ctx context.Context, pool RowQuerier, now time.Time, kinds []string) (bool, error) {
 	var due bool
 	if err := pool.QueryRowContext(ctx, sqlDue, now.UnixMilli(), kindList(kinds)).Scan(&due); err != nil {
 		return false, wrap("lease job", err)

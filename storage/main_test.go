@@ -1,0 +1,13 @@
+package storage_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/hearth-memory/hearth/storage/storagetest"
+)
+
+// TestMain runs the tests through storagetest.Main, which stops the
+// private PostgreSQL they start when HEARTH_STORAGE_BACKEND=postgres
+// (docs/postgres.md, "Tests").
+func TestMain(m *testing.M) { os.Exit(storagetest.Main(m)) }
