@@ -105,6 +105,14 @@ install: build ## Put the hearth command in $(INSTALL_DIR) (GOBIN, else ~/.local
 .PHONY: test
 test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test, SKIP_POSTGRES=1 the PostgreSQL ones)
 	env -u HEARTH_CHROMIUM $(TEST_ENV) go test -race -shuffle=on -timeout 15m ./...
+	$(if $(SKIP_POSTGRES),,$(MAKE) test-postgres)
+
+# The storage root's tests again on PostgreSQL (docs/postgres.md, Tests):
+# the same record domain over the other engine. Without -race: the same Go
+# code has just run under it on SQLite; what differs is the engine's SQL.
+.PHONY: test-postgres
+test-postgres: postgres ## Run storage's tests on PostgreSQL (HEARTH_STORAGE_BACKEND=postgres)
+	HEARTH_STORAGE_BACKEND=postgres HEARTH_REQUIRE_POSTGRES=1 go test -shuffle=on -timeout 15m ./storage/
 
 # e2e runs without the race detector (make test has it on every package):
 # the CLIs wait 300 ms for prompt recall, so the daemon must answer at the

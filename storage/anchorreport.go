@@ -223,7 +223,7 @@ func applyAnchorChangesTx(ctx context.Context, tx *txn, client, prefix string, c
 		return nil, fmt.Errorf("storage: anchor state: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `
-		UPDATE anchors SET state = c.state, checked_at = c.at, checked_by = c.by, detail = c.detail
+		UPDATE anchors SET state = c.state, checked_at = CAST(c.at AS BIGINT), checked_by = c.by, detail = c.detail
 		FROM (SELECT value ->> 'r' AS record_id, value ->> 'a' AS anchor, value ->> 's' AS state,
 				value ->> 't' AS at, value ->> 'b' AS by, value ->> 'd' AS detail
 			FROM json_each(?)) AS c

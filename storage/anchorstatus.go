@@ -61,14 +61,14 @@ func anchorStatusTx(ctx context.Context, tx *txn, limit int) (*AnchorStatus, err
 		FROM anchors WHERE state = 'unavailable' GROUP BY record_id`
 	if err := tx.QueryRowContext(ctx, `
 		SELECT COUNT(*) FROM (`+flagged+`) AS u
-		JOIN records AS r ON r.id = u.record_id AND +r.status IN ('active', 'candidate')`,
+		JOIN records AS r ON r.id = u.record_id AND r.status || '' IN ('active', 'candidate')`,
 	).Scan(&st.FlaggedTotal); err != nil {
 		return nil, classify("anchor status", err)
 	}
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.namespace, r.type, r.title, r.status, a.anchor, a.checked_at, u.n, a.detail, a.checked_by
 		FROM (`+flagged+`) AS u
-		JOIN records AS r ON r.id = u.record_id AND +r.status IN ('active', 'candidate')
+		JOIN records AS r ON r.id = u.record_id AND r.status || '' IN ('active', 'candidate')
 		JOIN anchors AS a ON a.record_id = u.record_id AND a.position = u.first
 		ORDER BY u.latest DESC, r.id DESC
 		LIMIT +?`, limit)

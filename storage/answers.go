@@ -214,7 +214,7 @@ func attachAnswersTx(ctx context.Context, tx *txn, qs []*Question) error {
 	}
 	rows, err := tx.QueryContext(ctx, `
 		SELECT question, text, sentences, source_ids, basis, kind, model, job_id, generated_at
-		FROM answers WHERE question IN (SELECT value FROM json_each(?))`, jsonList(seqs))
+		FROM answers WHERE question IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`, jsonList(seqs))
 	if err != nil {
 		return classify("answers", err)
 	}

@@ -1,13 +1,11 @@
 package storage_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
-	"github.com/ncruces/go-sqlite3"
 )
 
 func TestDB_Audit(t *testing.T) {
@@ -58,7 +56,7 @@ func TestDB_Audit(t *testing.T) {
 			`DELETE FROM audit`,
 		} {
 			err := db.ExecRaw(ctx, q)
-			if !errors.Is(err, sqlite3.CONSTRAINT_TRIGGER) {
+			if !triggerAbort(err) {
 				t.Errorf("%s: got %v, want a trigger abort", q, err)
 			}
 		}

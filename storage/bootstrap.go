@@ -116,9 +116,9 @@ const (
 	bootstrapUnavailableSQL = `
 		SELECT b.record_id, r.type, r.title, b.type_rank, b.confidence, b.uses
 		FROM (SELECT DISTINCT record_id FROM anchors WHERE state = 'unavailable') AS a
-		CROSS JOIN bootstrap_rank AS b ON b.record_id = a.record_id
+		CROSS JOIN bootstrap_rank AS b
 		JOIN records AS r ON r.id = b.record_id
-		WHERE b.namespace = ?1 AND b.section = +?2
+		WHERE b.record_id = a.record_id AND b.namespace = ?1 AND b.section = +?2
 		ORDER BY b.type_rank, b.confidence DESC, b.uses DESC, b.record_id DESC
 		LIMIT +?3`
 )

@@ -144,7 +144,7 @@ func captureTx(ctx context.Context, db *DB, tx *txn, writer string, events []Cap
 	var order []*fact
 	for i := range events {
 		ev := &events[i]
-		r, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO capture_events (id, namespace, session_id, at) VALUES (?, ?, ?, ?)`,
+		r, err := tx.ExecContext(ctx, `INSERT INTO capture_events (id, namespace, session_id, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			ev.ID, ev.Namespace, ev.SessionID.String(), ev.At.UnixMilli())
 		if err != nil {
 			return classify("capture", err)

@@ -135,9 +135,9 @@ func (db *DB) VectorChanges(ctx context.Context, since int64, withVectors bool, 
 		}
 		rows, err := tx.QueryContext(ctx, `
 			SELECT c.record_seq, c.version, r.id IS NULL,
-				IFNULL(r.id, ''), IFNULL(r.namespace, ''), IFNULL(r.type, ''), IFNULL(r.status, ''),
-				IFNULL(r.title, ''), IFNULL(r.content, ''),
-				IFNULL(e.digest, ''), IFNULL(e.model, ''), IFNULL(e.snapshot, ''), `+vec+`
+				coalesce(r.id, ''), coalesce(r.namespace, ''), coalesce(r.type, ''), coalesce(r.status, ''),
+				coalesce(r.title, ''), coalesce(r.content, ''),
+				coalesce(e.digest, ''), coalesce(e.model, ''), coalesce(e.snapshot, ''), `+vec+`
 			FROM vector_changes AS c
 			LEFT JOIN records AS r ON r.seq = c.record_seq
 			LEFT JOIN embeddings AS e ON e.record_id = r.id

@@ -127,7 +127,7 @@ func TestDB_Embeddings_Dropped(t *testing.T) {
 		}
 		// Put a vector back under the table's feet, as a row surviving
 		// forget would be, to see the purge drop it with the record.
-		if err := db.ExecRaw(ctx, `INSERT INTO embeddings (record_id, digest, model, snapshot, vector, embedded_at) VALUES (?, 'x', 'm', 's', x'0000803f', 0)`, a.ID); err != nil {
+		if err := db.ExecRaw(ctx, `INSERT INTO embeddings (record_id, digest, model, snapshot, vector, embedded_at) VALUES (?, 'x', 'm', 's', ?, 0)`, a.ID, []byte{0, 0, 0x80, 0x3f}); err != nil {
 			t.Fatal(err)
 		}
 		now = now.Add(40 * 24 * time.Hour)

@@ -2,9 +2,12 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ncruces/go-sqlite3"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/screen"
@@ -148,4 +151,15 @@ func unchanged(tb testing.TB, db *storage.DB, code storage.Code, field string, f
 		tb.Errorf("a refused call changed the database")
 	}
 	return e
+}
+
+// triggerAbort reports whether err is a trigger's refusal: SQLite's
+// RAISE(ABORT) (SQLITE_CONSTRAINT_TRIGGER), or on PostgreSQL the trigger
+// function's RAISE EXCEPTION (SQLSTATE P0001; docs/postgres.md, The schema).
+func triggerAbort(err error) bool {
+	if errors.Is(err, sqlite3.CONSTRAINT_TRIGGER) {
+		return true
+	}
+	var pg interface{ SQLState() string }
+	return errors.As(err, &pg) && pg.SQLState() == "P0001"
 }

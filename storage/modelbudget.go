@@ -42,10 +42,10 @@ func (db *DB) AddModelUsage(ctx context.Context, day, server string, u ModelUsag
 	return db.write(ctx, opAddModelUsage, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO model_usage (day, server, calls, prompt_tokens, completion_tokens, estimated) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (day, server) DO UPDATE SET calls = calls + excluded.calls,
-				prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-				completion_tokens = completion_tokens + excluded.completion_tokens,
-				estimated = estimated + excluded.estimated`,
+			ON CONFLICT (day, server) DO UPDATE SET calls = model_usage.calls + excluded.calls,
+				prompt_tokens = model_usage.prompt_tokens + excluded.prompt_tokens,
+				completion_tokens = model_usage.completion_tokens + excluded.completion_tokens,
+				estimated = model_usage.estimated + excluded.estimated`,
 			day, server, u.Calls, u.PromptTokens, u.CompletionTokens, u.Estimated); err != nil {
 			return classify("add model usage", err)
 		}

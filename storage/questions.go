@@ -175,7 +175,7 @@ func (db *DB) Questions(ctx context.Context, q QuestionsQuery) ([]*Question, err
 	var out []*Question
 	err := db.read(ctx, "questions", func(tx *txn) error {
 		qs, err := findQuestionsTx(ctx, tx, `
-			WHERE (?1 IS NULL OR q.namespace IN (SELECT value FROM json_each(?1)))
+			WHERE (CAST(?1 AS TEXT) IS NULL OR q.namespace IN (SELECT value FROM json_each(?1)))
 			ORDER BY q.demand DESC, q.id
 			LIMIT +?2`, jsonList(q.Namespaces), limit)
 		if err != nil {
@@ -292,12 +292,8 @@ func (db *DB) questionSeqTx(ctx context.Context, tx *txn, ns, key, text string) 
 	if err != nil {
 		return 0, err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO questions (id, namespace, key, text, created_at) VALUES (?, ?, ?, ?, ?)`,
-		id, ns, key, questionText(text), tx.Now.UnixMilli())
-	if err != nil {
-		return 0, classify("new question", err)
-	}
-	seq, err = res.LastInsertId()
+	err = tx.QueryRowContext(ctx, `INSERT INTO questions (id, namespace, key, text, created_at) VALUES (?, ?, ?, ?, ?) RETURNING seq`,
+		id, ns, key, questionText(text), tx.Now.UnixMilli()).Scan(&seq)
 	return seq, classify("new question", err)
 }
 

@@ -143,17 +143,23 @@ func renameSQL(table, column string, revision bool) string {
 // hasColumn reports whether table exists; it is an error for an existing
 // table to lack column, since renameTables says it has one.
 func hasColumn(ctx context.Context, tx *txn, table, column string) (bool, error) {
+	// The catalogs are each engine's own.
+	tables := `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`
+	columns := `SELECT name FROM pragma_table_info(?) WHERE name = ?`
+	if tx.Engine() == BackendPostgres {
+		tables = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`
+		columns = `SELECT column_name FROM information_schema.columns
+			WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?`
+	}
 	var n int
-	if err := tx.QueryRowContext(ctx,
-		`SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, tables, table).Scan(&n); err != nil {
 		return false, classify("rename", err)
 	}
 	if n == 0 {
 		return false, nil
 	}
 	var name string
-	err := tx.QueryRowContext(ctx,
-		`SELECT name FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&name)
+	err := tx.QueryRowContext(ctx, columns, table, column).Scan(&name)
 	if err == sql.ErrNoRows {
 		return false, fmt.Errorf("storage: rename: table %s has no column %s", table, column)
 	}

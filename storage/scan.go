@@ -42,8 +42,10 @@ const recordColumns = `r.id, r.namespace, r.type, r.title, r.content, r.status, 
 
 // readRecordsTx reads the records of seqs whole (op names the reading in
 // errors), by seq, and which of them have anchors; attachAnchorsTx reads
-// the anchors of those kept. The list stays the outer loop (CROSS JOIN):
-// each record is one row id lookup, with no temporary index of the list.
+// the anchors of those kept. The list stays the outer loop (CROSS JOIN,
+// which fixes SQLite's join order; its condition is in WHERE, as
+// PostgreSQL takes no ON after CROSS JOIN): each record is one row id
+// lookup, with no temporary index of the list.
 func readRecordsTx(ctx context.Context, tx *txn, op string, seqs []int64) (map[int64]*Record, map[int64]bool, error) {
 	recs := make(map[int64]*Record, len(seqs))
 	anchored := make(map[int64]bool)
@@ -52,7 +54,7 @@ func readRecordsTx(ctx context.Context, tx *txn, op string, seqs []int64) (map[i
 	}
 	rs, err := tx.QueryContext(ctx, `SELECT `+recordColumns+`, r.seq,
 		EXISTS (SELECT 1 FROM anchors AS a WHERE a.record_id = r.id)
-		FROM json_each(?) AS j CROSS JOIN records AS r ON r.seq = j.value`, jsonInts(seqs))
+		FROM json_each(?) AS j CROSS JOIN records AS r WHERE r.seq = CAST(j.value AS BIGINT)`, jsonInts(seqs))
 	if err != nil {
 		return nil, nil, classify(op, err)
 	}

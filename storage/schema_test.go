@@ -15,6 +15,7 @@ import (
 // altered, one missing — is neither restored nor opened, and the refusal
 // names the objects. A sound backup still restores and opens.
 func TestSchema_Refused(t *testing.T) {
+	storagetest.SQLiteOnly(t, "a SQLite file's schema check (a backup copied and changed)")
 	t.Parallel()
 	db := storagetest.Open(t)
 	storagetest.Store(t, db, storage.NewRecord{Title: text(t, "kept")})

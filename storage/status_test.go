@@ -187,8 +187,8 @@ func checkStatus(t *testing.T, db *storage.DB) {
 	var want []storage.Count
 	var wantNS []storage.NamespaceCount
 	for _, q := range []string{
-		`SELECT group_concat(type || ':' || status || ':' || n, ',') FROM (SELECT type, status, COUNT(*) AS n FROM records GROUP BY type, status ORDER BY type, status)`,
-		`SELECT group_concat(namespace || ':' || n, ',') FROM (SELECT namespace, COUNT(*) AS n FROM records WHERE status <> 'deleted' GROUP BY namespace ORDER BY namespace)`,
+		`SELECT string_agg(type || ':' || status || ':' || n, ',') FROM (SELECT type, status, COUNT(*) AS n FROM records GROUP BY type, status ORDER BY type, status) AS c`,
+		`SELECT string_agg(namespace || ':' || n, ',') FROM (SELECT namespace, COUNT(*) AS n FROM records WHERE status <> 'deleted' GROUP BY namespace ORDER BY namespace) AS c`,
 	} {
 		var s sql.NullString
 		if err := db.QueryRaw(ctx, true, q, &s); err != nil {

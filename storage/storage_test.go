@@ -15,6 +15,7 @@ import (
 )
 
 func TestOpen(t *testing.T) {
+	storagetest.SQLiteOnly(t, "opening a file: its directory, journal mode and pragmas")
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)
@@ -172,10 +173,10 @@ func TestDB_Concurrent(t *testing.T) {
 	}
 	// Ids sort in commit order.
 	var bySeq, byID string
-	if err := db.QueryRaw(ctx, false, `SELECT group_concat(id) FROM (SELECT id FROM records ORDER BY seq)`, &bySeq); err != nil {
+	if err := db.QueryRaw(ctx, false, `SELECT string_agg(id, ',') FROM (SELECT id FROM records ORDER BY seq) AS r`, &bySeq); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRaw(ctx, false, `SELECT group_concat(id) FROM (SELECT id FROM records ORDER BY id)`, &byID); err != nil {
+	if err := db.QueryRaw(ctx, false, `SELECT string_agg(id, ',') FROM (SELECT id FROM records ORDER BY id) AS r`, &byID); err != nil {
 		t.Fatal(err)
 	}
 	if bySeq != byID {
@@ -207,6 +208,7 @@ func TestErrorCode(t *testing.T) {
 // TestOpen_Private: the database, its WAL and its shared-memory file are
 // 0600 whatever the umask, also when an older start left them wider.
 func TestOpen_Private(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the database file's permissions")
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hearth.db")
@@ -241,6 +243,7 @@ func TestOpen_Private(t *testing.T) {
 // a crash can lose") promises of a stop. Commits themselves do not wait for
 // the disk (synchronous=NORMAL, TestOpen).
 func TestClose_LeavesNoLog(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the WAL file")
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db := storagetest.OpenPath(t, path)
@@ -260,6 +263,7 @@ func TestClose_LeavesNoLog(t *testing.T) {
 // not SQLite's 2 MiB, and the writer keeps the default (issue #44: the
 // resident memory of a store grows with its connections' caches).
 func TestOpen_ReaderCache(t *testing.T) {
+	storagetest.SQLiteOnly(t, "SQLite's page cache")
 	t.Parallel()
 	db := storagetest.Open(t)
 	var reader, writer int

@@ -17,10 +17,10 @@ func bootstrapDrift(t *testing.T, db *storage.DB) int {
 	if err := db.QueryRaw(ctx, true, `
 		SELECT (SELECT COUNT(*) FROM (
 			SELECT record_id, namespace, section, type_rank, confidence, uses FROM bootstrap_rank
-			EXCEPT SELECT record_id, namespace, section, type_rank, confidence, uses FROM bootstrap_entries WHERE section IS NOT NULL))
+			EXCEPT SELECT record_id, namespace, section, type_rank, confidence, uses FROM bootstrap_entries WHERE section IS NOT NULL) AS a)
 		+ (SELECT COUNT(*) FROM (
 			SELECT record_id, namespace, section, type_rank, confidence, uses FROM bootstrap_entries WHERE section IS NOT NULL
-			EXCEPT SELECT record_id, namespace, section, type_rank, confidence, uses FROM bootstrap_rank))`, &n); err != nil {
+			EXCEPT SELECT record_id, namespace, section, type_rank, confidence, uses FROM bootstrap_rank) AS b)`, &n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -88,7 +88,11 @@ func TestStoreTriggers(t *testing.T) {
 		if err := db.QueryRaw(ctx, false, `SELECT r.seq, (SELECT COUNT(*) FROM vector_changes WHERE record_seq = r.seq) FROM records AS r WHERE r.id = '`+id+`'`, &seq3, &rows); err != nil {
 			t.Fatal(err)
 		}
-		if seq3 != seq || rows != 1 {
+		// PostgreSQL's identity never hands a seq out twice (docs/postgres.md,
+		// The schema): there the new record's seq is a new one.
+		if pg := storagetest.Postgres(); pg && (seq3 <= seq || rows != 1) {
+			t.Fatalf("the new record has seq %d (%d feed rows); want one above the purged one's, %d, with one row", seq3, rows, seq)
+		} else if !pg && (seq3 != seq || rows != 1) {
 			t.Fatalf("the new record has seq %d (%d feed rows); want the purged one's, %d, with one row", seq3, rows, seq)
 		}
 		if v3 != before+1 || top != v3 {
@@ -101,6 +105,7 @@ func TestStoreTriggers(t *testing.T) {
 // find a purged record's referrers through their partial indexes (migration
 // 0084), not by reading every record, and a purge clears the references.
 func TestDB_SupersedeIndexes(t *testing.T) {
+	storagetest.SQLiteOnly(t, "SQLite's query plans (EXPLAIN QUERY PLAN)")
 	t.Parallel()
 	db := storagetest.Open(t)
 	for _, col := range []string{"supersedes", "superseded_by"} {

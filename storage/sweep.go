@@ -96,7 +96,7 @@ func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT a.record_id, r.namespace, a.anchor, a.position, a.state, a.checked_at, a.checked_by, a.detail
 		FROM anchors AS a JOIN records AS r ON r.id = a.record_id
-		WHERE a.anchor >= ? AND a.anchor < ? AND +r.status IN ('active', 'candidate')`,
+		WHERE a.anchor >= ? AND a.anchor < ? AND r.status || '' IN ('active', 'candidate')`,
 		entityPrefix, entityEnd)
 	if err != nil {
 		return nil, classify("sweep", err)

@@ -170,10 +170,11 @@ func timelineSQL(q TimelineQuery, after *timelineCursor, limit int) (string, []a
 	var p params
 	var filters []string
 	if len(q.Types) > 0 {
-		// The unary + keeps the planner off any index that begins with
+		// `|| ''` (SQLite's unary +, which PostgreSQL has not for text)
+		// keeps the planner off any index that begins with
 		// type (records_type_status_idx was one, until 0086): its matches
 		// would have to be sorted.
-		filters = append(filters, `+t.type IN (SELECT value FROM json_each(`+p.add(jsonList(q.Types))+`))`)
+		filters = append(filters, `t.type || '' IN (SELECT value FROM json_each(`+p.add(jsonList(q.Types))+`))`)
 	}
 	if !q.Since.IsZero() {
 		filters = append(filters, `t.created_at >= `+p.add(ms(q.Since)))
@@ -198,8 +199,8 @@ func timelineSQL(q TimelineQuery, after *timelineCursor, limit int) (string, []a
 		}
 	} else {
 		if len(namespaces) > 0 {
-			// The unary + keeps the planner on the status's walk.
-			filters = append(filters, `+t.namespace IN (SELECT value FROM json_each(`+p.add(jsonList(namespaces))+`))`)
+			// `|| ''` (as unary + would) keeps the planner on the status's walk.
+			filters = append(filters, `t.namespace || '' IN (SELECT value FROM json_each(`+p.add(jsonList(namespaces))+`))`)
 		}
 		for _, st := range statuses {
 			walks = append(walks, `t.status = `+p.add(st))
@@ -218,7 +219,7 @@ func timelineSQL(q TimelineQuery, after *timelineCursor, limit int) (string, []a
 			b.WriteString(f)
 		}
 	}
-	b.WriteString(` ORDER BY created_at DESC, id DESC LIMIT +` + p.add(limit) + `)`)
+	b.WriteString(` ORDER BY created_at DESC, id DESC LIMIT +` + p.add(limit) + `) AS w`)
 	return b.String(), p.args
 }
 

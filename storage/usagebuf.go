@@ -105,12 +105,14 @@ func (db *DB) writeUses(ctx context.Context, batch uses) error {
 		for id, u := range batch {
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO usage (record_id, returned, fetched, last_returned_at, last_fetched_at)
-				SELECT id, ?2, ?3, NULLIF(?4, 0), NULLIF(?5, 0) FROM records WHERE id = ?1
+				SELECT id, ?2, ?3, NULLIF(CAST(?4 AS BIGINT), 0), NULLIF(CAST(?5 AS BIGINT), 0) FROM records WHERE id = ?1
 				ON CONFLICT (record_id) DO UPDATE SET
-					returned = returned + excluded.returned,
-					fetched = fetched + excluded.fetched,
-					last_returned_at = COALESCE(MAX(last_returned_at, excluded.last_returned_at), last_returned_at, excluded.last_returned_at),
-					last_fetched_at = COALESCE(MAX(last_fetched_at, excluded.last_fetched_at), last_fetched_at, excluded.last_fetched_at)`,
+					returned = usage.returned + excluded.returned,
+					fetched = usage.fetched + excluded.fetched,
+					last_returned_at = CASE WHEN excluded.last_returned_at IS NULL OR usage.last_returned_at >= excluded.last_returned_at
+						THEN usage.last_returned_at ELSE excluded.last_returned_at END,
+					last_fetched_at = CASE WHEN excluded.last_fetched_at IS NULL OR usage.last_fetched_at >= excluded.last_fetched_at
+						THEN usage.last_fetched_at ELSE excluded.last_fetched_at END`,
 				id, u.returned, u.fetched, u.lastReturned, u.lastFetched); err != nil {
 				return classify("flush usage", err)
 			}

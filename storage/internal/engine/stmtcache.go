@@ -102,7 +102,7 @@ func (e *Engine) Statements(writer bool) map[string]*sql.Stmt {
 // when there is one.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if tx.dialect != nil {
-		return tx.Tx.ExecContext(ctx, tx.dialect.SQL(query), args...)
+		return tx.Tx.ExecContext(ctx, tx.dialect.SQL(query), tx.dialect.Args(args)...)
 	}
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
@@ -115,7 +115,7 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 // when there is one.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if tx.dialect != nil {
-		return tx.Tx.QueryContext(ctx, tx.dialect.SQL(query), args...)
+		return tx.Tx.QueryContext(ctx, tx.dialect.SQL(query), tx.dialect.Args(args)...)
 	}
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {
@@ -128,7 +128,7 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 // when there is one.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if tx.dialect != nil {
-		return tx.Tx.QueryRowContext(ctx, tx.dialect.SQL(query), args...)
+		return tx.Tx.QueryRowContext(ctx, tx.dialect.SQL(query), tx.dialect.Args(args)...)
 	}
 	ctx = tx.statementContext(ctx)
 	if st := tx.stmts.lookup(query); st != nil {

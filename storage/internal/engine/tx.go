@@ -26,10 +26,25 @@ type Tx struct {
 
 // Dialect turns the record domain's SQL, written for SQLite, into the SQL
 // of another engine's connections (PostgreSQL's: placeholders rebound,
-// docs/postgres.md). It is called for every statement and caches what it
-// makes.
+// docs/postgres.md), and its arguments into what that engine's columns
+// hold as SQLite's driver does (a bool as the 0/1 of a flag). SQL is
+// called for every statement and caches what it makes.
 type Dialect interface {
 	SQL(query string) string
+	Args(args []any) []any
+	// Name names the engine ("postgres"), for the few statements that
+	// have no form both read (Tx.Engine).
+	Name() string
+}
+
+// Engine names the engine tx runs on: "sqlite", or its Dialect's Name.
+// The domain asks it only where no one statement reads the same on both
+// (docs/postgres.md, The dialect).
+func (tx *Tx) Engine() string {
+	if tx.dialect == nil {
+		return "sqlite"
+	}
+	return tx.dialect.Name()
 }
 
 // NewTx gives another engine's transaction tx (docs/design.md, "Storage

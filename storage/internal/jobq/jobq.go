@@ -311,9 +311,6 @@ func ReleaseLeases(ctx context.Context, tx *engine.Tx, owner string) (int, error
 // whose run_after is still ahead. It returns how many it deleted.
 func Cancel(ctx context.Context, tx *engine.Tx, kind, keep string, futureOnly bool) (int, error) {
 	q, args := sqlCancel, []any{kind, keep}
-	if keep == "" {
-		args[1] = "\x00" // matches no key
-	}
 	if futureOnly {
 		q = sqlCancelFuture
 		args = append(args, tx.Now.UnixMilli())

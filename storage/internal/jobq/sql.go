@@ -62,10 +62,10 @@ const (
 		UPDATE jobs SET state = 'queued', attempts = attempts - 1, lease_owner = '', lease_expires_at = NULL,
 			run_after = ?, last_error = ?, updated_at = ?
 		WHERE id = ?`
-	// sqlCancel takes the kind and the key to keep; sqlCancelFuture adds
-	// now, for the jobs not yet due.
-	sqlCancel       = `DELETE FROM jobs WHERE kind = ? AND state = 'queued' AND attempts = 0 AND COALESCE(key, '') <> ?`
-	sqlCancelFuture = sqlCancel + ` AND run_after > ?`
+	// sqlCancel takes the kind and the key to keep ("": none);
+	// sqlCancelFuture adds now, for the jobs not yet due.
+	sqlCancel       = `DELETE FROM jobs WHERE kind = ?1 AND state = 'queued' AND attempts = 0 AND (?2 = '' OR COALESCE(key, '') <> ?2)`
+	sqlCancelFuture = sqlCancel + ` AND run_after > ?3`
 	sqlPurgeDone    = `DELETE FROM jobs WHERE state = 'done' AND done_at <= ?`
 	sqlNextRun      = `SELECT MIN(run_after) FROM jobs WHERE kind = ? AND state = 'queued'`
 	sqlPending      = `SELECT EXISTS (SELECT 1 FROM jobs WHERE kind = ? AND state IN ('queued', 'leased'))`

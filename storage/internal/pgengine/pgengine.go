@@ -270,6 +270,33 @@ func classify(op string, err error) error {
 	return err
 }
 
+// Args gives each bool argument as the 0/1 bigint a flag column holds, as
+// SQLite's driver stores a bool (docs/postgres.md, The schema); the rest
+// go as they are. args is copied only when it holds a bool.
+func (r *rebinder) Args(args []any) []any {
+	var out []any
+	for i, a := range args {
+		b, ok := a.(bool)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(args)
+		}
+		out[i] = int64(0)
+		if b {
+			out[i] = int64(1)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// Name names the engine for Tx.Engine.
+func (r *rebinder) Name() string { return "postgres" }
+
 // rebinder is the engine's Dialect: pgdialect.Rebind, cached by the
 // statement's SQLite text (the domain's statements are constants, or built
 // from a few pieces: the cache stays small).
