@@ -72,7 +72,7 @@ func (t *JobTx) Refuse(ctx context.Context, r RefusalEntry) error {
 // anchors: what the nightly review reads. limit <= 0 means every one.
 func (db *DB) Candidates(ctx context.Context, limit int) ([]*Record, error) {
 	if limit <= 0 {
-		limit = math.MaxInt64 // no limit (PostgreSQL takes no -1)
+		limit = math.MaxInt32 // more than any store holds: PostgreSQL takes no -1
 	}
 	var recs []*Record
 	err := db.read(ctx, "candidates", func(tx *txn) (err error) {

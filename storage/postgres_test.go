@@ -1,0 +1,186 @@
+package storage_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
+)
+
+// postgresOnly skips a test of the PostgreSQL engine itself unless the
+// tests run on PostgreSQL (make test-postgres).
+func postgresOnly(t *testing.T) {
+	t.Helper()
+	if !storagetest.Postgres() {
+		t.Skipf("a test of the PostgreSQL engine: %s=postgres runs it", storagetest.BackendEnv)
+	}
+}
+
+// Backend names the engine a store runs on.
+func TestDB_Backend(t *testing.T) {
+	t.Parallel()
+	want := storage.BackendSQLite
+	if storagetest.Postgres() {
+		want = storage.BackendPostgres
+	}
+	if got := storagetest.Open(t).Backend(); got != want {
+		t.Errorf("Backend() = %q, want %q", got, want)
+	}
+}
+
+// OpenPostgres refuses an empty URL by its field, and its errors never
+// hold the URL's password.
+func TestOpenPostgres_Errors(t *testing.T) {
+	t.Parallel()
+	_, err := storage.OpenPostgres(ctx, "")
+	wantErr(t, err, storage.Invalid, "database")
+	for _, url := range []string{
+		// Nothing listens on port 1: the connection is refused.
+		"postgres://hearth:s3cret-pw@127.0.0.1:1/hearth?sslmode=disable&connect_timeout=2",
+		"postgres://hearth:s3cret-pw@127.0.0.1:notaport/hearth",
+	} {
+		db, err := storage.OpenPostgres(ctx, url)
+		if err == nil {
+			db.Close()
+			t.Fatalf("OpenPostgres(%q) opened", url)
+		}
+		if strings.Contains(err.Error(), "s3cret-pw") {
+			t.Errorf("OpenPostgres's error shows the password: %v", err)
+		}
+	}
+}
+
+// What only SQLite has answers "not applicable" on PostgreSQL: no panic
+// for a missing file, Backup and CheckIntegrity refused by name, the
+// health of a sound store.
+func TestPostgres_SQLiteOnlyOperations(t *testing.T) {
+	t.Parallel()
+	postgresOnly(t)
+	db := storagetest.Open(t)
+	storagetest.Store(t, db, rec(t, "global", "A record", "Kept on PostgreSQL."))
+
+	_, err := db.Backup(ctx, t.TempDir()+"/copy.db", "test")
+	if e := wantErr(t, err, storage.Invalid, ""); !strings.Contains(e.Message, "pg_dump") {
+		t.Errorf("Backup's refusal %q does not name pg_dump", e.Message)
+	}
+	_, err = db.CheckIntegrity(ctx)
+	wantErr(t, err, storage.Invalid, "")
+	if _, err := db.CheckDeferred(ctx); storage.ErrorCode(err) != storage.Invalid {
+		t.Errorf("CheckDeferred: %v, want Invalid", err)
+	}
+	h := db.Health()
+	if h.State() != storage.StateOK || len(h.Degraded()) != 0 || h.LastCheck != nil || h.Disk.Known {
+		t.Errorf("Health() = %+v, want a sound store with no file to report", h)
+	}
+	if _, ok := db.DiskFull(); ok {
+		t.Error("DiskFull reports an episode")
+	}
+	if db.Damage() != nil || db.WritesWaiting() != 0 {
+		t.Errorf("Damage %v, WritesWaiting %d: want none", db.Damage(), db.WritesWaiting())
+	}
+	if g, w := db.GroupStats(); g != 0 || w != 0 {
+		t.Errorf("GroupStats() = %d, %d, want none", g, w)
+	}
+	if err := db.Warm(ctx); err != nil {
+		t.Errorf("Warm: %v", err)
+	}
+	if n, err := db.TidyIndex(ctx); n != 0 || err != nil {
+		t.Errorf("TidyIndex() = %d, %v, want nothing to do", n, err)
+	}
+}
+
+// Two front ends on one database: the revision guard holds between them
+// (one of two updates from the same revision wins, the other is a
+// Conflict holding the winner's record), and each sees the other's
+// writes at once.
+func TestPostgres_FrontEnds(t *testing.T) {
+	t.Parallel()
+	postgresOnly(t)
+	url := storagetest.URL(t)
+	a, b := storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)
+	r := storagetest.Store(t, a, rec(t, "global", "Shared", "Written by front end a."))
+	if got := get(t, b, r.ID); got.Revision != 1 {
+		t.Fatalf("front end b reads revision %d, want 1", got.Revision)
+	}
+
+	const rounds = 8
+	for round := range rounds {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, db := range []*storage.DB{a, b} {
+			wg.Go(func() {
+				// Content new to each round: an update that changes
+				// nothing succeeds at any revision.
+				content := fmt.Sprintf("Round %d, front end %c.", round, 'a'+i)
+				_, errs[i] = db.Update(ctx, r.ID, r.Revision, storage.Changes{Content: textp(t, content)}, "test")
+			})
+		}
+		wg.Wait()
+		var won, lost int
+		for _, err := range errs {
+			var e *storage.Error
+			switch {
+			case err == nil:
+				won++
+			case errors.As(err, &e) && e.Code == storage.Conflict && e.Current != nil && e.Current.Revision == r.Revision+1:
+				lost++
+			default:
+				t.Fatalf("round %d: %v, want one update and one Conflict with the winner's record", round, err)
+			}
+		}
+		if won != 1 || lost != 1 {
+			t.Fatalf("round %d: %d updates and %d conflicts, want one of each", round, won, lost)
+		}
+		r = get(t, a, r.ID)
+	}
+	if got := get(t, b, r.ID); got.Revision != rounds+1 {
+		t.Errorf("revision %d after %d rounds, want %d", got.Revision, rounds, rounds+1)
+	}
+}
+
+// Two front ends storing at once each store every record: writes that
+// PostgreSQL cannot serialize are run again, never lost nor doubled.
+func TestPostgres_FrontEndsStore(t *testing.T) {
+	t.Parallel()
+	postgresOnly(t)
+	url := storagetest.URL(t)
+	fronts := []*storage.DB{storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)}
+	const writers, each = 4, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, len(fronts)*writers*each)
+	for _, db := range fronts {
+		for range writers {
+			wg.Go(func() {
+				for range each {
+					if _, err := db.Store(ctx, rec(t, "global", "Concurrent", "Stored by one of two front ends.")); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("store: %v", err)
+	}
+	want := len(fronts) * writers * each
+	var n, counted int
+	if err := fronts[0].QueryRaw(ctx, false, `SELECT COUNT(*) FROM records`, &n); err != nil {
+		t.Fatal(err)
+	}
+	st, err := fronts[1].Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Counts {
+		counted += c.N
+	}
+	if n != want || counted != want {
+		t.Errorf("%d records, %d counted by the triggers; want %d", n, counted, want)
+	}
+}
