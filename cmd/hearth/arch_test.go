@@ -57,9 +57,9 @@ func transportOf(pkg string) string {
 
 // testSupport are the packages only _test files import: a harness may
 // import what its folder's code may not (servertest starts the whole
-// server, transports included; pgtest starts a PostgreSQL server), since
-// no shipped code depends on it.
-var testSupport = []string{"gateway/gatewaytest", "server/servertest", "storage/internal/pgtest"}
+// server, transports included; pgtest starts a PostgreSQL server and
+// storagetest opens its databases), since no shipped code depends on it.
+var testSupport = []string{"gateway/gatewaytest", "server/servertest", "storage/internal/pgtest", "storage/storagetest"}
 
 func isTestSupport(pkg string) bool {
 	for _, ts := range testSupport {
