@@ -168,3 +168,6 @@ func (db *DB) HoldRead(ctx context.Context, id string, held chan<- struct{}, rel
 // IndexTidySteps returns how many merge steps the idle writer has
 // committed since open (tidyIndex).
 func (db *DB) IndexTidySteps() int64 { return db.lite.Tidied() }
+
+// PostgresRetries counts the writes the PostgreSQL engine ran again.
+func (db *DB) PostgresRetries() int64 { return db.pg.Retries() }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
@@ -182,5 +183,88 @@ func TestPostgres_FrontEndsStore(t *testing.T) {
 	}
 	if n != want || counted != want {
 		t.Errorf("%d records, %d counted by the triggers; want %d", n, counted, want)
+	}
+}
+
+// Two front ends leasing from one queue at once lease each job exactly
+// once: the lease's read and update are one serializable transaction.
+func TestPostgres_FrontEndsLease(t *testing.T) {
+	t.Parallel()
+	postgresOnly(t)
+	url := storagetest.URL(t)
+	fronts := []*storage.DB{storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)}
+	const jobs = 24
+	for i := range jobs {
+		if _, _, err := fronts[i%2].EnqueueJob(ctx, storage.NewJob{Kind: "test", Key: fmt.Sprintf("job-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	leased := map[string]string{}
+	var wg sync.WaitGroup
+	for f, db := range fronts {
+		for w := range 2 {
+			owner := fmt.Sprintf("front-%d-worker-%d", f, w)
+			wg.Go(func() {
+				for {
+					job, err := db.LeaseJob(ctx, owner, []string{"test"}, time.Hour)
+					if err != nil {
+						t.Errorf("%s: %v", owner, err)
+						return
+					}
+					if job == nil {
+						return
+					}
+					mu.Lock()
+					if other, ok := leased[job.ID]; ok {
+						t.Errorf("job %s leased by %s and by %s", job.Key, other, owner)
+					}
+					leased[job.ID] = owner
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(leased) != jobs {
+		t.Errorf("%d jobs leased, want %d", len(leased), jobs)
+	}
+}
+
+// BenchmarkPostgres_FrontEnds measures stores from two front ends on one
+// database at once, 4 goroutines each, against one front end with 8: the
+// rate, and the writes run again because PostgreSQL could not serialize
+// them with the other front end's (retries/op).
+func BenchmarkPostgres_FrontEnds(b *testing.B) {
+	if !storagetest.Postgres() {
+		b.Skipf("a benchmark of the PostgreSQL engine: %s=postgres runs it", storagetest.BackendEnv)
+	}
+	for _, fronts := range []int{1, 2} {
+		b.Run(fmt.Sprintf("fronts=%d", fronts), func(b *testing.B) {
+			url := storagetest.URL(b)
+			dbs := make([]*storage.DB, fronts)
+			for i := range dbs {
+				dbs[i] = storagetest.OpenURL(b, url)
+			}
+			recs := loadRecords(b)
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := b.N / fronts
+			for i, db := range dbs {
+				n := per
+				if i == 0 {
+					n += b.N % fronts
+				}
+				wg.Go(func() { storeAll(b, db, recs, n, 8/fronts) })
+			}
+			wg.Wait()
+			b.StopTimer()
+			var retries int64
+			for _, db := range dbs {
+				retries += db.PostgresRetries()
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+		})
 	}
 }
