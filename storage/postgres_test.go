@@ -231,6 +231,56 @@ func TestPostgres_FrontEndsLease(t *testing.T) {
 	}
 }
 
+// A session closed through two front ends at once (a client retrying on
+// the other) closes once: one close, one replay of the same receipt, one
+// extraction job. Uses counted on both front ends add up.
+func TestPostgres_FrontEndsSessionAndUsage(t *testing.T) {
+	t.Parallel()
+	postgresOnly(t)
+	url := storagetest.URL(t)
+	fronts := []*storage.DB{storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)}
+	for round := range 4 {
+		op := fmt.Sprintf("op-%05d", round+1)
+		var wg sync.WaitGroup
+		receipts := make([]*storage.Receipt, 2)
+		replays := make([]bool, 2)
+		for i, db := range fronts {
+			wg.Go(func() {
+				var err error
+				receipts[i], replays[i], err = db.CloseSession(ctx, sessionClose(t, op, "Did X.", "Some notes."))
+				if err != nil {
+					t.Errorf("%s on front end %d: %v", op, i, err)
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		if replays[0] == replays[1] || *receipts[0] != *receipts[1] {
+			t.Errorf("%s: replayed %v, receipts %+v and %+v; want one close and one replay of it", op, replays, *receipts[0], *receipts[1])
+		}
+	}
+	if n := countRows(t, fronts[0], `SELECT COUNT(*) FROM jobs`); n != 4 {
+		t.Errorf("%d extraction jobs for 4 sessions", n)
+	}
+
+	r := storagetest.Store(t, fronts[0], rec(t, "global", "Used", "Returned by both front ends."))
+	for range 3 {
+		fronts[0].NoteReturned([]string{r.ID})
+		fronts[1].NoteReturned([]string{r.ID})
+		fronts[1].NoteFetched([]string{r.ID})
+	}
+	for _, db := range fronts {
+		if err := db.FlushUsage(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u, err := fronts[0].Usage(ctx, r.ID); err != nil || u.Returned != 6 || u.Fetched != 3 {
+		t.Errorf("Usage = %+v, %v; want 6 returns and 3 fetches from the two front ends", u, err)
+	}
+}
+
 // BenchmarkPostgres_FrontEnds measures stores from two front ends on one
 // database at once, 4 goroutines each, against one front end with 8: the
 // rate, and the writes run again because PostgreSQL could not serialize
