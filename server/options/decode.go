@@ -102,6 +102,8 @@ var keys = []key{
 		reset: func(o, d *Options) { o.CertFile = d.CertFile }},
 	{name: "keyfile", str: true, decode: stringOpt(func(o *Options) *string { return &o.KeyFile }, nil),
 		reset: func(o, d *Options) { o.KeyFile = d.KeyFile }},
+	{name: "database_url", str: true, decode: stringOpt(func(o *Options) *string { return &o.DatabaseURL }, nil),
+		reset: func(o, d *Options) { o.DatabaseURL = d.DatabaseURL }},
 }
 
 func lookupKey(name string) *key {

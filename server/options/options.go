@@ -241,6 +241,13 @@ type Options struct {
 	// Assistant's ingress proxy for a token of a client with read and admin
 	// scopes (page_token_required; docs/running.md, "The dashboard").
 	PageTokenRequired bool
+
+	// DatabaseURL is the PostgreSQL database to store in (database_url,
+	// `hearth serve --database`): a postgres:// or postgresql:// URL; "",
+	// the default, keeps the SQLite file in the data directory
+	// (docs/operations.md, "PostgreSQL"). It may carry a password: nothing
+	// prints it but Redacted's form.
+	DatabaseURL string
 }
 
 // Default returns the options Hearth runs with when nothing is configured.
@@ -452,6 +459,7 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		SSL:                    o.SSL,
 		CertFile:               o.CertFile,
 		KeyFile:                o.KeyFile,
+		DatabaseURL:            o.DatabaseURL,
 	}
 	f.Clients = make([]fileClient, 0, len(o.Clients))
 	for _, c := range o.Clients {
@@ -528,6 +536,7 @@ type file struct {
 	SSL                    bool         `json:"ssl"`
 	CertFile               string       `json:"certfile"`
 	KeyFile                string       `json:"keyfile"`
+	DatabaseURL            string       `json:"database_url,omitempty"`
 }
 
 type fileClient struct {

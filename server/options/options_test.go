@@ -122,6 +122,7 @@ func TestDefault(t *testing.T) {
 		{"model_daily_tokens", d.ModelDailyTokens, 4000000},
 		{"min_coverage", d.MinCoverage, 0.2},
 		{"page_token_required", d.PageTokenRequired, false},
+		{"database_url", d.DatabaseURL, ""},
 	} {
 		t.Run(tt.option, func(t *testing.T) {
 			if !reflect.DeepEqual(tt.got, tt.want) {
@@ -149,7 +150,7 @@ func TestDefault(t *testing.T) {
 			"audit_retention_days", "ollama_url",
 			"ollama_fallback_url", "ollama_direct_urls", "ollama_model", "ollama_models", "ollama_timeout_s",
 			"embed_url", "embed_model", "embed_timeout_s", "embed_index_dims", "rerank_url", "rerank_model", "rerank_timeout_s", "model_daily_calls", "model_daily_tokens", "min_coverage", "page_token_required",
-			"ssl", "certfile", "keyfile"}
+			"ssl", "certfile", "keyfile", "database_url"}
 		if got := keyNames(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
@@ -234,6 +235,7 @@ func TestParse_Full(t *testing.T) {
 
 			PageTokenRequired: true,
 			SSL:               true, CertFile: "hearth.crt", KeyFile: "hearth.key",
+			DatabaseURL: "postgres://hearth:hunter2@db.lan:5432/hearth?sslmode=verify-full",
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v\nwant %+v", got, want)
@@ -328,6 +330,12 @@ func TestParse_Invalid(t *testing.T) {
 		{"ErrScopeUnknown", `{"clients":[{"name":"a","scopes":["read","wirte"]}]}`, "clients[0].scopes[1]", `got "wirte"`},
 		{"ErrScopeDuplicate", `{"clients":[{"name":"a","scopes":["read","read"]}]}`, "clients[0].scopes[1]", "repeats clients[0].scopes[0]"},
 		{"ErrScopeNull", `{"clients":[{"name":"a","scopes":[null]}]}`, "clients[0].scopes[0]", "must be a string, got null"},
+		// database_url
+		{"ErrDatabaseURLType", `{"database_url":5432}`, "database_url", "must be a string, got a number"},
+		{"ErrDatabaseURLScheme", `{"database_url":"mysql://db.lan/hearth"}`, "database_url", "must be a PostgreSQL URL"},
+		{"ErrDatabaseURLOpaque", `{"database_url":"postgres:hearth"}`, "database_url", "must be a PostgreSQL URL"},
+		{"ErrDatabaseURLKeywords", `{"database_url":"host=db.lan dbname=hearth"}`, "database_url", "spaces"},
+		{"ErrDatabaseURLFragment", `{"database_url":"postgres://db.lan/hearth#x"}`, "database_url", "fragment"},
 		{"ErrIPRange", client(`,"ip":"192.168.1.0/24"`), "clients[0].ip", "one IP address"},
 		{"ErrIPPort", client(`,"ip":"192.168.1.2:80"`), "clients[0].ip", "one IP address"},
 		{"ErrIPUnspecified", client(`,"ip":"0.0.0.0"`), "clients[0].ip", "unspecified"},
@@ -536,6 +544,11 @@ func TestParse_NoSecretsEchoed(t *testing.T) {
 		{"ErrGithubOwner", `{"github_owner":"alice:hunter2@github.com"}`, "github_owner"},
 		{"ErrToken", `{"clients":[{"name":"a","scopes":["read"],"token_sha256":"hunter2hunter2"}]}`, "clients[0].token_sha256"},
 		{"ErrUnknownKey", `{"http://alice:hunter2@h":1}`, "(key not shown: it holds an '@')"},
+		{"ErrDatabaseURLScheme", `{"database_url":"mysql://alice:hunter2@db.lan/hearth"}`, "database_url"},
+		{"ErrDatabaseURLUnparsable", `{"database_url":"postgres://alice:hunter2@db.lan:54x/hearth"}`, "database_url"},
+		{"ErrDatabaseURLSpace", `{"database_url":"postgres://alice:hunter2 @db.lan/hearth"}`, "database_url"},
+		{"ErrDatabaseURLFragment", `{"database_url":"postgres://alice:hunter2@db.lan/hearth#x"}`, "database_url"},
+		{"ErrDatabaseURLKeywords", `{"database_url":"host=db.lan user=alice password=hunter2"}`, "database_url"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse(strings.NewReader(tt.in))
@@ -807,7 +820,7 @@ func TestOptions_MarshalJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, k := range []string{"github_owner", "forge_hosts", "forge_owner", "project_links", "hubs",
-			"namespace_renames", "ollama_url", "ollama_fallback_url", "ollama_direct_urls", "ollama_models", "embed_url"} {
+			"namespace_renames", "ollama_url", "ollama_fallback_url", "ollama_direct_urls", "ollama_models", "embed_url", "database_url"} {
 			if v, ok := m[k]; ok {
 				t.Fatalf("got %s: %s, want the key absent", k, v)
 			}

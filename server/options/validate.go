@@ -144,6 +144,11 @@ func (o Options) Validate() error {
 	if c := o.MinCoverage; !(c >= 0 && c <= 1) {
 		list.add(errorf("min_coverage", "must be 0 to 1, got %g", c))
 	}
+	if o.DatabaseURL != "" {
+		if msg := checkDatabaseURL(o.DatabaseURL); msg != "" {
+			list.add(errorf("database_url", "%s", msg))
+		}
+	}
 	return list.err()
 }
 
