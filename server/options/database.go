@@ -20,9 +20,12 @@ func checkDatabaseURL(s string) string {
 	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
 		return "must not hold spaces or control characters"
 	}
+	// pgx reads a connection string as a URL only when it starts with
+	// one of the schemes, in lower case, and "://".
+	scheme, _, _ := strings.Cut(s, "://")
 	u, err := url.Parse(s)
 	switch {
-	case err != nil, u.Opaque != "", !contains(DatabaseSchemes, u.Scheme):
+	case err != nil, !contains(DatabaseSchemes, scheme), u.Opaque != "":
 		return want
 	case u.Fragment != "" || strings.Contains(s, "#"):
 		return "must not carry a fragment"

@@ -334,6 +334,8 @@ func TestParse_Invalid(t *testing.T) {
 		{"ErrDatabaseURLType", `{"database_url":5432}`, "database_url", "must be a string, got a number"},
 		{"ErrDatabaseURLScheme", `{"database_url":"mysql://db.lan/hearth"}`, "database_url", "must be a PostgreSQL URL"},
 		{"ErrDatabaseURLOpaque", `{"database_url":"postgres:hearth"}`, "database_url", "must be a PostgreSQL URL"},
+		{"ErrDatabaseURLNoSlashes", `{"database_url":"postgres:/hearth"}`, "database_url", "must be a PostgreSQL URL"},
+		{"ErrDatabaseURLUpper", `{"database_url":"POSTGRES://db.lan/hearth"}`, "database_url", "must be a PostgreSQL URL"},
 		{"ErrDatabaseURLKeywords", `{"database_url":"host=db.lan dbname=hearth"}`, "database_url", "spaces"},
 		{"ErrDatabaseURLFragment", `{"database_url":"postgres://db.lan/hearth#x"}`, "database_url", "fragment"},
 		{"ErrIPRange", client(`,"ip":"192.168.1.0/24"`), "clients[0].ip", "one IP address"},
