@@ -87,6 +87,10 @@ type Config struct {
 	// The encoder, as configured ("" when unset). Model servers are read
 	// from memory_status.
 	EmbedURL, EmbedModel string
+	// Database is the PostgreSQL database the records are in, as the
+	// page shows it (its password already redacted); "" for the SQLite
+	// file memory_status names (docs/operations.md, "PostgreSQL").
+	Database string
 	// ReviewAt is the nightly review's local time ("HH:MM") or "off";
 	// AnchorSweepHours the sweep interval.
 	ReviewAt         string
@@ -294,7 +298,7 @@ func (h *Handler) build(ctx context.Context, viaProxy, showTokens bool, forwarde
 			}
 		}
 		records, candidates, namespaces = itoa(st.GetRecords()), itoa(cand), itoa(v.NSCount)
-		v.Store = newStoreView(st.GetStore(), now.Location())
+		v.Store = newStoreView(st.GetStore(), now.Location(), h.cfg.Database)
 	}
 
 	audit, err := h.admin.Audit(ctx, &hearthv1.AuditRequest{Limit: auditLimit})

@@ -23,13 +23,17 @@ type storeView struct {
 	// State is ok, disk_full or read_only; Alert is set unless ok.
 	State, Label string
 	Alert        bool
-	Problems     []string
-	Path         string
-	Free         string
-	Refused      string
-	Damage       []string
-	Check        string
-	WAL          string
+	// Backend names the database: SQLite, or PostgreSQL and its Database
+	// (a URL without its password), where the file, disk, check and log
+	// rows, SQLite's own, are left out.
+	Backend, Database string
+	Problems          []string
+	Path              string
+	Free              string
+	Refused           string
+	Damage            []string
+	Check             string
+	WAL               string
 }
 
 // stateLabels word the states for the page.
@@ -39,14 +43,18 @@ var stateLabels = map[string]string{
 	"read_only": "damaged: read-only",
 }
 
-func newStoreView(s *hearthv1.StoreHealth, loc *time.Location) storeView {
+func newStoreView(s *hearthv1.StoreHealth, loc *time.Location, database string) storeView {
 	if s == nil || s.GetState() == "" {
 		return storeView{}
 	}
 	v := storeView{Known: true, State: s.GetState(), Label: stateLabels[s.GetState()], Alert: s.GetState() != "ok",
-		Problems: s.GetProblems(), Path: s.GetPath(), Damage: s.GetDamage(), Free: "unknown"}
+		Problems: s.GetProblems(), Path: s.GetPath(), Damage: s.GetDamage(), Free: "unknown", Backend: "SQLite"}
 	if v.Label == "" {
 		v.Label = s.GetState()
+	}
+	if database != "" {
+		v.Backend, v.Database = "PostgreSQL", database
+		return v
 	}
 	if s.FreeMib != nil {
 		v.Free = mib(s.GetFreeMib()) + " free of " + mib(s.GetTotalMib())

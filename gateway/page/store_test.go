@@ -20,7 +20,7 @@ func TestHandler_Store(t *testing.T) {
 			WalKib: 4096, Checkpoints: 3, CheckpointMaxMs: 41}
 		r, _ := render(t, a, Config{})
 		wantContains(t, r.html, `<section id="store" class="" data-state="ok">`, `id="store-state">writable`,
-			"<code>/data/hearth.db</code>", `id="store-free">20.0 GiB free of 30.0 GiB`,
+			`id="store-backend">SQLite`, "<code>/data/hearth.db</code>", `id="store-free">20.0 GiB free of 30.0 GiB`,
 			`id="store-check">2026-11-30 13:20 UTC: quick_check ok, full-text index ok (0.4 s)`,
 			"4 MiB; 3 checkpoints truncated it since start (longest 41 ms)")
 		checkSelfContained(t, r.html)
@@ -45,6 +45,19 @@ func TestHandler_Store(t *testing.T) {
 		r, _ := render(t, a, Config{})
 		wantContains(t, r.html, `data-state="read_only"`, `id="store-state">damaged: read-only`, "hearth restore --data DIR FILE",
 			`<div class="small">Tree 4 page 198: btreeInitPage() returns error code 11</div>`, "&lt;script&gt;", `id="store-free">unknown`)
+		checkSelfContained(t, r.html)
+	})
+	t.Run("OKPostgres", func(t *testing.T) {
+		a := baseAnswers()
+		a.status.Store = &hearthv1.StoreHealth{State: "ok"}
+		r, _ := render(t, a, Config{Database: "postgres://hearth:xxxxx@db.lan/hearth"})
+		wantContains(t, r.html, `data-state="ok"`, `id="store-state">writable`, `id="store-backend">PostgreSQL`,
+			"<code>postgres://hearth:xxxxx@db.lan/hearth</code>")
+		for _, sqlite := range []string{"<dt>file</dt>", `id="store-free"`, `id="store-check"`, "write-ahead log"} {
+			if strings.Contains(r.html, sqlite) {
+				t.Errorf("the page shows SQLite's %s for a PostgreSQL store", sqlite)
+			}
+		}
 		checkSelfContained(t, r.html)
 	})
 	t.Run("Absent", func(t *testing.T) {
