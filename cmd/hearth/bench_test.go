@@ -135,9 +135,10 @@ var (
 )
 
 // TestMain closes the daemons the benchmarks shared and removes their data,
-// and the binary the process tests shared (buildHearth).
+// and the binary the process tests shared (buildHearth); storagetest.Main
+// stops the private PostgreSQL the PostgreSQL tests started.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := storagetest.Main(m)
 	if hearthBinDir != "" {
 		os.RemoveAll(hearthBinDir)
 	}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -127,7 +128,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.StoreVFS != "" {
 		opts = append(opts, storage.WithVFS(d.StoreVFS))
 	}
-	if d.db, err = storage.Open(ctx, filepath.Join(d.Config.DataDir, "hearth.db"), opts...); err != nil {
+	if d.db, err = d.openStore(ctx, opts); err != nil {
 		return err
 	}
 	d.logStore(ctx)
@@ -238,7 +239,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(healthBody(d.db.Health()))
+		json.NewEncoder(w).Encode(healthBody(d.db.Backend(), d.db.Health()))
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
@@ -311,6 +312,26 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	return nil
 }
 
+// openStore opens the store: the PostgreSQL database of database_url when
+// it is set, else the SQLite file in the data directory, which still
+// holds the tokens and options either way (docs/operations.md,
+// "PostgreSQL").
+func (d *Daemon) openStore(ctx context.Context, opts []storage.Option) (*storage.DB, error) {
+	url := d.Config.Options.DatabaseURL
+	if url == "" {
+		return storage.Open(ctx, filepath.Join(d.Config.DataDir, dbFile), opts...)
+	}
+	if err := os.MkdirAll(d.Config.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	d.Log.InfoContext(ctx, "opening the PostgreSQL database", "database", options.RedactDatabaseURL(url))
+	db, err := storage.OpenPostgres(ctx, url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", options.RedactDatabaseURL(url), err)
+	}
+	return db, nil
+}
+
 // servePlain serves the port in plain text. One port: a connection that
 // opens with HTTP/2's client preface, as every gRPC client's does over
 // plain TCP, is served by grpc-go's own transport; any other (HTTP/1.1:
@@ -381,7 +402,7 @@ func (d *Daemon) openIngress(token string) (err error) {
 	o := d.Config.Options
 	h := page.New(page.Config{
 		Conn: d.conn, Token: token, API: api, Clients: pageClients(o.Clients), TokensDir: d.TokensDir(),
-		EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel,
+		EmbedURL: o.EmbedURL, EmbedModel: o.EmbedModel, Database: pageDatabase(o.DatabaseURL),
 		ReviewAt: o.ReviewAt.String(), AnchorSweepHours: o.AnchorSweepHours,
 		Now: d.Now, Log: d.Log, ShowTokens: d.PageShowTokens,
 	})
@@ -403,6 +424,15 @@ func (d *Daemon) openIngress(token string) (err error) {
 		}
 	}()
 	return nil
+}
+
+// pageDatabase is database_url as the page shows it: "" when unset (the
+// SQLite file), else without its password.
+func pageDatabase(url string) string {
+	if url == "" {
+		return ""
+	}
+	return options.RedactDatabaseURL(url)
 }
 
 // accessLog returns the interceptor's OnDone: one structured line per call

@@ -163,7 +163,7 @@ func TestDaemon_DiskFull(t *testing.T) {
 	if len(rows) != 1 || refused < 3 || !strings.Contains(str(rows[0], "detail"), "store 3") || str(rows[0], "client") != storage.SystemClient {
 		t.Errorf("disk-full audit rows = %v, want one counting 3 stores", rows)
 	}
-	if h := healthOf(t, td); h["store"] != storage.StateOK || h["degraded"] != false || get(h, "disk", "full") != false {
+	if h := healthOf(t, td); h["store"] != storage.StateOK || h["degraded"] != false || get(h, "disk", "full") != false || h["backend"] != storage.BackendSQLite {
 		t.Errorf("/health after recovery: %v", h)
 	}
 	if st := rest.call(t, tok, "memory_status", map[string]any{}); str(st.body, "store", "state") != storage.StateOK {

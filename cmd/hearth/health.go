@@ -13,8 +13,11 @@ import (
 // disk_full or read_only, degraded is true unless it is ok, problems says
 // what is wrong and what to do, and disk is the data directory's space.
 type health struct {
-	Status   string     `json:"status"`
-	Version  string     `json:"version"`
+	Status  string `json:"status"`
+	Version string `json:"version"`
+	// Backend names the database the records are in: sqlite or postgres
+	// (docs/operations.md, "PostgreSQL").
+	Backend  string     `json:"backend"`
 	Store    string     `json:"store"`
 	Degraded bool       `json:"degraded"`
 	Problems []string   `json:"problems"`
@@ -29,8 +32,8 @@ type healthDisk struct {
 	Full bool `json:"full"`
 }
 
-func healthBody(h storage.Health) health {
-	b := health{Status: "ok", Version: version.Version, Store: h.State(), Problems: h.Degraded()}
+func healthBody(backend string, h storage.Health) health {
+	b := health{Status: "ok", Version: version.Version, Backend: backend, Store: h.State(), Problems: h.Degraded()}
 	b.Degraded = b.Store != storage.StateOK
 	if b.Problems == nil {
 		b.Problems = []string{}
@@ -72,7 +75,8 @@ func (d *Daemon) logCheck(ctx context.Context, chk *storage.IntegrityCheck) {
 func (d *Daemon) checkStore() {
 	ctx, cancel := context.WithCancel(context.Background())
 	d.checkStop, d.checked = cancel, make(chan struct{})
-	if _, ok := d.db.LastIntegrityCheck(); ok {
+	// PostgreSQL checks its own pages: there is no file to check.
+	if _, ok := d.db.LastIntegrityCheck(); ok || d.db.Backend() != storage.BackendSQLite {
 		close(d.checked)
 		return
 	}

@@ -23,7 +23,8 @@ import (
 )
 
 // buildHearth returns the hearth binary built with the failpoint tag (which
-// makes it read HEARTH_FAILPOINT). It is built once per test binary, into
+// makes it read HEARTH_FAILPOINT) and the postgres tag (which links
+// PostgreSQL's driver, for --database). It is built once per test binary, into
 // hearthBinDir, which TestMain removes: every test that runs the binary
 // shares it, and none changes it.
 func buildHearth(t *testing.T) string {
@@ -45,7 +46,7 @@ var builtHearth = sync.OnceValues(func() (string, error) {
 	}
 	hearthBinDir = dir
 	bin := filepath.Join(dir, "hearth")
-	cmd := exec.Command("go", "build", "-tags", "failpoint", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-tags", "failpoint,postgres", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
@@ -68,7 +69,14 @@ var listeningLine = regexp.MustCompile(`listening on (\S+)`)
 // until it listens.
 func startHearth(t testing.TB, bin, dir string, env ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", dir, "--listen", "127.0.0.1:0")
+	return startServe(t, bin, []string{"--data", dir, "--listen", "127.0.0.1:0"}, env...)
+}
+
+// startServe runs `hearth serve` with args and extra environment and waits
+// until it listens.
+func startServe(t testing.TB, bin string, args []string, env ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	p := capture(cmd)
 	if err := cmd.Start(); err != nil {
@@ -108,6 +116,13 @@ func (w *lineWriter) Write(b []byte) (int, error) {
 		w.p.mu.Unlock()
 		w.part = w.part[i+1:]
 	}
+}
+
+// output is what the process printed so far, one line each.
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines, "\n")
 }
 
 // waitLine polls the output, from its start, until a line matches re.

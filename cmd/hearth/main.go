@@ -171,11 +171,13 @@ type optionFlags []string
 func (o *optionFlags) String() string     { return strings.Join(*o, ",") }
 func (o *optionFlags) Set(v string) error { *o = append(*o, v); return nil }
 
-var serveSpec = spec{name: "serve", args: "--data DIR [--listen ADDR] [--ingress-listen ADDR] [--tls-cert FILE --tls-key FILE] [--option key=value ...]",
+var serveSpec = spec{name: "serve", args: "--data DIR [--database URL] [--listen ADDR] [--ingress-listen ADDR] [--tls-cert FILE --tls-key FILE] [--option key=value ...]",
 	about: `Runs the server: gRPC, REST (/api/) and MCP (/mcp) on one port over the
 database in DIR, reading DIR/options.json once at start (docs/running.md).
-With --tls-cert and --tls-key the port speaks TLS for all three; without,
-plain HTTP.`}
+With --database (or the database_url option) the records are stored in
+that PostgreSQL database instead, and DIR keeps the tokens and options; a
+build needs the postgres tag for it. With --tls-cert and --tls-key the port
+speaks TLS for all three; without, plain HTTP.`}
 
 // parseServe parses serve's arguments: ok is false when serve is done
 // (help asked for, or bad arguments or options, with code).
@@ -197,6 +199,10 @@ func serveFlags(fs *flag.FlagSet) (*Config, *optionFlags) {
 	cfg := &Config{}
 	sets := &optionFlags{}
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory (database, tokens, options.json)")
+	fs.Func("database", "a PostgreSQL `URL` to store in instead of DIR's SQLite file (postgres://user:password@host/db); sets the database_url option", func(v string) error {
+		*sets = append(*sets, "database_url="+v)
+		return nil
+	})
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8765", "address for gRPC, REST and MCP")
 	fs.StringVar(&cfg.IngressListen, "ingress-listen", "", "address for the dashboard page, e.g. 127.0.0.1:8099 (off when empty); it serves only Home Assistant's ingress proxy (172.30.32.2) and loopback")
 	fs.Var(sets, "option", "override one option, `key=value` (value as JSON or a bare string); repeatable")
@@ -223,6 +229,10 @@ func loadServe(fs *flag.FlagSet, cfg *Config, sets optionFlags) error {
 		return err
 	}
 	cfg.Options = opts
+	if opts.DatabaseURL != "" && !postgresBuilt {
+		return errors.New(`option "database_url": this hearth was built without PostgreSQL; ` +
+			"build it with the postgres tag (make build TAGS=postgres; docs/operations.md, \"PostgreSQL\")")
+	}
 	// The add-on's ssl option: the certificate and key from Home
 	// Assistant's /ssl folder, unless the flags name others.
 	if opts.SSL && cfg.TLSCert == "" {
@@ -291,6 +301,10 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		over = " over TLS"
 	}
 	fmt.Fprintf(stdout, "hearth %s listening on %s (gRPC, REST /api/, MCP /mcp%s)\n", version.Version, d.Addr(), over)
+	// The URL as the page shows it: never its password.
+	if u := cfg.Options.DatabaseURL; u != "" {
+		fmt.Fprintf(stdout, "records in PostgreSQL at %s; tokens and options in %s\n", options.RedactDatabaseURL(u), cfg.DataDir)
+	}
 	// Only generated tokens are written; clients configured with a token
 	// hash or an address have none here.
 	if entries, _ := os.ReadDir(d.TokensDir()); len(entries) > 0 {

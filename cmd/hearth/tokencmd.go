@@ -74,8 +74,13 @@ func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var held error // why the rotation cannot happen in --data itself
 	if *data != "" {
 		if _, err := os.Stat(filepath.Join(*data, dbFile)); err != nil {
-			fmt.Fprintf(stderr, "hearth token rotate: no database in %s: %v\n", *data, err)
-			return 1
+			// A server storing in PostgreSQL keeps no database file in
+			// DIR: only it can rotate, asked over DIR's admin socket.
+			if _, serr := os.Stat(filepath.Join(*data, AdminSocket)); serr != nil {
+				fmt.Fprintf(stderr, "hearth token rotate: no database in %s: %v\n", *data, err)
+				return 1
+			}
+			return askRotate(ctx, api, stderr, stdout, *data, nil, *name)
 		}
 		db, err := storage.Open(ctx, filepath.Join(*data, dbFile))
 		switch {
@@ -99,8 +104,15 @@ func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		held = err
 	}
+	return askRotate(ctx, api, stderr, stdout, *data, held, *name)
+}
+
+// askRotate asks the server to rotate client's token (memory_token_rotate):
+// the one on data's admin socket, or at --url; held says why data's own
+// database could not be used.
+func askRotate(ctx context.Context, api apiFlags, stderr, stdout io.Writer, data string, held error, client string) int {
 	var resp hearthv1.RotateTokenResponse
-	if code := api.ask(ctx, stderr, "hearth token rotate", *data, held, "memory_token_rotate", map[string]any{"client": *name}, &resp); code != 0 {
+	if code := api.ask(ctx, stderr, "hearth token rotate", data, held, "memory_token_rotate", map[string]any{"client": client}, &resp); code != 0 {
 		return code
 	}
 	fmt.Fprintf(stdout, "rotated the token of %s: the new one is in %s on the server; the old one is refused from now on\n", resp.GetClient(), resp.GetTokenPath())
