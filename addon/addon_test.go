@@ -51,6 +51,11 @@ var optionKeys = []string{
 	"ssl", "certfile", "keyfile",
 }
 
+// plainOnly are options of the plain binary that the add-on does not
+// offer, each with the reason DOCS.md gives: database_url needs
+// PostgreSQL's driver, which the add-on's images leave out.
+var plainOnly = map[string]string{"database_url": "has no `database_url` option"}
+
 // nestedKeys are the members of the options that are objects or lists of
 // objects (docs/design.md §17 shapes).
 var nestedKeys = map[string][]string{
@@ -388,6 +393,22 @@ func TestOptionKeys(t *testing.T) {
 		network := mapOf(t, tr["network"], "network")
 		if got, want := sortedKeys(network), sortedKeys(mapOf(t, c["ports"], "ports")); !reflect.DeepEqual(got, want) {
 			t.Errorf("translations network %v, want the ports %v", got, want)
+		}
+	})
+	t.Run("PlainOnly", func(t *testing.T) {
+		// Each is an option of the options package, absent from the
+		// schema, and DOCS.md says why.
+		docs := strings.Join(strings.Fields(string(readFile(t, filepath.Join(addonDir, "DOCS.md")))), " ")
+		for k, why := range plainOnly {
+			if _, err := options.Parse(strings.NewReader(`{"` + k + `": null}`)); err != nil {
+				t.Errorf("%s: not an option of the options package: %v", k, err)
+			}
+			if _, ok := schema[k]; ok {
+				t.Errorf("config.yaml's schema offers %s, which the add-on's images cannot serve", k)
+			}
+			if !strings.Contains(docs, why) {
+				t.Errorf("DOCS.md does not say the add-on %s", why)
+			}
 		}
 	})
 	t.Run("Docs", func(t *testing.T) {
