@@ -5,7 +5,10 @@
 // (docs/design.md, "Storage layout").
 package errs
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Code classifies a storage error. The server maps each code to a gRPC status
 // in one place; every error that is not an *Error counts as Internal.
@@ -55,4 +58,15 @@ func (e *Error) Error() string {
 // Errorf returns an *Error with a formatted message.
 func Errorf(code Code, field, format string, args ...any) *Error {
 	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap names op in an error of the driver, as storage does with its own,
+// for the packages below the record domain whose statements cannot break a
+// unique key: nil stays nil and an *Error passes as it is.
+func Wrap(op string, err error) error {
+	var e *Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("storage: %s: %w", op, err)
 }
