@@ -39,7 +39,10 @@ type Coverage struct {
 func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) {
 	words := fulltext.QueryWords(text)
 	x := fulltext.Expand(words)
-	rows := db.fts.RowsSeen()
+	rows, docFreq, err := db.coverageFreqs(ctx, words)
+	if err != nil {
+		return Coverage{}, err
+	}
 	c := Coverage{rows: rows}
 	names := namedForms(text)
 	seen := map[string]bool{}
@@ -49,14 +52,10 @@ func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) 
 			continue
 		}
 		seen[stem] = true
-		token := stem
-		if t, ok := db.fts.Stem(w); ok {
-			token = t
-		}
 		idf, df := 1.0, int64(0)
 		if rows > 0 {
 			var err error
-			df, err = db.fts.DocFreq(token, rows)
+			df, err = docFreq(i)
 			if err != nil {
 				return Coverage{}, err
 			}
@@ -88,6 +87,33 @@ func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) 
 		c.named = append(c.named, names[w] == nameInner || names[w] == nameCapital && rows > 0 && df == 0)
 	}
 	return c, ctx.Err()
+}
+
+// coverageFreqs returns the index's row count and the document frequency
+// of words[i] by i: on SQLite the rows the last ranked query saw and each
+// word's index token (the stem hearth_rank learned, else its Porter stem)
+// counted or cached per write generation; on PostgreSQL, records.fts's,
+// as its search counts them (fts.PGIndex.WordFreqs).
+func (db *DB) coverageFreqs(ctx context.Context, words []string) (int64, func(i int) (int64, error), error) {
+	if db.pg == nil {
+		rows := db.fts.RowsSeen()
+		return rows, func(i int) (int64, error) {
+			token := fulltext.Stem(words[i])
+			if t, ok := db.fts.Stem(words[i]); ok {
+				token = t
+			}
+			return db.fts.DocFreq(token, rows)
+		}, nil
+	}
+	var (
+		rows int64
+		dfs  []int64
+	)
+	err := db.read(ctx, "coverage", func(tx *txn) (err error) {
+		rows, dfs, err = db.pgfts.WordFreqs(ctx, tx, words)
+		return classify("coverage", err)
+	})
+	return rows, func(i int) (int64, error) { return dfs[i], nil }, err
 }
 
 // How a prompt writes a word (namedForms): with a capital letter after its

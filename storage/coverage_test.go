@@ -13,7 +13,6 @@ import (
 // capital after their first letter, anywhere, and those it capitalises
 // where no sentence starts that no record holds (docs/abstention.md).
 func TestCoverage_NamedWords(t *testing.T) {
-	storagetest.PostgresTODO(t, "full-text search on PostgreSQL (P2's storage/internal/fts)")
 	t.Parallel()
 	db := storagetest.Open(t)
 	storagetest.Store(t, db, rec(t, "global", "Local database port", "The local Postgres listens on port 5433."))

@@ -151,7 +151,7 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 			lists = append(lists, h)
 		}
 		if cjk != "" {
-			top, err := rankTx(ctx, tx, cjkIndex, cjk, nil, nil, q, exclude, limit)
+			top, err := db.searchCJK(ctx, tx, cjk, q, exclude, limit)
 			if err != nil {
 				return err
 			}
@@ -212,6 +212,9 @@ func reorder(hits []Hit, order []int) {
 // out is one that shares nothing but common words with the query while
 // limit better ones exist: it would rank below them.
 func (db *DB) searchWords(ctx context.Context, tx *txn, gen uint64, x fulltext.Expansion, q SearchQuery, exclude []string, limit int) ([]ranked, error) {
+	if db.pg != nil {
+		return db.searchWordsPostgres(ctx, tx, x, q, exclude, limit)
+	}
 	all := "{title content} : (" + fts.Quoted(x.Terms(), " OR ") + ")"
 	joined := x.RankWords()
 	gate, n, common := db.fts.GateOf(x.Terms())

@@ -28,7 +28,6 @@ func search(tb testing.TB, db *storage.DB, q storage.SearchQuery) []string {
 }
 
 func TestDB_Search(t *testing.T) {
-	storagetest.PostgresTODO(t, "full-text search on PostgreSQL (P2's storage/internal/fts)")
 	t.Run("OKNaturalLanguage", func(t *testing.T) {
 		db := storagetest.Open(t)
 		pg := storagetest.Store(t, db, rec(t, "global", "Billing database",
@@ -263,7 +262,6 @@ func TestDB_Timeline(t *testing.T) {
 // (no spaces between words) is found, alone or in a mixed-script query; a
 // single character finds its records; text of other scripts is unaffected.
 func TestDB_SearchCJK(t *testing.T) {
-	storagetest.PostgresTODO(t, "full-text search on PostgreSQL (P2's storage/internal/fts)")
 	db := storagetest.Open(t)
 	store := func(title, content string) *storage.Record {
 		return storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, title), Content: storagetest.Text(t, content)})

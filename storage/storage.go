@@ -69,6 +69,8 @@ type DB struct {
 	// generation of the index (engineOps.Gen), counted on the engine's
 	// vocabulary pool, and the stems hearth_rank learned.
 	fts *fts.Index
+	// pgfts is the full-text ranking on PostgreSQL (search_postgres.go).
+	pgfts *fts.PGIndex
 	// nsKeys caches the namespaces' full-text keys (search.go).
 	nsKeys nsKeyCache
 	// lean is the share of the rows the lean ranking looked up that it
@@ -141,6 +143,7 @@ func newDB(opts []Option) *DB {
 	}
 	db.uses, db.asks = db.newUses(), db.newAsks()
 	db.fts = fts.New(func() uint64 { return db.eng.Gen() }, db.vocab)
+	db.pgfts = fts.NewPG(func() uint64 { return db.eng.Gen() })
 	for _, o := range opts {
 		o(db)
 	}

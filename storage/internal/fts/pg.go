@@ -167,6 +167,35 @@ func (x *PGIndex) CJK(ctx context.Context, q Querier, text string, f Filter, lim
 	return x.rank(ctx, q, pgCJK, cjkTerms(text), f, limit)
 }
 
+// WordFreqs returns the number of records and, for each of words (query
+// words, fulltext.QueryWords), how many records hold it in records.fts,
+// counted or cached as Words counts them: the document frequencies
+// storage's query coverage weighs words by.
+func (x *PGIndex) WordFreqs(ctx context.Context, q Querier, words []string) (rows int64, dfs []int64, err error) {
+	lex, err := x.lexemes(ctx, q, words)
+	if err != nil {
+		return 0, nil, err
+	}
+	st, err := x.statsOf(ctx, q, pgWords)
+	if err != nil {
+		return 0, nil, err
+	}
+	terms := make([]pgTerm, len(words))
+	for i, w := range words {
+		if pw := lex[w]; pw.query != "" {
+			terms[i] = pgTerm{parts: []string{pw.query}, query: pw.query, lex: pw.lex}
+		}
+	}
+	if err := x.docFreqs(ctx, q, pgWords, terms, st.rows); err != nil {
+		return 0, nil, err
+	}
+	dfs = make([]int64, len(words))
+	for i, t := range terms {
+		dfs[i] = t.df
+	}
+	return st.rows, dfs, nil
+}
+
 // Lexeme writes s as a tsquery of the one lexeme s, taken as it is (no
 // configuration reads it): quoted, its quotes doubled and its backslashes
 // escaped, so that no text can be tsquery syntax. s must not be empty.
@@ -273,7 +302,7 @@ func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgT
 				AND r.status IN ('active', 'candidate')
 				AND (jsonb_array_length(?3::jsonb) = 0
 					OR r.namespace IN (SELECT jsonb_array_elements_text(?3::jsonb))
-					OR (?4::boolean AND (starts_with(r.namespace, 'github/') OR starts_with(r.namespace, 'gitea/')
+					OR (?4::bigint = 1 AND (starts_with(r.namespace, 'github/') OR starts_with(r.namespace, 'gitea/')
 						OR starts_with(r.namespace, 'local/'))))
 				AND (jsonb_array_length(?5::jsonb) = 0 OR r.type IN (SELECT jsonb_array_elements_text(?5::jsonb)))
 				AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(?6::jsonb) AS x (p) WHERE starts_with(r.id, x.p))
@@ -298,7 +327,7 @@ func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgT
 		GROUP BY m.seq, m.id
 		ORDER BY rank, m.id
 		LIMIT ?12`,
-		match, string(termsJSON), jsonText(f.Namespaces), f.AllRepositories, jsonText(f.Types), jsonText(f.Exclude),
+		match, string(termsJSON), jsonText(f.Namespaces), flag(f.AllRepositories), jsonText(f.Types), jsonText(f.Exclude),
 		pgTitleWeight, pgContentWeight, bm25K1, bm25B, st.avgdl, limit)
 	if err != nil {
 		return nil, err
@@ -463,6 +492,15 @@ func (x *PGIndex) docFreqs(ctx context.Context, q Querier, col pgColumn, terms [
 		t.df = min(max(t.df, 0), rows)
 	}
 	return nil
+}
+
+// flag is b as the 0/1 integer the record domain's flags are on both
+// backends.
+func flag(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // jsonText encodes a string list as a JSON array, [] when empty.
