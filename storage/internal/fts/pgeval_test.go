@@ -3,7 +3,6 @@ package fts_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,10 +11,8 @@ import (
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage"
-	"github.com/hearth-memory/hearth/storage/fulltext"
-	"github.com/hearth-memory/hearth/storage/internal/fts"
-	"github.com/hearth-memory/hearth/storage/internal/pgdialect"
 	"github.com/hearth-memory/hearth/storage/internal/pgtest"
+	_ "github.com/hearth-memory/hearth/storage/postgres" // the driver OpenPostgres needs
 	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
@@ -131,12 +128,12 @@ func score(results map[string][]string, queries []evalQuery) evalScores {
 
 // On the in-repo eval's set, full text on PostgreSQL finds the answers as
 // SQLite's does: recall@5 within 0.03 of SQLite's (issue #46), the
-// figures logged. The set is stored in a SQLite store and the same
-// records (same ids) in a PostgreSQL database; each query is searched in
-// its scope chain, 20 deep with feedback as memory_search asks, by
-// storage's Search on SQLite and by PGIndex.Words then the same feedback
-// on PostgreSQL. The server's own steps after the search (scope ties, the
-// reply budget) are left out on both: `make eval` measures those.
+// figures logged. The set is stored in a SQLite store and in a PostgreSQL
+// one (storage.OpenPostgres), in file order; each query is searched in its
+// scope chain, 20 deep with feedback as memory_search asks, by
+// storage's Search on each. The server's own steps after the search
+// (scope ties, the reply budget) are left out on both: `make eval`
+// measures those.
 func TestPGEval_RecallAsSQLite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -145,62 +142,33 @@ func TestPGEval_RecallAsSQLite(t *testing.T) {
 	chainOf := chains(t)
 
 	lite := storagetest.Open(t)
-	pg := pgtest.Open(t)
-	keyOf := map[string]string{}
+	pg, err := storage.OpenPostgres(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Close() })
+	keys := []map[string]string{{}, {}}
+	dbs := []*storage.DB{lite, pg}
 	for _, r := range recs {
-		rec := storagetest.Store(t, lite, storage.NewRecord{Namespace: r.Namespace, Type: r.Type,
-			Title: storagetest.Text(t, r.Title), Content: storagetest.Text(t, r.Content), Topics: storagetest.Texts(t, r.Topics...)})
-		keyOf[rec.ID] = r.Key
-		if _, err := pg.ExecContext(ctx, `INSERT INTO records (id, namespace, type, title, content, status, revision, writer,
-			confidence, effective_confidence, source, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, 1, 'test', 0.8, 0.8, 'store', 1000, 1000)`,
-			rec.ID, rec.Namespace, rec.Type, rec.Title, rec.Content, rec.Status); err != nil {
-			t.Fatal(err)
+		for i, db := range dbs {
+			rec := storagetest.Store(t, db, storage.NewRecord{Namespace: r.Namespace, Type: r.Type,
+				Title: storagetest.Text(t, r.Title), Content: storagetest.Text(t, r.Content), Topics: storagetest.Texts(t, r.Topics...)})
+			keys[i][rec.ID] = r.Key
 		}
 	}
-	const depth, feedbackOn = 20, true
-	titles := map[string]string{}
-	contents := map[string]string{}
-	for _, r := range recs {
-		titles[r.Key], contents[r.Key] = r.Title, r.Content
-	}
-	x := fts.NewPG(func() uint64 { return 0 })
-	liteRes, pgRes := map[string][]string{}, map[string][]string{}
+	results := []map[string][]string{{}, {}}
 	for _, q := range queries {
-		chain := chainOf(q.Namespace)
-		hits, err := lite.Search(ctx, storage.SearchQuery{Text: q.Query, Namespaces: chain, Limit: depth, Feedback: feedbackOn, NoSnippets: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range hits {
-			liteRes[q.ID] = append(liteRes[q.ID], keyOf[h.Record.ID])
-		}
-		words := fulltext.QueryWords(q.Query)
-		if len(words) == 0 {
-			continue
-		}
-		ex := fulltext.Expand(words)
-		ranked, err := x.Words(ctx, rebound{pg}, ex, fts.Filter{Namespaces: chain}, depth)
-		if err != nil {
-			t.Fatalf("%s: %v", q.ID, err)
-		}
-		docs := make([]fulltext.Doc, len(ranked))
-		snip := fulltext.NewSnippetter(ex.SnippetWords(), q.Query)
-		for i, r := range ranked {
-			k := keyOf[r.ID]
-			docs[i] = fulltext.Doc{Title: titles[k], Snippet: snip.Cut(contents[k]), BM25: r.Rank}
-		}
-		snip.Release()
-		order := fulltext.Feedback(ex, docs)
-		if order == nil {
-			for i := range ranked {
-				order = append(order, i)
+		for i, db := range dbs {
+			hits, err := db.Search(ctx, storage.SearchQuery{Text: q.Query, Namespaces: chainOf(q.Namespace), Limit: 20, Feedback: true, NoSnippets: true})
+			if err != nil {
+				t.Fatalf("%s on %s: %v", q.ID, db.Backend(), err)
+			}
+			for _, h := range hits {
+				results[i][q.ID] = append(results[i][q.ID], keys[i][h.Record.ID])
 			}
 		}
-		for _, i := range order {
-			pgRes[q.ID] = append(pgRes[q.ID], keyOf[ranked[i].ID])
-		}
 	}
+	liteRes, pgRes := results[0], results[1]
 	for _, kind := range []string{"", "keywords", "paraphrase", "multi"} {
 		var qs []evalQuery
 		for _, q := range queries {
@@ -227,15 +195,4 @@ func TestPGEval_RecallAsSQLite(t *testing.T) {
 			}
 		}
 	}
-}
-
-// rebound runs the record domain's SQL on PostgreSQL, rebound first.
-type rebound struct{ db *sql.DB }
-
-func (r rebound) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	q, err := pgdialect.Rebind(query)
-	if err != nil {
-		return nil, err
-	}
-	return r.db.QueryContext(ctx, q, args...)
 }
