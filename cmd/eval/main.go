@@ -5,6 +5,7 @@
 //	eval run -hearth BIN [-set DIR] [-modes fts,cosine,rrf,rerank] [-embed-url URL | -wink FILE]
 //	         [-rerank-url URL -rerank-model NAME] [-bars B,...]
 //	         [-out FILE] [-compare FILE] [-records N -queries N] [-embed-wait DUR]
+//	         [-database postgres://…]
 //	eval encoder -vectors FILE [-listen ADDR] [-model NAME]
 //
 // `make eval` and `make eval-embed` run it; docs/eval.md says how to read
@@ -42,6 +43,7 @@ const usage = `usage:
   eval run -hearth BIN [-set DIR] [-modes fts,cosine,rrf,rerank] [-embed-url URL | -wink FILE]
            [-rerank-url URL -rerank-model NAME] [-bars B,...]
            [-out FILE] [-compare FILE] [-records N -queries N] [-embed-wait DUR]
+           [-database postgres://…]
   eval encoder -vectors FILE [-listen ADDR] [-model NAME]
 `
 
@@ -95,6 +97,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 type runFlags struct {
 	hearth, set, modes, embedURL, wink, out, compare, work, bars string
+	database                                                     string
 	rerankURL, rerankModel                                       string
 	records, queries                                             int
 	embedWait                                                    time.Duration
@@ -118,6 +121,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.IntVar(&f.records, "records", 0, "measure a slice: at most this many records (with -queries)")
 	fs.IntVar(&f.queries, "queries", 0, "measure a slice: at most this many queries (with -records)")
 	fs.DurationVar(&f.embedWait, "embed-wait", 3*time.Minute, "how long to wait for the server to rank with the encoder")
+	fs.StringVar(&f.database, "database", "", "store in PostgreSQL: each daemon gets a new database on this `URL`'s server (created, then dropped), as hearth serve --database; -hearth must be built with -tags postgres")
 	fs.StringVar(&f.bars, "bars", "", "min_coverage values (0 to 1), comma-separated, to add to the hook table, each from a daemon started with it: to choose min_coverage")
 	if err := parse(fs, args); err != nil {
 		return f, err
@@ -174,6 +178,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	cfg := harness.Config{Hearth: f.hearth, Set: set, EmbedURL: f.embedURL, EmbedWait: f.embedWait, Progress: stderr, Bars: f.barList}
+	if f.database != "" {
+		if cfg.Database, err = newDatabases(f.database); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "eval: storing in PostgreSQL, a new database per daemon on %s\n", redact(f.database))
+	}
 	if f.wink != "" {
 		srv, stop, err := startWink(ctx, f.wink, "127.0.0.1:0", "", stderr)
 		if err != nil {

@@ -24,6 +24,9 @@ type daemon struct {
 	log    string
 	client *client
 	exited chan struct{}
+	// drop, when set, drops the daemon's PostgreSQL database once it has
+	// stopped (Config.Database).
+	drop func() error
 }
 
 var listening = regexp.MustCompile(`listening on (\S+)`)
@@ -35,8 +38,8 @@ const startTimeout = 60 * time.Second
 // data directory under workDir, runs `hearth serve` with the --option
 // overrides opts, waits for its "listening on" line and reads a client
 // token it generated. The daemon's stderr goes to hearth-<name>.log in
-// workDir.
-func startDaemon(ctx context.Context, bin, workDir, name string, options []byte, opts []string) (*daemon, error) {
+// workDir. serveArgs go to `hearth serve` as they are (--database URL).
+func startDaemon(ctx context.Context, bin, workDir, name string, options []byte, opts []string, serveArgs ...string) (*daemon, error) {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -58,6 +61,7 @@ func startDaemon(ctx context.Context, bin, workDir, name string, options []byte,
 	for _, o := range opts {
 		args = append(args, "--option", o)
 	}
+	args = append(args, serveArgs...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logFile
 	// An io.Pipe rather than StdoutPipe: Wait then copies stdout to the
@@ -109,8 +113,10 @@ func startDaemon(ctx context.Context, bin, workDir, name string, options []byte,
 }
 
 // stop asks the daemon to shut down (SIGINT, as Ctrl-C does) and kills it
-// if it has not exited within 15 seconds.
+// if it has not exited within 15 seconds; then drops its database, if it
+// has one (a failure to is said on stderr: the figures stand).
 func (d *daemon) stop() {
+	defer d.dropDatabase()
 	select {
 	case <-d.exited:
 		return
@@ -123,6 +129,17 @@ func (d *daemon) stop() {
 		_ = d.cmd.Process.Kill()
 		<-d.exited
 	}
+}
+
+// dropDatabase drops the daemon's database once.
+func (d *daemon) dropDatabase() {
+	if d.drop == nil {
+		return
+	}
+	if err := d.drop(); err != nil {
+		fmt.Fprintf(os.Stderr, "eval: dropping the database of %s: %v\n", d.log, err)
+	}
+	d.drop = nil
 }
 
 // readToken returns the first generated client token, by file name. The

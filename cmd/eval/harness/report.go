@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,7 +23,7 @@ func (r *Report) Print(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "Hearth retrieval eval: %d records, %d queries (%s), search limit %d\n",
 		r.Set.Records, r.Set.Queries, strings.Join(kinds, ", "), r.Limit)
-	fmt.Fprintf(w, "set %s, hearth %s, %s\n\n", r.Set.Digest, r.Hearth, r.Date.Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "set %s, hearth %s on %s, %s\n\n", r.Set.Digest, r.Hearth, cmp.Or(r.Backend, "sqlite"), r.Date.Format("2006-01-02 15:04 MST"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mode\tkind\tqueries\trecall@5\trecall@10\tMRR\twins\tlosses")
 	var notes []string

@@ -100,6 +100,11 @@ type Config struct {
 	// and the server's own: for each, a daemon started with that
 	// min_coverage answers the hook's searches (docs/abstention.md).
 	Bars []float64
+	// Database, when set, gives each daemon a new, empty PostgreSQL
+	// database to store in (`hearth serve --database`): its URL and a
+	// function that drops it once the daemon has stopped. Without it each
+	// daemon stores in SQLite in its data directory.
+	Database func(ctx context.Context) (url string, drop func() error, err error)
 }
 
 // Report is a run's outcome, as printed and as written to results.json.
@@ -108,9 +113,11 @@ type Report struct {
 	Format int       `json:"format"`
 	Date   time.Time `json:"date"`
 	// Hearth is the server version /health reported.
-	Hearth string  `json:"hearth"`
-	Set    SetInfo `json:"set"`
-	Limit  int     `json:"limit"`
+	Hearth string `json:"hearth"`
+	// Backend is the database the daemons stored in: sqlite or postgres.
+	Backend string  `json:"backend,omitempty"`
+	Set     SetInfo `json:"set"`
+	Limit   int     `json:"limit"`
 	// Modes in report order.
 	Modes []ModeReport `json:"modes"`
 }
@@ -203,8 +210,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	slices.SortFunc(modes, func(a, b Mode) int { return modeIndex(a.Name) - modeIndex(b.Name) })
 
 	rep := &Report{
-		Format: ReportFormat, Date: time.Now().UTC().Truncate(time.Second), Limit: DefaultLimit,
+		Format: ReportFormat, Date: time.Now().UTC().Truncate(time.Second), Limit: DefaultLimit, Backend: "sqlite",
 		Set: SetInfo{Records: len(cfg.Set.Records), Queries: len(cfg.Set.Queries), Kinds: cfg.Set.Count(), Digest: cfg.Set.Digest()},
+	}
+	if cfg.Database != nil {
+		rep.Backend = "postgres"
 	}
 	reports := make(map[string]*ModeReport, len(modes))
 	var plain, encoded, reranked []Mode
@@ -356,10 +366,23 @@ func runGroup(ctx context.Context, cfg Config, modes []Mode, name string, opts [
 // version.
 func loaded(ctx context.Context, cfg Config, name string, opts []string) (*daemon, map[string]string, string, error) {
 	progress(cfg, "starting hearth (%s)", name)
-	d, err := startDaemon(ctx, cfg.Hearth, cfg.WorkDir, name, cfg.Set.Options, opts)
+	var args []string
+	var drop func() error
+	if cfg.Database != nil {
+		url, dropDB, err := cfg.Database(ctx)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("a database for %s: %w", name, err)
+		}
+		args, drop = []string{"--database", url}, dropDB
+	}
+	d, err := startDaemon(ctx, cfg.Hearth, cfg.WorkDir, name, cfg.Set.Options, opts, args...)
 	if err != nil {
+		if drop != nil {
+			err = errors.Join(err, drop())
+		}
 		return nil, nil, "", err
 	}
+	d.drop = drop
 	fail := func(err error) (*daemon, map[string]string, string, error) {
 		d.stop()
 		return nil, nil, "", err
