@@ -12,7 +12,6 @@ import (
 // search admits every repository namespace besides its own chain, and
 // nothing else.
 func TestDB_Search_AllRepositories(t *testing.T) {
-	storagetest.PostgresTODO(t, "full-text search on PostgreSQL (P2's storage/internal/fts)")
 	t.Parallel()
 	db := storagetest.Open(t)
 	for _, ns := range []string{

@@ -11,7 +11,6 @@ import (
 )
 
 func TestDB_RenameNamespaces(t *testing.T) {
-	storagetest.PostgresTODO(t, "it searches after the rename: full-text search on PostgreSQL (P2's storage/internal/fts)")
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		db := storagetest.Open(t)

@@ -204,7 +204,6 @@ func TestFTSQuery(t *testing.T) {
 
 // FuzzSearch holds that no query text makes FTS5 fail.
 func FuzzSearch(f *testing.F) {
-	storagetest.PostgresTODO(f, "full-text search on PostgreSQL (P2's storage/internal/fts)")
 	for _, s := range []string{`"`, `NEAR(`, `a OR b`, `x:y`, `^*-`, `(((`, "\u0301e", "ǅ", "a\u200db"} {
 		f.Add(s)
 	}

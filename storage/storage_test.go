@@ -131,7 +131,6 @@ func TestDB_Now(t *testing.T) {
 // must commit (the single writer queues them; no SQLITE_BUSY), while readers
 // keep reading.
 func TestDB_Concurrent(t *testing.T) {
-	storagetest.PostgresTODO(t, "its readers search: full-text search on PostgreSQL (P2's storage/internal/fts); TestPostgres_FrontEnds covers concurrent writes")
 	t.Parallel()
 	db := storagetest.Open(t)
 	const goroutines, each = 16, 20
