@@ -42,6 +42,7 @@ const bulkRecords = 500
 // TestDB_Backup holds that a backup taken while 8 writers store records is
 // a sound database holding every write acknowledged before it started.
 func TestDB_Backup(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the online backup of a database file")
 	t.Run("OKDuringWrites", func(t *testing.T) {
 		dir := t.TempDir()
 		db := storagetest.OpenPath(t, filepath.Join(dir, "hearth.db"))
@@ -162,6 +163,7 @@ func TestDB_Backup(t *testing.T) {
 func poll() { time.Sleep(time.Millisecond) }
 
 func TestBackupFile(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the backup of a database file")
 	t.Run("OK", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "hearth.db")
@@ -352,6 +354,7 @@ func holder(t *testing.T, path string, n int) *exec.Cmd {
 // while the first lives, and a holder that dies (kill -9) leaves nothing
 // that refuses the next one.
 func TestAcquireLock(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the database file's lock")
 	if path := os.Getenv("HEARTH_LOCK_HOLDER"); path != "" {
 		// The child: hold the database open until killed, after storing
 		// the records asked for (they stay in the WAL: no checkpoint runs

@@ -238,6 +238,7 @@ func TestDB_Bootstrap(t *testing.T) {
 
 	// Migration 0005 fills its tables from the records already stored.
 	t.Run("Backfill", func(t *testing.T) {
+		storagetest.SQLiteOnly(t, "a SQLite migration applied to an older file")
 		path := filepath.Join(t.TempDir(), "hearth.db")
 		db, err := storage.Open(ctx, path)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestDB_WALPolicy(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the WAL and its checkpoints")
 	t.Run("OK", func(t *testing.T) {
 		// With a limit of 256 KiB, checked after every group, the writer
 		// loop truncates the WAL whenever a write leaves it larger.
@@ -103,6 +104,7 @@ func TestDB_WALPolicy(t *testing.T) {
 // on the writer's; the WAL is then reused from its start, so it stops
 // growing while writes go on.
 func TestDB_BackgroundCheckpoint(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the WAL and its checkpoints")
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db, err := storage.Open(ctx, path)
 	if err != nil {

@@ -117,6 +117,7 @@ func TestDB_CJKIndex(t *testing.T) {
 	// Migration 0081 keeps, of the index 0008 built over every record,
 	// only the records with CJK text.
 	t.Run("Migration", func(t *testing.T) {
+		storagetest.SQLiteOnly(t, "a SQLite migration applied to an older file")
 		path := filepath.Join(t.TempDir(), "hearth.db")
 		db, err := storage.Open(ctx, path)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/faultvfs"
+	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
 var vfsSeq atomic.Int64
@@ -58,6 +59,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestDB_DiskFull(t *testing.T) {
+	storagetest.SQLiteOnly(t, "a full disk under the database file (faultvfs, a SQLite VFS)")
 	t.Run("OK", func(t *testing.T) {
 		db, v := openFaulty(t)
 		kept, err := db.Store(ctx, rec(t, "global", "Stored before the disk filled", "It must stay readable."))
@@ -192,6 +194,7 @@ func TestDB_DiskFull(t *testing.T) {
 // TestDB_DiskFull_Tmpfs fills a real file system: a tmpfs mounted for the
 // test, with a ballast file that is deleted to free space.
 func TestDB_DiskFull_Tmpfs(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the full-disk episode of a database file on a local file system")
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}

@@ -88,6 +88,7 @@ func searchCount(t *testing.T, db *storage.DB, q string) int {
 }
 
 func TestDB_Open_Damaged(t *testing.T) {
+	storagetest.SQLiteOnly(t, "a damaged database file")
 	t.Run("ReadOnly", func(t *testing.T) {
 		// Pages of the records table, its full-text index and the audit
 		// are overwritten: the records cannot be rebuilt from anything,
@@ -330,6 +331,7 @@ func TestDB_CheckIntegrity(t *testing.T) {
 // its damage and makes the store read-only exactly as a check at open
 // does (TestDB_Open_Damaged/ReadOnly).
 func TestDB_CheckLater(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the whole-file check Open defers")
 	t.Parallel()
 	t.Run("DamageFoundAfterOpen", func(t *testing.T) {
 		t.Parallel()

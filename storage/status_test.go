@@ -88,6 +88,7 @@ func TestDB_StatusCounts(t *testing.T) {
 // TestDB_StatusBackfill: migration 0073 fills its sums from the counts
 // already kept.
 func TestDB_StatusBackfill(t *testing.T) {
+	storagetest.SQLiteOnly(t, "a SQLite migration applied to an older file")
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	db, err := storage.Open(ctx, path)

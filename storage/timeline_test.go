@@ -24,9 +24,15 @@ import (
 // it with every record as stored.
 //
 // The store is filled once per test binary (the tests that use it only
-// read it): each caller opens its own copy of the file.
+// read it): each caller opens its own copy of the file. On PostgreSQL each
+// caller fills a database of its own.
 func timelineStore(t *testing.T) (*storage.DB, []*storage.Record, []string) {
 	t.Helper()
+	if storagetest.Postgres() {
+		db := storagetest.Open(t)
+		all, namespaces := fillTimelineDB(t, db)
+		return db, all, namespaces
+	}
 	timeline.once.Do(func() { timeline.fixture = fillTimeline(t) })
 	f := timeline.fixture
 	if f == nil {
@@ -67,6 +73,20 @@ func fillTimeline(tb testing.TB) *timelineFixture {
 		tb.Fatal(err)
 	}
 	defer db.Close()
+	all, namespaces := fillTimelineDB(tb, db)
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &timelineFixture{file: file, all: all, namespaces: namespaces}
+}
+
+// fillTimelineDB fills db as timelineStore describes and returns every
+// record as stored and the namespaces used.
+func fillTimelineDB(tb testing.TB, db *storage.DB) ([]*storage.Record, []string) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	clk := newClock(db, t0)
 	namespaces := []string{"global", "projects/x", "topics/go"}
@@ -112,14 +132,7 @@ func fillTimeline(tb testing.TB) *timelineFixture {
 	if len(seen) != 4 {
 		tb.Fatalf("statuses %v, want all four", seen)
 	}
-	if err := db.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	file, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &timelineFixture{file: file, all: all, namespaces: namespaces}
+	return all, namespaces
 }
 
 // wantTimeline is the timeline of q over all, worked out record by record.
