@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/server/models/modeltest"
+	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
 var (
@@ -26,11 +27,14 @@ var (
 	buildDir  string
 )
 
-// TestMain removes the hearth binary the daemon tests built.
+// TestMain removes the hearth binaries the daemon tests built, and stops
+// the private PostgreSQL the PostgreSQL test started (storagetest.Main).
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
+	code := storagetest.Main(m)
+	for _, dir := range []string{buildDir, pgBuildDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
