@@ -2,7 +2,6 @@ package storage_test
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage"
@@ -186,8 +185,7 @@ func TestDB_Evidence(t *testing.T) {
 	})
 
 	t.Run("OKPersists", func(t *testing.T) {
-		storagetest.PostgresTODO(t, "it reopens a SQLite file: storagetest cannot reopen a PostgreSQL database yet")
-		path := filepath.Join(t.TempDir(), "hearth.db")
+		path := storagetest.Place(t)
 		db := storagetest.OpenPath(t, path)
 		r := witnessed(t, db, 0.6)
 		evidence(t, db, r.ID, "codex", storage.StanceCorroborates, "")

@@ -237,8 +237,7 @@ func TestDB_RecordAsk(t *testing.T) {
 	})
 
 	t.Run("OKCloseFlushes", func(t *testing.T) {
-		storagetest.PostgresTODO(t, "it reopens a SQLite file: storagetest cannot reopen a PostgreSQL database yet")
-		path := filepath.Join(t.TempDir(), "db")
+		path := storagetest.Place(t)
 		db := storagetest.OpenPath(t, path)
 		db.RecordAsk(ask(t, ns, "claude-code", "s1", "where do the logs go", "L1"))
 		if err := db.Close(); err != nil {

@@ -2,7 +2,6 @@ package storage_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -73,14 +72,10 @@ func TestDB_CountReturned(t *testing.T) {
 // TestDB_NoteReturned: a noted use is in memory at once (Usage shows it)
 // and stored by Close, exactly once, without any write by the reader.
 func TestDB_NoteReturned(t *testing.T) {
-	storagetest.PostgresTODO(t, "it reopens a SQLite file: storagetest cannot reopen a PostgreSQL database yet")
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hearth.db")
-	db, err := storage.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := storagetest.Place(t)
+	db := storagetest.OpenPath(t, path)
 	r := storagetest.Store(t, db, storage.NewRecord{Title: storagetest.Text(t, "a"), Content: storagetest.Text(t, "b")})
 	db.NoteReturned([]string{r.ID, r.ID})
 	db.NoteReturned([]string{r.ID})

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -106,10 +107,25 @@ var template = sync.OnceValues(func() ([]byte, error) {
 	return os.ReadFile(path)
 })
 
+// Place returns where a test's database will be, for a test that opens it
+// more than once (OpenPath): a file in tb.TempDir() on SQLite, a new
+// migrated PostgreSQL database's URL under BackendEnv=postgres.
+func Place(tb testing.TB) string {
+	tb.Helper()
+	if Postgres() {
+		return URL(tb)
+	}
+	return filepath.Join(tb.TempDir(), "hearth.db")
+}
+
 // OpenPath opens the database at path (for tests that reopen one file),
-// closing it by tb.Cleanup.
+// closing it by tb.Cleanup; a PostgreSQL URL from Place opens that
+// database (OpenURL).
 func OpenPath(tb testing.TB, path string) *storage.DB {
 	tb.Helper()
+	if strings.HasPrefix(path, "postgres://") {
+		return OpenURL(tb, path)
+	}
 	db, err := storage.Open(context.Background(), path)
 	if err != nil {
 		tb.Fatalf("storage.Open(%q): %v", path, err)
