@@ -47,12 +47,19 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	db := filepath.Join(*data, dbFile)
-	if _, err := os.Stat(db); err != nil {
+	ask, err := serverOnly(*data)
+	if err != nil {
 		fmt.Fprintf(stderr, "hearth backup: no database in %s: %v\n", *data, err)
 		return 1
 	}
-	lock, err := storage.AcquireLock(db)
+	var lock *storage.Lock
+	if !ask {
+		lock, err = storage.AcquireLock(db)
+	}
 	switch {
+	case ask:
+		// A server with no database file in DIR: it says what backs its
+		// database up.
 	case err == nil:
 		// No server: copy the file here. The lock is released first, so a
 		// server may start meanwhile; SQLite keeps the copy consistent.
@@ -80,6 +87,21 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fmt.Fprintf(stdout, "backup by the running server written to %s: %d records, %d bytes, verified in %d ms\n",
 		*out, resp.GetRecords(), resp.GetBytes(), resp.GetTookMs())
 	return 0
+}
+
+// serverOnly reports whether data holds no database file but a running
+// server's admin socket: a server storing in PostgreSQL (docs/operations.md,
+// "PostgreSQL"), which only that server can be asked about. err says why
+// data has neither.
+func serverOnly(data string) (bool, error) {
+	_, err := os.Stat(filepath.Join(data, dbFile))
+	if err == nil {
+		return false, nil
+	}
+	if _, serr := os.Stat(filepath.Join(data, AdminSocket)); serr == nil {
+		return true, nil
+	}
+	return false, err
 }
 
 var restoreSpec = spec{name: "restore", args: "--data DIR FILE",

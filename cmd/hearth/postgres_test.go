@@ -41,7 +41,7 @@ var dashboardLine = regexp.MustCompile(`dashboard page on (\S+) `)
 // process, built with the postgres tag, over the tests' private
 // PostgreSQL: a record stored over REST is got back; /health and the page
 // name the backend; the data directory keeps the tokens and no SQLite file,
-// and token rotate --data asks the server; and nothing the process printed, nor the page, carries the URL's
+// and token rotate and backup with --data ask the server; and nothing the process printed, nor the page, carries the URL's
 // password.
 func TestPostgres_Process(t *testing.T) {
 	t.Parallel()
@@ -105,17 +105,29 @@ func TestPostgres_Process(t *testing.T) {
 		t.Errorf("the rotated token: %v, want 401", r)
 	}
 
+	// backup --data asks the server too, which names what backs its
+	// database up instead.
+	backup := filepath.Join(t.TempDir(), "hearth.db")
+	out, err := exec.Command(bin, "backup", "--data", dir, "--out", backup).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "pg_dump") {
+		t.Errorf("hearth backup --data: %v, want exit 1 naming pg_dump\n%s", err, out)
+	}
+	if _, err := os.Stat(backup); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("hearth backup left %s: %v", backup, err)
+	}
+
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.cmd.Wait(); err != nil {
 		t.Errorf("hearth serve after SIGTERM: %v", err)
 	}
-	out := p.output()
-	if !strings.Contains(out, "records in PostgreSQL at "+redacted+"; tokens and options in "+dir) {
+	out = []byte(p.output())
+	if !strings.Contains(string(out), "records in PostgreSQL at "+redacted+"; tokens and options in "+dir) {
 		t.Errorf("output does not say where the records are:\n%s", out)
 	}
-	if strings.Contains(out, password) {
+	if strings.Contains(string(out), password) {
 		t.Errorf("output carries the database's password:\n%s", out)
 	}
 }

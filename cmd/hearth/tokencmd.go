@@ -73,13 +73,11 @@ func tokenRotate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	var held error // why the rotation cannot happen in --data itself
 	if *data != "" {
-		if _, err := os.Stat(filepath.Join(*data, dbFile)); err != nil {
-			// A server storing in PostgreSQL keeps no database file in
-			// DIR: only it can rotate, asked over DIR's admin socket.
-			if _, serr := os.Stat(filepath.Join(*data, AdminSocket)); serr != nil {
-				fmt.Fprintf(stderr, "hearth token rotate: no database in %s: %v\n", *data, err)
-				return 1
-			}
+		switch ask, err := serverOnly(*data); {
+		case err != nil:
+			fmt.Fprintf(stderr, "hearth token rotate: no database in %s: %v\n", *data, err)
+			return 1
+		case ask:
 			return askRotate(ctx, api, stderr, stdout, *data, nil, *name)
 		}
 		db, err := storage.Open(ctx, filepath.Join(*data, dbFile))
