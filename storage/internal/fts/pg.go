@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -277,14 +278,19 @@ func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgT
 	}
 	weighTerms(terms, st.rows)
 	type termArg struct {
+		I   int      `json:"i"`
 		Q   string   `json:"q"`
 		Lex []string `json:"lex"`
 		IDF float64  `json:"idf"`
 	}
 	var args []termArg
-	for _, t := range terms {
+	for i, t := range terms {
 		if t.query != "" {
-			args = append(args, termArg{t.query, t.lex, t.idf})
+			// Each lexeme once: a term's frequency in a record is its
+			// rarest lexeme's, found only when all of them are.
+			lex := slices.Clone(t.lex)
+			slices.Sort(lex)
+			args = append(args, termArg{i, t.query, slices.Compact(lex), t.idf})
 		}
 	}
 	termsJSON, err := json.Marshal(args)
@@ -293,8 +299,8 @@ func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgT
 	}
 	rows, err := q.QueryContext(ctx, `
 		WITH t AS (
-			SELECT t.q::tsquery AS q, t.lex, t.idf
-			FROM jsonb_to_recordset(?2::jsonb) AS t (q text, lex text[], idf double precision)
+			SELECT t.i, t.q::tsquery AS q, t.lex, t.idf
+			FROM jsonb_to_recordset(?2::jsonb) AS t (i int, q text, lex text[], idf double precision)
 		), m AS (
 			SELECT r.seq, r.id, r.`+string(col)+` AS v
 			FROM records AS r
@@ -306,26 +312,26 @@ func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgT
 						OR starts_with(r.namespace, 'local/'))))
 				AND (jsonb_array_length(?5::jsonb) = 0 OR r.type IN (SELECT jsonb_array_elements_text(?5::jsonb)))
 				AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(?6::jsonb) AS x (p) WHERE starts_with(r.id, x.p))
-		), f AS (
-			SELECT m.seq, u.lexeme,
-				sum(CASE w WHEN 'A' THEN ?7::double precision ELSE ?8::double precision END) AS f
-			FROM m, unnest(m.v) AS u, unnest(u.weights) AS w
-			WHERE u.lexeme IN (SELECT unnest(t.lex) FROM t)
-			GROUP BY m.seq, u.lexeme
-		), d AS (
-			SELECT m.seq, (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(m.v) AS u) AS dl
-			FROM m
 		)
-		SELECT m.seq, m.id,
-			-sum(t.idf * tf.f * (?9::double precision + 1) / (tf.f + ?9::double precision * (1 - ?10::double precision + ?10::double precision * d.dl / ?11::double precision))) AS rank
-		FROM m JOIN d ON d.seq = m.seq CROSS JOIN t
-		CROSS JOIN LATERAL (
-			SELECT min(coalesce(f.f, 0)) AS f
-			FROM unnest(t.lex) AS l (x) LEFT JOIN f ON f.seq = m.seq AND f.lexeme = l.x
-		) AS tf
-		WHERE tf.f > 0 AND (cardinality(t.lex) = 1 OR m.v @@ t.q)
-		GROUP BY m.seq, m.id
-		ORDER BY rank, m.id
+		-- Each match ranked on its own tsvector alone (no join across
+		-- matches): its length in positions, and per term the frequency of
+		-- its rarest lexeme, title positions weighing ?7 and content ones
+		-- ?8, when the record holds all of them.
+		SELECT m.seq, m.id, s.rank
+		FROM m CROSS JOIN LATERAL (
+			SELECT -sum(t.idf * tf.f * (?9::double precision + 1)
+				/ (tf.f + ?9::double precision * (1 - ?10::double precision + ?10::double precision * dl.n / ?11::double precision))) AS rank
+			FROM (SELECT sum(cardinality(u.positions)) AS n FROM unnest(m.v) AS u) AS dl, t
+			CROSS JOIN LATERAL (
+				SELECT CASE WHEN count(*) = cardinality(t.lex) THEN min(x.f) END AS f
+				FROM (SELECT (SELECT sum(CASE w WHEN 'A' THEN ?7::double precision ELSE ?8::double precision END)
+						FROM unnest(u.weights) AS w) AS f
+					FROM unnest(m.v) AS u WHERE u.lexeme = ANY (t.lex)) AS x
+			) AS tf
+			WHERE tf.f > 0 AND (cardinality(t.lex) = 1 OR m.v @@ t.q)
+		) AS s
+		WHERE s.rank IS NOT NULL
+		ORDER BY s.rank, m.id
 		LIMIT ?12`,
 		match, string(termsJSON), jsonText(f.Namespaces), flag(f.AllRepositories), jsonText(f.Types), jsonText(f.Exclude),
 		pgTitleWeight, pgContentWeight, bm25K1, bm25B, st.avgdl, limit)

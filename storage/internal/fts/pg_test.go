@@ -43,7 +43,7 @@ func pgRow(ctx context.Context, r rebound, query string, args ...any) *sql.Row {
 type pgRecord struct{ id, ns, typ, title, content, status string }
 
 // pgStore opens a migrated PostgreSQL database holding recs.
-func pgStore(t *testing.T, recs ...pgRecord) rebound {
+func pgStore(t testing.TB, recs ...pgRecord) rebound {
 	t.Helper()
 	db := pgtest.Open(t)
 	for _, r := range recs {
