@@ -73,7 +73,7 @@ func (db *DB) ReportAnchors(ctx context.Context, client string, reports []Anchor
 		results []AnchorResult
 		first   *Record
 	)
-	if err := db.write(ctx, "report anchors", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "report anchors", func(tx *txn) (err error) {
 		results, first, err = reportAnchorsTx(ctx, tx, client, reports)
 		return err
 	}); err != nil {

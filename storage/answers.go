@@ -140,7 +140,7 @@ func (db *DB) QueueAnswer(ctx context.Context, r AnswerRefresh) (*Job, error) {
 		return nil, err
 	}
 	var job *Job
-	err := db.write(ctx, opQueueAnswer, func(tx *txn) error {
+	err := db.writeGrouped(ctx, opQueueAnswer, func(tx *txn) error {
 		id, err := answers.NextDue(ctx, tx, r)
 		if err != nil || id == "" {
 			job = nil

@@ -140,7 +140,7 @@ func (db *DB) FlushAsks(ctx context.Context) error { return db.asks.buf.Flush(ct
 
 // writeAsks applies ops in one transaction, in their order.
 func (db *DB) writeAsks(ctx context.Context, ops []askOp) error {
-	return db.write(ctx, opRecordAsks, func(tx *txn) error {
+	return db.writeGrouped(ctx, opRecordAsks, func(tx *txn) error {
 		for _, op := range ops {
 			var err error
 			if op.ask != nil {

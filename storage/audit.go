@@ -114,7 +114,7 @@ func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
 	if e.Action == "" {
 		return errorf(Invalid, "action", "is required")
 	}
-	return db.write(ctx, opAudit, func(tx *txn) error {
+	return db.writeGrouped(ctx, opAudit, func(tx *txn) error {
 		return insertAuditTx(ctx, tx, e)
 	})
 }
@@ -147,7 +147,7 @@ func (db *DB) Refuse(ctx context.Context, r RefusalEntry) error {
 	if err != nil {
 		return err
 	}
-	return db.write(ctx, opRefuse, func(tx *txn) error {
+	return db.writeGrouped(ctx, opRefuse, func(tx *txn) error {
 		return insertAuditTx(ctx, tx, e)
 	})
 }

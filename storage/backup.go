@@ -32,7 +32,7 @@ func (db *DB) Backup(ctx context.Context, dst, client string) (*BackupInfo, erro
 	if err != nil {
 		return nil, lift(err)
 	}
-	if err := db.write(ctx, "backup audit", func(tx *txn) error {
+	if err := db.writeGrouped(ctx, "backup audit", func(tx *txn) error {
 		return insertAuditTx(ctx, tx, AuditEntry{
 			Client: client, Action: ActionBackup,
 			Detail: screen.Redact(fmt.Sprintf("%s: %d records, %d bytes", filepath.Base(info.Path), info.Records, info.Bytes)),

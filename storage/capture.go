@@ -53,7 +53,7 @@ func (db *DB) Capture(ctx context.Context, writer string, events []CaptureEvent)
 			return res, err
 		}
 	}
-	err := db.write(ctx, "capture", func(tx *txn) error {
+	err := db.writeGrouped(ctx, "capture", func(tx *txn) error {
 		res = CaptureResult{}
 		facts, err := capture.Keep(ctx, tx, events, &res)
 		if err != nil {

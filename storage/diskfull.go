@@ -30,7 +30,7 @@ func (db *DB) recoverFull(ctx context.Context) error {
 	}
 
 	detail := fullDetail(counts, since, last)
-	err := db.write(ctx, engine.OpRecovered, func(tx *txn) error {
+	err := db.writeGrouped(ctx, engine.OpRecovered, func(tx *txn) error {
 		return insertAuditTx(ctx, tx, AuditEntry{Client: SystemClient, Action: ActionRefuseDiskFull, Detail: screen.Redact(detail)})
 	})
 	if err != nil {

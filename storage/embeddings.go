@@ -40,7 +40,7 @@ func (db *DB) PutEmbeddings(ctx context.Context, es []Embedding) (int, error) {
 		blobs[i] = b
 	}
 	var n int
-	err := db.write(ctx, opPutEmbeddings, func(tx *txn) error {
+	err := db.writeGrouped(ctx, opPutEmbeddings, func(tx *txn) error {
 		n = 0
 		for i, e := range es {
 			res, err := tx.ExecContext(ctx, `

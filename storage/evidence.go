@@ -49,7 +49,7 @@ func (db *DB) Evidence(ctx context.Context, id, client, stance string, note scre
 		return nil, errorf(Invalid, "client", "is required")
 	}
 	var rec *Record
-	if err := db.write(ctx, "evidence", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "evidence", func(tx *txn) (err error) {
 		rec, err = evidenceTx(ctx, tx, id, client, stance, note)
 		return err
 	}); err != nil {

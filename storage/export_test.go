@@ -122,7 +122,7 @@ func dump(ctx context.Context, pool *sql.DB, query string, w interface{ Write([]
 
 // StoreMany stores recs in one transaction: a fast bulk fill for benchmarks.
 func (db *DB) StoreMany(ctx context.Context, recs []NewRecord) error {
-	return db.write(ctx, "store many", func(tx *txn) error {
+	return db.writeGrouped(ctx, "store many", func(tx *txn) error {
 		for _, nr := range recs {
 			if err := nr.validate(); err != nil {
 				return err

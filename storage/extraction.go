@@ -62,7 +62,7 @@ const opStoreReceipt = "store extraction receipt"
 // extraction that failed, whose job's completion writes nothing.
 func (db *DB) StoreExtractionReceipt(ctx context.Context, nr NewExtractionReceipt) (string, error) {
 	var id string
-	err := db.write(ctx, opStoreReceipt, func(tx *txn) (err error) {
+	err := db.writeGrouped(ctx, opStoreReceipt, func(tx *txn) (err error) {
 		id, err = db.storeReceiptTx(ctx, tx, nr)
 		return err
 	})

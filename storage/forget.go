@@ -16,7 +16,7 @@ import (
 // the record is already deleted.
 func (db *DB) Forget(ctx context.Context, id string, revision int, reason screen.Text, client string) (*Record, error) {
 	var rec *Record
-	if err := db.write(ctx, "forget", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "forget", func(tx *txn) (err error) {
 		rec, err = forgetTx(ctx, tx, id, revision, reason, client)
 		return err
 	}); err != nil {

@@ -22,7 +22,7 @@ func (db *DB) MergeIndex(ctx context.Context) (more bool, err error) {
 	if db.lite == nil {
 		return false, nil
 	}
-	err = db.write(ctx, opMergeIndex, func(tx *txn) error {
+	err = db.writeGrouped(ctx, opMergeIndex, func(tx *txn) error {
 		var err error
 		more, err = fts.MergeStep(ctx, tx)
 		return classify("merge index", err)
@@ -41,7 +41,7 @@ func (db *DB) TidyIndex(ctx context.Context) (int, error) {
 	}
 	for n := 0; ; n++ {
 		var merged bool
-		err := db.write(ctx, opMergeIndex, func(tx *txn) (err error) {
+		err := db.writeGrouped(ctx, opMergeIndex, func(tx *txn) (err error) {
 			merged, err = fts.TidyStep(ctx, tx)
 			return classify("merge index", err)
 		})

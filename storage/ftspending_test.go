@@ -79,7 +79,7 @@ func TestWrite_GroupIndex(t *testing.T) {
 	errs := make([]error, len(fns))
 	var wg sync.WaitGroup
 	for i, fn := range fns {
-		wg.Go(func() { errs[i] = db.write(ctx, "store", fn) })
+		wg.Go(func() { errs[i] = db.writeGrouped(ctx, "store", fn) })
 	}
 	for queuedWrites(db) < len(fns) {
 		time.Sleep(time.Millisecond)
@@ -123,7 +123,7 @@ func TestWrite_GroupIndex(t *testing.T) {
 		t.Errorf("integrity-check: %v", err)
 	}
 	// A later change of an indexed record goes through the index as before.
-	if err := db.write(ctx, "update", func(tx *txn) error {
+	if err := db.writeGrouped(ctx, "update", func(tx *txn) error {
 		return exec(tx, `UPDATE records SET title = 'golf' WHERE title = 'alpha'`)
 	}); err != nil {
 		t.Fatal(err)

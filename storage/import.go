@@ -123,7 +123,7 @@ func (db *DB) Import(ctx context.Context, items []ImportItem, opt ImportOptions)
 	for start := 0; start < len(items); start += ImportBatch {
 		batch := items[start:min(len(items), start+ImportBatch)]
 		var out []ImportResult
-		err := db.write(ctx, "import", func(tx *txn) error {
+		err := db.writeGrouped(ctx, "import", func(tx *txn) error {
 			res := make([]ImportResult, len(batch))
 			for i := range batch {
 				r, err := db.importOneTx(ctx, tx, &batch[i], opt)

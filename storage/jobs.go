@@ -87,7 +87,7 @@ func (db *DB) EnqueueJob(ctx context.Context, nj NewJob) (job *Job, created bool
 	if err := validateJob(&nj); err != nil {
 		return nil, false, err
 	}
-	if err := db.write(ctx, opEnqueueJob, func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, opEnqueueJob, func(tx *txn) (err error) {
 		job, created, err = db.enqueueTx(ctx, tx, nj)
 		return err
 	}); err != nil {
@@ -107,7 +107,7 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 		return nil, err
 	}
 	var job *Job
-	if err := db.write(ctx, opLeaseJob, func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, opLeaseJob, func(tx *txn) (err error) {
 		job, err = jobq.Lease(ctx, tx, owner, kinds, lease)
 		return err
 	}); err != nil {
@@ -122,7 +122,7 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 // effects' own error when they fail, the job then still leased.
 func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx context.Context, tx *JobTx) error) error {
 	var at time.Time
-	if err := db.write(ctx, "complete job", func(tx *txn) error {
+	if err := db.writeGrouped(ctx, "complete job", func(tx *txn) error {
 		at = tx.Now
 		var run func() error
 		if effects != nil {
@@ -140,7 +140,7 @@ func (db *DB) CompleteJob(ctx context.Context, job *Job, effects func(ctx contex
 // failed for good on its last (jobq.Fail), and reloads job. It returns
 // Conflict (Field "job") when the lease was lost.
 func (db *DB) FailJob(ctx context.Context, job *Job, cause screen.Text, retryIn time.Duration) error {
-	if err := db.write(ctx, opFailJob, func(tx *txn) error {
+	if err := db.writeGrouped(ctx, opFailJob, func(tx *txn) error {
 		return jobq.Fail(ctx, tx, job, cause, retryIn)
 	}); err != nil {
 		return err
@@ -155,7 +155,7 @@ const opDeferJob = "defer job"
 // own (the model budget is spent or paused), not of the job. It reloads
 // job, and returns Conflict (Field "job") when the lease was lost.
 func (db *DB) DeferJob(ctx context.Context, job *Job, cause screen.Text, runAfter time.Time) error {
-	if err := db.write(ctx, opDeferJob, func(tx *txn) error {
+	if err := db.writeGrouped(ctx, opDeferJob, func(tx *txn) error {
 		return jobq.Defer(ctx, tx, job, cause, runAfter)
 	}); err != nil {
 		return err
@@ -178,7 +178,7 @@ func (db *DB) reloadJob(ctx context.Context, job *Job) error {
 // can only have ended (a crash or a kill), since one daemon owns its
 // database.
 func (db *DB) ReleaseLeases(ctx context.Context, owner string) (n int, err error) {
-	err = db.write(ctx, opReleaseLeases, func(tx *txn) (err error) {
+	err = db.writeGrouped(ctx, opReleaseLeases, func(tx *txn) (err error) {
 		n, err = jobq.ReleaseLeases(ctx, tx, owner)
 		return err
 	})
@@ -192,7 +192,7 @@ func (db *DB) ReleaseLeases(ctx context.Context, owner string) (n int, err error
 // (jobq.Cancel) and returns how many: the scheduler's, when review_at
 // changed or was turned off.
 func (db *DB) CancelJobs(ctx context.Context, kind, keep string, futureOnly bool) (n int, err error) {
-	err = db.write(ctx, opCancelJobs, func(tx *txn) (err error) {
+	err = db.writeGrouped(ctx, opCancelJobs, func(tx *txn) (err error) {
 		n, err = jobq.Cancel(ctx, tx, kind, keep, futureOnly)
 		return err
 	})

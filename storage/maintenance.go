@@ -85,7 +85,7 @@ func (db *DB) Maintain(ctx context.Context, m Maintenance) (*MaintenanceReport, 
 		return nil, err
 	}
 	var rep *MaintenanceReport
-	if err := db.write(ctx, "maintain", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "maintain", func(tx *txn) (err error) {
 		rep, err = maintainTx(ctx, tx, m)
 		return err
 	}); err != nil {

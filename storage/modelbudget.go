@@ -31,7 +31,7 @@ func (db *DB) AddModelUsage(ctx context.Context, day, server string, u ModelUsag
 	if err := modelbudget.Check(day, server); err != nil {
 		return lift(err)
 	}
-	return db.write(ctx, opAddModelUsage, func(tx *txn) error {
+	return db.writeGrouped(ctx, opAddModelUsage, func(tx *txn) error {
 		return lift(modelbudget.Add(ctx, tx, day, server, u))
 	})
 }
@@ -56,7 +56,7 @@ func (db *DB) ModelBudget(ctx context.Context, day string) (map[string]ModelUsag
 // with an audit row by client. On resume it also forgets day's usage, so
 // that the day's budget starts over; detail says what was spent.
 func (db *DB) PauseModels(ctx context.Context, paused bool, day, client string, detail screen.Text) error {
-	return db.write(ctx, opModelBudget, func(tx *txn) error {
+	return db.writeGrouped(ctx, opModelBudget, func(tx *txn) error {
 		action, err := ActionModelPause, error(nil)
 		if paused {
 			err = modelbudget.Pause(ctx, tx)

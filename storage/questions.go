@@ -250,7 +250,7 @@ func (db *DB) DeclareQuestion(ctx context.Context, ns string, text screen.Text, 
 		return nil, errorf(Invalid, "text", "has no word that says what it asks (only stop words)")
 	}
 	var out *Question
-	err := db.write(ctx, opDeclareQuestion, func(tx *txn) error {
+	err := db.writeGrouped(ctx, opDeclareQuestion, func(tx *txn) error {
 		seq, err := db.questionSeqTx(ctx, tx, ns, key, text.String())
 		if err != nil {
 			return err

@@ -71,7 +71,7 @@ func (db *DB) RenameNamespaces(ctx context.Context, renames []Rename) ([]Renamed
 		return nil, nil
 	}
 	var out []Renamed
-	if err := db.write(ctx, "rename", func(tx *txn) error {
+	if err := db.writeGrouped(ctx, "rename", func(tx *txn) error {
 		moved := make([]Renamed, 0, len(renames))
 		for _, r := range renames {
 			done, err := renameTx(ctx, tx, r)

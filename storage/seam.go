@@ -32,16 +32,18 @@ var _ engineOps = (*engine.Engine)(nil)
 // statements cached.
 type txn = engine.Tx
 
-// write runs fn through the engine's grouped write (engineOps.Write),
-// whose contract fn keeps (see engine.Engine.Write): fn never ends tx nor
-// keeps it, gives its results through variables it assigns, and takes
-// its time from tx.Now.
-func (db *DB) write(ctx context.Context, op string, fn func(tx *txn) error) error {
+// writeGrouped runs fn through the engine's grouped write (engineOps.Write):
+// its transaction may hold other callers' writes, each under its own
+// savepoint. fn keeps the engine's contract (engine.Engine.Write): it never
+// ends tx nor keeps it, gives its results through variables it assigns,
+// and takes its time from tx.Now.
+func (db *DB) writeGrouped(ctx context.Context, op string, fn func(tx *txn) error) error {
 	return lift(db.eng.Write(ctx, op, fn))
 }
 
-// writeSolo is write in a transaction of its own (engineOps.WriteSolo).
-func (db *DB) writeSolo(ctx context.Context, op string, fn func(tx *txn) error) error {
+// writeOwnTx is writeGrouped in a transaction of its own, never grouped
+// (engineOps.WriteSolo): for a fn that changes many pages.
+func (db *DB) writeOwnTx(ctx context.Context, op string, fn func(tx *txn) error) error {
 	return lift(db.eng.WriteSolo(ctx, op, fn))
 }
 

@@ -126,7 +126,7 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 		}
 	}
 
-	if err := db.write(ctx, "close session", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "close session", func(tx *txn) (err error) {
 		rec, replayed, err = db.closeSessionTx(ctx, tx, c)
 		return err
 	}); err != nil {

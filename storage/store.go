@@ -20,7 +20,7 @@ func (db *DB) Store(ctx context.Context, nr NewRecord) (*Record, error) {
 		return nil, err
 	}
 	var rec *Record
-	if err := db.write(ctx, "store", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "store", func(tx *txn) (err error) {
 		rec, err = db.storeTx(ctx, tx, nr)
 		return err
 	}); err != nil {

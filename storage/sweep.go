@@ -64,7 +64,7 @@ func (db *DB) Sweep(ctx context.Context, run SweepRun) (*Sweep, error) {
 		return nil, err
 	}
 	var out *Sweep
-	if err := db.write(ctx, "sweep", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "sweep", func(tx *txn) (err error) {
 		out, err = sweepTx(ctx, tx, run)
 		return err
 	}); err != nil {

@@ -43,7 +43,7 @@ func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action 
 	if note != "" {
 		detail += ": " + note
 	}
-	return db.write(ctx, opStoreClientToken, func(tx *txn) error {
+	return db.writeGrouped(ctx, opStoreClientToken, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO client_tokens (client, token_sha256, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (client) DO UPDATE SET

@@ -36,7 +36,7 @@ type UnusedRecord struct {
 // later starts find the row and keep it.
 func (db *DB) StartUsage(ctx context.Context) (time.Time, error) {
 	var since time.Time
-	if err := db.write(ctx, "start usage", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "start usage", func(tx *txn) (err error) {
 		if since, err = usageStartTx(ctx, tx); err != nil || !since.IsZero() {
 			return err
 		}

@@ -25,7 +25,7 @@ func (db *DB) Update(ctx context.Context, id string, revision int, ch Changes, c
 		return nil, errorf(Invalid, "changes", "changes nothing")
 	}
 	var rec *Record
-	if err := db.write(ctx, "update", func(tx *txn) (err error) {
+	if err := db.writeGrouped(ctx, "update", func(tx *txn) (err error) {
 		rec, err = updateTx(ctx, tx, id, revision, ch, client)
 		return err
 	}); err != nil {

@@ -92,7 +92,7 @@ func (db *DB) note(ids []string, fetched bool) {
 }
 
 // FlushUsage stores every use counted so far in one write transaction of
-// the single writer, its own (writeSolo): a flush changes a page of usage
+// the single writer, its own (writeOwnTx): a flush changes a page of usage
 // per few records counted. Unknown ids (records purged meanwhile) are
 // skipped.
 // When the write fails, the uses go back to memory for the next flush, so
@@ -101,7 +101,7 @@ func (db *DB) FlushUsage(ctx context.Context) error { return db.uses.Flush(ctx) 
 
 // writeUses stores batch (FlushUsage).
 func (db *DB) writeUses(ctx context.Context, batch uses) error {
-	return db.writeSolo(ctx, opFlushUsage, func(tx *txn) error {
+	return db.writeOwnTx(ctx, opFlushUsage, func(tx *txn) error {
 		for id, u := range batch {
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO usage (record_id, returned, fetched, last_returned_at, last_fetched_at)

@@ -48,7 +48,7 @@ func holdWrite(db *DB) (release func() error) {
 	started, gate := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- db.write(context.Background(), "hold", func(tx *txn) error {
+		done <- db.writeGrouped(context.Background(), "hold", func(tx *txn) error {
 			close(started)
 			<-gate
 			return nil
@@ -64,7 +64,7 @@ func holdWrite(db *DB) (release func() error) {
 // queuedWrites is how many writes wait to be handed to the loop.
 func queuedWrites(db *DB) int { return int(db.WritesWaiting()) }
 
-// TestFlushUsage_RunsSolo: a usage flush is a solo write (writeSolo): it
+// TestFlushUsage_RunsSolo: a usage flush is a solo write (writeOwnTx): it
 // never joins the group of the writes about it, so its many pages are
 // never copied into a savepoint's subjournal.
 func TestFlushUsage_RunsSolo(t *testing.T) {
@@ -86,7 +86,7 @@ func TestFlushUsage_RunsSolo(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Go(func() {
-			if err := db.write(context.Background(), "pair", insert(fmt.Sprint("p", i))); err != nil {
+			if err := db.writeGrouped(context.Background(), "pair", insert(fmt.Sprint("p", i))); err != nil {
 				t.Error(err)
 			}
 		})
@@ -100,9 +100,9 @@ func TestFlushUsage_RunsSolo(t *testing.T) {
 	groups0, _ := db.GroupStats()
 	release = holdWriter(t, db)
 	for i, send := range []func() error{
-		func() error { return db.write(context.Background(), "x", insert("x")) },
+		func() error { return db.writeGrouped(context.Background(), "x", insert("x")) },
 		func() error { return db.FlushUsage(context.Background()) },
-		func() error { return db.write(context.Background(), "y", insert("y")) },
+		func() error { return db.writeGrouped(context.Background(), "y", insert("y")) },
 	} {
 		wg.Go(func() {
 			if err := send(); err != nil {

@@ -100,7 +100,7 @@ type writeRequest struct {
 	// alone, set instead of fn, runs by itself on the writer connection
 	// with no transaction open (exclusive).
 	alone func(conn *sql.Conn) error
-	// solo runs fn in a transaction of its own, never grouped (writeSolo).
+	// solo runs fn in a transaction of its own, never grouped (writeOwnTx).
 	solo bool
 	done chan writeResult // buffered: the loop never waits for the caller
 }
