@@ -2,20 +2,14 @@ package storage
 
 import (
 	"context"
-	"database/sql"
-	"strings"
-	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/tokens"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
 // ClientToken is a stored generated token: its client, the SHA-256 (hex)
-// of the token and when it was last set.
-type ClientToken struct {
-	Client    string
-	SHA256    string
-	UpdatedAt time.Time
-}
+// of the token and when it was last set (package tokens).
+type ClientToken = tokens.Token
 
 // StoreClientToken stores (or replaces) the SHA-256 of client's generated
 // token, as 64 hex digits kept lower-case, and appends its audit row in the
@@ -27,12 +21,10 @@ type ClientToken struct {
 // not 64 hex digits (Field "token_sha256") or another action (Field
 // "action").
 func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action Action, by, note string) error {
-	hash = strings.ToLower(hash)
+	hash, err := tokens.Check(client, hash)
 	switch {
-	case client == "":
-		return errorf(Invalid, "client", "is required")
-	case !isHex64(hash):
-		return errorf(Invalid, "token_sha256", "must be 64 hex digits")
+	case err != nil:
+		return lift(err)
 	case action != ActionTokenGenerate && action != ActionTokenRotate:
 		return errorf(Invalid, "action", "%q is not a token action", action)
 	}
@@ -44,13 +36,8 @@ func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action 
 		detail += ": " + note
 	}
 	return db.writeGrouped(ctx, opStoreClientToken, func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO client_tokens (client, token_sha256, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (client) DO UPDATE SET
-				token_sha256 = excluded.token_sha256, updated_at = excluded.updated_at`,
-			client, hash, tx.Now.UnixMilli(),
-		); err != nil {
-			return classify("store client token", err)
+		if err := tokens.Store(ctx, tx, client, hash); err != nil {
+			return lift(err)
 		}
 		return insertAuditTx(ctx, tx, AuditEntry{
 			Client: by, Action: action, Detail: screen.Redact(detail),
@@ -61,26 +48,9 @@ func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action 
 // ClientTokens lists the stored generated tokens, by client name.
 func (db *DB) ClientTokens(ctx context.Context) ([]ClientToken, error) {
 	var out []ClientToken
-	err := db.read(ctx, "client tokens", func(tx *txn) error {
-		rows, err := tx.QueryContext(ctx, `SELECT client, token_sha256, updated_at FROM client_tokens ORDER BY client`)
-		if err != nil {
-			return classify("client tokens", err)
-		}
-		defer rows.Close()
-		var list []ClientToken
-		for rows.Next() {
-			var (
-				c  ClientToken
-				at int64
-			)
-			if err := rows.Scan(&c.Client, &c.SHA256, &at); err != nil {
-				return classify("client tokens", err)
-			}
-			c.UpdatedAt = time.UnixMilli(at).UTC()
-			list = append(list, c)
-		}
-		out = list
-		return classify("client tokens", rows.Err())
+	err := db.read(ctx, "client tokens", func(tx *txn) (err error) {
+		out, err = tokens.List(ctx, tx)
+		return lift(err)
 	})
 	return out, err
 }
@@ -88,31 +58,12 @@ func (db *DB) ClientTokens(ctx context.Context) ([]ClientToken, error) {
 // ClientTokenHash returns the stored SHA-256 (lower-case hex) of client's
 // generated token; ok is false when none is stored.
 func (db *DB) ClientTokenHash(ctx context.Context, client string) (hash string, ok bool, err error) {
-	err = db.read(ctx, "client token", func(tx *txn) error {
-		err := tx.QueryRowContext(ctx, `SELECT token_sha256 FROM client_tokens WHERE client = ?`, client).Scan(&hash)
-		if err == sql.ErrNoRows {
-			return nil
-		} else if err != nil {
-			return classify("client token", err)
-		}
-		ok = true
-		return nil
+	err = db.read(ctx, "client token", func(tx *txn) (err error) {
+		hash, ok, err = tokens.Hash(ctx, tx, client)
+		return lift(err)
 	})
 	if err != nil || !ok {
 		return "", false, err
 	}
 	return hash, true, nil
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
