@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/anchors"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -451,5 +452,5 @@ func anchorNamesOf(as []Anchor) []string {
 	if len(as) == 0 {
 		return nil
 	}
-	return anchorNames(as)
+	return anchors.Names(as)
 }

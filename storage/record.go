@@ -111,13 +111,6 @@ func CheckSource(field, s string) error {
 	return nil
 }
 
-// Anchor states (docs/design.md R-H1). New anchors are unknown until checked.
-const (
-	AnchorUnknown     = "unknown"
-	AnchorAvailable   = "available"
-	AnchorUnavailable = "unavailable"
-)
-
 // Record is one memory as stored.
 type Record struct {
 	ID                  string
@@ -147,19 +140,6 @@ func (r *Record) Live() bool { return liveStatus(r.Status) }
 // liveStatus reports whether s is active or candidate: the statuses a new
 // record and an update may set.
 func liveStatus(s string) bool { return s == StatusActive || s == StatusCandidate }
-
-// Anchor is a thing a record depends on, such as "path:src/x.go", with the
-// check that gave it its state: when (zero while never checked), by whom (a
-// client's name, or SweepChecker) and a short screened detail. A check that
-// finds the state unchanged changes nothing, so CheckedAt is when the state
-// began.
-type Anchor struct {
-	Anchor    string
-	State     string
-	CheckedAt time.Time
-	CheckedBy string
-	Detail    string
-}
 
 // NewRecord is what Store writes. Status is decided by the caller (active for
 // memory_store, candidate for extraction and import). Confidence is required

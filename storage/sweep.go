@@ -2,9 +2,8 @@ package storage
 
 import (
 	"context"
-	"database/sql"
-	"strings"
 
+	"github.com/hearth-memory/hearth/storage/internal/anchors"
 	"github.com/hearth-memory/hearth/storage/internal/jobq"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
@@ -82,49 +81,10 @@ func (t *JobTx) Sweep(ctx context.Context, run SweepRun) (*Sweep, error) {
 	return sweepTx(ctx, t.tx, run)
 }
 
-// entityPrefix bounds entity anchors for anchors_anchor_idx: every anchor
-// that starts with "entity:" sorts at or after it and before entityEnd.
-const (
-	entityPrefix = "entity:"
-	entityEnd    = "entity;"
-)
-
 func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
-	// The entity anchors drive the join: the unary + on r.status keeps the
-	// planner off records_status_timeline_idx (migration 0072), which
-	// would read every live record instead.
-	rows, err := tx.QueryContext(ctx, `
-		SELECT a.record_id, r.namespace, a.anchor, a.position, a.state, a.checked_at, a.checked_by, a.detail
-		FROM anchors AS a JOIN records AS r ON r.id = a.record_id
-		WHERE a.anchor >= ? AND a.anchor < ? AND r.status || '' IN ('active', 'candidate')`,
-		entityPrefix, entityEnd)
+	changes, keys, err := anchors.Entities(ctx, tx)
 	if err != nil {
-		return nil, classify("sweep", err)
-	}
-	changes := map[anchorKey]*anchorChange{}
-	var keys []anchorKey
-	for rows.Next() {
-		var (
-			c       anchorChange
-			id      string
-			checked sql.NullInt64
-		)
-		if err := rows.Scan(&id, &c.namespace, &c.was.Anchor, &c.position, &c.was.State, &checked,
-			&c.was.CheckedBy, &c.was.Detail); err != nil {
-			rows.Close()
-			return nil, classify("sweep", err)
-		}
-		c.was.CheckedAt = fromMS(checked)
-		c.now = c.was
-		k := anchorKey{id, c.was.Anchor}
-		changes[k] = &c
-		keys = append(keys, k)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, classify("sweep", err)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify("sweep", err)
+		return nil, err
 	}
 
 	s := &Sweep{At: tx.Now, RequestedBy: run.Client, HomeAssistant: run.HomeAssistant, Unreachable: run.Unreachable,
@@ -132,23 +92,23 @@ func sweepTx(ctx context.Context, tx *txn, run SweepRun) (*Sweep, error) {
 	if run.Check != nil {
 		for _, k := range keys {
 			c := changes[k]
-			found := run.Check(strings.TrimPrefix(k.anchor, entityPrefix))
+			found := run.Check(anchors.EntityID(k.Anchor))
 			if found.State != AnchorAvailable && found.State != AnchorUnavailable {
 				return nil, errorf(Invalid, "check", "gave state %q for an entity; want available or unavailable", found.State)
 			}
 			s.Checked++
-			if found.State != c.was.State {
-				c.now = Anchor{Anchor: k.anchor, State: found.State, CheckedAt: tx.Now, CheckedBy: SweepChecker,
+			if found.State != c.Was.State {
+				c.Now = Anchor{Anchor: k.Anchor, State: found.State, CheckedAt: tx.Now, CheckedBy: SweepChecker,
 					Detail: screen.Redact(found.Detail).String()}
 				s.Changed++
 			}
 		}
-		if _, err := applyAnchorChangesTx(ctx, tx, run.Client, "sweep: ", changes, nil); err != nil {
+		if err := applyAnchorChangesTx(ctx, tx, run.Client, "sweep: ", changes, nil); err != nil {
 			return nil, err
 		}
 	}
 	for _, c := range changes {
-		switch c.now.State {
+		switch c.Now.State {
 		case AnchorAvailable:
 			s.Available++
 		case AnchorUnavailable:

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hearth-memory/hearth/storage/internal/anchors"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -89,10 +90,7 @@ func updateTx(ctx context.Context, tx *txn, id string, revision int, ch Changes,
 		return nil, classify("update", err)
 	}
 	if !sameAnchors(cur, &next) {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM anchors WHERE record_id = ?`, id); err != nil {
-			return nil, classify("update", err)
-		}
-		if err := insertAnchorsTx(ctx, tx, id, next.Anchors); err != nil {
+		if err := anchors.Replace(ctx, tx, id, next.Anchors); err != nil {
 			return nil, err
 		}
 	}
@@ -166,7 +164,7 @@ var updateFields = []struct {
 			if err == nil {
 				err = parseAnchors("changes.anchors", *ch.Anchors)
 			}
-			r.Anchors = keepAnchorStates(r.Anchors, names)
+			r.Anchors = anchors.KeepStates(r.Anchors, names)
 			return err
 		},
 		same: sameAnchors},
@@ -210,5 +208,5 @@ func unwrap(t *screen.Text) *string {
 
 // sameAnchors reports whether a and b name the same anchors in the same order.
 func sameAnchors(a, b *Record) bool {
-	return slices.Equal(anchorNames(a.Anchors), anchorNames(b.Anchors))
+	return slices.Equal(anchors.Names(a.Anchors), anchors.Names(b.Anchors))
 }
