@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
+
+	"github.com/hearth-memory/hearth/storage/internal/timeline"
 )
 
 // TestSQL_NotReprepared runs the statements that reads run many times with
@@ -36,8 +38,9 @@ func TestSQL_NotReprepared(t *testing.T) {
 		{Namespaces: []string{"github/acme/api", "global"}, Types: []string{TypeNote}},
 		{Statuses: []string{StatusCandidate}, Since: time.Unix(1, 0)},
 	} {
-		for _, after := range []*timelineCursor{nil, {at: 5, id: "x"}} {
-			query, args := timelineSQL(q, after, 20)
+		q.Limit = 20
+		for _, after := range []*timeline.Cursor{nil, {At: 5, ID: "x"}} {
+			query, args := timeline.SQL(timelineDefaults(q), after)
 			runs = append(runs, run{query, func(i int) []any {
 				out := make([]any, len(args))
 				for j, a := range args {

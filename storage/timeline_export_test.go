@@ -2,23 +2,21 @@ package storage
 
 import (
 	"context"
+
+	"github.com/hearth-memory/hearth/storage/internal/timeline"
 )
 
-// MaxTimelineWalks exposes maxTimelineWalks.
-const MaxTimelineWalks = maxTimelineWalks
+// MaxTimelineWalks exposes timeline.MaxWalks.
+const MaxTimelineWalks = timeline.MaxWalks
 
 // TimelinePlan returns the query plan of q's timeline statement, one
 // detail per line; a cursor (q.After) is planned at created_at 0.
 func (db *DB) TimelinePlan(ctx context.Context, q TimelineQuery) ([]string, error) {
-	var after *timelineCursor
+	var after *timeline.Cursor
 	if q.After != "" {
-		after = &timelineCursor{id: q.After}
+		after = &timeline.Cursor{ID: q.After}
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultTimelineLimit
-	}
-	query, args := timelineSQL(q, after, limit)
+	query, args := timeline.SQL(timelineDefaults(q), after)
 	return db.queryPlan(ctx, query, args...)
 }
 

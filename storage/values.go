@@ -51,14 +51,6 @@ func jsonInts(ns []int64) string {
 	return string(append(b, ']'))
 }
 
-// ms converts a time to the stored form: unix milliseconds, NULL for zero.
-func ms(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
 // fromMS converts a stored time back; NULL becomes the zero time.
 func fromMS(v sql.NullInt64) time.Time {
 	if !v.Valid {
