@@ -62,7 +62,7 @@ func (t *JobTx) StoreAnswer(ctx context.Context, jobID string, na NewAnswer) err
 	if err != nil {
 		return err
 	}
-	return lift(answers.Store(ctx, t.tx, q.seq, jobID, c))
+	return lift(answers.Store(ctx, t.tx, q.Seq, jobID, c))
 }
 
 // attachAnswersTx reads the answers of qs and sets each one's Stale against
@@ -73,7 +73,7 @@ func attachAnswersTx(ctx context.Context, tx *txn, qs []*Question) error {
 	}
 	seqs := make([]int64, len(qs))
 	for i, q := range qs {
-		seqs[i] = q.seq
+		seqs[i] = q.Seq
 	}
 	bySeq, err := answers.Read(ctx, tx, seqs)
 	if err != nil {
@@ -81,7 +81,7 @@ func attachAnswersTx(ctx context.Context, tx *txn, qs []*Question) error {
 	}
 	var cited []string
 	for _, q := range qs {
-		if a := bySeq[q.seq]; a != nil {
+		if a := bySeq[q.Seq]; a != nil {
 			q.Answer = a
 			cited = append(cited, a.SourceIDs...)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/flush"
+	"github.com/hearth-memory/hearth/storage/internal/questions"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -170,7 +171,7 @@ func (db *DB) askTx(ctx context.Context, tx *txn, at time.Time, a *Ask) error {
 	hits := topicsJSON(a.Hits) // a JSON array of strings, [] when none
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO asked (question, at, client, session, query, hits) VALUES (?, ?, ?, ?, ?, ?)`,
-		seq, at.UnixMilli(), a.Client, sessionDigest(db.sessionKey, a.Session), questionText(a.Query.String()), hits,
+		seq, at.UnixMilli(), a.Client, sessionDigest(db.sessionKey, a.Session), questions.Text(a.Query.String()), hits,
 	); err != nil {
 		return classify("record ask", err)
 	}

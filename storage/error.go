@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ncruces/go-sqlite3"
-
 	"github.com/hearth-memory/hearth/storage/internal/errs"
-	"github.com/hearth-memory/hearth/storage/internal/pgengine"
 )
 
 // Code classifies a storage error. The server maps each code to a gRPC status
@@ -74,8 +71,7 @@ func classify(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, sqlite3.CONSTRAINT_UNIQUE), errors.Is(err, sqlite3.CONSTRAINT_PRIMARYKEY),
-		pgengine.State(err) == pgengine.StateUnique:
+	case errs.Taken(err):
 		return &Error{Code: Exists, Message: "already exists"}
 	}
 	var e *Error

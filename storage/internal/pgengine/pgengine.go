@@ -245,8 +245,8 @@ func State(err error) string {
 }
 
 // StateUnique is PostgreSQL's unique_violation (a primary key too): the
-// domain's Exists.
-const StateUnique = "23505"
+// domain's Exists (errs.Taken).
+const StateUnique = errs.StateUnique
 
 // PostgreSQL's error codes the engine acts on.
 const (

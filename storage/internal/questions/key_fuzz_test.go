@@ -1,4 +1,4 @@
-package storage_test
+package questions_test
 
 import (
 	"slices"
@@ -6,13 +6,13 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/internal/questions"
 )
 
-// FuzzQuestionKey feeds arbitrary query text to the grouping key: it never
+// FuzzKey feeds arbitrary query text to the grouping key: it never
 // panics, its words are distinct, sorted, lower-case letters and digits,
 // and reordering the text's words does not change it.
-func FuzzQuestionKey(f *testing.F) {
+func FuzzKey(f *testing.F) {
 	for _, s := range []string{
 		"How do we run the migrations?", "running migrations", "", "the of and", "ÉCOLE école ÉCOLES",
 		"v1.2.3 go1.26 x86_64", "東京 タワー", "\x00\xff\xfe", "a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc dd ee ff gg",
@@ -20,7 +20,7 @@ func FuzzQuestionKey(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		key := storage.QuestionKey(s)
+		key := questions.Key(s)
 		if key == "" {
 			return
 		}
@@ -38,7 +38,7 @@ func FuzzQuestionKey(f *testing.F) {
 			return // only the first 32 distinct words count: order decides which
 		}
 		slices.Reverse(fields)
-		if got := storage.QuestionKey(strings.Join(fields, " ")); got != key {
+		if got := questions.Key(strings.Join(fields, " ")); got != key {
 			t.Fatalf("reversed %q: key %q, want %q", s, got, key)
 		}
 	})
