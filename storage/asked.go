@@ -8,6 +8,7 @@ import (
 
 	"github.com/hearth-memory/hearth/storage/flush"
 	"github.com/hearth-memory/hearth/storage/internal/questions"
+	"github.com/hearth-memory/hearth/storage/internal/sessions"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -28,7 +29,7 @@ const (
 // Ask is one search to record: where it was asked (the home namespace of
 // its scope chain), by whom (client and session), the query as screened,
 // and the ids of its full-text hits, best first. The session is kept as a
-// keyed digest (sessionDigest), never as given. Only full-text hits are
+// keyed digest (sessions.Digest), never as given. Only full-text hits are
 // kept, so the demand signal does not move with the encoder (docs/design.md R-W2).
 type Ask struct {
 	Namespace string
@@ -171,7 +172,7 @@ func (db *DB) askTx(ctx context.Context, tx *txn, at time.Time, a *Ask) error {
 	hits := topicsJSON(a.Hits) // a JSON array of strings, [] when none
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO asked (question, at, client, session, query, hits) VALUES (?, ?, ?, ?, ?, ?)`,
-		seq, at.UnixMilli(), a.Client, sessionDigest(db.sessionKey, a.Session), questions.Text(a.Query.String()), hits,
+		seq, at.UnixMilli(), a.Client, sessions.Digest(db.sessionKey, a.Session), questions.Text(a.Query.String()), hits,
 	); err != nil {
 		return classify("record ask", err)
 	}
@@ -184,7 +185,7 @@ func (db *DB) useTx(ctx context.Context, tx *txn, u *AskUse) error {
 		UPDATE asked SET used = 1
 		WHERE client = ?1 AND session = ?2 AND used = 0
 			AND EXISTS (SELECT 1 FROM json_each(asked.hits) AS h WHERE h.value IN (SELECT value FROM json_each(?3)))`,
-		u.Client, sessionDigest(db.sessionKey, u.Session), jsonList(u.IDs),
+		u.Client, sessions.Digest(db.sessionKey, u.Session), jsonList(u.IDs),
 	); err != nil {
 		return classify("record use", err)
 	}

@@ -2,43 +2,22 @@ package storage
 
 import (
 	"context"
-	"crypto/sha256"
-	"database/sql"
-	"encoding/binary"
-	"encoding/hex"
-	"regexp"
-	"strings"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/sessions"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-
 // ValidOpID reports whether s is an op_id: 8-64 of A-Za-z0-9_- (docs/design.md R-Z2).
-func ValidOpID(s string) bool { return opIDPattern.MatchString(s) }
+func ValidOpID(s string) bool { return sessions.ValidOpID(s) }
 
 // CheckOpID refuses s unless it is an op_id: Invalid naming field.
-func CheckOpID(field, s string) error {
-	if !ValidOpID(s) {
-		return errorf(Invalid, field, "must be 8-64 of A-Za-z0-9_-")
-	}
-	return nil
-}
+func CheckOpID(field, s string) error { return lift(sessions.CheckOpID(field, s)) }
 
-// CloseDigest binds a session close to its client and inputs: the SHA-256
-// (hex) of client and each input, every one length-prefixed so that no two
-// different lists digest alike. A replay must give the same digest. Inputs
-// are hashed, never stored, so refused notes may be among them.
+// CloseDigest binds a session close to its client and inputs
+// (sessions.CloseDigest): a replay must give the same digest.
 func CloseDigest(client string, inputs ...string) string {
-	h := sha256.New()
-	var n [8]byte
-	for _, s := range append([]string{"hearth.session-close.v1", client}, inputs...) {
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return sessions.CloseDigest(client, inputs...)
 }
 
 // SessionClose is what CloseSession records for one close.
@@ -71,19 +50,7 @@ type SessionClose struct {
 
 // Receipt is the stored result of a session close. A tombstone (a receipt
 // past retention) keeps only OpID, Client and ClosedAt.
-type Receipt struct {
-	OpID                string
-	Client              string
-	SessionID           string
-	Namespace           string
-	ClosedAt            time.Time
-	SummaryID           string
-	SummaryKept         bool
-	NotesRefused        bool
-	NotesRefusedPattern string
-	JobID               string
-	Tombstone           bool
-}
+type Receipt = sessions.Receipt
 
 // CloseSession records a session close exactly once per op_id (docs/design.md R-Z2):
 // in one transaction it stores the summary candidate, queues the extraction
@@ -137,12 +104,12 @@ func (db *DB) CloseSession(ctx context.Context, c SessionClose) (rec *Receipt, r
 
 // closeSessionTx records a validated close, or replays its receipt.
 func (db *DB) closeSessionTx(ctx context.Context, tx *txn, c SessionClose) (*Receipt, bool, error) {
-	prev, err := findReceiptTx(ctx, tx, c.OpID)
+	prev, err := sessions.Find(ctx, tx, c.OpID)
 	if err != nil {
 		return nil, false, err
 	}
 	if prev != nil {
-		r, err := replay(prev, c, tx.Now)
+		r, err := prev.Replay(c.Client, c.Digest, c.Retention, tx.Now)
 		return r, err == nil, err
 	}
 
@@ -175,72 +142,22 @@ func (db *DB) closeSessionTx(ctx context.Context, tx *txn, c SessionClose) (*Rec
 	}
 	if err := insertAuditTx(ctx, tx, AuditEntry{
 		Client: c.Client, Action: ActionSessionClose, Namespace: c.Namespace, RecordID: r.SummaryID,
-		Detail: screen.Redact(closeDetail(r)),
+		Detail: screen.Redact(r.Detail()),
 	}); err != nil {
 		return nil, false, err
 	}
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO receipts (
-			op_id, client, digest, closed_at, session_id, namespace, summary_id, summary_kept,
-			notes_refused, notes_refused_pattern, job_id
-		) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.OpID, r.Client, c.Digest, r.ClosedAt.UnixMilli(), r.SessionID, r.Namespace, r.SummaryID, r.SummaryKept,
-		r.NotesRefused, r.NotesRefusedPattern, r.JobID,
-	); err != nil {
-		return nil, false, classify("close session", err)
+	if err := sessions.Keep(ctx, tx, r, c.Digest); err != nil {
+		return nil, false, err
 	}
 	return r, false, nil
-}
-
-// storedReceipt is a receipt row with its binding.
-type storedReceipt struct {
-	Receipt
-	digest string
-}
-
-// replay decides what a second close with the same op_id gets: the stored
-// receipt, or a refusal.
-func replay(prev *storedReceipt, c SessionClose, now time.Time) (*Receipt, error) {
-	switch {
-	case prev.Client != c.Client:
-		return nil, errorf(Exists, "op_id", "is already used by another client; choose a new op_id for this close")
-	case prev.digest != c.Digest:
-		return nil, errorf(Exists, "op_id", "is already used by a close with other inputs; choose a new op_id for this close")
-	case prev.Tombstone || (c.Retention > 0 && !prev.ClosedAt.After(now.Add(-c.Retention))):
-		return nil, errorf(Expired, "op_id",
-			"the receipt of this close (closed %s) is past retention_deleted_days and has expired; choose a new op_id to close again",
-			prev.ClosedAt.Format(time.RFC3339))
-	}
-	return &prev.Receipt, nil
-}
-
-// closeDetail is the audit detail of a close.
-func closeDetail(r *Receipt) string {
-	var parts []string
-	parts = append(parts, "op "+r.OpID)
-	switch {
-	case r.SummaryID != "":
-		parts = append(parts, "summary candidate "+r.SummaryID)
-	case r.SummaryKept:
-		parts = append(parts, "summary kept for extraction")
-	default:
-		parts = append(parts, "no summary")
-	}
-	if r.NotesRefused {
-		parts = append(parts, "notes refused ("+r.NotesRefusedPattern+")")
-	}
-	if r.JobID != "" {
-		parts = append(parts, "extraction job "+r.JobID)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // Receipt returns the receipt kept under opID, tombstones included. It
 // returns NotFound (Field "op_id") when there is none.
 func (db *DB) Receipt(ctx context.Context, opID string) (*Receipt, error) {
-	var r *storedReceipt
+	var r *sessions.Stored
 	if err := db.read(ctx, "receipt", func(tx *txn) (err error) {
-		r, err = findReceiptTx(ctx, tx, opID)
+		r, err = sessions.Find(ctx, tx, opID)
 		return err
 	}); err != nil {
 		return nil, err
@@ -249,27 +166,4 @@ func (db *DB) Receipt(ctx context.Context, opID string) (*Receipt, error) {
 		return nil, errorf(NotFound, "op_id", "no receipt has this op_id")
 	}
 	return &r.Receipt, nil
-}
-
-// findReceiptTx returns the receipt of opID, or nil.
-func findReceiptTx(ctx context.Context, tx *txn, opID string) (*storedReceipt, error) {
-	var (
-		r         storedReceipt
-		closed    int64
-		tombstone sql.NullInt64
-	)
-	err := tx.QueryRowContext(ctx, `
-		SELECT op_id, client, digest, closed_at, session_id, namespace, summary_id, summary_kept,
-			notes_refused, notes_refused_pattern, job_id, tombstoned_at
-		FROM receipts WHERE op_id = ?`, opID,
-	).Scan(&r.OpID, &r.Client, &r.digest, &closed, &r.SessionID, &r.Namespace, &r.SummaryID, &r.SummaryKept,
-		&r.NotesRefused, &r.NotesRefusedPattern, &r.JobID, &tombstone)
-	if err == sql.ErrNoRows {
-		return nil, nil
-	} else if err != nil {
-		return nil, classify("find receipt", err)
-	}
-	r.ClosedAt = time.UnixMilli(closed).UTC()
-	r.Tombstone = tombstone.Valid
-	return &r, nil
 }

@@ -63,38 +63,6 @@ func countRows(tb testing.TB, db *storage.DB, query string) int {
 	return n
 }
 
-func TestCloseDigest(t *testing.T) {
-	t.Parallel()
-	a := storage.CloseDigest("c", "ab", "c")
-	if len(a) != 64 {
-		t.Fatalf("digest %q is not 64 hex digits", a)
-	}
-	for _, other := range []string{
-		storage.CloseDigest("c", "a", "bc"), // length prefixes keep boundaries
-		storage.CloseDigest("d", "ab", "c"),
-		storage.CloseDigest("c", "ab", "c", ""),
-	} {
-		if other == a {
-			t.Errorf("different inputs digest alike")
-		}
-	}
-	if storage.CloseDigest("c", "ab", "c") != a {
-		t.Errorf("digest is not deterministic")
-	}
-}
-
-func TestValidOpID(t *testing.T) {
-	t.Parallel()
-	for s, want := range map[string]bool{
-		"abcdefgh": true, "A_b-9xyz": true, strings.Repeat("a", 64): true,
-		"abcdefg": false, strings.Repeat("a", 65): false, "abcd efgh": false, "abcd.efgh": false, "": false,
-	} {
-		if got := storage.ValidOpID(s); got != want {
-			t.Errorf("ValidOpID(%q) = %v, want %v", s, got, want)
-		}
-	}
-}
-
 func TestDB_CloseSession(t *testing.T) {
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/fts"
 	"github.com/hearth-memory/hearth/storage/internal/pgengine"
+	"github.com/hearth-memory/hearth/storage/internal/sessions"
 )
 
 // DB is the store: the record domain over its engine (package engine: one
@@ -57,7 +58,7 @@ type DB struct {
 	lastMS  uint64 // time part of the last id made, so ids never go backwards
 
 	// sessionKey keys the digest a recorded search keeps of its session
-	// (sessiondigest.go).
+	// (sessions.Digest).
 	sessionKey []byte
 
 	closeOnce sync.Once
@@ -117,7 +118,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	cfg.Path = abs
 	cfg.Now = func() time.Time { return db.Now() }
 	cfg.Funcs = db.fts.Register
-	cfg.Writer = registerSessionDigest
+	cfg.Writer = sessions.RegisterDigest
 	cfg.Opened = db.opened
 	cfg.Untouched = func(op string) bool { return indexUntouched[op] }
 	cfg.Tidy = fts.TidyStep
@@ -159,7 +160,8 @@ func (db *DB) start() { db.uses.Start() }
 // ignores the error, the store being read-only.
 func (db *DB) opened(ctx context.Context, conn *sql.Conn) error {
 	errID := db.loadLastID(ctx, conn)
-	errKey := db.loadSessionKey(ctx, conn)
+	key, errKey := sessions.LoadKey(ctx, conn)
+	db.sessionKey = key
 	if errID != nil {
 		return errID
 	}
@@ -173,7 +175,7 @@ func schemaFuncs(c *sqlite3.Conn) error {
 	if err := fts.New(nil, nil).Register(c); err != nil {
 		return err
 	}
-	return registerSessionDigest(c)
+	return sessions.RegisterDigest(c)
 }
 
 // Path returns the database file's absolute path.
