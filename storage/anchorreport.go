@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hearth-memory/hearth/storage/internal/anchors"
+	"github.com/hearth-memory/hearth/storage/internal/audit"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -116,5 +117,5 @@ func applyAnchorChangesTx(ctx context.Context, tx *txn, client, prefix string, c
 	); err != nil {
 		return classify("anchor state", err)
 	}
-	return insertAuditsTx(ctx, tx, entries)
+	return audit.InsertMany(ctx, tx, entries)
 }

@@ -7,9 +7,6 @@ import (
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
-// ActionQuestionAdd: a client declared a question (memory_question_add).
-const ActionQuestionAdd Action = "question-add"
-
 // MaxQuestionChars bounds a question's stored text; longer wordings are cut
 // (the key is made from the whole text first).
 const MaxQuestionChars = questions.MaxChars
