@@ -2,95 +2,38 @@ package storage
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/hearth-memory/hearth/storage/internal/anchors"
+	"github.com/hearth-memory/hearth/storage/internal/imports"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
 // ImportBatch is how many items one transaction of Import writes: a large
 // import never holds the writer for long.
-const ImportBatch = 200
+const ImportBatch = imports.Batch
 
-// ImportItem is one record to import, its free text screened. Fields
-// follow an exported record (ExportedRecord); what Import keeps of each
-// depends on ImportOptions.AsActive.
-type ImportItem struct {
-	// ID is the record's id; "" gives it a new one.
-	ID         string
-	Namespace  string
-	Type       string
-	Title      screen.Text
-	Content    screen.Text
-	Confidence float64
-	Topics     []screen.Text
-	Anchors    []ImportAnchor
-	Evidence   []ImportStance
-	// Status is active, candidate or superseded.
-	Status string
-	// Revision, Writer, Source, CreatedAt and UpdatedAt are kept with
-	// AsActive only; Revision 0 means 1.
-	Revision  int
-	Writer    string
-	Source    string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	// Supersedes and SupersededBy are linked with AsActive only.
-	Supersedes   string
-	SupersededBy string
-}
-
-// ImportAnchor is an anchor with its last check, as exported.
-type ImportAnchor struct {
-	Anchor    screen.Text
-	State     string
-	CheckedAt time.Time
-	CheckedBy string
-}
-
-// ImportStance is a client's stance, as exported.
-type ImportStance struct {
-	Client string
-	Stance string
-	Note   screen.Text
-	At     time.Time
-}
-
-// ImportOptions says how Import writes.
-type ImportOptions struct {
-	// Client is the importing client: it is audited, and it is the writer
-	// of records imported as candidates.
-	Client string
-	// AsActive writes each record as it was exported: its status (active,
-	// candidate or superseded), revision, writer, source, times, anchor
-	// checks and supersession links. Otherwise every record is written as
-	// a candidate at revision 1 with source import, the importing client
-	// as writer, its anchors unchecked, no links and no evidence (a line's
-	// stances are dropped: they claim other clients), and a superseded
-	// record is refused.
-	AsActive bool
-}
+// What an import is made of (package imports says what each field keeps).
+type (
+	// ImportItem is one record to import, its free text screened.
+	ImportItem = imports.Item
+	// ImportAnchor is an anchor with its last check, as exported.
+	ImportAnchor = imports.Anchor
+	// ImportStance is a client's stance, as exported.
+	ImportStance = imports.Stance
+	// ImportOptions says how Import writes.
+	ImportOptions = imports.Options
+	// ImportResult is the outcome of one item: Imported or Unchanged with
+	// the record's id, or the error that refused it.
+	ImportResult = imports.Result
+)
 
 // Import outcomes.
 const (
-	Imported  = "imported"
-	Unchanged = "unchanged"
+	Imported  = imports.Imported
+	Unchanged = imports.Unchanged
 )
-
-// ImportResult is the outcome of one item: Imported or Unchanged with the
-// record's id, or the error that refused it (an *Error naming the item's
-// field; nothing of the item was written).
-type ImportResult struct {
-	Outcome string
-	ID      string
-	Err     error
-}
 
 // Import writes items and returns one result per item, in order. It is
 // idempotent by content: each item's digest (its id, namespace, type,
@@ -131,7 +74,7 @@ func (db *DB) Import(ctx context.Context, items []ImportItem, opt ImportOptions)
 				if err != nil && ErrorCode(err) == Internal {
 					return err
 				}
-				r.Err = err
+				r.Err = lift(err) // a refusal made below the root, as storage's Error
 				res[i] = r
 			}
 			out = res
@@ -148,7 +91,7 @@ func (db *DB) Import(ctx context.Context, items []ImportItem, opt ImportOptions)
 // importOneTx writes one item under a savepoint, rolled back when the item
 // is refused.
 func (db *DB) importOneTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportOptions) (ImportResult, error) {
-	if err := it.validate(opt); err != nil {
+	if err := validateImport(it, opt); err != nil {
 		return ImportResult{}, err
 	}
 	if _, err := tx.Tx.ExecContext(ctx, `SAVEPOINT import_item`); err != nil {
@@ -175,7 +118,8 @@ func CheckImportStatus(field, s string) error {
 	return nil
 }
 
-func (it *ImportItem) validate(opt ImportOptions) error {
+// validateImport refuses an item the record rules or opt do not allow.
+func validateImport(it *ImportItem, opt ImportOptions) error {
 	if err := checkRecord(it.Namespace, it.Type, it.Title, it.Content, it.Confidence); err != nil {
 		return err
 	}
@@ -223,47 +167,14 @@ func (it *ImportItem) validate(opt ImportOptions) error {
 	return nil
 }
 
-// contentDigest is the import identity of a record: SHA-256 over its id
-// (as the line gave it), namespace, type, title, content, confidence,
-// topics and anchor names, in a fixed JSON form.
-func contentDigest(id, ns, typ, title, content string, confidence float64, topics, anchors []string) string {
-	if topics == nil {
-		topics = []string{}
-	}
-	if anchors == nil {
-		anchors = []string{}
-	}
-	b, _ := json.Marshal([]any{"hearth-import-v1", id, ns, typ, title, content,
-		strconv.FormatFloat(confidence, 'g', -1, 64), topics, anchors}) // strings and lists always marshal
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// importDigest is the imports table's key for an item of the given
-// content digest: the content alone for an import as candidates (as it has
-// always been), and with AsActive the content with the status, writer and
-// evidence the line carries, so an import as exported is never taken for
-// an earlier import of the same content as a candidate.
-func importDigest(content string, it *ImportItem, opt ImportOptions) string {
-	if !opt.AsActive {
-		return content
-	}
-	stances := make([]string, 0, 4*len(it.Evidence))
-	for _, s := range it.Evidence {
-		stances = append(stances, s.Client, s.Stance, s.Note.String(), strconv.FormatInt(s.At.UnixMilli(), 10))
-	}
-	b, _ := json.Marshal([]any{"hearth-import-as-exported-v1", content, it.Status, it.Writer, stances}) // strings always marshal
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // untouchedImport reports whether r is a candidate an import without
 // as_active wrote and nothing has changed since (revision 1).
 func untouchedImport(r *Record) bool {
 	return r.Status == StatusCandidate && r.Source == SourceImport && r.Revision == 1
 }
 
-func (it *ImportItem) names() (topics, anchors []string) {
+// importNames are the item's distinct topics and its anchors' names.
+func importNames(it *ImportItem) (topics, anchors []string) {
 	topics, _ = texts("topics", it.Topics)
 	for _, a := range it.Anchors {
 		anchors = append(anchors, a.Anchor.String())
@@ -272,22 +183,21 @@ func (it *ImportItem) names() (topics, anchors []string) {
 }
 
 func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportOptions) (ImportResult, error) {
-	topics, anchorNames := it.names()
-	content := contentDigest(it.ID, it.Namespace, it.Type, it.Title.String(), it.Content.String(), it.Confidence, topics, anchorNames)
-	digest := importDigest(content, it, opt)
-	var was string
-	switch err := tx.QueryRowContext(ctx, `SELECT record_id FROM imports WHERE digest = ?`, digest).Scan(&was); {
-	case err == nil:
+	topics, anchorNames := importNames(it)
+	content := imports.ContentDigest(it.ID, it.Namespace, it.Type, it.Title.String(), it.Content.String(), it.Confidence, topics, anchorNames)
+	digest := it.Digest(content, opt)
+	switch was, ok, err := imports.Seen(ctx, tx, digest); {
+	case err != nil:
+		return ImportResult{}, err
+	case ok:
 		return ImportResult{Outcome: Unchanged, ID: was}, nil
-	case err != sql.ErrNoRows:
-		return ImportResult{}, classify("import", err)
 	}
 	id := it.ID
 	if id != "" {
 		cur, err := findRecordTx(ctx, tx, id)
 		switch {
 		case err == nil:
-			if contentDigest(id, cur.Namespace, cur.Type, cur.Title, cur.Content, cur.Confidence, cur.Topics, anchorNamesOf(cur.Anchors)) != content {
+			if imports.ContentDigest(id, cur.Namespace, cur.Type, cur.Title, cur.Content, cur.Confidence, cur.Topics, anchorNamesOf(cur.Anchors)) != content {
 				return ImportResult{}, errorf(Exists, "id", "a record with this id exists with other content (revision %d)", cur.Revision)
 			}
 			if !opt.AsActive || !untouchedImport(cur) || it.Status == StatusCandidate && it.Writer == cur.Writer && len(it.Evidence) == 0 {
@@ -376,9 +286,8 @@ func (db *DB) importTx(ctx context.Context, tx *txn, it *ImportItem, opt ImportO
 			return ImportResult{}, err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO imports (digest, record_id, client, at) VALUES (?, ?, ?, ?)`,
-		digest, id, opt.Client, tx.Now.UnixMilli()); err != nil {
-		return ImportResult{}, classify("import", err)
+	if err := imports.Keep(ctx, tx, digest, id, opt.Client); err != nil {
+		return ImportResult{}, err
 	}
 	mode := "as candidate"
 	if opt.AsActive {
