@@ -21,6 +21,7 @@ func storeArgs(ns, title, content string) map[string]any {
 // revision) → supersede → forget → timeline through each transport against
 // one real daemon (R-R1..R-R5, R-K1, R-T1..R-T3).
 func TestDaemon_Lifecycle(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	tok := td.tokens["claude-code"]
 	for _, tr := range transports(td) {
@@ -162,6 +163,7 @@ func TestDaemon_Lifecycle(t *testing.T) {
 
 // TestDaemon_Auth covers R-A2..R-A6 over every transport.
 func TestDaemon_Auth(t *testing.T) {
+	t.Parallel()
 	opts := testOptions()
 	opts.Clients = append(opts.Clients, optionsClient("reader", "read"))
 	td := startDaemon(t, opts)
@@ -193,6 +195,7 @@ func optionsClient(name string, scopes ...options.Scope) options.Client {
 // even when its options grant write (R-A4), and that forwarded-address
 // metadata from an external gRPC peer is ignored (R-A6).
 func TestDaemon_AddressClient(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	ns := "github/acme/addr"
 	post := func(c *http.Client, tool string, args any) (int, []byte) {
@@ -250,6 +253,7 @@ func TestDaemon_AddressClient(t *testing.T) {
 // server as not connected instead of listing tools that then fail; a token
 // client and an address client connect (R-A2, R-A4).
 func TestMCP_Unauthenticated(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	initialize := map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "test", "version": "1"}}
@@ -293,6 +297,7 @@ func TestMCP_Unauthenticated(t *testing.T) {
 // reported by position (never echoed), an unknown well-formed id is listed
 // in missing, and the record asked for is returned, over every transport.
 func TestGet_Malformed(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	tok := td.tokens["claude-code"]
 	stored := restTransport{td}.call(t, tok, "memory_store", storeArgs("github/acme/get", "Kept", "A record to fetch."))

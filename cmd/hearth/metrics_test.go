@@ -139,6 +139,7 @@ next:
 // Prometheus text format that Prometheus's parser reads, the series the
 // issue asks for, and closed label sets only.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, parityOptions())
 	admin := td.tokens["claude-code"]
 	for _, tr := range transports(td) {
@@ -256,6 +257,7 @@ func grantAdmin(opts *options.Options, name string) {
 // vectors by state once the encoder has caught up. Without either, the
 // series are absent (TestMetrics's daemon has neither).
 func TestMetrics_ModelsAndEncoder(t *testing.T) {
+	t.Parallel()
 	const dim = 16
 	primary := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	fallback := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/q.gguf"})

@@ -19,6 +19,7 @@ import (
 // midnight, and the day rolling over lets a spent server call again. Pause
 // and resume are audited with the admin's name.
 func TestModels_Budget(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Reply: func(c modeltest.Chat) string {
 		_, rest, _ := strings.Cut(c.Messages[1].Content, "Decision ")
@@ -133,6 +134,7 @@ func TestModels_Budget(t *testing.T) {
 // the input again with another model, whose receipt names the first. Both
 // tools need the admin scope.
 func TestModels_Receipts(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"}, modeltest.Model{Name: "m2"})
 	srv.Script(
 		modeltest.Rule{Path: "/api/chat", Model: "m1", Times: 1, Action: modeltest.Action{Content: `{"memories":[` +

@@ -92,6 +92,7 @@ func serverEntry(body map[string]any, url string) map[string]any {
 // and gRPC: each server with its tier, format, live or down, last probe,
 // calls and failures by model, and the job queue.
 func TestModels_Status(t *testing.T) {
+	t.Parallel()
 	primary := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	fallback := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/q.gguf"})
 	direct := modeltest.New(t, modeltest.LlamaSwap, modeltest.Model{Name: "m1", Path: "/models/m1.gguf"})
@@ -128,6 +129,7 @@ func TestModels_Status(t *testing.T) {
 // configured, every close (over REST, MCP and gRPC) queues an extraction
 // job that waits, never leased, and memory_status shows it waiting.
 func TestModels_WaitWithoutModel(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	tok := td.tokens["claude-code"]
 	for i, tr := range transports(td) {
@@ -168,6 +170,7 @@ func TestModels_WaitWithoutModel(t *testing.T) {
 // since its probe, so each call fails over to the fallback; the memories
 // become candidates with source extraction, written by the closing client.
 func TestModels_Extraction(t *testing.T) {
+	t.Parallel()
 	primary := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	fallback := modeltest.New(t, modeltest.LlamaSwap, modeltest.Model{Name: "m1", Path: "/models/m1.gguf"})
 	fallback.Script(modeltest.Rule{Path: "/v1/chat/completions", Action: modeltest.Action{Reply: func(c modeltest.Chat) string {
@@ -223,6 +226,7 @@ func TestModels_Extraction(t *testing.T) {
 // carrying a GitHub token is dropped, its refusal audited by field and
 // pattern, and the token is nowhere in the data directory or the logs.
 func TestModels_SecretFromModel(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	mems := []map[string]any{
 		{"type": "constraint", "title": "CI token", "content": "CI pushes with GITHUB_TOKEN=" + secretGitHub + " set.", "confidence": 0.9},
@@ -283,6 +287,7 @@ func TestModels_SecretFromModel(t *testing.T) {
 // allows is applied, and memory_audit shows every verdict and refusal over
 // REST, MCP and gRPC.
 func TestModels_NightlyReview(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	clock := newTestClock(time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC))
 	opts := modelOptions(srv.URL)
@@ -370,6 +375,7 @@ func memoriesContentOf(mems ...[2]string) string {
 // TestModels_Page: the page's model panel shows the servers as the router
 // sees them (live, down, failures by model), read from memory_status.
 func TestModels_Page(t *testing.T) {
+	t.Parallel()
 	live := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 	down := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/q.gguf"})
 	down.Down()
@@ -406,6 +412,7 @@ func TestModels_Page(t *testing.T) {
 // TestDocs_Models: the add-on's documentation of the model jobs states the
 // limits and names the code enforces.
 func TestDocs_Models(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "addon", "hearth", "DOCS.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -66,6 +66,7 @@ func wantRefused(t *testing.T, what string, r result, field string) {
 // chain, and refuses other hosts, unreadable remotes and bad names, through
 // every transport; user information is never echoed.
 func TestNamespace_Remotes(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nsOptions(t, nil))
 	tok := td.tokens["claude-code"]
 	const secret = "ghp_R8x2Kq9Lm4Tz7Vb1Nc6Hd3Fj5Wp0Ys8Ue2Ab"
@@ -135,6 +136,7 @@ func TestNamespace_Remotes(t *testing.T) {
 // TestNamespace_Owners holds R-N2's owner limits: with github_owner and
 // forge_owner set, remotes and namespaces of other owners are refused.
 func TestNamespace_Owners(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nsOptions(t, func(o *options.Options) {
 		o.GithubOwner = "acme"
 		o.ForgeOwner = "team"
@@ -161,6 +163,7 @@ func TestNamespace_Owners(t *testing.T) {
 // naming its namespace; a hub's search reaches every repository namespace;
 // and two sibling repositories never see each other.
 func TestNamespace_Chain(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nsOptions(t, nil))
 	tok := td.tokens["claude-code"]
 	rest := restTransport{td}
@@ -247,6 +250,7 @@ func TestNamespace_Chain(t *testing.T) {
 // TestNamespace_Limits holds R-N7: limits and names are checked, and each
 // violation is INVALID_ARGUMENT naming its field.
 func TestNamespace_Limits(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nsOptions(t, nil))
 	tok := td.tokens["claude-code"]
 	long := "local/" + strings.Repeat("a", 155)
@@ -299,6 +303,7 @@ func openDaemonAt(tb testing.TB, dir string, opts options.Options) *testDaemon {
 // audit row per rename), requests naming the old owner land on the new one,
 // and a second start with the same renames changes nothing more.
 func TestNamespace_RenamesAcrossStarts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	td := openDaemonAt(t, dir, nsOptions(t, nil))
 	tok := td.tokens["claude-code"]
@@ -387,6 +392,7 @@ func TestNamespace_RenamesAcrossStarts(t *testing.T) {
 // TestNamespace_RemoteCredentialsNeverStored holds that a remote's user
 // information reaches neither a reply nor the database files.
 func TestNamespace_RemoteCredentialsNeverStored(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	td := openDaemonAt(t, dir, nsOptions(t, nil))
 	tok := td.tokens["claude-code"]

@@ -61,6 +61,7 @@ func bulk(t testing.TB, db *storage.DB, ns string, n int) {
 // restore` of it into another data dir gives a store holding every write
 // acknowledged before the backup started.
 func TestBackup_DuringWrites(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, parityOptions())
 	bulk(t, td.db, "github/acme/bulk", 500)
 	tok := td.tokens["claude-code"]
@@ -204,6 +205,7 @@ func startDaemon2(t *testing.T, dir string) *testDaemon {
 func poll() { time.Sleep(time.Millisecond) }
 
 func TestRestore(t *testing.T) {
+	t.Parallel()
 	t.Run("ErrServerRunning", func(t *testing.T) {
 		td := startDaemon(t, parityOptions())
 		tok := td.tokens["claude-code"]
@@ -278,6 +280,7 @@ func TestRestore(t *testing.T) {
 // second import changes nothing; a bad line is reported by its number and
 // the others are imported.
 func TestExportImport_RoundTrip(t *testing.T) {
+	t.Parallel()
 	src := startDaemon(t, parityOptions())
 	tok := src.tokens["claude-code"]
 	rest := restTransport{src}

@@ -36,6 +36,7 @@ func words(t *testing.T, name string) string {
 // own flags, the options example is valid, and the numbers they state are
 // the constants and proto limits the code enforces.
 func TestDocs_Operations(t *testing.T) {
+	t.Parallel()
 	t.Run("Commands", func(t *testing.T) {
 		n := 0
 		for _, f := range fences(t, "docs/operations.md") {

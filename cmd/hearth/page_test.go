@@ -71,6 +71,7 @@ func getPage(tb testing.TB, c *http.Client, url string, hdr map[string]string) (
 // TestIngress_Off: a plain daemon opens no page listener and its API
 // listener does not serve the page.
 func TestIngress_Off(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, testOptions())
 	if a := td.IngressAddr(); a != "" {
 		t.Errorf("IngressAddr = %q, want none without --ingress-listen", a)
@@ -94,6 +95,7 @@ func TestIngress_Off(t *testing.T) {
 // with the allowed set narrowed to 127.0.0.1, a client bound to 127.0.0.2 is
 // refused whatever it claims in headers, and 127.0.0.1 gets the page.
 func TestIngress_Sources(t *testing.T) {
+	t.Parallel()
 	only := netip.MustParseAddr("127.0.0.1")
 	td := startPageDaemon(t, t.TempDir(), pageOptions(), func(a netip.Addr) bool { return a == only })
 	url := "http://" + td.IngressAddr() + "/"
@@ -133,6 +135,7 @@ func TestIngress_Sources(t *testing.T) {
 // TestAdmin_Audit holds memory_audit over every transport: admin scope,
 // newest first, the limit.
 func TestAdmin_Audit(t *testing.T) {
+	t.Parallel()
 	// A scope refusal is written once per client, method and minute, later
 	// ones counted (docs/operations.md): each transport calls as a client
 	// of its own, so that each writes its refusal.
@@ -260,6 +263,7 @@ func seedPageData(tb testing.TB, dir string, end time.Time) {
 // checks that the page logs nothing to the console and requests nothing but
 // itself, and that its figures are the ones the API reports.
 func TestPage_Chromium(t *testing.T) {
+	t.Parallel()
 	browser := os.Getenv("HEARTH_CHROMIUM")
 	if browser == "" {
 		t.Skip("HEARTH_CHROMIUM is not set (make test installs Chromium and sets it)")
@@ -546,6 +550,7 @@ func netLogRequests(tb testing.TB, path string) []netRequest {
 // page rules: a loopback visitor is served the page but sees no generated
 // token, only commands that copy it from its file.
 func TestPage_TokensOnlyThroughIngress(t *testing.T) {
+	t.Parallel()
 	td := openDaemon(t, &Daemon{Config: Config{DataDir: t.TempDir(), IngressListen: "127.0.0.1:0", Options: testOptions()}}, true)
 	code, body := getPage(t, http.DefaultClient, "http://"+td.IngressAddr()+"/", nil)
 	if code != http.StatusOK {

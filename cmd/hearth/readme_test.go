@@ -100,6 +100,7 @@ func TestReadme_QuickStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts hearth with make run")
 	}
+	t.Parallel()
 	grpcurl := os.Getenv("HEARTH_GRPCURL")
 	if grpcurl == "" {
 		t.Skip("HEARTH_GRPCURL is not set: the README's gRPC example needs grpcurl (make test installs it with make grpcurl and sets it)")
@@ -350,6 +351,7 @@ func runBlocks(t *testing.T, blocks []fence, dir, url, home, bin string) error {
 // sets HEARTH_CHROMIUM, and SKIP_POSTGRES=1 neither installs PostgreSQL nor
 // sets HEARTH_REQUIRE_POSTGRES.
 func TestMakefile_Test(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -438,6 +440,7 @@ func withoutMake(env []string) []string {
 // docs/running.md's sh blocks to the Makefile: the target exists and every
 // VAR=value names a variable the Makefile sets.
 func TestReadme_MakeCommands(t *testing.T) {
+	t.Parallel()
 	mk, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -618,6 +621,7 @@ func checkServeArgs(t *testing.T, where string, args []string) string {
 // options parser for every options.json example. No Docker engine is
 // needed: the docker lines are checked by reading, not run.
 func TestDocs_Running(t *testing.T) {
+	t.Parallel()
 	t.Run("OptionsExamples", func(t *testing.T) {
 		n := 0
 		for _, f := range fences(t, "docs/running.md") {
@@ -831,6 +835,7 @@ func execForm(tb testing.TB, s string) []string {
 // TestReadme_Toolchain: the README names the Go toolchain of go.mod's
 // toolchain line, which the Makefile lets the go command fetch.
 func TestReadme_Toolchain(t *testing.T) {
+	t.Parallel()
 	mod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,7 @@ var countRow = regexp.MustCompile(`^(\d+) more refusals from `)
 // the rows still account for every refusal, and a client storing records
 // meanwhile is served.
 func TestRefusals_Coalesced(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 12, 1, 10, 0, 5, 0, time.UTC)
 	var clock atomic.Int64
 	clock.Store(start.UnixMilli())

@@ -115,6 +115,7 @@ func stripIndex(field string) string {
 // files, the WAL, the logs or the error text. A writing RPC without a case
 // here fails the test.
 func TestScreen_EveryWritePath(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	dir := t.TempDir()
 	// Every scope, so that the admin tools that write are covered too.

@@ -17,6 +17,7 @@ import (
 // real daemon (R-T1, R-T11). `make test` installs the SDK and sets
 // HEARTH_MCP_SDK; a plain `go test` skips it.
 func TestMCP_OfficialSDK(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("HEARTH_MCP_SDK")
 	if dir == "" {
 		t.Skip("HEARTH_MCP_SDK not set (make test installs the SDK)")

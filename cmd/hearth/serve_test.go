@@ -10,7 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the server's and the test's
@@ -42,20 +43,18 @@ func serveFor(t *testing.T, dir string, calls func(url string)) (stdout, stderr 
 	exited := make(chan int, 1)
 	go func() { exited <- run(ctx, []string{"serve", "--data", dir, "--listen", "127.0.0.1:0"}, &out, &errb) }()
 	listening := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
-	deadline := time.Now().Add(10 * time.Second)
 	var addr string
-	for addr == "" {
-		if m := listening.FindStringSubmatch(out.String()); m != nil {
-			addr = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("no listening line; stdout %q stderr %q", out.String(), errb.String())
-		}
+	testwait.WaitFor(t, "serve prints its listening line", func() bool {
 		select {
 		case code := <-exited:
 			t.Fatalf("serve exited %d: %s", code, errb.String())
-		case <-time.After(5 * time.Millisecond):
+		default:
 		}
-	}
+		if m := listening.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	})
 	calls("http://" + addr)
 	cancel()
 	if code := <-exited; code != 0 {
@@ -68,6 +67,7 @@ func serveFor(t *testing.T, dir string, calls func(url string)) (stdout, stderr 
 // some; every call is one access-log line (tool, client, transport, code,
 // duration) that carries no argument or token; shutdown is logged.
 func TestServe_Output(t *testing.T) {
+	t.Parallel()
 	t.Run("OKGeneratedTokens", func(t *testing.T) {
 		dir := t.TempDir()
 		const secret = "a-content-word-that-must-not-be-logged"

@@ -26,6 +26,7 @@ import (
 // 0 within the shutdown deadline, and after a restart every store a client
 // was told succeeded is there.
 func TestShutdown_SIGTERMMidBurst(t *testing.T) {
+	t.Parallel()
 	p, dir, b := burstingDaemon(t)
 	// SIGTERM once the burst is well under way.
 	b.until(t, 200)

@@ -24,6 +24,7 @@ import (
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"github.com/hearth-memory/hearth/server"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // watchFlood opens n health Watch streams at once on conn and waits until
@@ -118,17 +119,10 @@ func TestStreams_WatchBounded(t *testing.T) {
 	cancel()
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.WaitFor(t, "streams that ended give their room back", func() bool {
 		s, _, _ := watchFlood(ctx2, dialGRPCFrom(t, td.Addr(), netip.MustParseAddr("127.0.0.1")), 1)
-		if s == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("streams that ended did not give their room back")
-		}
-		time.Sleep(10 * time.Millisecond) // polling for the server to see the cancellations, not waiting for time
-	}
+		return s == 1
+	})
 }
 
 // TestStreams_MaxConcurrentStreams holds the per-connection bound as HTTP/2

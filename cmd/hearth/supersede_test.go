@@ -11,6 +11,7 @@ import (
 
 // TestRun_InvalidOption holds R-O: an invalid option fails start, naming it.
 func TestRun_InvalidOption(t *testing.T) {
+	t.Parallel()
 	t.Run("Flag", func(t *testing.T) {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), []string{"serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--option", "anchor_sweep_hours=0"}, &out, &errb)

@@ -45,6 +45,7 @@ func tokenFileText(t *testing.T, path string) string {
 // are audited; and after a restart, or a restore of an older database, the
 // token file still decides (R-A7, with memory_token_rotate below).
 func TestToken_Rotate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	td := openDaemon(t, &Daemon{Config: Config{DataDir: dir, Options: parityOptions()}}, false)
 	old := td.tokens["codex"]
@@ -171,6 +172,7 @@ func TestToken_Rotate(t *testing.T) {
 // TestToken_Show holds that `hearth token show` prints the path, and the
 // token only with --reveal and only to a terminal.
 func TestToken_Show(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, parityOptions())
 	dir := td.Config.DataDir
 	tok := td.tokens["codex"]

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ncruces/go-sqlite3/driver"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
 
 	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
 // TestKill_UsageCounts holds the usage counters (R-K5) across a crash and a
@@ -24,6 +24,7 @@ func TestKill_UsageCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the hearth binary")
 	}
+	t.Parallel()
 	ctx := context.Background()
 	bin := buildHearth(t)
 	dir := t.TempDir()
@@ -61,13 +62,7 @@ func TestKill_UsageCounts(t *testing.T) {
 	}
 
 	search(5)
-	deadline := time.Now().Add(10 * time.Second)
-	for returned() != 5 {
-		if time.Now().After(deadline) {
-			t.Fatalf("5 uses never reached the file (%d)", returned())
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, not waiting for time
-	}
+	testwait.WaitFor(t, "5 uses reach the file", func() bool { return returned() == 5 })
 	search(3)
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
