@@ -107,9 +107,16 @@ install: build ## Put the hearth command in $(INSTALL_DIR) (GOBIN, else ~/.local
 	  *) echo "hearth is in $(INSTALL_DIR), which is not on your PATH: add it, e.g. export PATH=\"$(INSTALL_DIR):\$$PATH\" in ~/.profile";; \
 	esac
 
+# The hearth binary the process tests run (cmd/hearth), with the failpoint
+# tag that makes it read HEARTH_FAILPOINT and the postgres tag that links
+# PostgreSQL's driver, is built once here and named in HEARTH_TEST_BIN;
+# tests run without it build their own. It goes in a
+# folder of its own, removed after the run.
 .PHONY: test
 test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test, SKIP_POSTGRES=1 the PostgreSQL ones)
-	env -u HEARTH_CHROMIUM $(TEST_ENV) go test -race -shuffle=on -timeout 15m ./...
+	@bin=$$(mktemp -d); trap 'rm -rf "$$bin"' EXIT; set -x; \
+	CGO_ENABLED=0 go build -trimpath -tags failpoint,postgres -o $$bin/hearth ./cmd/hearth; \
+	env -u HEARTH_CHROMIUM $(TEST_ENV) HEARTH_TEST_BIN=$$bin/hearth go test -race -shuffle=on -timeout 15m ./...
 	$(if $(SKIP_POSTGRES),,$(MAKE) test-postgres)
 
 # The storage root's tests again on PostgreSQL (docs/postgres.md, Tests):

@@ -24,9 +24,11 @@ import (
 
 // buildHearth returns the hearth binary built with the failpoint tag (which
 // makes it read HEARTH_FAILPOINT) and the postgres tag (which links
-// PostgreSQL's driver, for --database). It is built once per test binary, into
-// hearthBinDir, which TestMain removes: every test that runs the binary
-// shares it, and none changes it.
+// PostgreSQL's driver, for --database): the one `make test` builds once for
+// every package and names in HEARTH_TEST_BIN, or, when the tests run
+// without it, one built once per test binary into hearthBinDir, which
+// TestMain removes. Every test that runs the binary shares it, and none
+// changes it.
 func buildHearth(t *testing.T) string {
 	t.Helper()
 	bin, err := builtHearth()
@@ -36,17 +38,26 @@ func buildHearth(t *testing.T) string {
 	return bin
 }
 
-// hearthBinDir holds the binary builtHearth made ("" before).
+// hearthBinDir holds the binary builtHearth made ("" before, and when
+// HEARTH_TEST_BIN named one).
 var hearthBinDir string
 
 var builtHearth = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv("HEARTH_TEST_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("HEARTH_TEST_BIN: %v", err)
+		}
+		return bin, nil
+	}
 	dir, err := os.MkdirTemp("", "hearth-bin-")
 	if err != nil {
 		return "", err
 	}
 	hearthBinDir = dir
 	bin := filepath.Join(dir, "hearth")
-	cmd := exec.Command("go", "build", "-tags", "failpoint,postgres", "-o", bin, ".")
+	// The flags make test's build uses (Makefile), so the two share the
+	// packages' compiled forms in the build cache.
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "failpoint,postgres", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
