@@ -46,8 +46,7 @@ func spooled(e *hookEnv) []string {
 
 // TestHook_Process runs the real binary as the harnesses do: a session-end
 // hook killed between spooling its close and sending it loses nothing (the
-// next hook run delivers it, once), and the detached drainer delivers a
-// close after the hook process has exited.
+// next hook run delivers it, once).
 func TestHook_Process(t *testing.T) {
 	// Not parallel: the binary's prompt recall keeps the shipped deadline,
 	// which a daemon slowed by tests running beside it misses.
@@ -101,27 +100,41 @@ func TestHook_Process(t *testing.T) {
 			t.Error("the log holds the token")
 		}
 	})
+}
 
-	t.Run("DetachedDrainerOutlivesHook", func(t *testing.T) {
-		// The close is held at a proxy far longer than a harness waits for
-		// a session-end hook.
-		proxy := newCountingProxy(t, td.url)
-		proxy.holdOn, proxy.hold = "/api/memory_session_close", 5*time.Second
-		e := newHookEnv(t, td, hook.Codex, proxy.URL)
-		before := len(closes(t, td))
-		end := hookCmd(bin, e, proxy.URL, "session-end", map[string]any{"session_id": "proc-4", "transcript_path": transcript})
-		out, err := end.Output()
-		if err != nil || len(out) != 0 {
-			t.Fatalf("session-end: %v, printed %q", err, out)
-		}
-		if n := len(closes(t, td)); n != before {
-			t.Fatalf("the close landed before the hook returned")
-		}
-		testwait.WaitFor(t, "the drainer delivers the close", func() bool { return len(closes(t, td)) == before+1 && len(spooled(e)) == 0 })
-		if n := proxy.count("/api/memory_session_close"); n != 1 {
-			t.Errorf("the close was sent %d times, want once", n)
-		}
-	})
+// TestHook_DetachedDrainerOutlivesHook runs the real binary as the
+// harnesses do: the detached drainer delivers a close after the session-end
+// hook process has exited. It runs in parallel: no deadline of the hook
+// decides it (the close is held at the proxy far longer than any).
+func TestHook_DetachedDrainerOutlivesHook(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hearth binary")
+	}
+	t.Parallel()
+	bin := buildHearth(t)
+	td := startDaemon(t, testOptions())
+	transcript, err := filepath.Abs(filepath.Join("internal", "hook", "testdata", "transcript", "claude-code.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The close is held at a proxy far longer than a harness waits for
+	// a session-end hook.
+	proxy := newCountingProxy(t, td.url)
+	proxy.holdOn, proxy.hold = "/api/memory_session_close", 5*time.Second
+	e := newHookEnv(t, td, hook.Codex, proxy.URL)
+	before := len(closes(t, td))
+	end := hookCmd(bin, e, proxy.URL, "session-end", map[string]any{"session_id": "proc-4", "transcript_path": transcript})
+	out, err := end.Output()
+	if err != nil || len(out) != 0 {
+		t.Fatalf("session-end: %v, printed %q", err, out)
+	}
+	if n := len(closes(t, td)); n != before {
+		t.Fatalf("the close landed before the hook returned")
+	}
+	testwait.WaitFor(t, "the drainer delivers the close", func() bool { return len(closes(t, td)) == before+1 && len(spooled(e)) == 0 })
+	if n := proxy.count("/api/memory_session_close"); n != 1 {
+		t.Errorf("the close was sent %d times, want once", n)
+	}
 }
 
 // BenchmarkHookProcess measures hook wall time as a harness sees it: the
