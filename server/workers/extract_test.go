@@ -146,6 +146,7 @@ func chatMessages(t *testing.T, r modeltest.Request) (system, user string) {
 func TestExtract_Handle(t *testing.T) {
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: memoriesReply(
 			mem("decision", "Use WAL", "SQLite runs in WAL mode for concurrent readers.", 0.9),
@@ -191,6 +192,7 @@ func TestExtract_Handle(t *testing.T) {
 		}
 	})
 	t.Run("OKDrops", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: memoriesReply(
 			mem("decision", "Kept", "This one is kept.", 0.8),
@@ -247,6 +249,7 @@ func TestExtract_Handle(t *testing.T) {
 		}
 	})
 	t.Run("OKMaxExtracted", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		var mems []map[string]any
 		for i := range workers.MaxExtracted + 3 {
@@ -264,6 +267,7 @@ func TestExtract_Handle(t *testing.T) {
 		}
 	})
 	t.Run("OKNothingToExtract", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/q.gguf"})
 		srv.Script(modeltest.Rule{Path: "/v1/chat/completions", Action: modeltest.Action{Content: memoriesReply()}})
 		s := newModelSetup(t, models.Config{URL: srv.URL})
@@ -274,6 +278,7 @@ func TestExtract_Handle(t *testing.T) {
 		}
 	})
 	t.Run("OKHostileNotesFenced", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: memoriesReply()}})
 		s := newModelSetup(t, models.Config{URL: srv.URL})
@@ -292,6 +297,7 @@ func TestExtract_Handle(t *testing.T) {
 		}
 	})
 	t.Run("ErrCallFails", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Status: 500}})
 		s := newModelSetup(t, models.Config{URL: srv.URL})
@@ -306,6 +312,7 @@ func TestExtract_Handle(t *testing.T) {
 		}
 	})
 	t.Run("ErrSchemaViolated", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: `{"memories":[{"type":"note","title":"x"}]}`}})
 		s := newModelSetup(t, models.Config{URL: srv.URL})
@@ -362,6 +369,7 @@ func TestExtract_Failover(t *testing.T) {
 func TestExtract_Waits(t *testing.T) {
 	t.Parallel()
 	t.Run("OKNotConfigured", func(t *testing.T) {
+		t.Parallel()
 		db, _ := setup(t, t0)
 		r, err := models.New(models.FromOptions(options.Default()))
 		if err != nil {
@@ -380,6 +388,7 @@ func TestExtract_Waits(t *testing.T) {
 		}
 	})
 	t.Run("OKNoneLive", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: memoriesReply(mem("note", "Late", "Extracted once the server woke.", 0.5))}})
 		srv.Down()
@@ -405,6 +414,7 @@ func TestExtract_Waits(t *testing.T) {
 		}
 	})
 	t.Run("ErrNoCheck", func(t *testing.T) {
+		t.Parallel()
 		r, err := models.New(models.Config{URL: "http://127.0.0.1:1", Model: "m"})
 		if err != nil {
 			t.Fatal(err)

@@ -66,6 +66,7 @@ func TestWorkers_Probes(t *testing.T) {
 func TestWorkers_MaintenanceQueuesReview(t *testing.T) {
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
 		srv := modeltest.New(t, modeltest.Ollama, modeltest.Model{Name: "m1"})
 		srv.Script(modeltest.Rule{Path: "/api/chat", Action: modeltest.Action{Content: verdictJSON("keep", "", "fine")}})
 		s := newModelSetup(t, models.Config{URL: srv.URL})
@@ -89,6 +90,7 @@ func TestWorkers_MaintenanceQueuesReview(t *testing.T) {
 		}
 	})
 	t.Run("OKNoModel", func(t *testing.T) {
+		t.Parallel()
 		db, c := setup(t, t0)
 		w := newWorkers(t, db, nil)
 		prepare(t, w)

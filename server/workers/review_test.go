@@ -334,6 +334,7 @@ func TestReview_Workers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			gate := make(chan struct{})
 			var srvs []*modeltest.Server
 			for range tc.servers {

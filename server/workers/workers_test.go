@@ -396,12 +396,14 @@ func TestWorkers_StartStop(t *testing.T) {
 func TestWorkers_Failpoint(t *testing.T) {
 	t.Parallel()
 	t.Run("ErrUnknown", func(t *testing.T) {
+		t.Parallel()
 		_, err := workers.New(workers.Config{DB: storagetest.Open(t), Failpoint: "everything"})
 		if err == nil || !strings.Contains(err.Error(), "HEARTH_FAILPOINT") {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("JobAfterLease", func(t *testing.T) {
+		t.Parallel()
 		db, _ := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 		var logs syncBuffer
 		w := newWorkers(t, db, func(c *workers.Config) {
