@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/internal/engine"
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -51,7 +52,7 @@ func (db *DB) LastBackup(ctx context.Context) (at time.Time, ok bool, err error)
 		if err := tx.QueryRowContext(ctx, `SELECT MAX(at) FROM audit WHERE action = ?`, string(ActionBackup)).Scan(&v); err != nil {
 			return classify("last backup", err)
 		}
-		at, ok = fromMS(v), v.Valid
+		at, ok = sqlval.Time(v), v.Valid
 		return nil
 	})
 	return at, ok, err

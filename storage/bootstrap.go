@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 )
 
 // Reasons a record is listed in the session-start packet (docs/design.md R-B6).
@@ -287,7 +289,7 @@ func flagUnavailableTx(ctx context.Context, tx *txn, items []BootstrapItem) erro
 		if f := flags[id]; f != nil {
 			f.Count++
 		} else {
-			flags[id] = &AnchorFlag{Anchor: a, Since: fromMS(since), Count: 1}
+			flags[id] = &AnchorFlag{Anchor: a, Since: sqlval.Time(since), Count: 1}
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"database/sql"
+
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 )
 
 // MaxExportLimit is the most records one Export returns.
@@ -78,7 +80,7 @@ func (db *DB) Export(ctx context.Context, q ExportQuery) (recs []*ExportedRecord
 				if err := rows.Scan(&id, &s.Client, &s.Stance, &s.Note, &at); err != nil {
 					return classify("export evidence", err)
 				}
-				s.At = fromMS(at)
+				s.At = sqlval.Time(at)
 				if e := byID[id]; e != nil {
 					e.Evidence = append(e.Evidence, s)
 				}

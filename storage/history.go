@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -98,7 +99,7 @@ func historyTx(ctx context.Context, tx *txn, id string, limit int) (*History, er
 	if err != nil && err != sql.ErrNoRows {
 		return nil, classify("history", err)
 	}
-	h.Usage.LastReturnedAt, h.Usage.LastFetchedAt = fromMS(lastRet), fromMS(lastFetch)
+	h.Usage.LastReturnedAt, h.Usage.LastFetchedAt = sqlval.Time(lastRet), sqlval.Time(lastFetch)
 	return h, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -60,7 +61,7 @@ func usageStartTx(ctx context.Context, tx *txn) (time.Time, error) {
 	if err != nil && err != sql.ErrNoRows {
 		return time.Time{}, classify("usage start", err)
 	}
-	return fromMS(at), nil
+	return sqlval.Time(at), nil
 }
 
 // Unused lists active records created more than UnusedAge before now that no
@@ -131,8 +132,8 @@ func unusedTx(ctx context.Context, tx *txn, namespace string, now time.Time, lim
 			return nil, time.Time{}, false, classify("unused", err)
 		}
 		u.CreatedAt = time.UnixMilli(created).UTC()
-		u.LastReturnedAt = fromMS(lastRet)
-		u.LastFetchedAt = fromMS(lastFech)
+		u.LastReturnedAt = sqlval.Time(lastRet)
+		u.LastFetchedAt = sqlval.Time(lastFech)
 		recs = append(recs, u)
 	}
 	if err := rows.Err(); err != nil {

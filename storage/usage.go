@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 )
 
 // Usage is how often a record was handed out (docs/design.md R-K5): Returned counts
@@ -56,8 +58,8 @@ func (db *DB) Usage(ctx context.Context, id string) (Usage, error) {
 	}); err != nil {
 		return Usage{}, err
 	}
-	u.LastReturnedAt = fromMS(lastRet)
-	u.LastFetchedAt = fromMS(lastFech)
+	u.LastReturnedAt = sqlval.Time(lastRet)
+	u.LastFetchedAt = sqlval.Time(lastFech)
 	db.addPending(id, &u)
 	return u, nil
 }

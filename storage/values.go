@@ -1,10 +1,10 @@
 package storage
 
 import (
-	"database/sql"
 	"encoding/json"
 	"strconv"
-	"time"
+
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 )
 
 // uniq returns ids without repeats or empty strings, first occurrence kept.
@@ -34,8 +34,7 @@ func jsonList(ss []string) any {
 	if len(ss) == 0 {
 		return nil
 	}
-	b, _ := json.Marshal(ss) // a []string always marshals
-	return string(b)
+	return sqlval.Strings(ss)
 }
 
 // jsonInts encodes an integer list for json_each(?).
@@ -49,12 +48,4 @@ func jsonInts(ns []int64) string {
 		b = strconv.AppendInt(b, n, 10)
 	}
 	return string(append(b, ']'))
-}
-
-// fromMS converts a stored time back; NULL becomes the zero time.
-func fromMS(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(v.Int64).UTC()
 }

@@ -13,13 +13,13 @@ package anchors
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/anchor"
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/errs"
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -50,7 +50,7 @@ func Load(ctx context.Context, tx *engine.Tx, ids []string) (map[string][]Anchor
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := tx.QueryContext(ctx, sqlLoad, jsonList(ids))
+	rows, err := tx.QueryContext(ctx, sqlLoad, sqlval.Strings(ids))
 	if err != nil {
 		return nil, errs.Wrap("find anchors", err)
 	}
@@ -64,7 +64,7 @@ func Load(ctx context.Context, tx *engine.Tx, ids []string) (map[string][]Anchor
 		if err := rows.Scan(&id, &a.Anchor, &a.State, &checked, &a.CheckedBy, &a.Detail); err != nil {
 			return nil, errs.Wrap("find anchors", err)
 		}
-		a.CheckedAt = fromMS(checked)
+		a.CheckedAt = sqlval.Time(checked)
 		out[id] = append(out[id], a)
 	}
 	return out, errs.Wrap("find anchors", rows.Err())
@@ -159,20 +159,6 @@ func FlagOf(as []Anchor) *Flag {
 		f.Count++
 	}
 	return f
-}
-
-// jsonList encodes a string list for json_each(?).
-func jsonList(ss []string) string {
-	b, _ := json.Marshal(ss) // a []string always marshals
-	return string(b)
-}
-
-// fromMS converts a stored time back; NULL becomes the zero time.
-func fromMS(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(v.Int64).UTC()
 }
 
 // Replace gives record id the anchors as, in order, in place of those it had.

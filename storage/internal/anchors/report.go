@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-memory/hearth/storage/anchor"
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/errs"
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -233,7 +234,7 @@ func Entities(ctx context.Context, tx *engine.Tx) (map[Key]*Change, []Key, error
 			&c.Was.CheckedBy, &c.Was.Detail); err != nil {
 			return nil, nil, errs.Wrap("sweep", err)
 		}
-		c.Was.CheckedAt = fromMS(checked)
+		c.Was.CheckedAt = sqlval.Time(checked)
 		c.Now = c.Was
 		k := Key{id, c.Was.Anchor}
 		changes[k] = &c

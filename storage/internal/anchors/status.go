@@ -6,6 +6,7 @@ import (
 
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/errs"
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 )
 
 // FlaggedRecord is a live record with an unavailable anchor, as
@@ -41,7 +42,7 @@ func Flagged(ctx context.Context, tx *engine.Tx, limit int) ([]FlaggedRecord, in
 			&f.Detail, &f.CheckedBy); err != nil {
 			return nil, 0, errs.Wrap("anchor status", err)
 		}
-		f.Flag.Since = fromMS(since)
+		f.Flag.Since = sqlval.Time(since)
 		list = append(list, f)
 	}
 	if err := rows.Err(); err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/errs"
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 	"github.com/hearth-memory/hearth/storage/screen"
 )
 
@@ -164,7 +165,7 @@ func Enqueue(ctx context.Context, tx *engine.Tx, nj NewJob, newID func(time.Time
 	if _, err := tx.ExecContext(ctx, sqlInsert,
 		id, nj.Kind, key, payload, maxAttempts, runAfter.UnixMilli(), tx.Now.UnixMilli(), tx.Now.UnixMilli(),
 	); err != nil {
-		return nil, false, wrap("enqueue job", err)
+		return nil, false, errs.Wrap("enqueue job", err)
 	}
 	return &Job{
 		ID: id, Kind: nj.Kind, Key: nj.Key, Payload: payload, State: Queued, MaxAttempts: maxAttempts,
@@ -196,8 +197,8 @@ type RowQuerier interface {
 // pool outside any write: an idle poll costs no write transaction.
 func Due(ctx context.Context, pool RowQuerier, now time.Time, kinds []string) (bool, error) {
 	var due bool
-	if err := pool.QueryRowContext(ctx, sqlDue, now.UnixMilli(), kindList(kinds)).Scan(&due); err != nil {
-		return false, wrap("lease job", err)
+	if err := pool.QueryRowContext(ctx, sqlDue, now.UnixMilli(), sqlval.Strings(kinds)).Scan(&due); err != nil {
+		return false, errs.Wrap("lease job", err)
 	}
 	return due, nil
 }
@@ -208,7 +209,7 @@ func Due(ctx context.Context, pool RowQuerier, now time.Time, kinds []string) (b
 // attempts count the lease. A due job whose lease ran out on its last
 // attempt becomes failed on the way. It returns nil when none is due.
 func Lease(ctx context.Context, tx *engine.Tx, owner string, kinds []string, lease time.Duration) (*Job, error) {
-	list := kindList(kinds)
+	list := sqlval.Strings(kinds)
 	for {
 		jobs, err := find(ctx, tx, sqlNext, tx.Now.UnixMilli(), list)
 		if err != nil {
@@ -228,7 +229,7 @@ func Lease(ctx context.Context, tx *engine.Tx, owner string, kinds []string, lea
 		if _, err := tx.ExecContext(ctx, sqlLease,
 			owner, tx.Now.Add(lease).UnixMilli(), tx.Now.UnixMilli(), j.ID,
 		); err != nil {
-			return nil, wrap("lease job", err)
+			return nil, errs.Wrap("lease job", err)
 		}
 		j.State, j.Attempts, j.LeaseOwner, j.LeaseExpiry, j.UpdatedAt = Leased, j.Attempts+1, owner, tx.Now.Add(lease), tx.Now
 		return j, nil
@@ -279,7 +280,7 @@ func Defer(ctx context.Context, tx *engine.Tx, job *Job, cause screen.Text, runA
 	if _, err := tx.ExecContext(ctx, sqlDefer,
 		runAfter.UnixMilli(), lastError("", cause.String()), tx.Now.UnixMilli(), job.ID,
 	); err != nil {
-		return wrap("defer job", err)
+		return errs.Wrap("defer job", err)
 	}
 	return nil
 }
@@ -317,7 +318,7 @@ func Cancel(ctx context.Context, tx *engine.Tx, kind, keep string, futureOnly bo
 	}
 	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
-		return 0, wrap("cancel jobs", err)
+		return 0, errs.Wrap("cancel jobs", err)
 	}
 	n, _ := res.RowsAffected() // the driver always knows it
 	return int(n), nil
@@ -327,7 +328,7 @@ func Cancel(ctx context.Context, tx *engine.Tx, kind, keep string, futureOnly bo
 func PurgeDone(ctx context.Context, tx *engine.Tx, cutoff time.Time) (int, error) {
 	res, err := tx.ExecContext(ctx, sqlPurgeDone, cutoff.UnixMilli())
 	if err != nil {
-		return 0, wrap("purge jobs", err)
+		return 0, errs.Wrap("purge jobs", err)
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
@@ -356,16 +357,16 @@ func List(ctx context.Context, tx *engine.Tx, kind, state string) ([]*Job, error
 func NextRun(ctx context.Context, tx *engine.Tx, kind string) (time.Time, error) {
 	var next sql.NullInt64
 	if err := tx.QueryRowContext(ctx, sqlNextRun, kind).Scan(&next); err != nil {
-		return time.Time{}, wrap("next run", err)
+		return time.Time{}, errs.Wrap("next run", err)
 	}
-	return fromMS(next), nil
+	return sqlval.Time(next), nil
 }
 
 // Pending reports whether a job of kind waits or runs.
 func Pending(ctx context.Context, tx *engine.Tx, kind string) (bool, error) {
 	var pending bool
 	if err := tx.QueryRowContext(ctx, sqlPending, kind).Scan(&pending); err != nil {
-		return false, wrap("pending jobs", err)
+		return false, errs.Wrap("pending jobs", err)
 	}
 	return pending, nil
 }
@@ -374,19 +375,19 @@ func Pending(ctx context.Context, tx *engine.Tx, kind string) (bool, error) {
 func Counts(ctx context.Context, tx *engine.Tx) ([]Count, error) {
 	rows, err := tx.QueryContext(ctx, sqlCounts)
 	if err != nil {
-		return nil, wrap("job counts", err)
+		return nil, errs.Wrap("job counts", err)
 	}
 	defer rows.Close()
 	var list []Count
 	for rows.Next() {
 		var c Count
 		if err := rows.Scan(&c.Kind, &c.State, &c.N); err != nil {
-			return nil, wrap("job counts", err)
+			return nil, errs.Wrap("job counts", err)
 		}
 		list = append(list, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, wrap("job counts", err)
+		return nil, errs.Wrap("job counts", err)
 	}
 	return list, nil
 }
@@ -399,7 +400,7 @@ func retryOrFail(ctx context.Context, tx *engine.Tx, j *Job, msg string, runAfte
 		return finish(ctx, tx, j, Failed, msg)
 	}
 	if _, err := tx.ExecContext(ctx, sqlRequeue, runAfter.UnixMilli(), msg, tx.Now.UnixMilli(), j.ID); err != nil {
-		return wrap("requeue job", err)
+		return errs.Wrap("requeue job", err)
 	}
 	return nil
 }
@@ -409,7 +410,7 @@ func retryOrFail(ctx context.Context, tx *engine.Tx, j *Job, msg string, runAfte
 func holdsLease(ctx context.Context, tx *engine.Tx, job *Job) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, sqlHoldsLease, job.ID, job.LeaseOwner, job.Attempts).Scan(&n); err != nil {
-		return wrap("job lease", err)
+		return errs.Wrap("job lease", err)
 	}
 	if n == 0 {
 		return errs.Errorf(errs.Conflict, "job", "the lease on job %s (attempt %d) was lost", job.ID, job.Attempts)
@@ -420,7 +421,7 @@ func holdsLease(ctx context.Context, tx *engine.Tx, job *Job) error {
 // finish moves a job to a final state, done or failed.
 func finish(ctx context.Context, tx *engine.Tx, job *Job, state, lastErr string) error {
 	if _, err := tx.ExecContext(ctx, sqlFinish, state, lastErr, tx.Now.UnixMilli(), tx.Now.UnixMilli(), job.ID); err != nil {
-		return wrap("finish job", err)
+		return errs.Wrap("finish job", err)
 	}
 	return nil
 }
@@ -443,7 +444,7 @@ func lastError(prev, msg string) string {
 func find(ctx context.Context, tx *engine.Tx, query string, args ...any) ([]*Job, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, wrap("find jobs", err)
+		return nil, errs.Wrap("find jobs", err)
 	}
 	defer rows.Close()
 	var out []*Job
@@ -455,38 +456,14 @@ func find(ctx context.Context, tx *engine.Tx, query string, args ...any) ([]*Job
 		)
 		if err := rows.Scan(&j.ID, &j.Kind, &j.Key, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.LeaseOwner,
 			&lease, &runAfter, &j.LastError, &created, &updated, &done); err != nil {
-			return nil, wrap("find jobs", err)
+			return nil, errs.Wrap("find jobs", err)
 		}
-		j.LeaseExpiry = fromMS(lease)
-		j.FinishedAt = fromMS(done)
+		j.LeaseExpiry = sqlval.Time(lease)
+		j.FinishedAt = sqlval.Time(done)
 		j.RunAfter = time.UnixMilli(runAfter).UTC()
 		j.CreatedAt = time.UnixMilli(created).UTC()
 		j.UpdatedAt = time.UnixMilli(updated).UTC()
 		out = append(out, &j)
 	}
-	return out, wrap("find jobs", rows.Err())
-}
-
-// kindList encodes kinds for json_each(?).
-func kindList(kinds []string) string {
-	b, _ := json.Marshal(kinds) // a []string always marshals
-	return string(b)
-}
-
-// fromMS converts a stored time back; NULL becomes the zero time.
-func fromMS(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(v.Int64).UTC()
-}
-
-// wrap names op in a driver's error, as storage does with its own; nil
-// stays nil. No statement of the queue can break a unique key (Enqueue
-// looks for the key first), so no error of the driver is a refusal.
-func wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("storage: %s: %w", op, err)
+	return out, errs.Wrap("find jobs", rows.Err())
 }

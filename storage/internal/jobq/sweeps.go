@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hearth-memory/hearth/storage/internal/engine"
+	"github.com/hearth-memory/hearth/storage/internal/errs"
 )
 
 // keptSweeps is how many sweeps anchor_sweeps keeps.
@@ -37,10 +38,10 @@ func RecordSweep(ctx context.Context, tx *engine.Tx, s *Sweep) error {
 		tx.Now.UnixMilli(), s.RequestedBy, s.HomeAssistant, s.Unreachable, s.Detail,
 		s.Checked, s.Changed, s.Available, s.Unavailable, s.Unknown,
 	); err != nil {
-		return wrap("sweep", err)
+		return errs.Wrap("sweep", err)
 	}
 	if _, err := tx.ExecContext(ctx, sqlTrimSweeps, keptSweeps); err != nil {
-		return wrap("sweep", err)
+		return errs.Wrap("sweep", err)
 	}
 	return nil
 }
@@ -57,7 +58,7 @@ func LastSweep(ctx context.Context, tx *engine.Tx) (*Sweep, error) {
 	case err == sql.ErrNoRows:
 		return nil, nil
 	case err != nil:
-		return nil, wrap("last sweep", err)
+		return nil, errs.Wrap("last sweep", err)
 	}
 	s.At = time.UnixMilli(at).UTC()
 	return &s, nil

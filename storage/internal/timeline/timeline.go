@@ -12,7 +12,6 @@ package timeline
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/hearth-memory/hearth/storage/internal/engine"
 	"github.com/hearth-memory/hearth/storage/internal/errs"
+	"github.com/hearth-memory/hearth/storage/internal/sqlval"
 )
 
 // Query selects records by creation time. Namespaces, Types and Statuses
@@ -101,7 +101,7 @@ func SQL(q Query, after *Cursor) (string, []any) {
 		// keeps the planner off any index that begins with
 		// type (records_type_status_idx was one, until 0086): its matches
 		// would have to be sorted.
-		filters = append(filters, `t.type || '' IN (SELECT value FROM json_each(`+p.add(jsonList(q.Types))+`))`)
+		filters = append(filters, `t.type || '' IN (SELECT value FROM json_each(`+p.add(sqlval.Strings(q.Types))+`))`)
 	}
 	if !q.Since.IsZero() {
 		filters = append(filters, `t.created_at >= `+p.add(q.Since.UnixMilli()))
@@ -124,7 +124,7 @@ func SQL(q Query, after *Cursor) (string, []any) {
 	} else {
 		if len(namespaces) > 0 {
 			// `|| ''` (as unary + would) keeps the planner on the status's walk.
-			filters = append(filters, `t.namespace || '' IN (SELECT value FROM json_each(`+p.add(jsonList(namespaces))+`))`)
+			filters = append(filters, `t.namespace || '' IN (SELECT value FROM json_each(`+p.add(sqlval.Strings(namespaces))+`))`)
 		}
 		for _, st := range statuses {
 			walks = append(walks, `t.status = `+p.add(st))
@@ -166,10 +166,4 @@ func distinct(ss []string) []string {
 		}
 	}
 	return out
-}
-
-// jsonList encodes a string list for json_each(?).
-func jsonList(ss []string) string {
-	b, _ := json.Marshal(ss) // a []string always marshals
-	return string(b)
 }
