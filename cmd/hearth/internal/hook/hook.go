@@ -196,11 +196,6 @@ func (r *run) sessionStart(ctx context.Context, in Input, stdout io.Writer) {
 	if err := PruneStates(r.cfg.CacheDir, r.cfg.Now()); err != nil {
 		r.log.printf("prune session states: %v", err)
 	}
-	st := LoadState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID)
-	if in.Source == "compact" || in.Source == "clear" {
-		// What recall showed before may be gone from the context.
-		st.Shown = nil
-	}
 	repo := r.repo(in)
 	sc := repo.Scope()
 	// What the last session captured and could not send yet goes first, so
@@ -227,7 +222,15 @@ func (r *run) sessionStart(ctx context.Context, in Input, stdout io.Writer) {
 			r.log.printf("write output: %v", err)
 		}
 	}
-	if err := SaveState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID, st); err != nil {
+	// Written under the session's lock: a prompt hook may run beside this
+	// one and record what it showed.
+	err = UpdateState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID, func(st *State) {
+		if in.Source == "compact" || in.Source == "clear" {
+			// What recall showed before may be gone from the context.
+			st.Shown = nil
+		}
+	})
+	if err != nil {
 		r.log.printf("save session state: %v", err)
 	}
 	if b != nil && len(b.Items) > 0 {
@@ -293,10 +296,12 @@ func (r *run) prompt(ctx context.Context, in Input, stdout io.Writer) {
 		r.log.printf("write output: %v", err)
 		return
 	}
-	for _, h := range hits {
-		st.AddShown(h.ID)
-	}
-	if err := SaveState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID, st); err != nil {
+	err := UpdateState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID, func(st *State) {
+		for _, h := range hits {
+			st.AddShown(h.ID)
+		}
+	})
+	if err != nil {
 		r.log.printf("save session state: %v", err)
 	}
 }
@@ -340,8 +345,8 @@ func (r *run) sessionEnd(ctx context.Context, in Input) {
 		if args["summary"] == nil {
 			r.log.printf("copilot: no turns in %s after %v; closing without a summary", in.TranscriptPath, copilotTurnsWait)
 		}
-		st.LastClose = op
-		if err := SaveState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID, st); err != nil {
+		err := UpdateState(r.cfg.CacheDir, r.cfg.Harness, in.SessionID, func(st *State) { st.LastClose = op })
+		if err != nil {
 			r.log.printf("save session state: %v", err)
 		}
 	}

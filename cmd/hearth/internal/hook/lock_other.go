@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 )
 
 // lock takes the spool's lock without waiting: ok is false when another
@@ -30,6 +31,28 @@ func (s *Spool) lock() (unlock func(), ok bool, err error) {
 		return nil, false, nil
 	}
 	return func() { f.Close(); os.Remove(p) }, true, nil
+}
+
+// lockFile creates path exclusively, waiting at most wait for another
+// holder to remove it; a file older than wait × 4 is a holder's that died.
+func lockFile(path string, wait time.Duration) (unlock func(), err error) {
+	for deadline := time.Now().Add(wait); ; {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return func() { f.Close(); os.Remove(path) }, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		if fi, serr := os.Stat(path); serr == nil && time.Since(fi.ModTime()) > 4*wait {
+			os.Remove(path)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // detach is a no-op where processes have no sessions to leave.

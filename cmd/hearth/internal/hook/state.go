@@ -76,6 +76,34 @@ func SaveState(cacheDir string, h Harness, sessionID string, s State) error {
 	return writeFileAtomic(statePath(cacheDir, h, sessionID), b)
 }
 
+// stateLockWait bounds how long UpdateState waits for another hook run of
+// the same session; the critical section is one small read and one write.
+const stateLockWait = 500 * time.Millisecond
+
+// UpdateState reads a session's state, lets change edit it and writes it
+// back, holding the session's lock throughout. A harness may run two hooks
+// of one session at once (Copilot runs sessionStart beside
+// userPromptSubmitted): a plain read and write would let the slower one
+// write back what it read before the other's change, and lose the ids
+// recall showed. When the lock cannot be had within stateLockWait the
+// update goes ahead unlocked: the worst case is a record shown twice.
+func UpdateState(cacheDir string, h Harness, sessionID string, change func(*State)) error {
+	p := statePath(cacheDir, h, sessionID)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	if unlock, err := lockFile(p+".lock", stateLockWait); err == nil {
+		defer unlock()
+		// The lock file ages with the state, so PruneStates removes the
+		// two together and never a lock a live session still uses.
+		now := time.Now()
+		_ = os.Chtimes(p+".lock", now, now)
+	}
+	s := LoadState(cacheDir, h, sessionID)
+	change(&s)
+	return SaveState(cacheDir, h, sessionID, s)
+}
+
 // PruneStates removes session state files not written for StateMaxAge.
 func PruneStates(cacheDir string, now time.Time) error {
 	dir := filepath.Join(cacheDir, "sessions")
@@ -88,7 +116,7 @@ func PruneStates(cacheDir string, now time.Time) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".tmp-") {
+		if !strings.HasSuffix(e.Name(), ".json") && !strings.HasSuffix(e.Name(), ".json.lock") && !strings.HasPrefix(e.Name(), ".tmp-") {
 			continue
 		}
 		fi, err := e.Info()

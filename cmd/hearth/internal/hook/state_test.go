@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -62,6 +63,32 @@ func TestState(t *testing.T) {
 		}
 		if got := LoadState(dir, Codex, "new").Shown; !slices.Equal(got, []string{"new"}) {
 			t.Errorf("new state = %v", got)
+		}
+	})
+	t.Run("OKConcurrentUpdates", func(t *testing.T) {
+		// Hook runs of one session that update its state at once (Copilot
+		// runs sessionStart beside userPromptSubmitted) lose nothing: each
+		// change is made to what the one before it wrote. The sleep holds
+		// the read-modify-write open, as a slow bootstrap call would.
+		dir := t.TempDir()
+		const n = 24
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := UpdateState(dir, Copilot, "s", func(st *State) {
+					time.Sleep(2 * time.Millisecond)
+					st.AddShown(fmt.Sprintf("id%02d", i))
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if got := LoadState(dir, Copilot, "s").Shown; len(got) != n {
+			t.Errorf("after %d concurrent updates the state holds %d ids: %v", n, len(got), got)
 		}
 	})
 	t.Run("OKCorrupt", func(t *testing.T) {
