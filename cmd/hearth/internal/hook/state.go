@@ -82,8 +82,8 @@ const stateLockWait = 500 * time.Millisecond
 
 // UpdateState reads a session's state, lets change edit it and writes it
 // back, holding the session's lock throughout. A harness may run two hooks
-// of one session at once (Copilot runs sessionStart beside
-// userPromptSubmitted): a plain read and write would let the slower one
+// of one session at once (a prompt hook before the session-start hook has
+// finished): a plain read and write would let the slower one
 // write back what it read before the other's change, and lose the ids
 // recall showed. When the lock cannot be had within stateLockWait the
 // update goes ahead unlocked: the worst case is a record shown twice.

@@ -66,8 +66,8 @@ func TestState(t *testing.T) {
 		}
 	})
 	t.Run("OKConcurrentUpdates", func(t *testing.T) {
-		// Hook runs of one session that update its state at once (Copilot
-		// runs sessionStart beside userPromptSubmitted) lose nothing: each
+		// Hook runs of one session that update its state at once (a prompt
+		// hook before the session-start hook has finished) lose nothing: each
 		// change is made to what the one before it wrote. The sleep holds
 		// the read-modify-write open, as a slow bootstrap call would.
 		dir := t.TempDir()
