@@ -143,6 +143,12 @@ func WithWALPolicy(limit int64, every time.Duration) Option {
 	return func(db *DB) { db.cfg.WALLimit, db.cfg.WALEvery = limit, every }
 }
 
+// WithTidyAfter replaces how long the writer waits idle before it merges
+// the full-text index's segments; below 0 it never does.
+func WithTidyAfter(d time.Duration) Option {
+	return func(db *DB) { db.cfg.TidyAfter = d }
+}
+
 // WithFullRetry replaces fullRetryMin and fullRetryMax for one store.
 func WithFullRetry(lo, hi time.Duration) Option {
 	return func(db *DB) { db.cfg.FullRetryMin, db.cfg.FullRetryMax = lo, hi }

@@ -68,7 +68,9 @@ func PostgresTODO(tb testing.TB, why string) {
 // On PostgreSQL (BackendEnv) it opens a new database of the test's own
 // instead, copied from a migrated template and dropped when the test ends
 // (pgtest.URL).
-func Open(tb testing.TB) *storage.DB {
+//
+// opts are SQLite's (storage.Option); PostgreSQL's engine ignores them.
+func Open(tb testing.TB, opts ...storage.Option) *storage.DB {
 	tb.Helper()
 	if Postgres() {
 		return OpenURL(tb, pgtest.URL(tb))
@@ -81,7 +83,7 @@ func Open(tb testing.TB) *storage.DB {
 	if err := os.WriteFile(path, src, 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	return OpenPath(tb, path)
+	return OpenPath(tb, path, opts...)
 }
 
 // template returns the bytes of a database file that storage.Open created
@@ -121,12 +123,12 @@ func Place(tb testing.TB) string {
 // OpenPath opens the database at path (for tests that reopen one file),
 // closing it by tb.Cleanup; a PostgreSQL URL from Place opens that
 // database (OpenURL).
-func OpenPath(tb testing.TB, path string) *storage.DB {
+func OpenPath(tb testing.TB, path string, opts ...storage.Option) *storage.DB {
 	tb.Helper()
 	if strings.HasPrefix(path, "postgres://") {
 		return OpenURL(tb, path)
 	}
-	db, err := storage.Open(context.Background(), path)
+	db, err := storage.Open(context.Background(), path, opts...)
 	if err != nil {
 		tb.Fatalf("storage.Open(%q): %v", path, err)
 	}

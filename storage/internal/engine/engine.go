@@ -96,6 +96,10 @@ type Config struct {
 	// Tidy runs one step of the idle writer's work in tx (merging the
 	// full-text index) and reports whether it changed anything.
 	Tidy func(ctx context.Context, tx *Tx) (bool, error)
+	// TidyAfter replaces tidyAfter when above 0; below 0 the idle writer
+	// never runs Tidy. For tests that need the index's segments as the
+	// commits left them, whatever the machine's pace.
+	TidyAfter time.Duration
 	// WALLimit, WALEvery, FullRetryMin and FullRetryMax replace WALLimit,
 	// walCheckEvery, fullRetryMin and fullRetryMax when set: for tests.
 	WALLimit                   int64

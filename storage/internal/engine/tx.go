@@ -200,10 +200,20 @@ func (e *Engine) writeLoop() {
 	defer close(e.loopDone)
 	g := &gather{e: e, timer: time.NewTimer(time.Hour), peak: 1}
 	g.timer.Stop()
-	// tidy fires when the writer has been idle for tidyAfter since a
+	// tidy fires when the writer has been idle for tidyAfter (or
+	// Config.TidyAfter) since a
 	// commit that changed the full-text index (tidyIndex).
 	tidy := time.NewTimer(time.Hour)
 	tidy.Stop()
+	idle := tidyAfter
+	if e.cfg.TidyAfter != 0 {
+		idle = e.cfg.TidyAfter
+	}
+	arm := func() {
+		if idle > 0 {
+			tidy.Reset(idle)
+		}
+	}
 	var next *writeRequest // an exclusive write met while gathering
 	for {
 		first := next
@@ -216,7 +226,7 @@ func (e *Engine) writeLoop() {
 				// A step at a time, each while no write waits; a write
 				// that waits goes first, and its group arms tidy again.
 				if e.waiting.Load() > 0 {
-					tidy.Reset(tidyAfter)
+					arm()
 				} else if e.tidyIndex() {
 					e.afterWrite()
 					tidy.Reset(0)
@@ -238,7 +248,7 @@ func (e *Engine) writeLoop() {
 		g.done()
 		e.afterWrite()
 		if e.gen.Load() != gen {
-			tidy.Reset(tidyAfter)
+			arm()
 		}
 	}
 }
