@@ -203,7 +203,8 @@ func (e *Encoder) Live() bool {
 	return e.live
 }
 
-// Snapshot returns the model snapshot the last batch read; "" before any.
+// Snapshot returns the model snapshot the last batch or ReadSnapshot read;
+// "" before any.
 func (e *Encoder) Snapshot() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -285,9 +286,7 @@ func (e *Encoder) Embed(ctx context.Context, texts []string) (Batch, error) {
 		return Batch{}, err
 	}
 	e.mu.Lock()
-	if before != e.snapshot {
-		e.snapshot, e.dim = before, 0
-	}
+	e.keepSnapshot(before)
 	dim := e.wantDim()
 	e.mu.Unlock()
 
@@ -325,6 +324,14 @@ func (e *Encoder) Embed(ctx context.Context, texts []string) (Batch, error) {
 		e.dim = dim
 	}
 	return Batch{Model: e.model, Snapshot: before, Vectors: out}, nil
+}
+
+// keepSnapshot makes s the snapshot the encoder's vectors are of; a new
+// one's replies may have another dimension. e.mu held.
+func (e *Encoder) keepSnapshot(s string) {
+	if s != e.snapshot {
+		e.snapshot, e.dim = s, 0
+	}
 }
 
 // wantDim is the dimension replies must have; 0 for any. e.mu held.

@@ -401,6 +401,27 @@ func TestEncoder_Query(t *testing.T) {
 			})
 		}
 	})
+	// A snapshot read without a batch (the embedder's first pass, with
+	// nothing to embed) keys the query vectors as a batch's read does.
+	t.Run("OKSnapshotRead", func(t *testing.T) {
+		for _, f := range []modeltest.Flavor{modeltest.Ollama, modeltest.LlamaServer, modeltest.LlamaSwap} {
+			t.Run(f.String(), func(t *testing.T) {
+				srv := modeltest.New(t, f, modeltest.Model{Name: "qwen3-emb-0.6b", Path: "/m/e.gguf", Digest: "sha256:1", Dim: 8})
+				e := live(t, encoder.Config{URL: srv.URL})
+				s, err := e.ReadSnapshot(ctx)
+				if err != nil || s == "" {
+					t.Fatalf("ReadSnapshot = %q, %v", s, err)
+				}
+				if got := e.Snapshot(); got != s {
+					t.Errorf("Snapshot after ReadSnapshot: %q, want %q", got, s)
+				}
+				v, err := e.Query(ctx, "q")
+				if err != nil || v.Snapshot != s {
+					t.Errorf("Query: snapshot %q, %v; want %q", v.Snapshot, err, s)
+				}
+			})
+		}
+	})
 	t.Run("ErrDownNotCalled", func(t *testing.T) {
 		srv := modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/m/e.gguf", Dim: 8})
 		e := newEncoder(t, encoder.Config{URL: srv.URL})

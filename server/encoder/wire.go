@@ -200,13 +200,23 @@ func (e *Encoder) probe(ctx context.Context) error {
 // ReadSnapshot reads the model snapshot now, bounded by BatchTimeout, and
 // returns it (Embed does this around every batch). For llama-swap it calls
 // /upstream/<model>/v1/models, which loads the model: call it only when
-// embedding anyway, never as a probe.
+// embedding anyway, never as a probe. Like a batch's read, it keeps what it
+// read as the snapshot of Query's vectors: a server whose first pass
+// finds every vector current (after a restart, or another front end
+// embedded them) embeds nothing, and its query vectors must still say
+// which snapshot they are of.
 func (e *Encoder) ReadSnapshot(ctx context.Context) (string, error) {
 	if !e.Configured() {
 		return "", ErrNotConfigured
 	}
 	s, err := e.readSnapshot(ctx)
-	return s, e.account(ctx, err)
+	if err = e.account(ctx, err); err != nil {
+		return "", err
+	}
+	e.mu.Lock()
+	e.keepSnapshot(s)
+	e.mu.Unlock()
+	return s, nil
 }
 
 // readSnapshot finds the snapshot of e.model (R-M9):

@@ -38,8 +38,20 @@ type rig struct {
 
 func newRig(t *testing.T, dim int, timeout time.Duration) *rig {
 	t.Helper()
-	r := &rig{db: storagetest.Open(t), dim: dim}
-	r.srv = modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb-v1.gguf", Dim: dim})
+	return rigOn(t, storagetest.Open(t), newEncoderServer(t, dim), dim, timeout)
+}
+
+// newEncoderServer starts a llama-server test encoder of dim dimensions.
+func newEncoderServer(t *testing.T, dim int) *modeltest.Server {
+	t.Helper()
+	return modeltest.New(t, modeltest.LlamaServer, modeltest.Model{Path: "/models/emb-v1.gguf", Dim: dim})
+}
+
+// rigOn is a rig over db with an encoder client of its own for srv: one
+// front end, as a hearth serve process has its own.
+func rigOn(t *testing.T, db *storage.DB, srv *modeltest.Server, dim int, timeout time.Duration) *rig {
+	t.Helper()
+	r := &rig{db: db, srv: srv, dim: dim}
 	r.enc = r.encoder(t, testModel, timeout)
 	r.use(retrieval.NewIndex(r.db))
 	return r
@@ -557,5 +569,36 @@ func TestCosine_Rename(t *testing.T) {
 	}
 	if n := r.pass(t); n != 0 {
 		t.Errorf("the pass after the rename embedded %d records, want none", n)
+	}
+}
+
+// TestCosine_Restart: a server started again on a store whose vectors are
+// all current (a new encoder client, index and embedder on the same
+// store) ranks by cosine from its first pass, which embeds nothing: the
+// pass's read of the model snapshot keys the query vectors, as a batch's
+// read does.
+func TestCosine_Restart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, 32, 2*time.Second)
+	for _, rc := range webhookRecords {
+		r.store(t, "global", rc[0], rc[1])
+	}
+	r.pass(t)
+	q := retrieval.Query{Text: "retry webhooks", Chain: []string{"global"}, Depth: 20}
+	before, err := r.pipe.Run(ctx, q)
+	if err != nil || before.Mode != ranking.ModeRRF {
+		t.Fatalf("before the restart: %s (%v), %v; want rrf", before.Mode, before.Fallback, err)
+	}
+	again := rigOn(t, r.db, r.srv, r.dim, 2*time.Second)
+	if n := again.pass(t); n != 0 {
+		t.Errorf("the first pass after the restart stored %d vectors, want 0", n)
+	}
+	after, err := again.pipe.Run(ctx, q)
+	if err != nil || after.Mode != ranking.ModeRRF || after.Fallback != nil {
+		t.Fatalf("after the restart: %s (%v), %v; want rrf", after.Mode, after.Fallback, err)
+	}
+	if !slices.Equal(ids(after.Hits), ids(before.Hits)) {
+		t.Errorf("after the restart: %v, want %v as before", ids(after.Hits), ids(before.Hits))
 	}
 }
