@@ -231,7 +231,7 @@ func pruneAuditTx(ctx context.Context, tx *txn, cutoff time.Time, retention time
 		WHERE at <= ?1
 			AND (record_id = '' OR NOT EXISTS (SELECT 1 FROM records WHERE id = audit.record_id))
 			AND action <> ?2
-			AND seq IS NOT (SELECT max(seq) FROM audit WHERE action = ?3)`,
+			AND seq IS DISTINCT FROM (SELECT max(seq) FROM audit WHERE action = ?3)`,
 		cutoff.UnixMilli(), string(ActionUsageStart), string(ActionBackup))
 	if err != nil {
 		return 0, classify("prune audit", err)

@@ -2,12 +2,9 @@ package storage_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
@@ -156,9 +153,8 @@ func TestDB_Maintain_ErrInvalid(t *testing.T) {
 // saying how many went and up to when; a row inside the retention still
 // cannot be deleted; and a retention of 0 keeps everything.
 func TestDB_MaintainPrunesAudit(t *testing.T) {
-	storagetest.PostgresTODO(t, "it reopens a SQLite file and checks the trigger through SQLite's driver")
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "hearth.db")
+	path := storagetest.Place(t)
 	db := storagetest.OpenPath(t, path)
 	clk := newClock(db, t0)
 	for i := range 20 {
@@ -217,12 +213,9 @@ func TestDB_MaintainPrunesAudit(t *testing.T) {
 		t.Errorf("a second run pruned %d rows, or wrote a prune row for none", rep.AuditPruned)
 	}
 
-	// The audit stays append-only inside the retention.
-	raw, err := driver.Open("file:" + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	// The audit stays append-only inside the retention, for any client
+	// of the database: the schema's triggers refuse.
+	raw := storagetest.OpenRaw(t, path)
 	if _, err := raw.Exec(`DELETE FROM audit WHERE detail = 'young'`); err == nil || !strings.Contains(err.Error(), "append-only") {
 		t.Errorf("deleting a row inside the retention: %v, want refused as append-only", err)
 	}

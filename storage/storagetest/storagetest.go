@@ -3,7 +3,10 @@
 package storagetest
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/fileio"
@@ -155,6 +160,85 @@ func OpenURL(tb testing.TB, url string) *storage.DB {
 		}
 	})
 	return db
+}
+
+// OpenRaw opens the database at place (a file, or a PostgreSQL URL from
+// Place) through a connection pool of its own, not the store's, closed by
+// tb.Cleanup: for a test that checks what the schema itself refuses to any
+// client, or reads what the store wrote behind its back.
+func OpenRaw(tb testing.TB, place string) *sql.DB {
+	tb.Helper()
+	var (
+		raw *sql.DB
+		err error
+	)
+	if strings.HasPrefix(place, "postgres://") {
+		raw, err = sql.Open("pgx", place)
+	} else {
+		raw, err = driver.Open("file:" + place)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { raw.Close() })
+	return raw
+}
+
+// Contains reports whether the database at place (a file, or a PostgreSQL
+// URL from Place) holds needle anywhere: in the bytes of the file, its WAL
+// and shared memory on SQLite (close the store first, so that nothing is
+// only in its memory); in any column of any row of any table of the
+// database on PostgreSQL, read as text (bytea columns as their hex, which
+// is searched too), where the server's own files are out of reach.
+func Contains(tb testing.TB, place, needle string) bool {
+	tb.Helper()
+	if !strings.HasPrefix(place, "postgres://") {
+		for _, p := range []string{place, place + "-wal", place + "-shm"} {
+			b, err := os.ReadFile(p)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				tb.Fatal(err)
+			}
+			if bytes.Contains(b, []byte(needle)) {
+				return true
+			}
+		}
+		return false
+	}
+	ctx := context.Background()
+	raw := OpenRaw(tb, place)
+	rows, err := raw.QueryContext(ctx, `SELECT quote_ident(table_name) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			tb.Fatal(err)
+		}
+		tables = append(tables, t)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	rows.Close()
+	if len(tables) == 0 {
+		tb.Fatal("storagetest.Contains: the database has no tables")
+	}
+	for _, t := range tables {
+		var found bool
+		// A row as text holds each column's text; a bytea column's is
+		// \x and its hex.
+		q := `SELECT EXISTS (SELECT 1 FROM ` + t + ` x WHERE strpos(x::text, $1) > 0 OR strpos(x::text, $2) > 0)`
+		if err := raw.QueryRowContext(ctx, q, needle, hex.EncodeToString([]byte(needle))).Scan(&found); err != nil {
+			tb.Fatalf("%s: %v", t, err)
+		}
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // URL is a new PostgreSQL database's URL, migrated, dropped when tb ends
