@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/fileio"
 )
@@ -44,6 +45,15 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if _, err := os.Lstat(*out); err == nil {
 		fmt.Fprintf(stderr, "hearth backup: %s exists; a backup never overwrites a file\n", *out)
+		return 1
+	}
+	switch where, err := postgresConfigured(*data); {
+	case err != nil:
+		fmt.Fprintln(stderr, "hearth backup:", err)
+		return 1
+	case where != "":
+		fmt.Fprintf(stderr, "hearth backup: refused: %s; there is no SQLite file to copy: "+
+			"back that database up with pg_dump (and restore it with pg_restore) or the PostgreSQL server's own tools\n", where)
 		return 1
 	}
 	db := filepath.Join(*data, dbFile)
@@ -104,10 +114,28 @@ func serverOnly(data string) (bool, error) {
 	return false, err
 }
 
+// postgresConfigured says where DIR's records are when they are in
+// PostgreSQL by DIR's options.json (database_url, the URL with its
+// password hidden), or "" when the file names no database: then they are
+// in DIR's SQLite file, as `hearth serve --data DIR` alone stores them.
+// An options file that does not load is an error, not a guess.
+func postgresConfigured(data string) (string, error) {
+	path := options.Path(data)
+	opts, err := options.Load(path)
+	if err != nil {
+		return "", fmt.Errorf("reading %s to know where the records are: %w", path, err)
+	}
+	if opts.DatabaseURL == "" {
+		return "", nil
+	}
+	return fmt.Sprintf("the records of %s are in PostgreSQL at %s (database_url in %s)", data, options.RedactDatabaseURL(opts.DatabaseURL), path), nil
+}
+
 var restoreSpec = spec{name: "restore", args: "--data DIR FILE",
 	about: `Replaces DIR's database with the backup FILE, after checking it. The
 server of DIR must be stopped; the database replaced is kept in
-DIR/backups/before-restore-<time>.`}
+DIR/backups/before-restore-<time>. A DIR whose records are in PostgreSQL
+(database_url) is refused: restore that database with pg_restore.`}
 
 // restoreCmd runs `hearth restore --data DIR FILE`.
 func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -123,6 +151,23 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return restoreSpec.fail(stderr, "want one FILE, the backup to restore")
 	}
 	from := fs.Arg(0)
+	where, err := postgresConfigured(*data)
+	if err != nil {
+		fmt.Fprintln(stderr, "hearth restore:", err)
+		return 1
+	}
+	if where == "" {
+		// A server without a database file in DIR: one on PostgreSQL,
+		// given --database on its command line.
+		if ask, _ := serverOnly(*data); ask {
+			where = fmt.Sprintf("the server running on %s stores its records in PostgreSQL (its admin socket %s is there, and no %s)", *data, AdminSocket, dbFile)
+		}
+	}
+	if where != "" {
+		fmt.Fprintf(stderr, "hearth restore: refused: %s; a SQLite backup is not restored there, and nothing was changed: "+
+			"restore that database with pg_restore (from pg_dump's archive) or the PostgreSQL server's own tools\n", where)
+		return 1
+	}
 	aside := filepath.Join(*data, "backups", "before-restore-"+time.Now().UTC().Format("20060102T150405Z"))
 	info, err := storage.Restore(ctx, filepath.Join(*data, dbFile), from, aside)
 	switch {

@@ -1,21 +1,25 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/servertest"
+	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
@@ -117,6 +121,19 @@ func TestPostgres_Process(t *testing.T) {
 		t.Errorf("hearth backup left %s: %v", backup, err)
 	}
 
+	// restore --data refuses, naming pg_restore, and writes nothing into
+	// DIR: a sound SQLite backup would otherwise become a hearth.db no
+	// server reads.
+	file := sqliteBackup(t)
+	before := dirEntries(t, dir)
+	out, err = exec.Command(bin, "restore", "--data", dir, file).CombinedOutput()
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "pg_restore") || !strings.Contains(string(out), "nothing was changed") {
+		t.Errorf("hearth restore --data: %v, want exit 1 naming pg_restore\n%s", err, out)
+	}
+	if after := dirEntries(t, dir); !slices.Equal(before, after) {
+		t.Errorf("the refused restore changed the data directory: %v, then %v", before, after)
+	}
+
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -185,5 +202,73 @@ func TestServe_DatabaseWithoutDriver(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("the refused start wrote %d entries into the data directory", len(entries))
+	}
+}
+
+// sqliteBackup is a sound backup of a SQLite store (a new one, migrated),
+// which `hearth restore` would take.
+func sqliteBackup(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "backup.db")
+	db, err := storage.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// dirEntries lists what is in dir and below it, by relative path.
+func dirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBackupRestore_PostgresConfigured: with database_url in DIR's
+// options.json and no server running, backup and restore refuse before
+// they touch anything, naming pg_dump and pg_restore and the database
+// without its password: the records are not in a SQLite file of DIR.
+func TestBackupRestore_PostgresConfigured(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const url = "postgres://hearth:hunter2secret@db.lan:5432/hearth"
+	if err := os.WriteFile(filepath.Join(dir, "options.json"), []byte(`{"database_url": "`+url+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := sqliteBackup(t)
+	before := dirEntries(t, dir)
+	redacted := options.RedactDatabaseURL(url)
+
+	code, stdout, stderr := cli(t, "restore", "--data", dir, file)
+	if code != 1 || !strings.Contains(stderr, "pg_restore") || !strings.Contains(stderr, redacted) || !strings.Contains(stderr, "nothing was changed") {
+		t.Errorf("restore: exit %d %q %q, want 1 naming pg_restore and %s", code, stdout, stderr, redacted)
+	}
+	out := filepath.Join(t.TempDir(), "copy.db")
+	code, stdout, stderr2 := cli(t, "backup", "--data", dir, "--out", out)
+	if code != 1 || !strings.Contains(stderr2, "pg_dump") || !strings.Contains(stderr2, redacted) {
+		t.Errorf("backup: exit %d %q %q, want 1 naming pg_dump and %s", code, stdout, stderr2, redacted)
+	}
+	if strings.Contains(stderr+stderr2, "hunter2secret") {
+		t.Errorf("a refusal shows the database's password: %q %q", stderr, stderr2)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused backup left %s: %v", out, err)
+	}
+	if after := dirEntries(t, dir); !slices.Equal(before, after) {
+		t.Errorf("the refusals changed the data directory: %v, then %v", before, after)
 	}
 }
