@@ -17,11 +17,15 @@ import (
 // minutes; a changed schema needs the cache emptied by hand.
 func benchDB(b *testing.B, n int) *storage.DB { return benchDBT(b, n) }
 
-func benchDBT(b testing.TB, n int) *storage.DB {
+func benchDBT(b testing.TB, n int) *storage.DB { return benchStore(b, n, storagetest.Open) }
+
+// benchStore is benchDBT with the store made by open when no cache is
+// set; a cached store is a SQLite file, whatever open makes.
+func benchStore(b testing.TB, n int, open func(testing.TB) *storage.DB) *storage.DB {
 	b.Helper()
 	dir := os.Getenv("HEARTH_BENCH_CACHE")
 	if dir == "" {
-		db := storagetest.Open(b)
+		db := open(b)
 		fill(b, db, n)
 		return db
 	}

@@ -298,23 +298,35 @@ func BenchmarkPostgres_FrontEnds(b *testing.B) {
 			}
 			recs := loadRecords(b)
 			b.ResetTimer()
-			var wg sync.WaitGroup
-			per := b.N / fronts
-			for i, db := range dbs {
-				n := per
-				if i == 0 {
-					n += b.N % fronts
-				}
-				wg.Go(func() { storeAll(b, db, recs, n, 8/fronts) })
-			}
-			wg.Wait()
+			retries := storeFronts(b, dbs, recs, b.N, 8)
 			b.StopTimer()
-			var retries int64
-			for _, db := range dbs {
-				retries += db.PostgresRetries()
-			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 			b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
 		})
 	}
+}
+
+// storeFronts stores n records through the front ends dbs at once, k
+// goroutines shared among them (storeAll on each), and returns the writes
+// the front ends ran again meanwhile (PostgresRetries).
+func storeFronts(tb testing.TB, dbs []*storage.DB, recs []storage.NewRecord, n, k int) int64 {
+	var before int64
+	for _, db := range dbs {
+		before += db.PostgresRetries()
+	}
+	var wg sync.WaitGroup
+	per := n / len(dbs)
+	for i, db := range dbs {
+		m := per
+		if i == 0 {
+			m += n % len(dbs)
+		}
+		wg.Go(func() { storeAll(tb, db, recs, m, k/len(dbs)) })
+	}
+	wg.Wait()
+	var retries int64
+	for _, db := range dbs {
+		retries += db.PostgresRetries()
+	}
+	return retries - before
 }
