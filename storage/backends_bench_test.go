@@ -1,7 +1,10 @@
 package storage_test
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,8 +21,8 @@ import (
 // backends by, SQLite and PostgreSQL in one run: each store filled with
 // HEARTH_BENCH_RECORDS generated records (default 10,000) as BenchmarkSearch
 // fills one (fill: StoreMany in transactions of 5,000; with
-// HEARTH_BENCH_CACHE the SQLite file is cached as benchDB caches it; the
-// PostgreSQL database is filled each run), and 1
+// HEARTH_BENCH_CACHE the SQLite file is cached as benchDB caches it, and
+// with HEARTH_BENCH_POSTGRES the PostgreSQL database: benchPostgres), and 1
 // in 100 more records of CJK text; then, per backend:
 //
 //   - search/<kind>: Search over the store, as BenchmarkSearch asks it, for
@@ -50,9 +53,8 @@ func BenchmarkBackends(b *testing.B) {
 				start = time.Now()
 			)
 			if backend == storage.BackendPostgres {
-				url = storagetest.URL(b)
+				url = benchPostgres(b, n)
 				db = storagetest.OpenURL(b, url)
-				fill(b, db, n)
 			} else {
 				db = benchStore(b, n, func(tb testing.TB) *storage.DB {
 					return storagetest.OpenPath(tb, filepath.Join(tb.TempDir(), "hearth.db"))
@@ -146,4 +148,81 @@ func reportQuantiles(b *testing.B, took []time.Duration) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "p95-ms")
+}
+
+// benchPostgres returns the URL of a new PostgreSQL database of n generated
+// records (fill), dropped when b ends: a pgtest database filled by the
+// run, or with HEARTH_BENCH_POSTGRES set to the URL of a server (a role
+// that may create databases) a copy of its database hearth_bench_<n>,
+// made and filled by the first run that needs it, since filling 100,000
+// records through Store takes long. The copy is brought to this build's
+// schema first (a changed fill needs the database dropped by hand).
+func benchPostgres(b *testing.B, n int) string {
+	b.Helper()
+	server := os.Getenv("HEARTH_BENCH_POSTGRES")
+	if server == "" {
+		u := storagetest.URL(b)
+		db := storagetest.OpenURL(b, u)
+		fill(b, db, n)
+		return u
+	}
+	base, err := neturl.Parse(server)
+	if err != nil {
+		b.Fatal("HEARTH_BENCH_POSTGRES: not a URL") // the URL may hold a password: not shown
+	}
+	at := func(name string) string {
+		u := *base
+		u.Path = "/" + name
+		return u.String()
+	}
+	admin, err := sql.Open("pgx", server)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { admin.Close() })
+	cached := fmt.Sprintf("hearth_bench_%d", n)
+	var found bool
+	if err := admin.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, cached).Scan(&found); err != nil {
+		b.Fatal(err)
+	}
+	if !found {
+		// Filled under another name, so that a run cut short leaves no
+		// half-filled cache.
+		filling := cached + "_filling"
+		if _, err := admin.ExecContext(ctx, `DROP DATABASE IF EXISTS `+filling+` WITH (FORCE)`); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+filling); err != nil {
+			b.Fatal(err)
+		}
+		db, err := storage.OpenPostgres(ctx, at(filling))
+		if err != nil {
+			b.Fatal(err)
+		}
+		fill(b, db, n)
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := admin.ExecContext(ctx, `ALTER DATABASE `+filling+` RENAME TO `+cached); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		db, err := storage.OpenPostgres(ctx, at(cached)) // migrates it
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	name := fmt.Sprintf("hearth_bench_run_%d", time.Now().UnixNano())
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+cached); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), `DROP DATABASE `+name+` WITH (FORCE)`); err != nil {
+			b.Error(err)
+		}
+	})
+	return at(name)
 }
