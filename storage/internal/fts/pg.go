@@ -12,6 +12,7 @@ package fts
 // against the average.
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -131,6 +132,16 @@ type Ranked struct {
 // synonyms, each word or phrase) in records.fts, best first, at most
 // limit, with f's filter: Search's word list on PostgreSQL.
 func (x *PGIndex) Words(ctx context.Context, q Querier, ex fulltext.Expansion, f Filter, limit int) ([]Ranked, error) {
+	terms, err := x.wordTerms(ctx, q, ex)
+	if err != nil {
+		return nil, err
+	}
+	return x.rank(ctx, q, pgWords, terms, f, limit)
+}
+
+// wordTerms are the terms of a word search of ex, as the hearth
+// configuration reads them, asked in q.
+func (x *PGIndex) wordTerms(ctx context.Context, q Querier, ex fulltext.Expansion) ([]pgTerm, error) {
 	words, err := x.lexemes(ctx, q, ex.Terms())
 	if err != nil {
 		return nil, err
@@ -158,7 +169,7 @@ func (x *PGIndex) Words(ctx context.Context, q Querier, ex fulltext.Expansion, f
 		term.query = strings.Join(parts, " <-> ")
 		terms = append(terms, term)
 	}
-	return x.rank(ctx, q, pgWords, terms, f, limit)
+	return terms, nil
 }
 
 // CJK ranks the records whose CJK text holds a CJK term of text
@@ -263,27 +274,107 @@ func (x *PGIndex) lexemes(ctx context.Context, q Querier, terms []string) (map[s
 }
 
 // rank finds the records of column that match a term and ranks them by
-// BM25 over terms, in q.
+// BM25 over terms, in q: first, when gateOf gives a gate, only the records
+// that match one of its terms, and when the limit-th best of them beats
+// what a record matching none could score, those are the answer; else
+// every match.
 func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgTerm, f Filter, limit int) ([]Ranked, error) {
 	match := orQuery(terms)
 	if match == "" || limit <= 0 {
 		return nil, nil
 	}
-	st, err := x.statsOf(ctx, q, col)
+	st, err := x.weigh(ctx, q, col, terms)
 	if err != nil {
 		return nil, err
 	}
+	if gate, rest := gateOf(terms, st.rows); gate != "" {
+		top, err := x.score(ctx, q, col, gate, terms, f, st, limit)
+		if err != nil || len(top) == limit && -top[limit-1].Rank > rest {
+			return top, err
+		}
+	}
+	return x.score(ctx, q, col, match, terms, f, st, limit)
+}
+
+// weigh sets each term's document frequency and IDF in col (docFreqs,
+// weighTerms) and returns col's statistics, counted or cached, in q.
+func (x *PGIndex) weigh(ctx context.Context, q Querier, col pgColumn, terms []pgTerm) (pgStats, error) {
+	st, err := x.statsOf(ctx, q, col)
+	if err != nil {
+		return st, err
+	}
 	if err := x.docFreqs(ctx, q, col, terms, st.rows); err != nil {
-		return nil, err
+		return st, err
 	}
 	weighTerms(terms, st.rows)
+	return st, nil
+}
+
+// pgGateShare: a gate whose terms more than this share of the records
+// hold is not tried (scoring its matches would cost nearly what scoring
+// all does).
+const pgGateShare = 0.5
+
+// gateOf returns the gate of a ranking (docs/postgres.md, "Cost"): the
+// tsquery matching the records that hold one of the terms a record may
+// score most by — each term bounded by the most it can add to a score,
+// its IDF times k1+1, the rarer first — and the most a record holding none
+// of them can score, the other terms' bounds summed. The gate holds every
+// term of at most pruneCommon of rows (those of no record too: their
+// counts may be a minute old), and the first of the others when those
+// match nothing. It gives "" when the gate would hold every term, or
+// terms held by more than pgGateShare of rows.
+func gateOf(terms []pgTerm, rows int64) (gate string, rest float64) {
+	var order []int
+	for i, t := range terms {
+		if t.query != "" {
+			order = append(order, i)
+		}
+	}
+	bound := func(t pgTerm) float64 { return t.idf * (bm25K1 + 1) }
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(bound(terms[b]), bound(terms[a])); c != 0 {
+			return c
+		}
+		return cmp.Compare(terms[a].df, terms[b].df)
+	})
+	var in []pgTerm
+	var held int64
+	for _, i := range order {
+		t := terms[i]
+		if float64(t.df) <= pruneCommon*float64(rows) || held == 0 {
+			in = append(in, t)
+			held += t.df
+			continue
+		}
+		rest += bound(t)
+	}
+	if len(in) == len(order) || float64(held) > pgGateShare*float64(rows) {
+		return "", 0
+	}
+	// Summed in another order than the score's: a margin for rounding.
+	return orQuery(in), rest * (1 + 1e-9)
+}
+
+// score ranks the records of col that match the tsquery match by BM25
+// over terms, best first, at most limit, with f's filter, in q. Each
+// match is ranked on its own row alone (no join across matches): its
+// length stored beside the column (col_len, pgschema's 0003), and per term
+// the frequency of its rarest lexeme, title positions weighing
+// pgTitleWeight and content ones pgContentWeight, when the record holds
+// all of them (and for a phrase, the phrase) — the frequencies of the
+// query's lexemes read from one unnest of the row's tsvector.
+func (x *PGIndex) score(ctx context.Context, q Querier, col pgColumn, match string, terms []pgTerm, f Filter, st pgStats, limit int) ([]Ranked, error) {
 	type termArg struct {
 		I   int      `json:"i"`
 		Q   string   `json:"q"`
 		Lex []string `json:"lex"`
 		IDF float64  `json:"idf"`
 	}
-	var args []termArg
+	var (
+		args []termArg
+		all  []string
+	)
 	for i, t := range terms {
 		if t.query != "" {
 			// Each lexeme once: a term's frequency in a record is its
@@ -291,18 +382,20 @@ func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgT
 			lex := slices.Clone(t.lex)
 			slices.Sort(lex)
 			args = append(args, termArg{i, t.query, slices.Compact(lex), t.idf})
+			all = append(all, t.lex...)
 		}
 	}
 	termsJSON, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
+	slices.Sort(all)
 	rows, err := q.QueryContext(ctx, `
 		WITH t AS (
 			SELECT t.i, t.q::tsquery AS q, t.lex, t.idf
 			FROM jsonb_to_recordset(?2::jsonb) AS t (i int, q text, lex text[], idf double precision)
 		), m AS (
-			SELECT r.seq, r.id, r.`+string(col)+` AS v
+			SELECT r.seq, r.id, r.`+string(col)+` AS v, r.`+string(col)+`_len AS dl
 			FROM records AS r
 			WHERE r.`+string(col)+` @@ ?1::tsquery
 				AND r.status IN ('active', 'candidate')
@@ -313,20 +406,19 @@ func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgT
 				AND (jsonb_array_length(?5::jsonb) = 0 OR r.type IN (SELECT jsonb_array_elements_text(?5::jsonb)))
 				AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(?6::jsonb) AS x (p) WHERE starts_with(r.id, x.p))
 		)
-		-- Each match ranked on its own tsvector alone (no join across
-		-- matches): its length in positions, and per term the frequency of
-		-- its rarest lexeme, title positions weighing ?7 and content ones
-		-- ?8, when the record holds all of them.
 		SELECT m.seq, m.id, s.rank
 		FROM m CROSS JOIN LATERAL (
+			SELECT array_agg(u.lexeme) AS l,
+				array_agg(?8::double precision * cardinality(u.weights)
+					+ (?7::double precision - ?8::double precision) * cardinality(array_positions(u.weights, 'A'))) AS f
+			FROM unnest(m.v) AS u
+			WHERE u.lexeme = ANY (ARRAY(SELECT jsonb_array_elements_text(?13::jsonb)))
+		) AS x CROSS JOIN LATERAL (
 			SELECT -sum(t.idf * tf.f * (?9::double precision + 1)
-				/ (tf.f + ?9::double precision * (1 - ?10::double precision + ?10::double precision * dl.n / ?11::double precision))) AS rank
-			FROM (SELECT sum(cardinality(u.positions)) AS n FROM unnest(m.v) AS u) AS dl, t
-			CROSS JOIN LATERAL (
-				SELECT CASE WHEN count(*) = cardinality(t.lex) THEN min(x.f) END AS f
-				FROM (SELECT (SELECT sum(CASE w WHEN 'A' THEN ?7::double precision ELSE ?8::double precision END)
-						FROM unnest(u.weights) AS w) AS f
-					FROM unnest(m.v) AS u WHERE u.lexeme = ANY (t.lex)) AS x
+				/ (tf.f + ?9::double precision * (1 - ?10::double precision + ?10::double precision * m.dl / ?11::double precision))) AS rank
+			FROM t CROSS JOIN LATERAL (
+				SELECT CASE WHEN count(*) = cardinality(t.lex) THEN min(y.f) END AS f
+				FROM unnest(x.l, x.f) AS y (l, f) WHERE y.l = ANY (t.lex)
 			) AS tf
 			WHERE tf.f > 0 AND (cardinality(t.lex) = 1 OR m.v @@ t.q)
 		) AS s
@@ -334,7 +426,7 @@ func (x *PGIndex) rank(ctx context.Context, q Querier, col pgColumn, terms []pgT
 		ORDER BY s.rank, m.id
 		LIMIT ?12`,
 		match, string(termsJSON), jsonText(f.Namespaces), flag(f.AllRepositories), jsonText(f.Types), jsonText(f.Exclude),
-		pgTitleWeight, pgContentWeight, bm25K1, bm25B, st.avgdl, limit)
+		pgTitleWeight, pgContentWeight, bm25K1, bm25B, st.avgdl, limit, jsonText(slices.Compact(all)))
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +498,7 @@ func (x *PGIndex) statsOf(ctx context.Context, q Querier, col pgColumn) (pgStats
 	}
 	st = pgStats{gen: gen, at: time.Now(), avgdl: 1}
 	var avg sql.NullFloat64
-	rows, err := q.QueryContext(ctx, `SELECT count(*), avg((SELECT sum(cardinality(u.positions)) FROM unnest(r.`+string(col)+`) AS u))
+	rows, err := q.QueryContext(ctx, `SELECT count(*), avg(r.`+string(col)+`_len)
 		FROM records AS r WHERE r.`+string(col)+` IS NOT NULL`)
 	if err != nil {
 		return st, err

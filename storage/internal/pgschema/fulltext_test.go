@@ -225,3 +225,48 @@ func TestCJKClass(t *testing.T) {
 		t.Errorf("hearth_cjk_lexemes matches\n%s\nfulltext.IsCJK accepts\n%s", got, want)
 	}
 }
+
+// records.fts_len and cjk_len (0003) are the lengths of fts and cjk in
+// positions, kept through inserts and updates: a word repeated past the
+// 256 positions PostgreSQL keeps of a lexeme counts 256, a record without
+// CJK text has no CJK length, and one without words none either.
+func TestFullText_StoredLengths(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.Open(t)
+	const ins = `INSERT INTO records (id, namespace, type, title, content, status, revision, writer,
+		confidence, effective_confidence, source, created_at, updated_at)
+		VALUES ($1, 'n', 'note', $2, $3, 'active', 1, 'test', 0.8, 0.8, 'store', 1000, 1000)`
+	for _, r := range [][3]string{
+		{"01A", "Deploying the gateway", "We deployed it on Tuesday; see api.stripe.com/v1."},
+		{"01B", "会议记录", "我们在東京开会，讨论了数据库迁移。 Then the deploy."},
+		{"01C", "echo", strings.Repeat("echo ", 300) + "done"},
+		{"01D", "...", "!!!"},
+	} {
+		if _, err := db.ExecContext(ctx, ins, r[0], r[1], r[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE records SET content = 'one two three' WHERE id = '01A'`); err != nil {
+		t.Fatal(err)
+	}
+	// The reference: the positions of each column, counted lexeme by lexeme.
+	got := query(t, db, `SELECT id, coalesce(fts_len::text, 'NULL'), coalesce(cjk_len::text, 'NULL'),
+		coalesce((SELECT sum(cardinality(u.positions)) FROM unnest(fts) AS u)::text, 'NULL'),
+		coalesce((SELECT sum(cardinality(u.positions)) FROM unnest(cjk) AS u)::text, 'NULL')
+		FROM records ORDER BY id`)
+	want := map[string][2]string{
+		"01A": {"6", "NULL"},   // deploy gateway (the stopword dropped), one two three
+		"01B": {"5", "35"},     // each CJK run a word, then deploy; 7 + 13 + 15 characters and bigrams
+		"01C": {"257", "NULL"}, // echo 256 times, done
+		"01D": {"NULL", "NULL"},
+	}
+	for _, r := range got {
+		if r[1] != r[3] || r[2] != r[4] {
+			t.Errorf("%s: stored lengths fts %s, cjk %s; counted %s, %s", r[0], r[1], r[2], r[3], r[4])
+		}
+		if w := want[r[0]]; r[1] != w[0] || r[2] != w[1] {
+			t.Errorf("%s: stored lengths fts %s, cjk %s; want fts %s, cjk %s", r[0], r[1], r[2], w[0], w[1])
+		}
+	}
+}
