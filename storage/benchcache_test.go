@@ -17,7 +17,9 @@ import (
 // minutes; a changed schema needs the cache emptied by hand.
 func benchDB(b *testing.B, n int) *storage.DB { return benchDBT(b, n) }
 
-func benchDBT(b testing.TB, n int) *storage.DB { return benchStore(b, n, storagetest.Open) }
+func benchDBT(b testing.TB, n int) *storage.DB {
+	return benchStore(b, n, func(tb testing.TB) *storage.DB { return storagetest.Open(tb) })
+}
 
 // benchStore is benchDBT with the store made by open when no cache is
 // set; a cached store is a SQLite file, whatever open makes.
