@@ -248,6 +248,14 @@ func URL(tb testing.TB) string {
 	return pgtest.URL(tb)
 }
 
+// EmptyURL is a new PostgreSQL database's URL with no tables, dropped
+// when tb ends (pgtest.EmptyURL): what an administrator creates for Hearth,
+// which migrates it at its first start.
+func EmptyURL(tb testing.TB) string {
+	tb.Helper()
+	return pgtest.EmptyURL(tb)
+}
+
 // Text screens s for a test, failing the test if the screen refuses it.
 func Text(tb testing.TB, s string) screen.Text {
 	tb.Helper()
