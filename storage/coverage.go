@@ -18,8 +18,9 @@ import (
 // a word counting as held when the record holds it or one of the synonyms
 // search adds for it (fulltext.Expand; a phrase when it holds all its
 // words). A word no record holds weighs most: a query about something
-// memory never heard of is covered little by any record. The relevance bar
-// (docs/abstention.md) is a floor on it.
+// memory never heard of is covered little by any record. The query's CJK
+// text is weighed by its bigrams instead of its words (coverage_cjk.go).
+// The relevance bar (docs/abstention.md) is a floor on it.
 type Coverage struct {
 	rows  int64
 	words []string
@@ -31,13 +32,16 @@ type Coverage struct {
 	total float64
 	// named[i] says the text names word i (NamedWords).
 	named []bool
+	// cjk[i] says word i is a CJK term (coverage_cjk.go), held by a
+	// record whose text holds it.
+	cjk []bool
 }
 
 // QueryCoverage returns the weights of text's words. Call it after a
 // search of the same text: the document frequencies are those that search
 // counted (a cache per write generation).
 func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) {
-	words := fulltext.QueryWords(text)
+	words := cjkQueryWords(fulltext.QueryWords(text))
 	x := fulltext.Expand(words)
 	rows, docFreq, err := db.coverageFreqs(ctx, words)
 	if err != nil {
@@ -52,19 +56,14 @@ func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) 
 			continue
 		}
 		seen[stem] = true
-		idf, df := 1.0, int64(0)
+		var df int64
 		if rows > 0 {
 			var err error
-			df, err = docFreq(i)
-			if err != nil {
+			if df, err = docFreq(i); err != nil {
 				return Coverage{}, err
 			}
-			df = min(max(df, 0), rows)
-			idf = math.Log((float64(rows) - float64(df) + 0.5) / (float64(df) + 0.5))
-			if idf <= 0 || math.IsNaN(idf) {
-				idf = 1e-6
-			}
 		}
+		df, idf := weigh(df, rows)
 		alts := []string{stem}
 		for _, syn := range x.SynonymsOf(i) {
 			var ss []string
@@ -85,8 +84,40 @@ func (db *DB) QueryCoverage(ctx context.Context, text string) (Coverage, error) 
 		c.idf = append(c.idf, idf)
 		c.total += idf
 		c.named = append(c.named, names[w] == nameInner || names[w] == nameCapital && rows > 0 && df == 0)
+		c.cjk = append(c.cjk, false)
+	}
+	terms := fulltext.CJKTerms(text)
+	dfs := make([]int64, len(terms))
+	if rows > 0 {
+		if dfs, err = db.cjkFreqs(ctx, terms); err != nil {
+			return Coverage{}, err
+		}
+	}
+	for i, t := range terms {
+		_, idf := weigh(dfs[i], rows)
+		c.words = append(c.words, t)
+		c.alts = append(c.alts, nil)
+		c.idf = append(c.idf, idf)
+		c.total += idf
+		c.named = append(c.named, false)
+		c.cjk = append(c.cjk, true)
 	}
 	return c, ctx.Err()
+}
+
+// weigh returns a word's document frequency df, bounded by rows, and its
+// inverse document frequency over rows records (1 when rows is 0: no
+// count), as bm25 weighs it and never 0.
+func weigh(df, rows int64) (int64, float64) {
+	if rows <= 0 {
+		return 0, 1
+	}
+	df = min(max(df, 0), rows)
+	idf := math.Log((float64(rows) - float64(df) + 0.5) / (float64(df) + 0.5))
+	if idf <= 0 || math.IsNaN(idf) {
+		idf = 1e-6
+	}
+	return df, idf
 }
 
 // coverageFreqs returns the index's row count and the document frequency
@@ -193,7 +224,7 @@ func (c Coverage) Of(r *Record) (float64, []string) {
 	sum := 0.0
 	var words []string
 	for i, alts := range c.alts {
-		if slices.ContainsFunc(alts, func(a string) bool {
+		if c.cjk[i] && holdsCJK(c.words[i], r) || slices.ContainsFunc(alts, func(a string) bool {
 			for _, s := range strings.Fields(a) {
 				if !has(s) {
 					return false
