@@ -176,6 +176,13 @@ eval: ## Measure retrieval (recall@5/10, MRR) and what the prompt hook injects o
 	if test -f $$out; then cp $$out $(EVAL_OUT)/results.prev.json; cmp="-compare $(EVAL_OUT)/results.prev.json"; fi; \
 	set -x; go run ./cmd/eval run -hearth $(EVAL_OUT)/hearth -out $$out $$cmp $(EVAL_FLAGS)
 
+.PHONY: eval-postgres
+eval-postgres: postgres ## The eval (as make eval) with the records in a private PostgreSQL the run starts and stops; hearth built with TAGS=postgres
+	CGO_ENABLED=0 go build -trimpath -tags postgres -o $(EVAL_OUT)/hearth-postgres ./cmd/hearth
+	@out=$(EVAL_OUT)/results-postgres.json; cmp=; \
+	if test -f $$out; then cp $$out $(EVAL_OUT)/results-postgres.prev.json; cmp="-compare $(EVAL_OUT)/results-postgres.prev.json"; fi; \
+	set -x; go run ./cmd/eval run -hearth $(EVAL_OUT)/hearth-postgres -postgres -out $$out $$cmp $(EVAL_FLAGS)
+
 .PHONY: eval-embed
 eval-embed: $(WINK) ## The eval with the wink word-vector test encoder as embed_url (opt-in)
 	CGO_ENABLED=0 go build -trimpath -o $(EVAL_OUT)/hearth ./cmd/hearth

@@ -5,7 +5,7 @@
 //	eval run -hearth BIN [-set DIR] [-modes fts,cosine,rrf,rerank] [-embed-url URL | -wink FILE]
 //	         [-rerank-url URL -rerank-model NAME] [-bars B,...]
 //	         [-out FILE] [-compare FILE] [-records N -queries N] [-embed-wait DUR]
-//	         [-database postgres://…]
+//	         [-database postgres://… | -postgres]
 //	eval encoder -vectors FILE [-listen ADDR] [-model NAME]
 //
 // `make eval` and `make eval-embed` run it; docs/eval.md says how to read
@@ -31,6 +31,7 @@ import (
 	"github.com/hearth-memory/hearth/cmd/eval/encoder"
 	"github.com/hearth-memory/hearth/cmd/eval/harness"
 	"github.com/hearth-memory/hearth/server/models/modeltest"
+	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
 func main() {
@@ -43,7 +44,7 @@ const usage = `usage:
   eval run -hearth BIN [-set DIR] [-modes fts,cosine,rrf,rerank] [-embed-url URL | -wink FILE]
            [-rerank-url URL -rerank-model NAME] [-bars B,...]
            [-out FILE] [-compare FILE] [-records N -queries N] [-embed-wait DUR]
-           [-database postgres://…]
+           [-database postgres://… | -postgres]
   eval encoder -vectors FILE [-listen ADDR] [-model NAME]
 `
 
@@ -98,6 +99,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 type runFlags struct {
 	hearth, set, modes, embedURL, wink, out, compare, work, bars string
 	database                                                     string
+	postgres                                                     bool
 	rerankURL, rerankModel                                       string
 	records, queries                                             int
 	embedWait                                                    time.Duration
@@ -122,6 +124,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.IntVar(&f.queries, "queries", 0, "measure a slice: at most this many queries (with -records)")
 	fs.DurationVar(&f.embedWait, "embed-wait", 3*time.Minute, "how long to wait for the server to rank with the encoder")
 	fs.StringVar(&f.database, "database", "", "store in PostgreSQL: each daemon gets a new database on this `URL`'s server (created, then dropped), as hearth serve --database; -hearth must be built with -tags postgres")
+	fs.BoolVar(&f.postgres, "postgres", false, "store in PostgreSQL as -database does, on a private server started for the run and stopped after it (initdb in a temporary directory, as the tests start theirs: needs PostgreSQL's server binaries, make postgres installs them); -hearth must be built with -tags postgres")
 	fs.StringVar(&f.bars, "bars", "", "min_coverage values (0 to 1), comma-separated, to add to the hook table, each from a daemon started with it: to choose min_coverage")
 	if err := parse(fs, args); err != nil {
 		return f, err
@@ -143,6 +146,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 		return f, usageError{errors.New("-hearth is required")}
 	case f.embedURL != "" && f.wink != "":
 		return f, usageError{errors.New("give -embed-url or -wink, not both")}
+	case f.database != "" && f.postgres:
+		return f, usageError{errors.New("give -database or -postgres, not both")}
 	case (f.records > 0) != (f.queries > 0):
 		return f, usageError{errors.New("-records and -queries go together")}
 	}
@@ -178,6 +183,19 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	cfg := harness.Config{Hearth: f.hearth, Set: set, EmbedURL: f.embedURL, EmbedWait: f.embedWait, Progress: stderr, Bars: f.barList}
+	if f.postgres {
+		fmt.Fprintln(stderr, "eval: starting a private PostgreSQL")
+		base, stop, err := storagetest.StartPostgres()
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if serr := stop(); serr != nil {
+				fmt.Fprintln(stderr, "eval: stopping the private PostgreSQL:", serr)
+			}
+		}()
+		f.database = base
+	}
 	if f.database != "" {
 		if cfg.Database, err = newDatabases(f.database); err != nil {
 			return err

@@ -28,6 +28,7 @@ func TestRun_Usage(t *testing.T) {
 		{"OKHelp", []string{"help"}, 0, "eval run -hearth BIN"},
 		{"ErrNoHearth", []string{"run"}, 2, "-hearth is required"},
 		{"ErrBothEncoders", []string{"run", "-hearth", "h", "-embed-url", "http://x/v1", "-wink", "w.json"}, 2, "give -embed-url or -wink, not both"},
+		{"ErrBothDatabases", []string{"run", "-hearth", "h", "-database", "postgres://h@db.lan/hearth", "-postgres"}, 2, "give -database or -postgres, not both"},
 		{"ErrSliceHalf", []string{"run", "-hearth", "h", "-records", "40"}, 2, "-records and -queries go together"},
 		{"ErrArgument", []string{"run", "-hearth", "h", "extra"}, 2, `unexpected argument "extra"`},
 		{"ErrBadFlag", []string{"run", "-nope"}, 2, "flag provided but not defined"},
@@ -121,5 +122,39 @@ func TestRunEval(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "Change since") || !strings.Contains(stdout.String(), "+0.000") {
 		t.Errorf("comparison with an identical run:\n%s\nwant a Change section with zero deltas", stdout.String())
+	}
+}
+
+// TestRunEval_PrivatePostgres: with -postgres the run starts a PostgreSQL
+// of its own (the tests' pgtest server), stores each daemon's set in a new
+// database of it, reports the backend and stops it, as make eval-postgres
+// runs it.
+func TestRunEval_PrivatePostgres(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "hearth")
+	build := exec.Command("go", "build", "-tags", "postgres", "-o", bin, "github.com/hearth-memory/hearth/cmd/hearth")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out := filepath.Join(t.TempDir(), "results.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "-hearth", bin, "-set", "testdata/set", "-records", "20", "-queries", "6", "-modes", "fts", "-postgres", "-out", out}
+	code := run(context.Background(), args, &stdout, &stderr)
+	if code != 0 && strings.Contains(stderr.String(), "no PostgreSQL server binaries") && os.Getenv("HEARTH_REQUIRE_POSTGRES") == "" {
+		t.Skipf("%s; HEARTH_REQUIRE_POSTGRES=1 makes this a failure", stderr.String())
+	}
+	if code != 0 {
+		t.Fatalf("eval run -postgres: exit %d\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "starting a private PostgreSQL") || strings.Contains(stderr.String(), "stopping the private PostgreSQL:") {
+		t.Errorf("stderr:\n%s\nwant the private server started and stopped without an error", stderr.String())
+	}
+	rep, err := harness.ReadReport(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Backend != "postgres" || len(rep.Modes) != 1 || len(rep.Modes[0].Results) != 6 {
+		t.Errorf("report: backend %q, modes %+v; want postgres, fts with 6 results", rep.Backend, rep.Modes)
 	}
 }

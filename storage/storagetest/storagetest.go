@@ -256,6 +256,14 @@ func EmptyURL(tb testing.TB) string {
 	return pgtest.EmptyURL(tb)
 }
 
+// StartPostgres starts a private PostgreSQL for a program that is not a
+// test (cmd/eval's -postgres): pgtest.Start, the tests' own server. url
+// is its postgres database's, as a superuser; stop shuts it down and
+// removes its directory.
+func StartPostgres() (url string, stop func() error, err error) {
+	return pgtest.Start()
+}
+
 // Text screens s for a test, failing the test if the screen refuses it.
 func Text(tb testing.TB, s string) screen.Text {
 	tb.Helper()

@@ -127,6 +127,20 @@ func Open(tb testing.TB) *sql.DB {
 	return db
 }
 
+// Start starts a private PostgreSQL of its own, as the tests' (the same
+// binaries, cluster and settings, the template included), for a program
+// that is not a test: cmd/eval's -postgres. It returns the URL of its
+// postgres database, as the hearth superuser, who may create databases,
+// and stop, which shuts the server down and removes its directory. On
+// Linux the server is stopped as well when the calling process dies.
+func Start() (url string, stop func() error, err error) {
+	s, err := start()
+	if err != nil {
+		return "", nil, err
+	}
+	return s.url("postgres"), s.stop, nil
+}
+
 // server is one running postgres.
 type server struct {
 	dir      string // removed by stop
