@@ -362,8 +362,9 @@ func gateOf(terms []pgTerm, rows int64) (gate string, rest float64) {
 // length stored beside the column (col_len, pgschema's 0003), and per term
 // the frequency of its rarest lexeme, title positions weighing
 // pgTitleWeight and content ones pgContentWeight, when the record holds
-// all of them (and for a phrase, the phrase) — the frequencies of the
-// query's lexemes read from one unnest of the row's tsvector.
+// all of them (and for a phrase, the phrase) — the frequencies read from
+// the row's tsvector cut down to the query's lexemes, and to their title
+// positions, before it is unnested.
 func (x *PGIndex) score(ctx context.Context, q Querier, col pgColumn, match string, terms []pgTerm, f Filter, st pgStats, limit int) ([]Ranked, error) {
 	type termArg struct {
 		I   int      `json:"i"`
@@ -391,9 +392,11 @@ func (x *PGIndex) score(ctx context.Context, q Querier, col pgColumn, match stri
 	}
 	slices.Sort(all)
 	rows, err := q.QueryContext(ctx, `
-		WITH t AS (
+		WITH t AS MATERIALIZED (
 			SELECT t.i, t.q::tsquery AS q, t.lex, t.idf
 			FROM jsonb_to_recordset(?2::jsonb) AS t (i int, q text, lex text[], idf double precision)
+		), k AS MATERIALIZED (
+			SELECT ARRAY(SELECT jsonb_array_elements_text(?13::jsonb)) AS lex
 		), m AS (
 			SELECT r.seq, r.id, r.`+string(col)+` AS v, r.`+string(col)+`_len AS dl
 			FROM records AS r
@@ -406,19 +409,25 @@ func (x *PGIndex) score(ctx context.Context, q Querier, col pgColumn, match stri
 				AND (jsonb_array_length(?5::jsonb) = 0 OR r.type IN (SELECT jsonb_array_elements_text(?5::jsonb)))
 				AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(?6::jsonb) AS x (p) WHERE starts_with(r.id, x.p))
 		)
+		-- The query's lexemes in the row and their positions, all of them
+		-- (x) and the title's (a): setweight marks the query's lexemes C
+		-- (the columns weigh only A and B), ts_filter keeps them, so that
+		-- only they are unnested.
 		SELECT m.seq, m.id, s.rank
-		FROM m CROSS JOIN LATERAL (
-			SELECT array_agg(u.lexeme) AS l,
-				array_agg(?8::double precision * cardinality(u.weights)
-					+ (?7::double precision - ?8::double precision) * cardinality(array_positions(u.weights, 'A'))) AS f
-			FROM unnest(m.v) AS u
-			WHERE u.lexeme = ANY (ARRAY(SELECT jsonb_array_elements_text(?13::jsonb)))
+		FROM m CROSS JOIN k CROSS JOIN LATERAL (
+			SELECT array_agg(u.lexeme) AS l, array_agg(cardinality(u.positions)) AS n
+			FROM unnest(ts_filter(setweight(m.v, 'C', k.lex), '{c}')) AS u
 		) AS x CROSS JOIN LATERAL (
+			SELECT array_agg(u.lexeme) AS l, array_agg(cardinality(u.positions)) AS n
+			FROM unnest(ts_filter(setweight(ts_filter(m.v, '{a}'), 'C', k.lex), '{c}')) AS u
+		) AS a CROSS JOIN LATERAL (
 			SELECT -sum(t.idf * tf.f * (?9::double precision + 1)
 				/ (tf.f + ?9::double precision * (1 - ?10::double precision + ?10::double precision * m.dl / ?11::double precision))) AS rank
 			FROM t CROSS JOIN LATERAL (
-				SELECT CASE WHEN count(*) = cardinality(t.lex) THEN min(y.f) END AS f
-				FROM unnest(x.l, x.f) AS y (l, f) WHERE y.l = ANY (t.lex)
+				SELECT CASE WHEN count(*) = cardinality(t.lex)
+					THEN min(?8::double precision * y.n
+						+ (?7::double precision - ?8::double precision) * coalesce(a.n[array_position(a.l, y.l)], 0)) END AS f
+				FROM unnest(x.l, x.n) AS y (l, n) WHERE y.l = ANY (t.lex)
 			) AS tf
 			WHERE tf.f > 0 AND (cardinality(t.lex) = 1 OR m.v @@ t.q)
 		) AS s
