@@ -80,6 +80,10 @@ type DB struct {
 
 	// asks are recorded queries waiting for the writer (asked.go).
 	asks *askQueue
+
+	// excl holds the exclusive runs going on in this process
+	// (exclusive.go).
+	excl exclusive
 }
 
 // Option changes how Open opens the store.

@@ -1,0 +1,143 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
+)
+
+// holdExclusive starts a run of name on db that holds its lock until
+// release is closed or its context ends; it returns once the run holds
+// the lock, with a channel that gives the cause of the run's context when
+// it ends (nil when released).
+func holdExclusive(t *testing.T, db *storage.DB, name string, release <-chan struct{}) <-chan error {
+	t.Helper()
+	holding, ended := make(chan struct{}), make(chan error, 1)
+	go func() {
+		ran, err := db.RunExclusive(ctx, name, func(ctx context.Context) error {
+			close(holding)
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+		if !ran {
+			err = errors.New("the holding run did not run")
+		}
+		ended <- err
+	}()
+	select {
+	case <-holding:
+	case err := <-ended:
+		t.Fatalf("RunExclusive(%q): %v", name, err)
+	}
+	return ended
+}
+
+// tryExclusive runs name on db with a fn that only notes it ran, and
+// returns RunExclusive's report.
+func tryExclusive(t *testing.T, db *storage.DB, name string) bool {
+	t.Helper()
+	called := false
+	ran, err := db.RunExclusive(ctx, name, func(context.Context) error { called = true; return nil })
+	if err != nil || ran != called {
+		t.Fatalf("RunExclusive(%q) = %v, %v, fn called %v", name, ran, err, called)
+	}
+	return ran
+}
+
+// In one store the runs of a name take turns without waiting: a second
+// run while the first holds the lock does not run; a run of another name
+// does; once the first returned, the name is free again.
+func TestDB_RunExclusive(t *testing.T) {
+	t.Parallel()
+	db := storagetest.Open(t)
+	if _, err := db.RunExclusive(ctx, "", func(context.Context) error { return nil }); storage.ErrorCode(err) != storage.Invalid {
+		t.Errorf("empty name: %v, want Invalid", err)
+	}
+	release := make(chan struct{})
+	ended := holdExclusive(t, db, "maintenance", release)
+	if tryExclusive(t, db, "maintenance") {
+		t.Error("a second run of maintenance ran while the first held it")
+	}
+	if !tryExclusive(t, db, "review") {
+		t.Error("review did not run beside maintenance")
+	}
+	close(release)
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	if !tryExclusive(t, db, "maintenance") {
+		t.Error("maintenance did not run once the first run returned")
+	}
+	want := errors.New("fn failed")
+	if ran, err := db.RunExclusive(ctx, "maintenance", func(context.Context) error { return want }); !ran || err != want {
+		t.Errorf("RunExclusive = %v, %v; want fn's error", ran, err)
+	}
+}
+
+// Two front ends on one database: while one runs a name, the other's run
+// of it does not run; it runs once the first returned.
+func TestPostgres_FrontEndsExclusive(t *testing.T) {
+	t.Parallel()
+	postgresOnly(t)
+	url := storagetest.URL(t)
+	a, b := storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)
+	release := make(chan struct{})
+	ended := holdExclusive(t, a, "maintenance", release)
+	if tryExclusive(t, b, "maintenance") {
+		t.Error("front end b ran maintenance while a held it")
+	}
+	if !tryExclusive(t, b, "anchor-sweep") {
+		t.Error("front end b did not run anchor-sweep beside a's maintenance")
+	}
+	close(release)
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	if !tryExclusive(t, b, "maintenance") {
+		t.Error("front end b did not run maintenance once a's run returned")
+	}
+}
+
+// A lock dies with its connection: when the session holding it ends (a
+// front end whose process died), the other front end gets the lock, and
+// the run that lost it sees its context cancelled with
+// ErrExclusiveLost.
+func TestPostgres_ExclusiveLostConnection(t *testing.T) {
+	t.Parallel()
+	postgresOnly(t)
+	url := storagetest.URL(t)
+	a, b := storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)
+	ended := holdExclusive(t, a, "review", nil)
+	if tryExclusive(t, b, "review") {
+		t.Fatal("front end b ran review while a held it")
+	}
+	// The test's database is its own: the only advisory lock in it is a's.
+	var ended1 int
+	if err := b.QueryRaw(ctx, false, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, &ended1); err != nil || ended1 != 1 {
+		t.Fatalf("terminated %d sessions holding an advisory lock, %v; want a's one", ended1, err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, storage.ErrExclusiveLost) {
+			t.Errorf("a's run ended with %v, want ErrExclusiveLost", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a's run was not told its lock was lost")
+	}
+	if !tryExclusive(t, b, "review") {
+		t.Error("front end b did not get review's lock once a's connection ended")
+	}
+	// a's store goes on: its lost connection left the pool.
+	if !tryExclusive(t, a, "review") {
+		t.Error("front end a did not run review again after b")
+	}
+}
