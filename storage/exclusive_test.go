@@ -119,12 +119,7 @@ func TestPostgres_ExclusiveLostConnection(t *testing.T) {
 	if tryExclusive(t, b, "review") {
 		t.Fatal("front end b ran review while a held it")
 	}
-	// The test's database is its own: the only advisory lock in it is a's.
-	var ended1 int
-	if err := b.QueryRaw(ctx, false, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, &ended1); err != nil || ended1 != 1 {
-		t.Fatalf("terminated %d sessions holding an advisory lock, %v; want a's one", ended1, err)
-	}
+	terminateLockHolder(t, b)
 	select {
 	case err := <-ended:
 		if !errors.Is(err, storage.ErrExclusiveLost) {
@@ -139,5 +134,92 @@ func TestPostgres_ExclusiveLostConnection(t *testing.T) {
 	// a's store goes on: its lost connection left the pool.
 	if !tryExclusive(t, a, "review") {
 		t.Error("front end a did not run review again after b")
+	}
+}
+
+// leasedTo enqueues a job on db and leases it to owner.
+func leasedTo(t *testing.T, db *storage.DB, owner string) *storage.Job {
+	t.Helper()
+	if _, _, err := db.EnqueueJob(ctx, storage.NewJob{Kind: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := db.LeaseJob(ctx, owner, []string{"test"}, time.Hour)
+	if err != nil || j == nil {
+		t.Fatalf("LeaseJob = %v, %v", j, err)
+	}
+	return j
+}
+
+// releaseLeases runs db.ReleaseLeases for owner and returns how many it
+// released.
+func releaseLeases(t *testing.T, db *storage.DB, owner string) int {
+	t.Helper()
+	n, err := db.ReleaseLeases(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A held owner's leases stay its own when another worker starts; once
+// released (or its store closed), they are given back. An owner is held
+// once.
+func TestDB_HoldOwner(t *testing.T) {
+	t.Parallel()
+	db := storagetest.Open(t)
+	if _, err := db.HoldOwner(ctx, ""); storage.ErrorCode(err) != storage.Invalid {
+		t.Errorf("HoldOwner of no owner = %v, want Invalid", err)
+	}
+	release, err := db.HoldOwner(ctx, "running")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.HoldOwner(ctx, "running"); storage.ErrorCode(err) != storage.Exists {
+		t.Errorf("second HoldOwner = %v, want Exists", err)
+	}
+	leasedTo(t, db, "running")
+	if n := releaseLeases(t, db, "starting"); n != 0 {
+		t.Fatalf("released %d leases of a running owner", n)
+	}
+	release()
+	release() // a second call does nothing
+	if n := releaseLeases(t, db, "starting"); n != 1 {
+		t.Errorf("released %d leases once the owner stopped, want 1", n)
+	}
+}
+
+// On PostgreSQL an owner held by one front end keeps its leases when
+// another starts, and is free to the others once the connection holding
+// it ended (its process died).
+func TestPostgres_FrontEndsHoldOwner(t *testing.T) {
+	t.Parallel()
+	postgresOnly(t)
+	url := storagetest.URL(t)
+	a, b := storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)
+	if _, err := a.HoldOwner(ctx, "front-a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.HoldOwner(ctx, "front-a"); storage.ErrorCode(err) != storage.Exists {
+		t.Errorf("HoldOwner of a's owner on b = %v, want Exists", err)
+	}
+	leasedTo(t, a, "front-a")
+	if n := releaseLeases(t, b, "front-b"); n != 0 {
+		t.Fatalf("front end b released %d leases of a, which runs", n)
+	}
+	terminateLockHolder(t, b)
+	if n := releaseLeases(t, b, "front-b"); n != 1 {
+		t.Errorf("front end b released %d leases once a's connection ended, want 1", n)
+	}
+}
+
+// terminateLockHolder ends, through db, the one session holding an
+// advisory lock in the test's database (its own: no other test's locks
+// are in it), as the death of the front end holding it would.
+func terminateLockHolder(t *testing.T, db *storage.DB) {
+	t.Helper()
+	var n int
+	if err := db.QueryRaw(ctx, false, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, &n); err != nil || n != 1 {
+		t.Fatalf("terminated %d sessions holding an advisory lock, %v; want one", n, err)
 	}
 }

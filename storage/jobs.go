@@ -96,6 +96,12 @@ func (db *DB) EnqueueJob(ctx context.Context, nj NewJob) (job *Job, created bool
 	return job, created, nil
 }
 
+// JobsDue reports whether a job of one of kinds may be leased now
+// (jobq.Due), read outside any write: a poll that costs no transaction.
+func (db *DB) JobsDue(ctx context.Context, kinds []string) (bool, error) {
+	return jobq.Due(ctx, outside{db}, db.now(), kinds)
+}
+
 // LeaseJob leases the next due job of one of kinds to owner for lease
 // (jobq.Lease), or returns nil when none is due. It returns Invalid for
 // arguments jobq.CheckLease refuses.
@@ -103,7 +109,7 @@ func (db *DB) LeaseJob(ctx context.Context, owner string, kinds []string, lease 
 	if err := jobq.CheckLease(owner, kinds, lease); err != nil {
 		return nil, lift(err)
 	}
-	if due, err := jobq.Due(ctx, outside{db}, db.now(), kinds); err != nil || !due {
+	if due, err := db.JobsDue(ctx, kinds); err != nil || !due {
 		return nil, err
 	}
 	var job *Job
@@ -173,13 +179,29 @@ func (db *DB) reloadJob(ctx context.Context, job *Job) error {
 	return nil
 }
 
-// ReleaseLeases gives back every lease not held by owner (jobq.ReleaseLeases)
-// and returns how many: at start, the leases of an earlier process, which
-// can only have ended (a crash or a kill), since one daemon owns its
-// database.
+// ReleaseLeases gives back the leases of the owners other than owner that
+// are not running (jobq.ReleaseLeases) and returns how many: at start, the
+// leases of a process that ended (a crash or a kill). An owner runs while
+// it is held (HoldOwner) in this process or, on PostgreSQL, by another
+// front end of the database, whose leases stay theirs.
 func (db *DB) ReleaseLeases(ctx context.Context, owner string) (n int, err error) {
+	var others []string
+	if err := db.read(ctx, "lease owners", func(tx *txn) (err error) {
+		others, err = jobq.LeaseOwners(ctx, tx, owner)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	dead := map[string]bool{}
+	for _, o := range others {
+		held, err := db.ownerHeld(ctx, o)
+		if err != nil {
+			return 0, err
+		}
+		dead[o] = !held
+	}
 	err = db.writeGrouped(ctx, opReleaseLeases, func(tx *txn) (err error) {
-		n, err = jobq.ReleaseLeases(ctx, tx, owner)
+		n, err = jobq.ReleaseLeases(ctx, tx, owner, func(o string) bool { return dead[o] })
 		return err
 	})
 	if err != nil {

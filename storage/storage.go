@@ -197,6 +197,8 @@ func (db *DB) Close() error {
 		errs = append(errs, db.uses.Close(context.Background()))
 		// Recorded queries still queued (asked.go) too.
 		errs = append(errs, db.asks.buf.Close(context.Background()))
+		// Held owners' locks give their connections back (exclusive.go).
+		db.excl.releaseAll()
 	})
 	for _, err := range errs {
 		if err != nil {

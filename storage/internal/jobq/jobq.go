@@ -285,14 +285,38 @@ func Defer(ctx context.Context, tx *engine.Tx, job *Job, cause screen.Text, runA
 	return nil
 }
 
-// ReleaseLeases ends every lease not held by owner as a failed attempt
-// that runs again at once (or when it was due, if later); a job with no
-// attempts left becomes failed. It returns how many jobs it released or
-// failed.
-func ReleaseLeases(ctx context.Context, tx *engine.Tx, owner string) (int, error) {
-	jobs, err := find(ctx, tx, sqlLeasedElsewhere, owner)
+// LeaseOwners lists the owners of leases other than owner.
+func LeaseOwners(ctx context.Context, tx *engine.Tx, owner string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, sqlOwnersElsewhere, owner)
+	if err != nil {
+		return nil, errs.Wrap("lease owners", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			return nil, errs.Wrap("lease owners", err)
+		}
+		out = append(out, o)
+	}
+	return out, errs.Wrap("lease owners", rows.Err())
+}
+
+// ReleaseLeases ends every lease held by an owner other than owner that
+// dead reports, as a failed attempt that runs again at once (or when it
+// was due, if later); a job with no attempts left becomes failed. It
+// returns how many jobs it released or failed.
+func ReleaseLeases(ctx context.Context, tx *engine.Tx, owner string, dead func(owner string) bool) (int, error) {
+	all, err := find(ctx, tx, sqlLeasedElsewhere, owner)
 	if err != nil {
 		return 0, err
+	}
+	jobs := all[:0]
+	for _, j := range all {
+		if dead(j.LeaseOwner) {
+			jobs = append(jobs, j)
+		}
 	}
 	for _, j := range jobs {
 		msg := lastError(j.LastError, fmt.Sprintf("attempt %d: lease of %s released at start (the process ended)", j.Attempts, j.LeaseOwner))

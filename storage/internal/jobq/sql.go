@@ -19,6 +19,8 @@ const (
 	sqlList = selectJobs + `WHERE (?1 = '' OR kind = ?1) AND (?2 = '' OR state = ?2) ORDER BY created_at, id`
 	// sqlLeasedElsewhere takes the owner whose leases stay.
 	sqlLeasedElsewhere = selectJobs + `WHERE state = 'leased' AND lease_owner <> ?`
+	// sqlOwnersElsewhere lists the other owners of leases.
+	sqlOwnersElsewhere = `SELECT DISTINCT lease_owner FROM jobs WHERE state = 'leased' AND lease_owner <> ? ORDER BY lease_owner`
 
 	sqlInsert = `
 		INSERT INTO jobs (id, kind, key, payload, state, max_attempts, run_after, created_at, updated_at)
