@@ -74,8 +74,24 @@ func (s SweepSchedule) Ensure(ctx context.Context, db *storage.DB, now time.Time
 // AnchorSweep is the handler of anchor-sweep jobs: it reads Home
 // Assistant's states (outside any transaction) and records the sweep with
 // the job's completion, together with the next sweep, Every after this one.
-func AnchorSweep(sw *sweep.Sweeper, s SweepSchedule) Handler {
+//
+// A job whose sweep a scheduled sweep recorded since it fell due has been
+// done already: it reads nothing and records nothing, and only makes sure
+// the sweep after that one is queued. Two front ends of one database that
+// start together each queue a sweep due at their start, under keys of
+// their own; the two take turns (docs/postgres.md, "Nightly work"), and
+// the second finds the first's sweep instead of sweeping again and then
+// keeping a second schedule going.
+func AnchorSweep(db *storage.DB, sw *sweep.Sweeper, s SweepSchedule) Handler {
 	return func(ctx context.Context, job *storage.Job) (Effects, error) {
+		last, err := db.LastSweep(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if last != nil && last.RequestedBy == storage.SystemClient && last.HomeAssistant == s.HomeAssistant &&
+			!last.At.Before(job.RunAfter) {
+			return enqueueSweep(last.At.Add(s.Every)), nil
+		}
 		run, err := sw.Check(ctx, storage.SystemClient)
 		if err != nil {
 			return nil, err
@@ -84,11 +100,17 @@ func AnchorSweep(sw *sweep.Sweeper, s SweepSchedule) Handler {
 			if _, err := tx.Sweep(ctx, run); err != nil {
 				return err
 			}
-			next := tx.Now().Add(s.Every)
-			_, _, err := tx.EnqueueJob(ctx, storage.NewJob{
-				Kind: storage.KindAnchorSweep, Key: SweepKey(next), RunAfter: next, MaxAttempts: sweepAttempts,
-			})
-			return err
+			return enqueueSweep(tx.Now().Add(s.Every))(ctx, tx)
 		}, nil
+	}
+}
+
+// enqueueSweep queues the sweep due at next, once: its key is the time.
+func enqueueSweep(next time.Time) Effects {
+	return func(ctx context.Context, tx *storage.JobTx) error {
+		_, _, err := tx.EnqueueJob(ctx, storage.NewJob{
+			Kind: storage.KindAnchorSweep, Key: SweepKey(next), RunAfter: next, MaxAttempts: sweepAttempts,
+		})
+		return err
 	}
 }

@@ -15,8 +15,9 @@ import (
 
 const haToken = "supervisor-token-w0rk"
 
-// sweeping returns Workers that sweep through ha every hours.
-func sweeping(t *testing.T, db *storage.DB, ha *hatest.Server, hours int) *workers.Workers {
+// sweeping returns Workers that sweep through ha every hours, with edits
+// made to their Config after.
+func sweeping(t *testing.T, db *storage.DB, ha *hatest.Server, hours int, edits ...func(*workers.Config)) *workers.Workers {
 	t.Helper()
 	c, err := homeassistant.New(homeassistant.Config{URL: ha.URL, Token: ha.Token, Timeout: 5 * time.Second})
 	if err != nil {
@@ -26,6 +27,9 @@ func sweeping(t *testing.T, db *storage.DB, ha *hatest.Server, hours int) *worke
 		cfg.Sweeper = sweep.New(c)
 		cfg.Options.AnchorSweepHours = hours
 		cfg.Options.ReviewAt.Off = true
+		for _, edit := range edits {
+			edit(cfg)
+		}
 	})
 }
 

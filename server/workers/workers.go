@@ -129,7 +129,9 @@ type Workers struct {
 
 	stop context.CancelFunc
 	done chan struct{}
-	mu   sync.Mutex // guards stop and done
+	// release ends the hold on the owner (holdOwner).
+	release func()
+	mu      sync.Mutex // guards stop, done and release
 
 	// backoff is the runner's wait while the store refuses writes
 	// (faults.go); zero otherwise. Only the runner touches it.
@@ -185,7 +187,7 @@ func New(cfg Config) (*Workers, error) {
 	if cfg.Sweeper != nil && cfg.Sweeper.HomeAssistant() && cfg.Options.AnchorSweepHours > 0 {
 		w.sweep = &SweepSchedule{Every: time.Duration(cfg.Options.AnchorSweepHours) * time.Hour,
 			HomeAssistant: cfg.Sweeper.HomeAssistant()}
-		w.Handle(storage.KindAnchorSweep, AnchorSweep(cfg.Sweeper, *w.sweep))
+		w.Handle(storage.KindAnchorSweep, AnchorSweep(cfg.DB, cfg.Sweeper, *w.sweep))
 	}
 	return w, nil
 }
@@ -237,6 +239,9 @@ func (w *Workers) Start(ctx context.Context) error {
 // leases of earlier processes and schedules maintenance. Tests that drive
 // the runner with RunOnce call it instead of Start.
 func (w *Workers) Prepare(ctx context.Context) error {
+	if err := w.holdOwner(ctx); err != nil {
+		return fmt.Errorf("workers: hold the lease owner: %w", err)
+	}
 	n, err := w.db.ReleaseLeases(ctx, w.owner)
 	if err != nil {
 		return fmt.Errorf("workers: release leases: %w", err)
@@ -262,11 +267,33 @@ func (w *Workers) Stop() {
 	w.mu.Lock()
 	stop, done := w.stop, w.done
 	w.mu.Unlock()
-	if stop == nil {
-		return
+	if stop != nil {
+		stop()
+		<-done
 	}
-	stop()
-	<-done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.release != nil {
+		w.release()
+		w.release = nil
+	}
+}
+
+// holdOwner marks the owner as running for the store (storage.DB.HoldOwner),
+// once, until Stop: another front end's start then leaves its leases
+// alone.
+func (w *Workers) holdOwner(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.release != nil {
+		return nil
+	}
+	release, err := w.db.HoldOwner(ctx, w.owner)
+	if err != nil {
+		return err
+	}
+	w.release = release
+	return nil
 }
 
 func (w *Workers) loop(ctx context.Context, done chan struct{}, unprepared bool) {
@@ -313,11 +340,23 @@ func (w *Workers) loop(ctx context.Context, done chan struct{}, unprepared bool)
 // RunOnce leases one due job of a kind with a handler and runs it to
 // completion or failure. It reports whether there was a job. A handler's
 // failure is recorded on the job, not returned; the error is the queue's own.
+// The nightly kinds come first, each leased and run under its exclusive
+// run (runNightly), skipped while another front end holds it.
 func (w *Workers) RunOnce(ctx context.Context) (ran bool, err error) {
-	kinds := w.readyKinds()
-	if len(kinds) == 0 {
+	excl, rest := splitNightly(w.readyKinds())
+	for _, kind := range excl {
+		if ran, err := w.runNightly(ctx, kind); ran || err != nil {
+			return ran, err
+		}
+	}
+	if len(rest) == 0 {
 		return false, nil
 	}
+	return w.leaseAndRun(ctx, rest)
+}
+
+// leaseAndRun leases one due job of kinds and runs it (RunOnce).
+func (w *Workers) leaseAndRun(ctx context.Context, kinds []string) (ran bool, err error) {
 	job, err := w.db.LeaseJob(ctx, w.owner, kinds, w.lease)
 	if err != nil || job == nil {
 		return false, err
