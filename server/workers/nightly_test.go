@@ -12,18 +12,18 @@ import (
 	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
-// frontEnds gives each backend's form of two front ends on one database:
-// on SQLite one store that two worker sets share (a
-// file has one process); on PostgreSQL two stores on one database, as two
-// `hearth serve` processes have (skipped without PostgreSQL's binaries
-// unless HEARTH_REQUIRE_POSTGRES is set).
+// frontEnds gives two forms of two front ends on one database: one store
+// that two worker sets share (SQLite's form: a file has one process), and
+// two stores on one PostgreSQL database, as two `hearth serve` processes
+// have (skipped without PostgreSQL's binaries unless
+// HEARTH_REQUIRE_POSTGRES is set).
 func frontEnds() map[string]func(t *testing.T) (a, b *storage.DB) {
 	return map[string]func(t *testing.T) (a, b *storage.DB){
-		"SQLite": func(t *testing.T) (a, b *storage.DB) {
+		"OneStore": func(t *testing.T) (a, b *storage.DB) {
 			a = storagetest.Open(t)
 			return a, a
 		},
-		"PostgreSQL": func(t *testing.T) (a, b *storage.DB) {
+		"TwoPostgresFrontEnds": func(t *testing.T) (a, b *storage.DB) {
 			url := storagetest.URL(t)
 			return storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)
 		},
