@@ -84,6 +84,10 @@ type DB struct {
 	// excl holds the exclusive runs going on in this process
 	// (exclusive.go).
 	excl exclusive
+
+	// tokens keeps the stored tokens between token writes on SQLite
+	// (tokens.go).
+	tokens tokenCache
 }
 
 // Option changes how Open opens the store.

@@ -49,9 +49,20 @@ func Store(ctx context.Context, tx *engine.Tx, client, hash string) error {
 	return errs.Wrap("store client token", err)
 }
 
-// List returns the stored tokens, by client name.
-func List(ctx context.Context, tx *engine.Tx) ([]Token, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT client, token_sha256, updated_at FROM client_tokens ORDER BY client`)
+// Querier runs a query: a transaction (*engine.Tx) or, for ListQuery, a
+// pool (*sql.DB) when one statement outside a transaction will do.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// ListQuery is List's one statement. It takes no parameter, so its text
+// is the same in SQLite's dialect and PostgreSQL's: it runs unrebound on
+// either engine's pool.
+const ListQuery = `SELECT client, token_sha256, updated_at FROM client_tokens ORDER BY client`
+
+// List returns the stored tokens, by client name, in one statement on q.
+func List(ctx context.Context, q Querier) ([]Token, error) {
+	rows, err := q.QueryContext(ctx, ListQuery)
 	if err != nil {
 		return nil, errs.Wrap("client tokens", err)
 	}
