@@ -141,7 +141,7 @@ func New(db *storage.DB, cfg Config) (*Server, error) {
 // without calls for idle is closed), every hearth.v1 service, health and
 // reflection; opts come after those.
 func (s *Server) NewGRPC(in *auth.Interceptor, idle time.Duration, opts ...grpc.ServerOption) *grpc.Server {
-	s.ops.in = in // token rotation updates its table
+	s.useInterceptor(in)
 	base := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(s.unary(in)...),
 		grpc.ChainStreamInterceptor(in.Stream, s.ops.streams.intercept),
@@ -166,7 +166,7 @@ func (s *Server) NewGRPC(in *auth.Interceptor, idle time.Duration, opts ...grpc.
 // order, with the same message limit. Health and reflection are for gRPC
 // clients and stay on the server.
 func (s *Server) NewChannel(in *auth.Interceptor) *inproc.Channel {
-	s.ops.in = in
+	s.useInterceptor(in)
 	c := inproc.New(MaxMessageBytes, s.unary(in)...)
 	s.register(c)
 	return c

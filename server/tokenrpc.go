@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
+	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
 	"google.golang.org/grpc/codes"
@@ -44,6 +45,36 @@ func (a *adminService) Tokens(ctx context.Context, _ *hearthv1.TokensRequest) (*
 	return resp, nil
 }
 
+// useInterceptor makes in the interceptor token rotation updates, and has
+// it read the generated tokens' digests from the store on every call with
+// a token, so that a rotation through another front end on the same
+// database counts here from the next call (docs/operations.md, "Tokens").
+func (s *Server) useInterceptor(in *auth.Interceptor) {
+	s.ops.in = in
+	in.ReadStored(s.storedTokens)
+}
+
+// storedTokens returns the generated tokens' digests as the store holds
+// them now, for the interceptor. A failure to read them is the call's
+// answer, mapped as any store error is.
+func (s *Server) storedTokens(ctx context.Context) (map[string][]byte, error) {
+	list, err := s.db.ClientTokens(ctx)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	sums := make(map[string][]byte, len(list))
+	for _, t := range list {
+		// Stored as 64 lower-case hex digits (storage.StoreClientToken
+		// refuses anything else), so this does not fail.
+		sum, err := hex.DecodeString(t.SHA256)
+		if err != nil {
+			return nil, toStatus(ctx, s.log, err)
+		}
+		sums[t.Client] = sum
+	}
+	return sums, nil
+}
+
 // checkRotateTokenRequest validates a memory_token_rotate request.
 func checkRotateTokenRequest(r *hearthv1.RotateTokenRequest) error {
 	switch {
@@ -59,7 +90,8 @@ func checkRotateTokenRequest(r *hearthv1.RotateTokenRequest) error {
 // admin scope): a new token is written to the client's file, its digest
 // stored with an audit row "token.rotate", and the interceptor's table
 // updated, so that the old token is refused from the moment this returns,
-// over every transport. Returns NOT_FOUND (field client) for a client not
+// over every transport, and by every front end on the same database from
+// its next call (its interceptor reads the stored digest, useInterceptor). Returns NOT_FOUND (field client) for a client not
 // configured, FAILED_PRECONDITION (field client) for one whose token is
 // supplied or that is identified by address.
 func (a *adminService) RotateToken(ctx context.Context, r *hearthv1.RotateTokenRequest) (*hearthv1.RotateTokenResponse, error) {

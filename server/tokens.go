@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hearth-memory/hearth/server/auth"
 	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/fileio"
+	"github.com/hearth-memory/hearth/storage/screen"
 )
 
 // TokenPrefix starts every token Hearth generates, so a leaked one is easy
@@ -27,6 +29,9 @@ type Provisioned struct {
 	Clients []auth.Client
 	// Generated names the clients whose tokens were made on this start.
 	Generated []string
+	// Stale names the clients whose token file this start removed: a
+	// token another front end's rotation had replaced (generatedToken).
+	Stale []string
 	// Dir is where generated tokens are written, one file per client.
 	Dir string
 }
@@ -36,9 +41,10 @@ type Provisioned struct {
 // client; any other client gets a generated token: 32 random bytes, stored
 // as its SHA-256 digest in the database and written once, in plain text, to
 // dir/<client> (mode 0600) for the admin, with an audit row
-// "token.generate". A token generated on an earlier start is kept, and its
-// file decides when it disagrees with the stored digest (generatedToken).
-// Tokens are never logged.
+// "token.generate". A generated client is Stored: the interceptor compares
+// its callers with the database's digest of the moment. A token generated
+// on an earlier start is kept; when its file disagrees with the stored
+// digest, generatedToken says which decides. Tokens are never logged.
 func ProvisionTokens(ctx context.Context, db *storage.DB, clients []options.Client, dir string) (*Provisioned, error) {
 	p := &Provisioned{Dir: dir}
 	for _, c := range clients {
@@ -53,13 +59,16 @@ func ProvisionTokens(ctx context.Context, db *storage.DB, clients []options.Clie
 		case options.KindAddress:
 			// Identified by its ip: no token.
 		case options.KindGenerated:
-			sum, generated, err := generatedToken(ctx, db, c.Name, dir)
+			sum, how, err := generatedToken(ctx, db, c.Name, dir)
 			if err != nil {
 				return nil, fmt.Errorf("client %s: %w", c.Name, err)
 			}
-			ac.TokenSHA256 = sum
-			if generated {
+			ac.TokenSHA256, ac.Stored = sum, true
+			switch how {
+			case tokenGenerated:
 				p.Generated = append(p.Generated, c.Name)
+			case tokenFileStale:
+				p.Stale = append(p.Stale, c.Name)
 			}
 		}
 		p.Clients = append(p.Clients, ac)
@@ -67,56 +76,117 @@ func ProvisionTokens(ctx context.Context, db *storage.DB, clients []options.Clie
 	return p, nil
 }
 
+// What generatedToken did beyond keeping a token.
+const (
+	tokenKept = iota
+	tokenGenerated
+	tokenFileStale
+)
+
 // generatedToken returns the digest of client name's generated token. The
-// token file is the admin's copy and decides: a file whose token differs
-// from the stored digest (a database restored from a backup older than a
-// rotation, or a rotation cut short between the file and the database)
-// has its digest stored; a file without a stored digest (a client added
-// after the backup) is kept and its digest stored; only a client with
-// neither gets a new token. Each change is audited.
-func generatedToken(ctx context.Context, db *storage.DB, name, dir string) ([]byte, bool, error) {
-	hash, stored, err := db.ClientTokenHash(ctx, name)
+// token file is the admin's copy. When it holds the stored digest's token,
+// both stand. When it differs:
+//   - on SQLite the file decides: the database sits beside it in the same
+//     data directory, so a difference comes from a database restored from a
+//     backup older than a rotation, or a rotation cut short between the
+//     file and the database; the file's digest is stored;
+//   - on PostgreSQL, shared by several front ends each with its own files,
+//     the more recent decides: a digest stored after the file was last
+//     written is another front end's rotation, which the file must not
+//     undo, so the stale file is removed and the stored token stands; a
+//     file written after the digest was stored (a database restored from an
+//     older dump) decides as on SQLite.
+//
+// A file without a stored digest (a client added after the backup) is kept
+// and its digest stored; only a client with neither gets a new token. Each
+// change is audited, never with the token.
+func generatedToken(ctx context.Context, db *storage.DB, name, dir string) ([]byte, int, error) {
+	stored, ok, err := storedToken(ctx, db, name)
 	if err != nil {
-		return nil, false, err
+		return nil, tokenKept, err
 	}
-	if token, ok := readTokenFile(filepath.Join(dir, name)); ok {
+	path := filepath.Join(dir, name)
+	if token, found := readTokenFile(path); found {
 		sum := sha256.Sum256([]byte(token))
 		file := hex.EncodeToString(sum[:])
 		switch {
-		case stored && file == hash:
-			return sum[:], false, nil
-		case stored:
+		case ok && file == stored.SHA256:
+			return sum[:], tokenKept, nil
+		case ok && db.Backend() == storage.BackendPostgres && storedAfterFile(stored, path):
+			return removeStaleTokenFile(ctx, db, name, path, stored)
+		case ok:
 			err = db.StoreClientToken(ctx, name, file, storage.ActionTokenRotate, storage.SystemClient,
 				"the token file differs from the stored digest; the file's token is kept")
 		default:
 			err = db.StoreClientToken(ctx, name, file, storage.ActionTokenGenerate, storage.SystemClient,
 				"taken from the existing token file")
 		}
-		return sum[:], false, err
+		return sum[:], tokenKept, err
 	}
-	if stored {
+	if ok {
 		// The file is gone; the token stays valid for whoever holds it
 		// until the admin rotates it.
-		sum, err := hex.DecodeString(hash)
-		return sum, false, err
+		sum, err := hex.DecodeString(stored.SHA256)
+		return sum, tokenKept, err
 	}
 	token, err := NewToken()
 	if err != nil {
-		return nil, false, err
+		return nil, tokenKept, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, false, err
+		return nil, tokenKept, err
 	}
 	// Write the file first: a token whose digest is stored but whose text was
 	// lost would lock the client out.
-	if err := writeTokenFile(filepath.Join(dir, name), token); err != nil {
-		return nil, false, err
+	if err := writeTokenFile(path, token); err != nil {
+		return nil, tokenKept, err
 	}
 	sum := sha256.Sum256([]byte(token))
 	if err := db.StoreClientToken(ctx, name, hex.EncodeToString(sum[:]), storage.ActionTokenGenerate, storage.SystemClient, ""); err != nil {
-		return nil, false, err
+		return nil, tokenKept, err
 	}
-	return sum[:], true, nil
+	return sum[:], tokenGenerated, nil
+}
+
+// storedToken returns client name's stored token, if the database has one.
+func storedToken(ctx context.Context, db *storage.DB, name string) (storage.ClientToken, bool, error) {
+	list, err := db.ClientTokens(ctx)
+	if err != nil {
+		return storage.ClientToken{}, false, err
+	}
+	for _, t := range list {
+		if t.Client == name {
+			return t, true, nil
+		}
+	}
+	return storage.ClientToken{}, false, nil
+}
+
+// storedAfterFile reports whether t was stored after the token file at
+// path was last written. The stored time is the rotating front end's
+// clock and the file's this machine's: front ends whose clocks disagree by
+// more than the time between a rotation and the file it is compared with
+// may be misjudged (docs/operations.md, "Tokens").
+func storedAfterFile(t storage.ClientToken, path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && t.UpdatedAt.After(fi.ModTime())
+}
+
+// removeStaleTokenFile removes the token file at path, which a rotation
+// stored after it was written has replaced, and audits it; the stored
+// token stands.
+func removeStaleTokenFile(ctx context.Context, db *storage.DB, name, path string, stored storage.ClientToken) ([]byte, int, error) {
+	sum, err := hex.DecodeString(stored.SHA256)
+	if err != nil {
+		return nil, tokenKept, err
+	}
+	if err := os.Remove(path); err != nil {
+		return nil, tokenKept, err
+	}
+	err = db.Audit(ctx, storage.AuditEntry{Client: storage.SystemClient, Action: storage.ActionTokenRotate,
+		Detail: screen.Redact("client " + name + ": the token file was older than the digest a rotation stored at " +
+			stored.UpdatedAt.Format(time.RFC3339Nano) + " (another front end's); the file is removed and the stored token stands")})
+	return sum, tokenFileStale, err
 }
 
 // readTokenFile returns the token in a token file, if it holds one.

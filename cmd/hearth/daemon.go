@@ -157,6 +157,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if len(d.tokens.Generated) > 0 {
 		d.Log.Info("generated client tokens", "clients", strings.Join(d.tokens.Generated, ","), "dir", d.TokensDir())
 	}
+	if len(d.tokens.Stale) > 0 {
+		d.Log.Warn("removed token files another front end's rotation replaced", "clients", strings.Join(d.tokens.Stale, ","), "dir", d.TokensDir())
+	}
 	methods, err := methodTable()
 	if err != nil {
 		return err

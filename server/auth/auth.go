@@ -54,7 +54,16 @@ type Client struct {
 	// TokenSHA256 is the SHA-256 digest of the client's bearer token; nil
 	// means the client has no token.
 	TokenSHA256 []byte
+	// Stored marks a generated token, whose digest the database keeps:
+	// once the interceptor reads stored digests (ReadStored), each call
+	// compares against the database's current digest of the client
+	// instead of TokenSHA256.
+	Stored bool
 }
+
+// StoredTokens returns the database's current token digests by client
+// name. Its error is the call's answer, as the server maps it.
+type StoredTokens func(ctx context.Context) (map[string][]byte, error)
 
 // Caller is the authenticated identity of a call, available to handlers
 // through FromContext.
@@ -110,9 +119,11 @@ type Done struct {
 // Interceptor authorizes every call.
 type Interceptor struct {
 	methods map[string]Scope
-	// mu guards tokens, which SetToken replaces while calls run.
+	// mu guards tokens, which SetToken replaces while calls run, and
+	// stored.
 	mu     sync.RWMutex
 	tokens []Client
+	stored StoredTokens
 	addrs  map[netip.Addr]Client
 	// OnRefuse, when set, is called for every refused call (the audit).
 	OnRefuse func(ctx context.Context, r Denial)
@@ -153,6 +164,23 @@ func (in *Interceptor) SetToken(name string, sum []byte) bool {
 		}
 	}
 	return false
+}
+
+// ReadStored makes every call with a token read the stored digests of
+// the Stored clients through read, so that a rotation committed by any
+// front end on the database counts from the next call on
+// (docs/operations.md, "Tokens"). A Stored client the database has no
+// digest for has no token. Without a Stored client it changes nothing:
+// no call reads.
+func (in *Interceptor) ReadStored(read StoredTokens) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, c := range in.tokens {
+		if c.Stored {
+			in.stored = read
+			return
+		}
+	}
 }
 
 // Unary is the unary server interceptor.
@@ -204,9 +232,11 @@ func (in *Interceptor) authorize(ctx context.Context, method string) (context.Co
 	if need == Public {
 		return ctx, "", nil
 	}
-	caller, err := in.identify(metadata.ValueFromIncomingContext(ctx, "authorization"), addr)
-	if err != nil {
+	caller, err := in.identify(ctx, metadata.ValueFromIncomingContext(ctx, "authorization"), addr)
+	if _, refused := err.(authError); refused {
 		return nil, "", in.refuse(ctx, Denial{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: addr})
+	} else if err != nil {
+		return nil, "", err
 	}
 	if !caller.Has(need) {
 		return nil, caller.Name, in.refuse(ctx, Denial{Client: caller.Name, Method: method, Code: codes.PermissionDenied,
@@ -238,15 +268,17 @@ func (e authError) Error() string { return string(e) }
 // one box goes").
 func (in *Interceptor) Authenticate(ctx context.Context, method string, authorization []string, addr string) error {
 	a := parseAddr(addr)
-	if _, err := in.identify(authorization, a); err != nil {
+	_, err := in.identify(ctx, authorization, a)
+	if _, refused := err.(authError); refused {
 		return in.refuse(ctx, Denial{Method: method, Code: codes.Unauthenticated, Reason: err.Error(), Addr: a})
 	}
-	return nil
+	return err
 }
 
 // identify finds the caller of the authorization values (the header
-// alone, not a copy of all the call's metadata) from addr.
-func (in *Interceptor) identify(vals []string, addr netip.Addr) (Caller, error) {
+// alone, not a copy of all the call's metadata) from addr. It refuses with
+// an authError; any other error is the stored digests' read failing.
+func (in *Interceptor) identify(ctx context.Context, vals []string, addr netip.Addr) (Caller, error) {
 	if len(vals) > 0 {
 		token, ok := bearer(vals[0])
 		if !ok || len(vals) > 1 {
@@ -254,13 +286,24 @@ func (in *Interceptor) identify(vals []string, addr netip.Addr) (Caller, error) 
 		}
 		sum := sha256.Sum256([]byte(token))
 		in.mu.RLock()
-		tokens := in.tokens
+		tokens, read := in.tokens, in.stored
 		in.mu.RUnlock()
+		var stored map[string][]byte
+		if read != nil {
+			var err error
+			if stored, err = read(ctx); err != nil {
+				return Caller{}, err
+			}
+		}
 		var found *Client
 		// Compare against every client so timing does not reveal which one
 		// (or whether any) matched.
 		for i := range tokens {
-			if subtle.ConstantTimeCompare(sum[:], tokens[i].TokenSHA256) == 1 {
+			digest := tokens[i].TokenSHA256
+			if read != nil && tokens[i].Stored {
+				digest = stored[tokens[i].Name]
+			}
+			if subtle.ConstantTimeCompare(sum[:], digest) == 1 {
 				found = &tokens[i]
 			}
 		}

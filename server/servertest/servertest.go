@@ -1,6 +1,6 @@
 // Package servertest starts Hearth's server for a test as the daemon wires
 // it, without the daemon's process: a migrated SQLite store in the test's
-// temp dir, the generated client tokens, the one authorization interceptor,
+// temp dir (or a store the test opened, StartOn), the generated client tokens, the one authorization interceptor,
 // the job runner, gRPC on 127.0.0.1:0, and REST and MCP on an HTTP server
 // on 127.0.0.1:0 calling the services through the in-process channel.
 // A test reaches it with three clients: the generated gRPC clients over
@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,6 +77,8 @@ type Server struct {
 	REST REST
 	MCP  MCP
 	GRPC GRPC
+
+	stop func()
 }
 
 // Start runs the server with opts (options.Default() and its clients
@@ -91,12 +94,37 @@ func Start(tb testing.TB, opts options.Options) *Server {
 // sets its Now.
 func StartAt(tb testing.TB, opts options.Options, now func() time.Time) *Server {
 	tb.Helper()
-	ctx := context.Background()
 	db := storagetest.Open(tb)
 	if now != nil {
 		db.Now = now
 	}
-	s := &Server{DB: db, Dir: filepath.Dir(db.Path()), Tokens: map[string]string{}}
+	dir := filepath.Dir(db.Path())
+	if db.Path() == "" {
+		dir = tb.TempDir() // PostgreSQL: no file, and the data directory its own
+	}
+	return start(tb, db, dir, opts, now)
+}
+
+// StartOn runs the server with opts on db, open already, with dir as its
+// data directory (tokens/, backups/). Two of them on two DBs opened on one
+// PostgreSQL database, each with its own dir, are two front ends, as two
+// `hearth serve --database URL --data DIR` are (docs/operations.md,
+// "PostgreSQL"). The caller opened db before, so that the server closes
+// first; Stop stops it before the test ends.
+func StartOn(tb testing.TB, db *storage.DB, dir string, opts options.Options) *Server {
+	tb.Helper()
+	return start(tb, db, dir, opts, nil)
+}
+
+// Stop stops the server as the test's end does (drain, listeners, the
+// background work, the server); the store stays open. Stopping twice, or
+// at the end after Stop, does nothing more.
+func (s *Server) Stop() { s.stop() }
+
+func start(tb testing.TB, db *storage.DB, dir string, opts options.Options, now func() time.Time) *Server {
+	tb.Helper()
+	ctx := context.Background()
+	s := &Server{DB: db, Dir: dir, Tokens: map[string]string{}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fail := func(what string, err error) {
 		if err != nil {
@@ -171,7 +199,7 @@ func StartAt(tb testing.TB, opts options.Options, now func() time.Time) *Server 
 	// Closed as the daemon closes (before the store, which storagetest
 	// closes after this cleanup): drain, stop listening, stop the
 	// background work, then the server.
-	tb.Cleanup(func() {
+	s.stop = sync.OnceFunc(func() {
 		s.Conn.Close()
 		if err := srv.Drain(ctx); err != nil {
 			tb.Errorf("servertest: drain: %v", err)
@@ -183,6 +211,7 @@ func StartAt(tb testing.TB, opts options.Options, now func() time.Time) *Server 
 			tb.Errorf("servertest: close: %v", err)
 		}
 	})
+	tb.Cleanup(s.Stop)
 	return s
 }
 
