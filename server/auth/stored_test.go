@@ -3,7 +3,6 @@ package auth_test
 import (
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -108,31 +107,5 @@ func TestInterceptor_ReadStoredWithoutStoredClients(t *testing.T) {
 	})
 	if c, err := call(in, "/x/Read", addr{"tcp", "192.0.2.1:5000"}, metadata.Pairs("authorization", "Bearer hearth_supplied")); err != nil || c.Name != "ci" {
 		t.Errorf("got %v, %v, want ci", c, err)
-	}
-}
-
-// BenchmarkInterceptor_UnaryStored is BenchmarkInterceptor_Unary with the
-// eight clients' tokens generated (Stored): what comparing with the
-// digests of the moment adds to the interceptor itself, the read answering
-// from memory. The read's own cost is storage's BenchmarkDB_ClientTokens.
-func BenchmarkInterceptor_UnaryStored(b *testing.B) {
-	var clients []auth.Client
-	stored := map[string][]byte{}
-	for i := range 8 {
-		sum := sha256.Sum256(fmt.Appendf(nil, "token-%d", i))
-		c := auth.Client{Name: fmt.Sprint("c", i), Scopes: []auth.Scope{auth.Read}, TokenSHA256: sum[:], Stored: true}
-		clients, stored[c.Name] = append(clients, c), sum[:]
-	}
-	in := auth.New(clients, map[string]auth.Scope{"/x.S/R": auth.Read})
-	in.ReadStored(func(context.Context) (map[string][]byte, error) { return stored, nil })
-	in.OnDone = func(context.Context, auth.Done) {}
-	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "Bearer token-5"))
-	ctx = peer.NewContext(ctx, &peer.Peer{Addr: addr{"tcp", "127.0.0.1:50000"}})
-	info := &grpc.UnaryServerInfo{FullMethod: "/x.S/R"}
-	handler := func(context.Context, any) (any, error) { return nil, nil }
-	for b.Loop() {
-		if _, err := in.Unary(ctx, nil, info, handler); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
