@@ -13,7 +13,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -52,7 +51,9 @@ func unit(rng *rand.Rand, dim int) []float32 {
 }
 
 // benchStore is a store of n records in one namespace, each with a
-// current random unit vector, and its path.
+// current random unit vector, and its path: a file, or under
+// HEARTH_STORAGE_BACKEND=postgres a PostgreSQL database's URL
+// (storagetest.Place).
 type benchStore struct {
 	db   *storage.DB
 	path string
@@ -61,7 +62,7 @@ type benchStore struct {
 
 func newBenchStore(b *testing.B, n int) *benchStore {
 	b.Helper()
-	path := filepath.Join(b.TempDir(), "bench.db")
+	path := storagetest.Place(b)
 	db := storagetest.OpenPath(b, path)
 	_, vecs := storeVectors(b, db, n, benchDim, rand.New(rand.NewPCG(uint64(n), 7)))
 	return &benchStore{db: db, path: path, vecs: vecs}
@@ -138,6 +139,7 @@ func BenchmarkScan(b *testing.B) {
 		}
 
 		b.Run(fmt.Sprintf("records=%d/sqlite", n), func(b *testing.B) {
+			storagetest.SQLiteOnly(b, "reads every vector through SQLite's driver")
 			conn, err := driver.Open("file:" + s.path + "?_pragma=busy_timeout(5000)&_pragma=query_only(1)")
 			if err != nil {
 				b.Fatal(err)
