@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hearth-memory/hearth/storage"
+	"github.com/hearth-memory/hearth/storage/storagetest"
 )
 
 // opsDaemon starts a daemon holding n records (through bulk) for the
@@ -128,7 +131,10 @@ func BenchmarkExport(b *testing.B) {
 
 // BenchmarkImport times `hearth import --as-active` of an export into an
 // empty store over REST (each round into a fresh store), and a second
-// import of the same lines, which changes nothing.
+// import of the same lines, which changes nothing. backend=postgres
+// imports into a server on a new, empty PostgreSQL database (the tests'
+// private server): the move of docs/operations.md, "Moving a SQLite store
+// to PostgreSQL".
 func BenchmarkImport(b *testing.B) {
 	for _, n := range benchRecords() {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
@@ -137,27 +143,35 @@ func BenchmarkImport(b *testing.B) {
 			if _, err := exportAll(context.Background(), &apiClient{base: src.url, token: src.tokens["claude-code"], http: http.DefaultClient}, "", &lines); err != nil {
 				b.Fatal(err)
 			}
-			var fresh, again time.Duration
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				dst := startDaemon(b, parityOptions())
-				c := &apiClient{base: dst.url, token: dst.tokens["claude-code"], http: http.DefaultClient}
-				b.StartTimer()
-				t0 := time.Now()
-				sum, err := importLines(context.Background(), c, bytes.NewReader(lines.Bytes()), true)
-				fresh += time.Since(t0)
-				if err != nil || sum.imported != n {
-					b.Fatalf("import: %+v %v", sum, err)
-				}
-				t0 = time.Now()
-				sum, err = importLines(context.Background(), c, bytes.NewReader(lines.Bytes()), true)
-				again += time.Since(t0)
-				if err != nil || sum.unchanged != n {
-					b.Fatalf("second import: %+v %v", sum, err)
-				}
+			for _, backend := range []string{storage.BackendSQLite, storage.BackendPostgres} {
+				b.Run("backend="+backend, func(b *testing.B) {
+					var fresh, again time.Duration
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						opts := parityOptions()
+						if backend == storage.BackendPostgres {
+							opts.DatabaseURL = storagetest.EmptyURL(b)
+						}
+						dst := startDaemon(b, opts)
+						c := &apiClient{base: dst.url, token: dst.tokens["claude-code"], http: http.DefaultClient}
+						b.StartTimer()
+						t0 := time.Now()
+						sum, err := importLines(context.Background(), c, bytes.NewReader(lines.Bytes()), true)
+						fresh += time.Since(t0)
+						if err != nil || sum.imported != n {
+							b.Fatalf("import: %+v %v", sum, err)
+						}
+						t0 = time.Now()
+						sum, err = importLines(context.Background(), c, bytes.NewReader(lines.Bytes()), true)
+						again += time.Since(t0)
+						if err != nil || sum.unchanged != n {
+							b.Fatalf("second import: %+v %v", sum, err)
+						}
+					}
+					b.ReportMetric(float64(n*b.N)/fresh.Seconds(), "records/s")
+					b.ReportMetric(float64(n*b.N)/again.Seconds(), "unchanged/s")
+				})
 			}
-			b.ReportMetric(float64(n*b.N)/fresh.Seconds(), "records/s")
-			b.ReportMetric(float64(n*b.N)/again.Seconds(), "unchanged/s")
 		})
 	}
 }
