@@ -1,7 +1,6 @@
 package page
 
 import (
-	_ "embed"
 	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -10,9 +9,6 @@ import (
 // The anchors panel: the entity sweep's line in the jobs section and the
 // records flagged by an unavailable anchor (docs/design.md §16, R-H2), both from
 // memory_status.
-
-//go:embed anchors.html
-var anchorsHTML string
 
 // anchorsView is the flagged records section.
 type anchorsView struct {

@@ -1,7 +1,6 @@
 package page
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"net/http"
@@ -100,9 +99,6 @@ func recordHref(id string) string {
 	return "record?id=" + id
 }
 
-//go:embed browse.html
-var browseHTML string
-
 // setHeaders sets the headers every page view carries. The views show
 // tokens (the dashboard) and user text: never store them, never send them
 // elsewhere, and let nothing but inline styles and data: images load;
@@ -121,22 +117,14 @@ func (h *Handler) serveBrowser(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	ctx = gateway.WithBearer(ctx, h.cfg.Token)
 	now := h.cfg.Now()
-	var (
-		name string
-		v    any
-		code = http.StatusOK
-	)
+	var buf htmlWriter
+	code := http.StatusOK
 	if r.URL.Path == recordPath {
 		rv := h.recordView(ctx, r.URL.Query().Get("id"), now)
-		name, v, code = "record", rv, rv.Code
+		writeRecord(&buf, rv)
+		code = rv.Code
 	} else {
-		name, v = "records", h.recordsView(ctx, parseFilter(r.URL.Query()), now)
-	}
-	var buf bytes.Buffer
-	if err := pageTemplate().ExecuteTemplate(&buf, name, v); err != nil {
-		h.cfg.Log.ErrorContext(ctx, "render page", "view", name, "err", err)
-		refuse(w, http.StatusInternalServerError, "internal error")
-		return
+		writeRecords(&buf, h.recordsView(ctx, parseFilter(r.URL.Query()), now))
 	}
 	setHeaders(w.Header())
 	w.WriteHeader(code)

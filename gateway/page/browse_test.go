@@ -537,7 +537,7 @@ func TestGuard_BrowserPaths(t *testing.T) {
 	}
 }
 
-// markupElements are the elements the page's templates write.
+// markupElements are the elements the page writes.
 var markupElements = map[string]bool{
 	"html": true, "head": true, "body": true, "meta": true, "title": true, "link": true, "style": true,
 	"header": true, "h1": true, "h2": true, "h3": true, "nav": true, "section": true, "div": true, "p": true,
@@ -547,11 +547,11 @@ var markupElements = map[string]bool{
 	"svg": true, "g": true, "text": true, "rect": true, "line": true, "polyline": true, "circle": true,
 }
 
-// styleAttr is the one inline style the templates write: a status colour.
+// styleAttr is the one inline style the page writes: a status colour.
 var styleAttr = regexp.MustCompile(`^background: #[0-9a-f]{6}$`)
 
 // checkMarkup parses a view as a browser does and fails on any element,
-// attribute, link or style the templates do not write themselves: user
+// attribute, link or style the page does not write itself: user
 // text that escaped its context would show up as one. It returns the
 // view's text, unescaped, so a test can see user text arrive as text.
 func checkMarkup(t *testing.T, page string) string {
@@ -669,7 +669,7 @@ func BenchmarkBrowser(b *testing.B) {
 
 // FuzzBrowser feeds arbitrary query strings, as a visitor can type them, to
 // both browser views: neither may fail, and whatever comes back holds no
-// markup the templates did not write.
+// markup the page did not write.
 func FuzzBrowser(f *testing.F) {
 	for _, s := range []string{
 		"q=retry&ns=global&type=note&status=active",

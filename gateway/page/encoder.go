@@ -1,7 +1,6 @@
 package page
 
 import (
-	_ "embed"
 	"time"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
@@ -79,8 +78,3 @@ func newVectorsView(e *hearthv1.EncoderStatus, loc *time.Location) vectorsView {
 	}
 	return v
 }
-
-//go:embed encoder.html
-var encoderHTML string
-
-// The panel is its own template, which page.html includes.

@@ -1,7 +1,6 @@
 package page
 
 import (
-	_ "embed"
 	"strconv"
 	"strings"
 	"time"
@@ -17,9 +16,6 @@ import (
 // model. It reads memory_status only; pausing and resuming are the admin
 // tools memory_model_pause and memory_model_resume (the page has no form
 // that writes).
-
-//go:embed models.html
-var modelsHTML string
 
 // modelsView is the panel.
 type modelsView struct {

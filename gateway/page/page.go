@@ -24,10 +24,8 @@
 package page
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
-	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
@@ -36,7 +34,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hearth-memory/hearth/gateway"
@@ -130,24 +127,6 @@ func New(cfg Config) *Handler {
 	return &Handler{cfg: cfg, admin: hearthv1.NewAdminServiceClient(cfg.Conn)}
 }
 
-//go:embed page.html
-var pageHTML string
-
-// pageTemplate is the page and its sections, parsed on the first render,
-// not at start: every hearth process (a hook too) would pay for it.
-var pageTemplate = sync.OnceValue(func() *template.Template {
-	t := template.Must(template.New("page").Funcs(template.FuncMap{
-		"statusColor": statusColor,
-	}).Parse(pageHTML))
-	for _, s := range []struct{ name, html string }{
-		{"anchors", anchorsHTML}, {"browse", browseHTML}, {"encoder", encoderHTML},
-		{"models", modelsHTML}, {"store", storeHTML},
-	} {
-		template.Must(t.New(s.name).Parse(s.html))
-	}
-	return t
-})
-
 // ServeHTTP renders the page from the services' answers. A failing call
 // shows its error in its section; the rest of the page still renders.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -164,17 +143,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		show = h.cfg.ShowTokens(peer)
 	}
 	v := h.build(ctx, peer == IngressProxy, show, r.Header.Get("X-Forwarded-Host"))
-	var buf bytes.Buffer
-	if err := pageTemplate().Execute(&buf, v); err != nil {
-		h.cfg.Log.ErrorContext(ctx, "render page", "err", err)
-		refuse(w, http.StatusInternalServerError, "internal error")
-		return
-	}
+	var buf htmlWriter
+	writePage(&buf, v)
 	setHeaders(w.Header())
 	w.Write(buf.Bytes())
 }
 
-// view is everything the template shows.
+// view is everything the page shows.
 type view struct {
 	Now     string
 	Version string
@@ -201,7 +176,7 @@ type view struct {
 	Unused unusedView
 
 	// Questions is the questions panel, rendered by questions.go.
-	Questions template.HTML
+	Questions markup
 
 	Store storeView
 

@@ -1,11 +1,8 @@
 package page
 
 import (
-	"bytes"
 	"context"
-	"html/template"
 	"strconv"
-	"sync"
 
 	hearthv1 "github.com/hearth-memory/hearth/gen/hearth/v1"
 	"google.golang.org/grpc/codes"
@@ -39,38 +36,11 @@ const questionLabelRunes = 70
 // stateColors: fresh answers green, stale amber, unanswered grey.
 var stateColors = map[string]string{"fresh": "#4fb89a", "stale": "#e0a84f", "unanswered": "#6b7482"}
 
-var questionsTemplate = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("questions").Parse(`<section id="questions">
-<h2>Questions by demand <span class="muted small">what sessions keep asking; demand = sessions × (1 − share used)</span></h2>
-{{- if .Err}}
-<p class="err">{{.Err}}</p>
-{{- else if .Empty}}
-<p class="muted">{{.Empty}}</p>
-{{- else}}
-<svg viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="Questions by demand">
-{{- range .Rows}}
-<g class="question-row" data-demand="{{.Demand}}" data-state="{{.State}}" data-namespace="{{.Namespace}}">
-<title>{{.Title}}</title>
-<text x="0" y="{{.TextY}}">{{.Label}} <tspan class="dim">{{.Namespace}}</tspan></text>
-<rect x="{{$.BarX}}" y="{{.BarY}}" width="{{.W}}" height="14" rx="2" fill="{{.Color}}"/>
-<text class="dim" x="{{.StateX}}" y="{{.TextY}}">{{.Demand}} · {{.State}}{{if .Kind}} ({{.Kind}}){{end}}</text>
-</g>
-{{- end}}
-</svg>
-<p class="muted small">Bar length is demand; colour is the answer: green fresh, amber stale, grey unanswered. Read an answer with memory_answer.</p>
-{{- end}}
-</section>`))
-})
-
 // questions renders the panel from memory_questions over every namespace.
-func (h *Handler) questions(ctx context.Context) template.HTML {
-	v := h.questionsView(ctx)
-	var buf bytes.Buffer
-	if err := questionsTemplate().Execute(&buf, v); err != nil {
-		h.cfg.Log.ErrorContext(ctx, "render questions", "err", err)
-		return ""
-	}
-	return template.HTML(buf.String()) // the template escaped every value
+func (h *Handler) questions(ctx context.Context) markup {
+	var w htmlWriter
+	writeQuestions(&w, h.questionsView(ctx))
+	return markup(w.String())
 }
 
 func (h *Handler) questionsView(ctx context.Context) questionsView {
@@ -117,4 +87,35 @@ func (h *Handler) questionsView(ctx context.Context) questionsView {
 	}
 	v.Height = 16 + len(v.Rows)*24
 	return v
+}
+
+func writeQuestions(w *htmlWriter, v questionsView) {
+	w.s(`<section id="questions">
+<h2>Questions by demand <span class="muted small">what sessions keep asking; demand = sessions × (1 − share used)</span></h2>`)
+	switch {
+	case v.Err != "":
+		w.f("\n<p class=\"err\">%v</p>", v.Err)
+	case v.Empty != "":
+		w.f("\n<p class=\"muted\">%v</p>", v.Empty)
+	default:
+		w.f(`
+<svg viewBox="0 0 %v %v" role="img" aria-label="Questions by demand">`, v.Width, v.Height)
+		for _, r := range v.Rows {
+			w.f(`
+<g class="question-row" data-demand="%v" data-state="%v" data-namespace="%v">
+<title>%v</title>
+<text x="0" y="%v">%v <tspan class="dim">%v</tspan></text>
+<rect x="%v" y="%v" width="%v" height="14" rx="2" fill="%v"/>
+<text class="dim" x="%v" y="%v">%v · %v`, r.Demand, r.State, r.Namespace, r.Title, r.TextY, r.Label, r.Namespace,
+				v.BarX, r.BarY, r.W, r.Color, r.StateX, r.TextY, r.Demand, r.State)
+			if r.Kind != "" {
+				w.f(" (%v)", r.Kind)
+			}
+			w.s("</text>\n</g>")
+		}
+		w.s(`
+</svg>
+<p class="muted small">Bar length is demand; colour is the answer: green fresh, amber stale, grey unanswered. Read an answer with memory_answer.</p>`)
+	}
+	w.s("\n</section>")
 }

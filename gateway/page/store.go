@@ -1,7 +1,6 @@
 package page
 
 import (
-	_ "embed"
 	"strconv"
 	"time"
 
@@ -12,9 +11,6 @@ import (
 // and what to do; the disk's free space; the last integrity check; the
 // write-ahead log. It is drawn from memory_status's store field, first on
 // the page when something is wrong.
-
-//go:embed store.html
-var storeHTML string
 
 // storeView is the database section.
 type storeView struct {
