@@ -86,10 +86,18 @@ help: ## Describe useful make targets
 # PostgreSQL's driver, for serve --database (docs/operations.md,
 # "PostgreSQL"); it costs the binary about 4 MB.
 TAGS ?=
+# Tags every hearth binary is built with: grpcnotrace leaves out grpc's
+# request tracing (golang.org/x/net/trace), which Hearth never turns on and
+# whose HTML templates would make the linker keep every exported method:
+# 4.7 MB of the binary (docs/operations.md, "The binary with and without
+# PostgreSQL").
+comma := ,
+SHIP_TAGS := grpcnotrace
+BUILD_TAGS = $(SHIP_TAGS)$(if $(TAGS),$(comma)$(TAGS))
 
 .PHONY: build
 build: ## Build the hearth binary into .tmp/bin (TAGS=postgres: with PostgreSQL)
-	CGO_ENABLED=0 go build -trimpath $(if $(TAGS),-tags $(TAGS)) -o $(BIN)/hearth ./cmd/hearth
+	CGO_ENABLED=0 go build -trimpath -tags $(BUILD_TAGS) -o $(BIN)/hearth ./cmd/hearth
 
 .PHONY: run
 run: build ## Build and start hearth on $(LISTEN) with data under $(DATA)
@@ -115,7 +123,7 @@ install: build ## Put the hearth command in $(INSTALL_DIR) (GOBIN, else ~/.local
 .PHONY: test
 test: $(TEST_TOOLS) ## Run every test (race detector on; SKIP_BROWSER=1 skips the Chromium page test, SKIP_POSTGRES=1 the PostgreSQL ones)
 	@bin=$$(mktemp -d); trap 'rm -rf "$$bin"' EXIT; set -x; \
-	CGO_ENABLED=0 go build -trimpath -tags failpoint,postgres -o $$bin/hearth ./cmd/hearth; \
+	CGO_ENABLED=0 go build -trimpath -tags failpoint,postgres,$(SHIP_TAGS) -o $$bin/hearth ./cmd/hearth; \
 	env -u HEARTH_CHROMIUM $(TEST_ENV) HEARTH_TEST_BIN=$$bin/hearth go test -race -shuffle=on -timeout 15m ./...
 	$(if $(SKIP_POSTGRES),,$(MAKE) test-postgres)
 
@@ -171,7 +179,7 @@ soak: ## Long-uptime soak: 8 writers, 8 readers over 100k records for SOAK_TIME 
 # change against them.
 .PHONY: eval
 eval: ## Measure retrieval (recall@5/10, MRR) and what the prompt hook injects on the eval set, full-text ranking, alone and with the stand-in rerank server
-	CGO_ENABLED=0 go build -trimpath -o $(EVAL_OUT)/hearth ./cmd/hearth
+	CGO_ENABLED=0 go build -trimpath -tags $(SHIP_TAGS) -o $(EVAL_OUT)/hearth ./cmd/hearth
 	@out=$(EVAL_OUT)/results.json; cmp=; \
 	if test -f $$out; then cp $$out $(EVAL_OUT)/results.prev.json; cmp="-compare $(EVAL_OUT)/results.prev.json"; fi; \
 	set -x; go run ./cmd/eval run -hearth $(EVAL_OUT)/hearth -out $$out $$cmp $(EVAL_FLAGS)
@@ -185,7 +193,7 @@ eval-postgres: postgres ## The eval (as make eval) with the records in a private
 
 .PHONY: eval-embed
 eval-embed: $(WINK) ## The eval with the wink word-vector test encoder as embed_url (opt-in)
-	CGO_ENABLED=0 go build -trimpath -o $(EVAL_OUT)/hearth ./cmd/hearth
+	CGO_ENABLED=0 go build -trimpath -tags $(SHIP_TAGS) -o $(EVAL_OUT)/hearth ./cmd/hearth
 	@out=$(EVAL_OUT)/results-embed.json; cmp=; \
 	if test -f $$out; then cp $$out $(EVAL_OUT)/results-embed.prev.json; cmp="-compare $(EVAL_OUT)/results-embed.prev.json"; fi; \
 	set -x; go run ./cmd/eval run -hearth $(EVAL_OUT)/hearth -wink $(WINK) -out $$out $$cmp $(EVAL_FLAGS)

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"image"
 	"image/png"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -46,6 +47,32 @@ func dockerfile(tb testing.TB) []instruction {
 		cur.Reset()
 	}
 	return out
+}
+
+// goBuild returns the RUN instruction that builds the binary.
+func goBuild(tb testing.TB, ins []instruction) string {
+	tb.Helper()
+	var build []string
+	for _, r := range find(ins, "RUN") {
+		if strings.Contains(r.args, "go build") {
+			build = append(build, r.args)
+		}
+	}
+	if len(build) != 1 {
+		tb.Fatalf("Dockerfile: %d RUN instructions with go build, want 1", len(build))
+	}
+	return build[0]
+}
+
+// buildTags returns the tags of the go build in run.
+func buildTags(tb testing.TB, run string) []string {
+	tb.Helper()
+	f := strings.Fields(run)
+	i := slices.Index(f, "-tags")
+	if i < 0 || i+1 == len(f) {
+		tb.Fatalf("go build %q: no -tags", run)
+	}
+	return strings.Split(f[i+1], ",")
 }
 
 func find(ins []instruction, cmd string) []instruction {
@@ -91,15 +118,17 @@ func TestDockerfile(t *testing.T) {
 		if got := froms[0].args; !strings.HasPrefix(got, want) {
 			t.Errorf("first FROM %q, want %q", got, want+"AS build")
 		}
-		var build string
-		for _, r := range find(ins, "RUN") {
-			if strings.Contains(r.args, "go build") {
-				build = r.args
-			}
-		}
-		for _, want := range []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=$TARGETARCH", "-trimpath", `-ldflags="-s -w"`, "-tags timetzdata", "-o /hearth", "./cmd/hearth"} {
+		build := goBuild(t, ins)
+		for _, want := range []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=$TARGETARCH", "-trimpath", `-ldflags="-s -w"`, "-o /hearth", "./cmd/hearth"} {
 			if !strings.Contains(build, want) {
 				t.Errorf("go build %q lacks %s", build, want)
+			}
+		}
+		// timetzdata: the zone database (the image has none); grpcnotrace:
+		// the binary within maxBinaryBytes (TestImageBinarySize).
+		for _, want := range []string{"timetzdata", "grpcnotrace"} {
+			if !slices.Contains(buildTags(t, build), want) {
+				t.Errorf("go build %q lacks the %s tag", build, want)
 			}
 		}
 	})
@@ -251,4 +280,56 @@ func goToolchain(tb testing.TB) string {
 	}
 	tb.Fatal("go.mod has no toolchain line")
 	return ""
+}
+
+// maxBinaryBytes is the add-on binary's budget, 30 MB (10^6 bytes), kept
+// for small machines such as a Raspberry Pi (docs/operations.md, "The binary
+// with and without PostgreSQL").
+const maxBinaryBytes = 30_000_000
+
+// goArch is the GOARCH of each add-on arch.
+var goArch = map[string]string{"aarch64": "arm64", "amd64": "amd64"}
+
+// TestImageBinarySize runs the Dockerfile's go build, as written, for each
+// arch config.yaml names, and holds the binary to maxBinaryBytes.
+func TestImageBinarySize(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary once per arch")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the binary")
+	}
+	run := goBuild(t, dockerfile(t))
+	arches, _ := config(t)["arch"].([]any)
+	if len(arches) == 0 {
+		t.Fatal("config.yaml names no arch")
+	}
+	for _, a := range arches {
+		arch, _ := a.(string)
+		t.Run(arch, func(t *testing.T) {
+			t.Parallel()
+			goarch, ok := goArch[arch]
+			if !ok {
+				t.Fatalf("arch %q: no GOARCH known", arch)
+			}
+			out := filepath.Join(t.TempDir(), "hearth")
+			cmd := exec.Command("sh", "-c", strings.Replace(run, "-o /hearth", `-o "$OUT"`, 1))
+			cmd.Dir = repoRoot
+			cmd.Env = append(os.Environ(), "TARGETARCH="+goarch, "OUT="+out,
+				"PATH="+filepath.Dir(goBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", run, err, b)
+			}
+			fi, err := os.Stat(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s (GOARCH=%s): %d bytes", arch, goarch, fi.Size())
+			if fi.Size() > maxBinaryBytes {
+				t.Errorf("%s binary is %d bytes, over the budget of %d", arch, fi.Size(), maxBinaryBytes)
+			}
+		})
+	}
 }

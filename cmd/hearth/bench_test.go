@@ -694,10 +694,10 @@ func binaryData(b *testing.B, n int, length string, fill func(*storage.DB)) stri
 }
 
 // buildBinary builds the hearth binary as it ships (no symbol table, no
-// DWARF) and returns its path and size.
+// DWARF, without grpc's request tracing) and returns its path and size.
 func buildBinary(b *testing.B) (string, int64) {
 	bin := filepath.Join(b.TempDir(), "hearth")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags=-s -w", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
