@@ -37,7 +37,8 @@ const (
 	schemaLicence = "testdata/addon-lint.LICENSE.md"
 )
 
-// optionKeys are the options of docs/design.md §17, in its order.
+// optionKeys are the options of docs/design.md §17, in its order, then
+// database_url (issue #46).
 var optionKeys = []string{
 	"clients", "github_owner", "forge_hosts", "forge_owner", "project_links", "hubs",
 	"namespace_renames", "review_at", "candidate_expiry_days", "summary_candidates",
@@ -49,12 +50,8 @@ var optionKeys = []string{
 	"min_coverage",
 	"page_token_required",
 	"ssl", "certfile", "keyfile",
+	"database_url",
 }
-
-// plainOnly are options of the plain binary that the add-on does not
-// offer, each with the reason DOCS.md gives: database_url needs
-// PostgreSQL's driver, which the add-on's images leave out.
-var plainOnly = map[string]string{"database_url": "has no `database_url` option"}
 
 // nestedKeys are the members of the options that are objects or lists of
 // objects (docs/design.md §17 shapes).
@@ -395,22 +392,6 @@ func TestOptionKeys(t *testing.T) {
 			t.Errorf("translations network %v, want the ports %v", got, want)
 		}
 	})
-	t.Run("PlainOnly", func(t *testing.T) {
-		// Each is an option of the options package, absent from the
-		// schema, and DOCS.md says why.
-		docs := strings.Join(strings.Fields(string(readFile(t, filepath.Join(addonDir, "DOCS.md")))), " ")
-		for k, why := range plainOnly {
-			if _, err := options.Parse(strings.NewReader(`{"` + k + `": null}`)); err != nil {
-				t.Errorf("%s: not an option of the options package: %v", k, err)
-			}
-			if _, ok := schema[k]; ok {
-				t.Errorf("config.yaml's schema offers %s, which the add-on's images cannot serve", k)
-			}
-			if !strings.Contains(docs, why) {
-				t.Errorf("DOCS.md does not say the add-on %s", why)
-			}
-		}
-	})
 	t.Run("Docs", func(t *testing.T) {
 		docs := string(readFile(t, filepath.Join(addonDir, "DOCS.md")))
 		for _, k := range optionKeys {
@@ -493,6 +474,11 @@ func TestFullOptions(t *testing.T) {
 	if o.GithubOwner != "alice" || len(o.Clients) != 4 || o.EmbedTimeout.Seconds() != 0.5 {
 		t.Errorf("options.Parse(%s) = %+v", b, o)
 	}
+	// database_url reaches the options as typed: serve reads it from
+	// /data/options.json as it would --database.
+	if want := "postgres://hearth:s3cret-pw@db.lan:5432/hearth?sslmode=verify-full"; o.DatabaseURL != want {
+		t.Errorf("database_url %q, want %q", o.DatabaseURL, want)
+	}
 }
 
 // TestSupervisorChecks shows what the schema refuses before Hearth starts,
@@ -516,6 +502,10 @@ func TestSupervisorChecks(t *testing.T) {
 		{"OKClientIP", client(map[string]any{"name": "tv", "scopes": []any{"read"}, "ip": "192.168.1.9"}), true},
 		{"OKOptionalListEmpty", set("hubs", []any{}), true},
 		{"OKUnknownKeyDropped", set("colour", "red"), true},
+		// A password field: the Supervisor checks only that it is a string;
+		// Hearth checks the URL at start.
+		{"OKDatabaseURL", set("database_url", "postgresql://hearth@db.lan/hearth"), true},
+		{"ErrDatabaseURLNotString", set("database_url", []any{"postgres://db.lan/hearth"}), false},
 		{"ErrReviewHour", set("review_at", "24:00"), false},
 		{"ErrReviewShort", set("review_at", "3:00"), false},
 		{"ErrReviewWord", set("review_at", "never"), false},

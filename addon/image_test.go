@@ -124,9 +124,10 @@ func TestDockerfile(t *testing.T) {
 				t.Errorf("go build %q lacks %s", build, want)
 			}
 		}
-		// timetzdata: the zone database (the image has none); grpcnotrace:
-		// the binary within maxBinaryBytes (TestImageBinarySize).
-		for _, want := range []string{"timetzdata", "grpcnotrace"} {
+		// timetzdata: the zone database (the image has none); postgres:
+		// database_url; grpcnotrace: the binary within maxBinaryBytes
+		// (TestImageBinarySize).
+		for _, want := range []string{"timetzdata", "postgres", "grpcnotrace"} {
 			if !slices.Contains(buildTags(t, build), want) {
 				t.Errorf("go build %q lacks the %s tag", build, want)
 			}
@@ -177,7 +178,8 @@ func TestDockerfile(t *testing.T) {
 		if err != nil {
 			t.Skip("no go command to list the binary's packages")
 		}
-		cmd := exec.Command(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./cmd/hearth")
+		tags := strings.Join(buildTags(t, goBuild(t, ins)), ",")
+		cmd := exec.Command(goBin, "list", "-tags", tags, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./cmd/hearth")
 		cmd.Dir = repoRoot
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -180,14 +180,14 @@ func validateSingle(typ string, value any, key string) (any, error) {
 		return lo, hi
 	}
 	switch {
-	case strings.HasPrefix(typ, "str"):
+	case strings.HasPrefix(typ, "str"), strings.HasPrefix(typ, "password"):
 		s, ok := value.(string)
 		if !ok {
 			return nil, bad("not a string: %v", value)
 		}
 		// vol.Range over a string compares it with numbers in Python; the
 		// schema uses no str bounds, so refuse them here.
-		if group(typ, "s_min")+group(typ, "s_max") != "" {
+		if group(typ, "s_min")+group(typ, "s_max")+group(typ, "p_min")+group(typ, "p_max") != "" {
 			return nil, bad("str bounds are not mirrored")
 		}
 		return s, nil
