@@ -186,7 +186,7 @@ eval: ## Measure retrieval (recall@5/10, MRR) and what the prompt hook injects o
 
 .PHONY: eval-postgres
 eval-postgres: postgres ## The eval (as make eval) with the records in a private PostgreSQL the run starts and stops; hearth built with TAGS=postgres
-	CGO_ENABLED=0 go build -trimpath -tags postgres -o $(EVAL_OUT)/hearth-postgres ./cmd/hearth
+	CGO_ENABLED=0 go build -trimpath -tags $(SHIP_TAGS),postgres -o $(EVAL_OUT)/hearth-postgres ./cmd/hearth
 	@out=$(EVAL_OUT)/results-postgres.json; cmp=; \
 	if test -f $$out; then cp $$out $(EVAL_OUT)/results-postgres.prev.json; cmp="-compare $(EVAL_OUT)/results-postgres.prev.json"; fi; \
 	set -x; go run ./cmd/eval run -hearth $(EVAL_OUT)/hearth-postgres -postgres -out $$out $$cmp $(EVAL_FLAGS)
