@@ -17,6 +17,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -359,46 +360,64 @@ func gateOf(terms []pgTerm, rows int64) (gate string, rest float64) {
 // score ranks the records of col that match the tsquery match by BM25
 // over terms, best first, at most limit, with f's filter, in q. Each
 // match is ranked on its own row alone (no join across matches): its
-// length stored beside the column (col_len, pgschema's 0003), and per term
-// the frequency of its rarest lexeme, title positions weighing
-// pgTitleWeight and content ones pgContentWeight, when the record holds
-// all of them (and for a phrase, the phrase) — the frequencies read from
-// the row's tsvector cut down to the query's lexemes, and to their title
-// positions, before it is unnested.
+// length (pgColumn.length), and per term the frequency of its rarest
+// lexeme, title positions weighing pgTitleWeight and content ones
+// pgContentWeight, when the record holds all of them (and for a phrase,
+// the phrase). The row's tsvector is cut down to the query's lexemes
+// before it is unnested: ts_delete of the others, the row's lexemes
+// less the query's (tsvector_to_array), all done by PostgreSQL's C. A
+// term of one lexeme adds to the score from that row alone, its IDF looked
+// up by the lexeme (the IDFs of terms of one lexeme summed: a word and its
+// synonym of one stem); a phrase is matched against the row first.
 func (x *PGIndex) score(ctx context.Context, q Querier, col pgColumn, match string, terms []pgTerm, f Filter, st pgStats, limit int) ([]Ranked, error) {
-	type termArg struct {
-		I   int      `json:"i"`
+	type phraseArg struct {
 		Q   string   `json:"q"`
 		Lex []string `json:"lex"`
 		IDF float64  `json:"idf"`
 	}
 	var (
-		args []termArg
-		all  []string
+		phrases = []phraseArg{} // [], not null: jsonb_to_recordset reads an array
+		all     []string
+		single  = map[string]float64{}
 	)
-	for i, t := range terms {
-		if t.query != "" {
-			// Each lexeme once: a term's frequency in a record is its
-			// rarest lexeme's, found only when all of them are.
-			lex := slices.Clone(t.lex)
-			slices.Sort(lex)
-			args = append(args, termArg{i, t.query, slices.Compact(lex), t.idf})
-			all = append(all, t.lex...)
+	for _, t := range terms {
+		if t.query == "" {
+			continue
+		}
+		// Each lexeme once: a term's frequency in a record is its rarest
+		// lexeme's, found only when all of them are.
+		lex := slices.Compact(slices.Sorted(slices.Values(t.lex)))
+		all = append(all, lex...)
+		if len(lex) == 1 {
+			single[lex[0]] += t.idf
+		} else {
+			phrases = append(phrases, phraseArg{t.query, lex, t.idf})
 		}
 	}
-	termsJSON, err := json.Marshal(args)
+	phrasesJSON, err := json.Marshal(phrases)
+	if err != nil {
+		return nil, err
+	}
+	singleLex := slices.Sorted(maps.Keys(single))
+	singleIDF := make([]float64, len(singleLex))
+	for i, l := range singleLex {
+		singleIDF[i] = single[l]
+	}
+	idfJSON, err := json.Marshal(singleIDF)
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(all)
 	rows, err := q.QueryContext(ctx, `
 		WITH t AS MATERIALIZED (
-			SELECT t.i, t.q::tsquery AS q, t.lex, t.idf
-			FROM jsonb_to_recordset(?2::jsonb) AS t (i int, q text, lex text[], idf double precision)
+			SELECT t.q::tsquery AS q, t.lex, t.idf
+			FROM jsonb_to_recordset(?2::jsonb) AS t (q text, lex text[], idf double precision)
 		), k AS MATERIALIZED (
-			SELECT ARRAY(SELECT jsonb_array_elements_text(?13::jsonb)) AS lex
+			SELECT ARRAY(SELECT jsonb_array_elements_text(?13::jsonb)) AS lex,
+				ARRAY(SELECT e FROM jsonb_array_elements_text(?14::jsonb) WITH ORDINALITY AS e (e, o) ORDER BY o) AS sl,
+				ARRAY(SELECT e::double precision FROM jsonb_array_elements_text(?15::jsonb) WITH ORDINALITY AS e (e, o) ORDER BY o) AS si
 		), m AS (
-			SELECT r.seq, r.id, r.`+string(col)+` AS v, r.`+string(col)+`_len AS dl
+			SELECT r.seq, r.id, r.`+string(col)+` AS v, `+col.length()+` AS dl
 			FROM records AS r
 			WHERE r.`+string(col)+` @@ ?1::tsquery
 				AND r.status IN ('active', 'candidate')
@@ -409,33 +428,30 @@ func (x *PGIndex) score(ctx context.Context, q Querier, col pgColumn, match stri
 				AND (jsonb_array_length(?5::jsonb) = 0 OR r.type IN (SELECT jsonb_array_elements_text(?5::jsonb)))
 				AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(?6::jsonb) AS x (p) WHERE starts_with(r.id, x.p))
 		)
-		-- The query's lexemes in the row and their positions, all of them
-		-- (x) and the title's (a): setweight marks the query's lexemes C
-		-- (the columns weigh only A and B), ts_filter keeps them, so that
-		-- only they are unnested.
-		SELECT m.seq, m.id, s.rank
+		SELECT m.seq, m.id, -(CASE WHEN x.single IS NOT NULL OR p.phrase IS NOT NULL
+			THEN coalesce(x.single, 0) + coalesce(p.phrase, 0) END) AS rank
 		FROM m CROSS JOIN k CROSS JOIN LATERAL (
-			SELECT array_agg(u.lexeme) AS l, array_agg(cardinality(u.positions)) AS n
-			FROM unnest(ts_filter(setweight(m.v, 'C', k.lex), '{c}')) AS u
+			SELECT sum(k.si[array_position(k.sl, u.lexeme)] * u.f * (?9::double precision + 1)
+					/ (u.f + ?9::double precision * (1 - ?10::double precision + ?10::double precision * m.dl / ?11::double precision))) AS single,
+				array_agg(u.lexeme) AS l, array_agg(u.f) AS f
+			FROM (SELECT u.lexeme, ?8::double precision * cardinality(u.weights)
+					+ (?7::double precision - ?8::double precision) * cardinality(array_positions(u.weights, 'A')) AS f
+				FROM unnest(ts_delete(m.v, tsvector_to_array(ts_delete(m.v, k.lex)))) AS u) AS u
 		) AS x CROSS JOIN LATERAL (
-			SELECT array_agg(u.lexeme) AS l, array_agg(cardinality(u.positions)) AS n
-			FROM unnest(ts_filter(setweight(ts_filter(m.v, '{a}'), 'C', k.lex), '{c}')) AS u
-		) AS a CROSS JOIN LATERAL (
-			SELECT -sum(t.idf * tf.f * (?9::double precision + 1)
-				/ (tf.f + ?9::double precision * (1 - ?10::double precision + ?10::double precision * m.dl / ?11::double precision))) AS rank
+			SELECT sum(t.idf * tf.f * (?9::double precision + 1)
+				/ (tf.f + ?9::double precision * (1 - ?10::double precision + ?10::double precision * m.dl / ?11::double precision))) AS phrase
 			FROM t CROSS JOIN LATERAL (
-				SELECT CASE WHEN count(*) = cardinality(t.lex)
-					THEN min(?8::double precision * y.n
-						+ (?7::double precision - ?8::double precision) * coalesce(a.n[array_position(a.l, y.l)], 0)) END AS f
-				FROM unnest(x.l, x.n) AS y (l, n) WHERE y.l = ANY (t.lex)
+				SELECT CASE WHEN count(*) = cardinality(t.lex) THEN min(y.f) END AS f
+				FROM unnest(x.l, x.f) AS y (l, f) WHERE y.l = ANY (t.lex)
 			) AS tf
-			WHERE tf.f > 0 AND (cardinality(t.lex) = 1 OR m.v @@ t.q)
-		) AS s
-		WHERE s.rank IS NOT NULL
-		ORDER BY s.rank, m.id
+			WHERE tf.f > 0 AND m.v @@ t.q
+		) AS p
+		WHERE x.single IS NOT NULL OR p.phrase IS NOT NULL
+		ORDER BY rank, m.id
 		LIMIT ?12`,
-		match, string(termsJSON), jsonText(f.Namespaces), flag(f.AllRepositories), jsonText(f.Types), jsonText(f.Exclude),
-		pgTitleWeight, pgContentWeight, bm25K1, bm25B, st.avgdl, limit, jsonText(slices.Compact(all)))
+		match, string(phrasesJSON), jsonText(f.Namespaces), flag(f.AllRepositories), jsonText(f.Types), jsonText(f.Exclude),
+		pgTitleWeight, pgContentWeight, bm25K1, bm25B, st.avgdl, limit, jsonText(slices.Compact(all)),
+		jsonText(singleLex), string(idfJSON))
 	if err != nil {
 		return nil, err
 	}
@@ -449,6 +465,17 @@ func (x *PGIndex) score(ctx context.Context, q Querier, col pgColumn, match stri
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// length is the SQL of a record r's length in col, in positions: stored
+// for the words (records.fts_len, pgschema's 0003); counted from the
+// tsvector for CJK text, which few records hold (0004 says why it is not
+// stored).
+func (c pgColumn) length() string {
+	if c == pgWords {
+		return "r.fts_len"
+	}
+	return "hearth_tsv_len(r." + string(c) + ")"
 }
 
 // orQuery is the tsquery that matches any of terms: each term's query in
@@ -507,7 +534,7 @@ func (x *PGIndex) statsOf(ctx context.Context, q Querier, col pgColumn) (pgStats
 	}
 	st = pgStats{gen: gen, at: time.Now(), avgdl: 1}
 	var avg sql.NullFloat64
-	rows, err := q.QueryContext(ctx, `SELECT count(*), avg(r.`+string(col)+`_len)
+	rows, err := q.QueryContext(ctx, `SELECT count(*), avg(`+col.length()+`)
 		FROM records AS r WHERE r.`+string(col)+` IS NOT NULL`)
 	if err != nil {
 		return st, err

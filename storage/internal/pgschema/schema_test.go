@@ -46,11 +46,10 @@ var (
 	sqliteOnlyTrigger = regexp.MustCompile(`^records_(fts|cjk)_(insert|delete|update)$`)
 	sqliteOnlyView    = regexp.MustCompile(`^records_(fts|cjk)_source$`)
 	sqliteOnlyColumn  = map[string]bool{"records.fts_scope": true}
-	// PostgreSQL's own: the full-text columns, their lengths (0003, which
-	// FTS5 keeps in its docsize tables) and indexes, and the refusal of
-	// TRUNCATE, which fires no row trigger.
-	postgresOnlyColumn = map[string]bool{"records.fts": true, "records.cjk": true,
-		"records.fts_len": true, "records.cjk_len": true}
+	// PostgreSQL's own: the full-text columns, the word index's lengths
+	// (0003, which FTS5 keeps in its docsize table) and the indexes, and
+	// the refusal of TRUNCATE, which fires no row trigger.
+	postgresOnlyColumn  = map[string]bool{"records.fts": true, "records.cjk": true, "records.fts_len": true}
 	postgresOnlyIndex   = map[string]bool{"records_fts_idx": true, "records_cjk_idx": true}
 	postgresOnlyTrigger = map[string]bool{"audit_no_truncate": true, "audit_prunes_no_truncate": true}
 	// questions.weight was SQLite's INTEGER column sessions, renamed (0091)
