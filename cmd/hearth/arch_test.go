@@ -61,6 +61,22 @@ func transportOf(pkg string) string {
 // storagetest opens its databases), since no shipped code depends on it.
 var testSupport = []string{"gateway/gatewaytest", "server/servertest", "storage/internal/pgtest", "storage/storagetest"}
 
+// devTools are the programs of the repository that are never shipped and
+// run what the tests run: cmd/eval (`make eval`, `make eval-postgres`)
+// starts the tests' private PostgreSQL through storagetest. They may
+// import test support; TestImports_OneWay checks that nothing shipped
+// imports them.
+var devTools = []string{"cmd/eval"}
+
+func isDevTool(pkg string) bool {
+	for _, d := range devTools {
+		if under(pkg, d) {
+			return true
+		}
+	}
+	return false
+}
+
 func isTestSupport(pkg string) bool {
 	for _, ts := range testSupport {
 		if under(pkg, ts) {
@@ -75,7 +91,8 @@ func isTestSupport(pkg string) bool {
 // transport to transport, server to any transport or the contract, storage
 // to gen, server or a transport, storage/internal to the storage root,
 // the contract or a transport to storage or server, and any package to a
-// test-support package (testSupport, whose own imports are free).
+// test-support package (testSupport, whose own imports are free) but a dev
+// tool (devTools), and any package but a dev tool to a dev tool.
 func TestImports_OneWay(t *testing.T) {
 	t.Parallel()
 	lines := goList(t, `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`)
@@ -93,8 +110,10 @@ func TestImports_OneWay(t *testing.T) {
 			}
 			var why string
 			switch {
-			case isTestSupport(dep):
-				why = "a package imports test support, which only _test files may"
+			case isTestSupport(dep) && !isDevTool(pkg):
+				why = "a package imports test support, which only _test files and the dev tools may"
+			case isDevTool(dep) && !isDevTool(pkg):
+				why = "a package imports a dev tool, which is never shipped"
 			case transportOf(pkg) != "" && transportOf(dep) != "" && transportOf(dep) != transportOf(pkg):
 				why = "a transport imports another transport"
 			case under(pkg, "server") && (under(dep, "gateway") || under(dep, "mcpbridge")):
