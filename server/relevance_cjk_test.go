@@ -15,11 +15,23 @@ import (
 // bigrams (docs/abstention.md, "CJK"): a prompt whose words a record holds
 // inside a sentence written without spaces gets that record with abstain;
 // one sharing a single word with it gets nothing with abstain, though
-// without it that word finds the record.
+// without it that word finds the record. On the test's backend and on
+// PostgreSQL (docs/postgres.md; skipped without it unless
+// HEARTH_REQUIRE_POSTGRES).
 func TestSearch_AbstainCJK(t *testing.T) {
 	t.Parallel()
+	t.Run("Store", func(t *testing.T) {
+		t.Parallel()
+		abstainCJK(t, abstainStore(t))
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		t.Parallel()
+		abstainCJK(t, fillAbstainStore(t, storagetest.OpenURL(t, storagetest.URL(t))))
+	})
+}
+
+func abstainCJK(t *testing.T, db *storage.DB) {
 	ctx := context.Background()
-	db := abstainStore(t)
 	zh := storagetest.Store(t, db, storage.NewRecord{Namespace: abstainNS, Type: storage.TypeDecision,
 		Title: storagetest.Text(t, "数据库迁移"), Content: storagetest.Text(t, "我们使用数据库迁移工具来管理表结构的变更，部署前先运行迁移。"),
 		Status: storage.StatusActive})

@@ -33,7 +33,12 @@ var abstainRecords = [][2]string{
 // (storage.MinCoverageRecords).
 func abstainStore(t testing.TB) *storage.DB {
 	t.Helper()
-	db := storagetest.Open(t)
+	return fillAbstainStore(t, storagetest.Open(t))
+}
+
+// fillAbstainStore stores abstainStore's records in db and returns it.
+func fillAbstainStore(t testing.TB, db *storage.DB) *storage.DB {
+	t.Helper()
 	for _, r := range abstainRecords {
 		storagetest.Store(t, db, storage.NewRecord{Namespace: abstainNS, Type: storage.TypeDecision,
 			Title: storagetest.Text(t, r[0]), Content: storagetest.Text(t, r[1]), Status: storage.StatusActive})
