@@ -17,7 +17,10 @@ type ClientToken = tokens.Token
 // token, as 64 hex digits kept lower-case, and appends its audit row in the
 // same transaction: action ActionTokenGenerate or ActionTokenRotate, by the
 // client that asked (SystemClient at start), with note (if any) saying why.
-// The row never carries the token or its hash.
+// The row never carries the token or its hash. ActionTokenGenerate stores
+// a client's first digest only: when one is stored already (another front
+// end generated it first) it returns Exists (Field "client"), changing
+// nothing.
 //
 // It returns Invalid for an empty client (Field "client"), a hash that is
 // not 64 hex digits (Field "token_sha256") or another action (Field
@@ -39,7 +42,11 @@ func (db *DB) StoreClientToken(ctx context.Context, client, hash string, action 
 	}
 	return db.tokens.write(func() error {
 		return db.writeGrouped(ctx, opStoreClientToken, func(tx *txn) error {
-			if err := tokens.Store(ctx, tx, client, hash); err != nil {
+			store := tokens.Store
+			if action == ActionTokenGenerate {
+				store = tokens.StoreNew
+			}
+			if err := store(ctx, tx, client, hash); err != nil {
 				return lift(err)
 			}
 			return insertAuditTx(ctx, tx, AuditEntry{

@@ -76,3 +76,44 @@ func TestDB_ClientTokensNow(t *testing.T) {
 	close(stop)
 	readers.Wait()
 }
+
+// TestDB_StoreClientTokenGenerateOnce: a generated token is stored only
+// as a client's first; a second generation, as of a front end that
+// started beside another on an empty database, is Exists and changes
+// nothing, so the two do not each keep a token of their own (on
+// PostgreSQL, two DBs generating at once: exactly one wins).
+func TestDB_StoreClientTokenGenerateOnce(t *testing.T) {
+	t.Parallel()
+	place := storagetest.Place(t)
+	db := storagetest.OpenPath(t, place)
+	h1, h2 := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	if err := db.StoreClientToken(ctx, "codex", h1, storage.ActionTokenGenerate, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, db.StoreClientToken(ctx, "codex", h2, storage.ActionTokenGenerate, "", ""), storage.Exists, "client")
+	if got, _, err := db.ClientTokenHash(ctx, "codex"); err != nil || got != h1 {
+		t.Errorf("after a second generation: %q, %v, want the first digest", got, err)
+	}
+	if rows := auditRows(t, db, storage.ActionTokenGenerate); len(rows) != 1 {
+		t.Errorf("token.generate rows %+v, want 1", rows)
+	}
+	if err := db.StoreClientToken(ctx, "codex", h2, storage.ActionTokenRotate, "", ""); err != nil {
+		t.Fatalf("a rotation over a generated digest: %v", err)
+	}
+
+	if !storagetest.Postgres() {
+		return
+	}
+	dbs := []*storage.DB{db, storagetest.OpenPath(t, place)}
+	errs := make([]error, len(dbs))
+	var wg sync.WaitGroup
+	for i, d := range dbs {
+		wg.Go(func() {
+			errs[i] = d.StoreClientToken(ctx, "claude-code", strings.Repeat(fmt.Sprintf("%02x", i), 32), storage.ActionTokenGenerate, "", "")
+		})
+	}
+	wg.Wait()
+	if (errs[0] == nil) == (errs[1] == nil) {
+		t.Fatalf("two front ends generating at once: %v and %v, want one stored and one Exists", errs[0], errs[1])
+	}
+}
