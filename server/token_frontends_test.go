@@ -4,14 +4,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hearth-memory/hearth/server"
+	"github.com/hearth-memory/hearth/server/options"
 	"github.com/hearth-memory/hearth/server/servertest"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/storagetest"
@@ -176,5 +179,52 @@ func TestToken_NewerFileDecidesOnPostgres(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tokens", "codex")); err != nil {
 		t.Errorf("the newer file: %v, want it kept", err)
+	}
+}
+
+// TestToken_FrontEndsStartingTogether: two front ends starting at once on
+// an empty PostgreSQL database, each with an empty data directory, do
+// not each keep a token of their own for a client: one generates and
+// stores it, and the other, finding it stored, keeps no file, so no
+// token file anywhere is refused. Many clients, provisioned side by side,
+// make the two meet on some.
+func TestToken_FrontEndsStartingTogether(t *testing.T) {
+	t.Parallel()
+	url := storagetest.URL(t)
+	var clients []options.Client
+	for i := range 24 {
+		clients = append(clients, options.Client{Name: fmt.Sprint("agent-", i), Scopes: []options.Scope{options.ScopeRead}})
+	}
+	dbs := []*storage.DB{storagetest.OpenURL(t, url), storagetest.OpenURL(t, url)}
+	dirs := []string{t.TempDir(), t.TempDir()}
+	errs := make([]error, len(dbs))
+	var wg sync.WaitGroup
+	for i := range dbs {
+		wg.Go(func() { _, errs[i] = server.ProvisionTokens(t.Context(), dbs[i], clients, dirs[i]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := dbs[0].ClientTokens(t.Context())
+	if err != nil || len(stored) != len(clients) {
+		t.Fatalf("stored tokens: %d, %v; want %d", len(stored), err, len(clients))
+	}
+	for _, s := range stored {
+		var files []string
+		for _, dir := range dirs {
+			b, err := os.ReadFile(filepath.Join(dir, s.Client))
+			if err != nil {
+				continue
+			}
+			sum := sha256.Sum256([]byte(strings.TrimSpace(string(b))))
+			if hex.EncodeToString(sum[:]) != s.SHA256 {
+				t.Errorf("%s: the file in %s holds a token the database does not", s.Client, dir)
+			}
+			files = append(files, dir)
+		}
+		if len(files) != 1 {
+			t.Errorf("%s: token files in %d data directories, want the one whose front end stored it", s.Client, len(files))
+		}
 	}
 }

@@ -98,8 +98,11 @@ const (
 //     older dump) decides as on SQLite.
 //
 // A file without a stored digest (a client added after the backup) is kept
-// and its digest stored; only a client with neither gets a new token. Each
-// change is audited, never with the token.
+// and its digest stored; only a client with neither gets a new token. A
+// token is stored as a client's first only if it still has none: when
+// another front end starting beside this one stored its own first, this
+// one's new token and file go, and the stored token stands. Each change
+// is audited, never with the token.
 func generatedToken(ctx context.Context, db *storage.DB, name, dir string) ([]byte, int, error) {
 	stored, ok, err := storedToken(ctx, db, name)
 	if err != nil {
@@ -120,6 +123,10 @@ func generatedToken(ctx context.Context, db *storage.DB, name, dir string) ([]by
 		default:
 			err = db.StoreClientToken(ctx, name, file, storage.ActionTokenGenerate, storage.SystemClient,
 				"taken from the existing token file")
+			if storage.ErrorCode(err) == storage.Exists {
+				// Another front end stored one meanwhile: settle with it.
+				return generatedToken(ctx, db, name, dir)
+			}
 		}
 		return sum[:], tokenKept, err
 	}
@@ -142,7 +149,17 @@ func generatedToken(ctx context.Context, db *storage.DB, name, dir string) ([]by
 		return nil, tokenKept, err
 	}
 	sum := sha256.Sum256([]byte(token))
-	if err := db.StoreClientToken(ctx, name, hex.EncodeToString(sum[:]), storage.ActionTokenGenerate, storage.SystemClient, ""); err != nil {
+	err = db.StoreClientToken(ctx, name, hex.EncodeToString(sum[:]), storage.ActionTokenGenerate, storage.SystemClient, "")
+	if storage.ErrorCode(err) == storage.Exists {
+		// Another front end starting at the same time generated and stored
+		// the client's token first: that one stands, and this one, never
+		// stored, goes (its admin takes the token from the other's files).
+		if err := os.Remove(path); err != nil {
+			return nil, tokenKept, err
+		}
+		return generatedToken(ctx, db, name, dir)
+	}
+	if err != nil {
 		return nil, tokenKept, err
 	}
 	return sum[:], tokenGenerated, nil
