@@ -214,11 +214,12 @@ func TestPostgres_FrontEndsHoldOwner(t *testing.T) {
 
 // terminateLockHolder ends, through db, the one session holding an
 // advisory lock in the test's database (its own: no other test's locks
-// are in it), as the death of the front end holding it would.
+// are in it), as the death of the front end holding it would, waiting
+// (10 s at most) until it has ended.
 func terminateLockHolder(t *testing.T, db *storage.DB) {
 	t.Helper()
 	var n int
-	if err := db.QueryRaw(ctx, false, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+	if err := db.QueryRaw(ctx, false, `SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_locks
 		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, &n); err != nil || n != 1 {
 		t.Fatalf("terminated %d sessions holding an advisory lock, %v; want one", n, err)
 	}
