@@ -37,6 +37,9 @@ func OpenPostgres(ctx context.Context, url string, opts ...Option) (*DB, error) 
 		Now:       func() time.Time { return db.Now() },
 		Opened:    db.opened,
 		Untouched: func(op string) bool { return indexUntouched[op] },
+		// The lease locks the job it takes, passing over those locked
+		// (jobq.Lease; docs/postgres.md, "The job lease").
+		Locking: func(op string) bool { return op == opLeaseJob },
 	})
 	if err != nil {
 		return nil, lift(err)

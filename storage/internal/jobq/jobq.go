@@ -60,6 +60,9 @@ const (
 // live.
 var ModelKinds = []string{KindExtraction, KindReview}
 
+// enginePostgres is what engine.Tx.Engine names PostgreSQL's engine.
+const enginePostgres = "postgres"
+
 // DefaultMaxAttempts is how often a job is tried when NewJob names no limit.
 const DefaultMaxAttempts = 5
 
@@ -210,8 +213,12 @@ func Due(ctx context.Context, pool RowQuerier, now time.Time, kinds []string) (b
 // attempt becomes failed on the way. It returns nil when none is due.
 func Lease(ctx context.Context, tx *engine.Tx, owner string, kinds []string, lease time.Duration) (*Job, error) {
 	list := sqlval.Strings(kinds)
+	next := sqlNext
+	if tx.Engine() == enginePostgres {
+		next = sqlNextSkipLocked
+	}
 	for {
-		jobs, err := find(ctx, tx, sqlNext, tx.Now.UnixMilli(), list)
+		jobs, err := find(ctx, tx, next, tx.Now.UnixMilli(), list)
 		if err != nil {
 			return nil, err
 		}

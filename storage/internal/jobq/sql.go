@@ -37,10 +37,13 @@ const (
 	// sqlDue asks, outside any write, whether a job is leasable.
 	sqlDue = `SELECT EXISTS (SELECT 1 FROM jobs WHERE ` + leasable + `)`
 	// sqlNext picks the job to lease. SQLite's single writer makes it
-	// exclusive; several front ends on PostgreSQL (issue 46) would each
-	// lock the row they take here, with FOR UPDATE SKIP LOCKED appended,
-	// so that two never pick the same job.
+	// exclusive.
 	sqlNext = selectJobs + `WHERE ` + leasable + ` ORDER BY run_after, id LIMIT 1`
+	// sqlNextSkipLocked is sqlNext on PostgreSQL: it locks the row it
+	// picks and passes over a row another front end's lease has locked,
+	// so that two leasing at once pick two jobs (docs/postgres.md,
+	// "The job lease").
+	sqlNextSkipLocked = sqlNext + ` FOR UPDATE SKIP LOCKED`
 	// sqlLease takes the owner, the lease's end, now and the id.
 	sqlLease = `
 		UPDATE jobs SET state = 'leased', attempts = attempts + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ?

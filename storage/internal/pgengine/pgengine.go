@@ -5,10 +5,11 @@
 // PostgreSQL's (docs/postgres.md, "The engine").
 //
 // Every write is a transaction of its own at SERIALIZABLE: the domain's
-// read-then-write guards (the revision check, supersession, the job lease)
-// were written for writes that run one after another, as SQLite's single
-// writer runs them, and SERIALIZABLE gives each transaction exactly that,
-// against other front ends' writes too. A transaction PostgreSQL cannot
+// read-then-write guards (the revision check, supersession) were written
+// for writes that run one after another, as SQLite's single writer runs
+// them, and SERIALIZABLE gives each transaction exactly that, against
+// other front ends' writes too. The ops Config.Locking names (the job
+// lease, which locks the row it takes) run at READ COMMITTED instead. A transaction PostgreSQL cannot
 // serialize (40001) or a deadlock (40P01) is rolled back and run again,
 // which the domain's write contract allows: fn leaves no trace of an
 // earlier run. Within one front end the writes take turns, as on SQLite:
@@ -57,6 +58,10 @@ type Config struct {
 	// Untouched reports the ops whose writes never change the records:
 	// their commits leave Gen as it was.
 	Untouched func(op string) bool
+	// Locking reports the ops whose writes lock every row they read and
+	// change (SELECT … FOR UPDATE): they run at READ COMMITTED, where
+	// the row locks alone keep them apart, rather than SERIALIZABLE.
+	Locking func(op string) bool
 	// MaxConns bounds the pool (0: maxConns).
 	MaxConns int
 }
@@ -151,8 +156,8 @@ func (e *Engine) QueryRow(ctx context.Context, query string, args ...any) *sql.R
 // could not serialize them with others or found a deadlock.
 func (e *Engine) Retries() int64 { return e.retries.Load() }
 
-// Write runs fn in a transaction of its own at SERIALIZABLE and commits
-// it. fn's error comes back as fn returned it; a failure to begin or
+// Write runs fn in a transaction of its own at SERIALIZABLE (READ
+// COMMITTED for an op Config.Locking names) and commits it. fn's error comes back as fn returned it; a failure to begin or
 // commit is an internal error naming op. A serialization failure or a
 // deadlock, whether fn or the commit met it, runs fn again in a new
 // transaction (up to maxAttempts runs). A full disk (53100) is Full.
@@ -198,7 +203,11 @@ func (e *Engine) writeOnce(ctx context.Context, op string, fn func(tx *engine.Tx
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sqlTx, err := e.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+	level := sql.LevelSerializable
+	if e.cfg.Locking != nil && e.cfg.Locking(op) {
+		level = sql.LevelReadCommitted
+	}
+	sqlTx, err := e.db.BeginTx(ctx, &sql.TxOptions{Isolation: level})
 	if err != nil {
 		return fmt.Errorf("storage: %s: begin: %w", op, err)
 	}
