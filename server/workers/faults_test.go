@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-memory/hearth/server/workers"
 	"github.com/hearth-memory/hearth/storage"
 	"github.com/hearth-memory/hearth/storage/faultvfs"
+	"github.com/hearth-memory/hearth/storage/storagetest"
 	"github.com/hearth-memory/hearth/storage/testwait"
 )
 
@@ -35,6 +36,7 @@ func (l *lockedBuffer) count(s string) int {
 }
 
 func TestWorkers_MaintenanceChecksIntegrity(t *testing.T) {
+	storagetest.SQLiteOnly(t, "the nightly integrity check reads SQLite's file; PostgreSQL's integrity is the server's")
 	t.Parallel()
 	db, clk := setup(t, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	w := newWorkers(t, db, nil)

@@ -182,7 +182,10 @@ func TestWorkers_Maintenance(t *testing.T) {
 	for range 12 {
 		storagetest.Store(t, db, storage.NewRecord{})
 	}
-	if n, err := db.IndexSegments(ctx); err != nil || n < 2 {
+	// The run merges SQLite's full-text index; PostgreSQL's GIN index has
+	// no segments to merge (docs/postgres.md, The engine).
+	segmented := db.Backend() == "sqlite"
+	if n, err := db.IndexSegments(ctx); segmented && (err != nil || n < 2) {
 		t.Fatalf("%d index segments before the run (%v): the test needs several", n, err)
 	}
 
@@ -204,7 +207,7 @@ func TestWorkers_Maintenance(t *testing.T) {
 		runs[0].Detail.String() != "candidates expired 1, records purged 0, receipts tombstoned 0, jobs purged 0" {
 		t.Errorf("maintenance audit = %+v", runs)
 	}
-	if n, err := db.IndexSegments(ctx); err != nil || n != 1 {
+	if n, err := db.IndexSegments(ctx); segmented && (err != nil || n != 1) {
 		t.Errorf("%d index segments after the run (%v), want 1: merged", n, err)
 	}
 	if done := jobs(t, db, storage.KindMaintenance, storage.JobDone); len(done) != 1 || done[0].Attempts != 1 {
