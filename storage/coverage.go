@@ -123,11 +123,22 @@ func weigh(df, rows int64) (int64, float64) {
 // coverageFreqs returns the index's row count and the document frequency
 // of words[i] by i: on SQLite the rows the last ranked query saw and each
 // word's index token (the stem hearth_rank learned, else its Porter stem)
-// counted or cached per write generation; on PostgreSQL, records.fts's,
+// counted or cached per write generation, the rows counted when no ranked
+// query has run yet; on PostgreSQL, records.fts's,
 // as its search counts them (fts.PGIndex.WordFreqs).
 func (db *DB) coverageFreqs(ctx context.Context, words []string) (int64, func(i int) (int64, error), error) {
 	if db.pg == nil {
 		rows := db.fts.RowsSeen()
+		if rows == 0 {
+			// No ranked query yet (a CJK-only search ranks no word).
+			err := db.read(ctx, "coverage", func(tx *txn) (err error) {
+				rows, err = db.fts.CountRows(ctx, tx)
+				return classify("coverage", err)
+			})
+			if err != nil {
+				return 0, nil, err
+			}
+		}
 		return rows, func(i int) (int64, error) {
 			token := fulltext.Stem(words[i])
 			if t, ok := db.fts.Stem(words[i]); ok {

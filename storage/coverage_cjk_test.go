@@ -70,3 +70,29 @@ func TestCoverage_CJK(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverage_CJKBeforeAnyWordSearch: a CJK prompt's coverage weighs its
+// terms over the store's records even when no word search has run since
+// the store opened (a CJK-only search ranks no word, so it counts no
+// rows): otherwise the first CJK prompts of a process never abstain.
+func TestCoverage_CJKBeforeAnyWordSearch(t *testing.T) {
+	t.Parallel()
+	db := storagetest.Open(t)
+	zh := storagetest.Store(t, db, rec(t, "global", "数据库迁移", "我们使用数据库迁移工具来管理表结构的变更。"))
+	for i := range storage.MinCoverageRecords {
+		storagetest.Store(t, db, rec(t, "global", fmt.Sprintf("Lunch rota week %d", i), "Order from the usual place."))
+	}
+	if hits, err := db.Search(ctx, storage.SearchQuery{Text: "表结构", Limit: 5}); err != nil || len(hits) == 0 || hits[0].Record.ID != zh.ID {
+		t.Fatalf("search: %d hits, %v; want %s first", len(hits), err, zh.Title)
+	}
+	cov, err := db.QueryCoverage(ctx, "表结构")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cov.Telling() {
+		t.Errorf("coverage not telling in a store of %d records before any word search", storage.MinCoverageRecords+1)
+	}
+	if got, _ := cov.Of(zh); got != 1 {
+		t.Errorf("%s covers %.3f, want 1", zh.Title, got)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/ncruces/go-sqlite3/ext/fts5"
 
 	"github.com/hearth-memory/hearth/storage/fulltext"
+	"github.com/hearth-memory/hearth/storage/internal/engine"
 )
 
 // BM25 constants, as FTS5's own bm25 uses them.
@@ -57,6 +58,19 @@ func (x *Index) Counted() int64 { return x.dfs.counted.Load() }
 
 // RowsSeen is the index's row count the last ranked query saw.
 func (x *Index) RowsSeen() int64 { return x.dfs.rowsSeen.Load() }
+
+// CountRows counts the index's rows in tx (one per row of
+// records_fts_docsize) and keeps the count as RowsSeen when no ranked
+// query has set it yet: for the weights of a query that ranks no word (a
+// CJK-only one) before any word search of the process has run.
+func (x *Index) CountRows(ctx context.Context, tx *engine.Tx) (int64, error) {
+	var rows int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM records_fts_docsize`).Scan(&rows); err != nil {
+		return 0, err
+	}
+	x.dfs.rowsSeen.CompareAndSwap(0, rows)
+	return rows, nil
+}
 
 // Stem returns the index token hearth_rank learned for a query word.
 func (x *Index) Stem(word string) (string, bool) { return x.stems.Get(word) }
