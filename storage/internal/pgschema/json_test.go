@@ -3,6 +3,7 @@ package pgschema_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hearth-memory/hearth/storage/internal/pgtest"
@@ -46,5 +47,30 @@ func TestJSONEach_Resolution(t *testing.T) {
 	// PostgreSQL's own, for json.
 	if got := query(t, db, `SELECT key, value::text FROM json_each($1::json)`, `{"k": 1}`); !slices.Equal(got[0], []string{"k", "1"}) {
 		t.Errorf("json_each(json) = %q, want PostgreSQL's own", got)
+	}
+}
+
+// A short list joined to records by json_each is read by looking each
+// element up by its key, as Search reads its hits, not by hashing every
+// record (0005): the planner expects a list of 10 rows, not 1,000.
+func TestJSONEach_ShortListLooksUp(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Open(t)
+	if _, err := db.Exec(`INSERT INTO records (id, namespace, type, title, content, status, revision, writer,
+			confidence, effective_confidence, source, created_at, updated_at)
+		SELECT lpad(g::text, 26, '0'), 'n', 'note', 'title ' || g, 'content ' || g, 'active', 1, 'test', 0.8, 0.8, 'store', 1000, 1000
+		FROM generate_series(1, 5000) AS g`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`ANALYZE records`); err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	for _, r := range query(t, db, `EXPLAIN SELECT r.id FROM json_each($1) AS j CROSS JOIN records AS r
+		WHERE r.seq = CAST(j.value AS BIGINT)`, `[12, 4000, 77]`) {
+		plan += r[0] + "\n"
+	}
+	if !strings.Contains(plan, "Index Scan using records_pkey") || strings.Contains(plan, "Seq Scan on records") {
+		t.Errorf("a list of three seqs joined to records:\n%s", plan)
 	}
 }
